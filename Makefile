@@ -1,0 +1,123 @@
+# kafka-iggy-bridge — build entry points. `make help` lists them.
+#
+# Sources are discovered: every src/**/*.cc except src/app/main.cc goes into the library,
+# every tests/unit/*.cc into the unit-test binary, every tests/integration/*.cc into the
+# integration-test binary. Adding a file needs no Makefile edit.
+
+BUILD    ?= release
+BUILDDIR ?= build/$(BUILD)
+# Scoped builds (for working on one layer while others are mid-edit):
+#   make BUILDDIR=build/iggy LIB_DIRS="src/common src/iggy" UNIT_GLOB="tests/unit/main.cc tests/unit/iggy_*.cc" build/iggy/unit-tests
+LIB_DIRS ?= src
+UNIT_GLOB ?= tests/unit/*.cc
+INT_GLOB ?= tests/integration/*.cc
+SUPPORT_GLOB ?= tests/support/*.cc
+CXX      ?= g++
+SPECS    ?= ../shared/kafka/message-specs
+
+WARN     := -Wall -Wextra -Werror
+CXXFLAGS_COMMON := -std=c++20 $(WARN) -Isrc -Itests -MMD -MP -pthread -DBOOST_TEST_DYN_LINK
+ifeq ($(BUILD),release)
+  OPT := -O2 -g -DNDEBUG
+else ifeq ($(BUILD),debug)
+  OPT := -O0 -g
+else ifeq ($(BUILD),asan)
+  OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  LDSAN := -fsanitize=address,undefined
+else
+  $(error BUILD must be release, debug or asan)
+endif
+CXXFLAGS += $(CXXFLAGS_COMMON) $(OPT)
+
+PKGS   := libuv tomlplusplus spdlog fmt libsystemd libzstd liblz4 zlib snappy libxxhash openssl sqlite3
+LIBS   := -lSQLiteCpp $(shell pkg-config --libs $(filter-out snappy,$(PKGS)) 2>/dev/null) -lsnappy
+TESTLIBS := -lboost_unit_test_framework
+
+LIB_SRCS  := $(shell find $(LIB_DIRS) -name '*.cc' ! -path 'src/app/main.cc' | sort)
+LIB_OBJS  := $(LIB_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
+MAIN_OBJ  := $(BUILDDIR)/obj/src/app/main.o
+UNIT_SRCS := $(sort $(wildcard $(UNIT_GLOB)))
+UNIT_OBJS := $(UNIT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
+INT_SRCS  := $(sort $(wildcard $(INT_GLOB)))
+INT_OBJS  := $(INT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
+TESTSUPPORT_SRCS := $(sort $(wildcard $(SUPPORT_GLOB)))
+TESTSUPPORT_OBJS := $(TESTSUPPORT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
+
+BIN       := $(BUILDDIR)/kafka-iggy-bridge
+LIBA      := $(BUILDDIR)/libbridge.a
+UNIT_BIN  := $(BUILDDIR)/unit-tests
+INT_BIN   := $(BUILDDIR)/integration-tests
+
+.PHONY: all help test run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration
+all: check-deps $(BIN)
+
+help:
+	@echo "make            release build of $(BIN)"
+	@echo "make test       build and run every test tier that can run here (README's test command)"
+	@echo "make run        build, then run the bridge in the foreground on 127.0.0.1:9092"
+	@echo "make deps       install the Debian packages the build and tests need (idempotent)"
+	@echo "make asan       ASan+UBSan build and test run"
+	@echo "make regen      regenerate src/kafka/protocol/generated from $(SPECS)"
+	@echo "make schema     regenerate db/schema.sql from migrations/"
+	@echo "make bench      benchmarks against native Iggy and a real Kafka broker (not part of test)"
+	@echo "make deb / rpm  packages under build/pkg"
+
+check-deps:
+	@tools/check-deps
+
+deps:
+	tools/install-deps
+
+$(BUILDDIR)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(LIBA): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIBA)
+	$(CXX) $(LDSAN) -pthread -o $@ $(MAIN_OBJ) $(LIBA) $(LIBS)
+
+$(UNIT_BIN): $(UNIT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA)
+	$(CXX) $(LDSAN) -pthread -o $@ $(UNIT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA) $(LIBS) $(TESTLIBS)
+
+$(INT_BIN): $(INT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA)
+	$(CXX) $(LDSAN) -pthread -o $@ $(INT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA) $(LIBS) $(TESTLIBS)
+
+unit: check-deps $(UNIT_BIN)
+integration: check-deps $(INT_BIN)
+
+# The README's test command: every tier that can run on this machine; prints
+# "N passed, N failed, N skipped" last.
+test: check-deps $(BIN) $(UNIT_BIN) $(INT_BIN)
+	@python3 tools/run-tests --build-dir $(BUILDDIR)
+
+asan:
+	$(MAKE) BUILD=asan test
+
+run: all
+	@tools/dev-run $(BIN) etc/kafka-iggy-bridge.toml
+
+regen:
+	python3 tools/kafka_codegen.py --specs $(SPECS) --out src/kafka/protocol/generated
+
+check-regen:
+	python3 tools/kafka_codegen.py --specs $(SPECS) --out src/kafka/protocol/generated --check
+
+schema:
+	tools/gen-schema > db/schema.sql
+
+check-schema:
+	@tools/gen-schema | diff -u db/schema.sql - && echo "db/schema.sql is current"
+
+bench bench-quick: all
+	@bench/run $(if $(filter bench-quick,$@),--quick,)
+
+deb rpm: all
+	packaging/build-$@ $(BIN)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)

@@ -1,0 +1,199 @@
+// One buffer type for the whole project: ByteReader never reads past its bounds (it throws
+// DecodeError instead), ByteWriter appends to a growable buffer. Kafka is big-endian, Iggy is
+// little-endian; both byte orders are explicit at every call site.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace kib {
+
+using Bytes = std::vector<uint8_t>;
+using ByteSpan = std::span<const uint8_t>;
+
+// Thrown on truncated or malformed input. The message names what was being read.
+class DecodeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+template <typename T>
+T byteswap_if(T v, bool swap) {
+  if (!swap) return v;
+  using U = std::make_unsigned_t<T>;
+  U u = static_cast<U>(v);
+  if constexpr (sizeof(T) == 1) return v;
+  else if constexpr (sizeof(T) == 2) u = __builtin_bswap16(u);
+  else if constexpr (sizeof(T) == 4) u = __builtin_bswap32(u);
+  else if constexpr (sizeof(T) == 8) u = __builtin_bswap64(u);
+  return static_cast<T>(u);
+}
+constexpr bool kLittleHost = std::endian::native == std::endian::little;
+}  // namespace detail
+
+inline uint32_t zigzag_encode32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
+inline int32_t zigzag_decode32(uint32_t v) { return static_cast<int32_t>((v >> 1) ^ (~(v & 1) + 1)); }
+inline uint64_t zigzag_encode64(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t zigzag_decode64(uint64_t v) { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
+
+class ByteReader {
+ public:
+  ByteReader() = default;
+  explicit ByteReader(ByteSpan data) : data_(data) {}
+  ByteReader(const uint8_t* p, size_t n) : data_(p, n) {}
+
+  size_t remaining() const { return data_.size() - pos_; }
+  size_t position() const { return pos_; }
+  bool empty() const { return remaining() == 0; }
+  ByteSpan rest() const { return data_.subspan(pos_); }
+
+  template <typename T>
+  T be(const char* what = "integer") { return read_int<T>(what, detail::kLittleHost); }
+  template <typename T>
+  T le(const char* what = "integer") { return read_int<T>(what, !detail::kLittleHost); }
+
+  // Kafka unsigned varint (at most 5 bytes for 32 bits).
+  uint32_t uvarint(const char* what = "uvarint") {
+    uint32_t result = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+      uint8_t b = be<uint8_t>(what);
+      if (shift == 28 && (b & 0xF0) != 0) throw DecodeError(std::string(what) + ": varint overflows 32 bits");
+      result |= static_cast<uint32_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return result;
+    }
+    throw DecodeError(std::string(what) + ": varint too long");
+  }
+  uint64_t uvarlong(const char* what = "uvarlong") {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      uint8_t b = be<uint8_t>(what);
+      if (shift == 63 && (b & 0xFE) != 0) throw DecodeError(std::string(what) + ": varlong overflows 64 bits");
+      result |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return result;
+    }
+    throw DecodeError(std::string(what) + ": varlong too long");
+  }
+  int32_t varint(const char* what = "varint") { return zigzag_decode32(uvarint(what)); }
+  int64_t varlong(const char* what = "varlong") { return zigzag_decode64(uvarlong(what)); }
+
+  ByteSpan take(size_t n, const char* what = "bytes") {
+    need(n, what);
+    ByteSpan s = data_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  std::string_view take_string(size_t n, const char* what = "string") {
+    ByteSpan s = take(n, what);
+    return {reinterpret_cast<const char*>(s.data()), s.size()};
+  }
+  void skip(size_t n, const char* what = "bytes") { need(n, what); pos_ += n; }
+
+  // Guard for array counts claimed by a peer: each element needs at least `min_element_size`
+  // bytes, so a count the remaining input cannot hold is rejected before any allocation.
+  void check_count(uint64_t count, size_t min_element_size, const char* what) const {
+    if (min_element_size == 0) min_element_size = 1;
+    if (count > remaining() / min_element_size)
+      throw DecodeError(std::string(what) + ": count " + std::to_string(count) + " exceeds remaining " +
+                        std::to_string(remaining()) + " bytes");
+  }
+
+ private:
+  void need(size_t n, const char* what) const {
+    if (n > remaining())
+      throw DecodeError(std::string(what) + ": need " + std::to_string(n) + " bytes, " +
+                        std::to_string(remaining()) + " left");
+  }
+  template <typename T>
+  T read_int(const char* what, bool swap) {
+    static_assert(std::is_integral_v<T> || std::is_floating_point_v<T>);
+    need(sizeof(T), what);
+    if constexpr (std::is_floating_point_v<T>) {
+      using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+      U u;
+      std::memcpy(&u, data_.data() + pos_, sizeof(U));
+      pos_ += sizeof(U);
+      u = detail::byteswap_if(u, swap);
+      return std::bit_cast<T>(u);
+    } else {
+      T v;
+      std::memcpy(&v, data_.data() + pos_, sizeof(T));
+      pos_ += sizeof(T);
+      return detail::byteswap_if(v, swap);
+    }
+  }
+
+  ByteSpan data_;
+  size_t pos_ = 0;
+};
+
+class ByteWriter {
+ public:
+  ByteWriter() = default;
+  explicit ByteWriter(size_t reserve) { buf_.reserve(reserve); }
+
+  template <typename T>
+  void be(T v) { write_int(v, detail::kLittleHost); }
+  template <typename T>
+  void le(T v) { write_int(v, !detail::kLittleHost); }
+
+  void uvarint(uint32_t v) {
+    while (v >= 0x80) { buf_.push_back(static_cast<uint8_t>(v | 0x80)); v >>= 7; }
+    buf_.push_back(static_cast<uint8_t>(v));
+  }
+  void uvarlong(uint64_t v) {
+    while (v >= 0x80) { buf_.push_back(static_cast<uint8_t>(v | 0x80)); v >>= 7; }
+    buf_.push_back(static_cast<uint8_t>(v));
+  }
+  void varint(int32_t v) { uvarint(zigzag_encode32(v)); }
+  void varlong(int64_t v) { uvarlong(zigzag_encode64(v)); }
+
+  void bytes(ByteSpan s) { buf_.insert(buf_.end(), s.begin(), s.end()); }
+  void bytes(const void* p, size_t n) {
+    auto* b = static_cast<const uint8_t*>(p);
+    buf_.insert(buf_.end(), b, b + n);
+  }
+  void string(std::string_view s) { bytes(s.data(), s.size()); }
+  void zeros(size_t n) { buf_.insert(buf_.end(), n, 0); }
+
+  size_t size() const { return buf_.size(); }
+  uint8_t* data() { return buf_.data(); }
+  const Bytes& buffer() const { return buf_; }
+  Bytes take() { return std::move(buf_); }
+  void reserve(size_t n) { buf_.reserve(n); }
+
+  // Overwrite a previously written fixed-width field (length prefixes, CRCs).
+  template <typename T>
+  void patch_be(size_t at, T v) { patch(at, detail::byteswap_if(v, detail::kLittleHost)); }
+  template <typename T>
+  void patch_le(size_t at, T v) { patch(at, detail::byteswap_if(v, !detail::kLittleHost)); }
+
+ private:
+  template <typename T>
+  void write_int(T v, bool swap) {
+    if constexpr (std::is_floating_point_v<T>) {
+      using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+      write_int(std::bit_cast<U>(v), swap);
+    } else {
+      T s = detail::byteswap_if(v, swap);
+      const auto* p = reinterpret_cast<const uint8_t*>(&s);
+      buf_.insert(buf_.end(), p, p + sizeof(T));
+    }
+  }
+  template <typename T>
+  void patch(size_t at, T raw) {
+    if (at + sizeof(T) > buf_.size()) throw std::out_of_range("ByteWriter::patch beyond end");
+    std::memcpy(buf_.data() + at, &raw, sizeof(T));
+  }
+
+  Bytes buf_;
+};
+
+}  // namespace kib
