@@ -72,7 +72,18 @@ $(BUILDDIR)/obj/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(LIBA): $(LIB_OBJS)
+# migrations/*.sql are compiled into the binary (state/migrations.h).
+MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+MIGRATIONS_CC := $(BUILDDIR)/gen/migrations_data.cc
+MIGRATIONS_OBJ := $(BUILDDIR)/obj/gen/migrations_data.o
+$(MIGRATIONS_CC): $(MIGRATIONS) tools/embed-migrations
+	@mkdir -p $(dir $@)
+	tools/embed-migrations $@ $(MIGRATIONS)
+$(MIGRATIONS_OBJ): $(MIGRATIONS_CC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(LIBA): $(LIB_OBJS) $(MIGRATIONS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 

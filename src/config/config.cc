@@ -1,0 +1,232 @@
+#include "config/config.h"
+
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace kib::config {
+namespace {
+
+Error invalid(std::string msg) { return Error{ErrorDomain::kInvalid, 0, std::move(msg)}; }
+
+// Reads one [section], remembering which keys were consumed so that leftovers (typos,
+// keys of a newer version) are reported instead of silently ignored.
+class Section {
+ public:
+  Section(const toml::table* table, std::string name, std::vector<std::string>& errors)
+      : table_(table), name_(std::move(name)), errors_(errors) {}
+
+  void str(const char* key, std::string& out) {
+    const toml::node* n = get(key);
+    if (!n) return;
+    if (auto v = n->value<std::string>()) out = *v;
+    else bad(key, "expected a string");
+  }
+  void boolean(const char* key, bool& out) {
+    const toml::node* n = get(key);
+    if (!n) return;
+    if (auto v = n->value<bool>()) out = *v;
+    else bad(key, "expected true or false");
+  }
+  template <typename T>
+  void integer(const char* key, T& out, int64_t min, int64_t max) {
+    const toml::node* n = get(key);
+    if (!n) return;
+    auto v = n->is_integer() ? n->value<int64_t>() : std::nullopt;
+    if (!v) return bad(key, "expected an integer");
+    if (*v < min || *v > max)
+      return bad(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
+                          std::to_string(*v));
+    out = static_cast<T>(*v);
+  }
+  void host_port(const char* key, HostPort& out) {
+    std::string s;
+    const toml::node* n = get(key);
+    if (!n) return;
+    if (auto v = n->value<std::string>()) s = *v;
+    else return bad(key, "expected a \"host:port\" string");
+    auto hp = parse_host_port(s);
+    if (!hp) return bad(key, hp.error().message);
+    out = *hp;
+  }
+  void host_port_list(const char* key, std::vector<HostPort>& out) {
+    const toml::node* n = get(key);
+    if (!n) return;
+    const toml::array* arr = n->as_array();
+    if (!arr || arr->empty()) return bad(key, "expected a non-empty array of \"host:port\" strings");
+    std::vector<HostPort> result;
+    for (const auto& el : *arr) {
+      auto s = el.value<std::string>();
+      if (!s) return bad(key, "expected strings");
+      auto hp = parse_host_port(*s);
+      if (!hp) return bad(key, hp.error().message);
+      result.push_back(*hp);
+    }
+    out = std::move(result);
+  }
+  void finish() {
+    if (!table_) return;
+    for (const auto& [k, v] : *table_) {
+      if (!seen_.count(std::string(k.str())))
+        errors_.push_back("[" + name_ + "] " + std::string(k.str()) + ": unknown key");
+    }
+  }
+  void bad(const char* key, const std::string& why) { errors_.push_back("[" + name_ + "] " + key + ": " + why); }
+
+ private:
+  const toml::node* get(const char* key) {
+    seen_.insert(key);
+    return table_ ? table_->get(key) : nullptr;
+  }
+  const toml::table* table_;
+  std::string name_;
+  std::vector<std::string>& errors_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+Result<HostPort> parse_host_port(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) return invalid("\"" + s + "\" is not host:port");
+  std::string host = s.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  std::string port = s.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    return invalid("\"" + s + "\": port must be a number 0-65535");
+  unsigned long p = std::stoul(port);
+  if (p > 65535) return invalid("\"" + s + "\": port must be a number 0-65535");
+  return HostPort{host, static_cast<uint16_t>(p)};
+}
+
+HostPort Config::advertised() const {
+  HostPort hp = kafka.listeners.front();
+  if (!kafka.advertised_host.empty()) hp.host = kafka.advertised_host;
+  if (kafka.advertised_port != 0) hp.port = kafka.advertised_port;
+  return hp;
+}
+
+Result<Config> parse_config(const std::string& text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": " << e.description();
+    return invalid(os.str());
+  }
+
+  Config c;
+  std::vector<std::string> errors;
+  constexpr int64_t kMaxI = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kMaxU = std::numeric_limits<int64_t>::max();
+  auto table = [&](const char* name) -> const toml::table* {
+    const toml::node* n = root.get(name);
+    if (n && !n->is_table()) errors.push_back(std::string(name) + ": expected a [" + name + "] table");
+    return n ? n->as_table() : nullptr;
+  };
+
+  {
+    Section s(table("kafka"), "kafka", errors);
+    s.host_port_list("listeners", c.kafka.listeners);
+    s.str("advertised_host", c.kafka.advertised_host);
+    s.integer("advertised_port", c.kafka.advertised_port, 0, 65535);
+    s.integer("node_id", c.kafka.node_id, 0, kMaxI);
+    s.str("cluster_id", c.kafka.cluster_id);
+    s.boolean("auto_create_topics", c.kafka.auto_create_topics);
+    s.integer("default_partitions", c.kafka.default_partitions, 1, 1000);
+    s.finish();
+  }
+  {
+    Section s(table("limits"), "limits", errors);
+    s.integer("max_frame_bytes", c.limits.max_frame_bytes, 1024, 1LL << 30);
+    s.integer("max_connections", c.limits.max_connections, 1, 1000000);
+    s.integer("idle_timeout_ms", c.limits.idle_timeout_ms, 0, kMaxU);
+    s.integer("max_pending_response_bytes", c.limits.max_pending_response_bytes, 1024, kMaxU);
+    s.integer("max_inflight_requests", c.limits.max_inflight_requests, 1, 100000);
+    s.integer("max_decompressed_bytes_per_request", c.limits.max_decompressed_bytes_per_request, 1024, 1LL << 34);
+    s.integer("shutdown_deadline_ms", c.limits.shutdown_deadline_ms, 0, 3600000);
+    s.finish();
+  }
+  {
+    Section s(table("iggy"), "iggy", errors);
+    s.host_port("address", c.iggy.address);
+    s.str("username", c.iggy.username);
+    s.str("password", c.iggy.password);
+    s.str("personal_access_token", c.iggy.personal_access_token);
+    s.integer("pool_size", c.iggy.pool_size, 1, 256);
+    s.integer("request_timeout_ms", c.iggy.request_timeout_ms, 100, 3600000);
+    s.str("stream", c.iggy.stream);
+    if (c.iggy.stream.empty() || c.iggy.stream.size() > 255) s.bad("stream", "must be 1..255 bytes");
+    s.finish();
+  }
+  {
+    Section s(table("state"), "state", errors);
+    s.str("path", c.state.path);
+    if (c.state.path.empty()) s.bad("path", "must not be empty");
+    s.finish();
+  }
+  {
+    Section s(table("log"), "log", errors);
+    s.str("level", c.log.level);
+    static const std::set<std::string> kLevels{"trace", "debug", "info", "warn", "error", "critical", "off"};
+    if (!kLevels.count(c.log.level)) s.bad("level", "must be one of trace, debug, info, warn, error, critical, off");
+    s.finish();
+  }
+  {
+    Section s(table("http"), "http", errors);
+    s.str("listen", c.http.listen);
+    if (!c.http.listen.empty()) {
+      auto hp = parse_host_port(c.http.listen);
+      if (!hp) s.bad("listen", hp.error().message);
+    }
+    s.finish();
+  }
+  static const std::set<std::string> kSections{"kafka", "limits", "iggy", "state", "log", "http"};
+  for (const auto& [k, v] : root)
+    if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
+
+  if (!errors.empty()) {
+    std::string msg = origin + ": invalid configuration:";
+    for (const auto& e : errors) msg += "\n  " + e;
+    return invalid(msg);
+  }
+  return c;
+}
+
+Result<Config> load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return invalid(path + ": cannot open configuration file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), path);
+}
+
+std::string render_config(const Config& c) {
+  std::ostringstream os;
+  auto q = [](const std::string& s) { return toml::value<std::string>(s); };
+  os << "[kafka]\nlisteners = [";
+  for (size_t i = 0; i < c.kafka.listeners.size(); ++i) os << (i ? ", " : "") << q(c.kafka.listeners[i].str());
+  os << "]\nadvertised_host = " << q(c.kafka.advertised_host) << "\nadvertised_port = " << c.kafka.advertised_port
+     << "\nnode_id = " << c.kafka.node_id << "\ncluster_id = " << q(c.kafka.cluster_id)
+     << "\nauto_create_topics = " << (c.kafka.auto_create_topics ? "true" : "false")
+     << "\ndefault_partitions = " << c.kafka.default_partitions << "\n\n[limits]\nmax_frame_bytes = "
+     << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
+     << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
+     << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes
+     << "\nmax_inflight_requests = " << c.limits.max_inflight_requests
+     << "\nmax_decompressed_bytes_per_request = " << c.limits.max_decompressed_bytes_per_request
+     << "\nshutdown_deadline_ms = " << c.limits.shutdown_deadline_ms << "\n\n[iggy]\naddress = "
+     << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
+     << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
+     << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size
+     << "\nrequest_timeout_ms = " << c.iggy.request_timeout_ms << "\nstream = " << q(c.iggy.stream)
+     << "\n\n[state]\npath = " << q(c.state.path) << "\n\n[log]\nlevel = " << q(c.log.level)
+     << "\n\n[http]\nlisten = " << q(c.http.listen) << "\n";
+  return os.str();
+}
+
+}  // namespace kib::config

@@ -1,0 +1,82 @@
+// The bridge's configuration: one TOML file (etc/kafka-iggy-bridge.toml documents every key),
+// parsed strictly: unknown keys and invalid values are errors that name the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace kib::config {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+  std::string str() const { return host + ":" + std::to_string(port); }
+};
+
+Result<HostPort> parse_host_port(const std::string& s);
+
+struct KafkaConfig {
+  std::vector<HostPort> listeners{{"127.0.0.1", 9092}};
+  std::string advertised_host;
+  uint16_t advertised_port = 0;
+  int32_t node_id = 1;
+  std::string cluster_id;
+  bool auto_create_topics = true;
+  int32_t default_partitions = 1;
+};
+
+struct LimitsConfig {
+  uint64_t max_frame_bytes = 100u << 20;
+  uint32_t max_connections = 10000;
+  uint64_t idle_timeout_ms = 600000;
+  uint64_t max_pending_response_bytes = 64u << 20;
+  uint32_t max_inflight_requests = 1000;
+  uint64_t max_decompressed_bytes_per_request = 256u << 20;
+  uint64_t shutdown_deadline_ms = 10000;
+};
+
+struct IggyConfig {
+  HostPort address{"127.0.0.1", 8090};
+  std::string username = "iggy";
+  std::string password = "iggy";
+  std::string personal_access_token;
+  uint32_t pool_size = 4;
+  uint64_t request_timeout_ms = 30000;
+  std::string stream = "kafka";
+};
+
+struct StateConfig {
+  std::string path = "/var/lib/kafka-iggy-bridge/state.db";
+};
+
+struct LogConfig {
+  std::string level = "info";
+};
+
+struct HttpConfig {
+  std::string listen = "127.0.0.1:9644";
+};
+
+struct Config {
+  KafkaConfig kafka;
+  LimitsConfig limits;
+  IggyConfig iggy;
+  StateConfig state;
+  LogConfig log;
+  HttpConfig http;
+
+  // The host and port clients are told to connect to.
+  HostPort advertised() const;
+};
+
+// Parses TOML text; `origin` names the file in error messages.
+Result<Config> parse_config(const std::string& toml_text, const std::string& origin);
+Result<Config> load_config(const std::string& path);
+
+// The effective configuration as TOML (for `check-config`); never prints secrets.
+std::string render_config(const Config& c);
+
+}  // namespace kib::config

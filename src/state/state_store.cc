@@ -1,0 +1,171 @@
+#include "state/state_store.h"
+
+#include <filesystem>
+#include <future>
+
+#include <spdlog/spdlog.h>
+
+#include "state/migrations.h"
+
+namespace kib::state {
+namespace {
+
+Error state_error(const std::string& what, int code = 0) {
+  return Error{ErrorDomain::kState, static_cast<uint32_t>(code), what};
+}
+
+}  // namespace
+
+int latest_schema_version() { return migrations().empty() ? 0 : migrations().back().version; }
+
+Result<int> migrate(SQLite::Database& db) {
+  try {
+    int current = db.execAndGet("PRAGMA user_version").getInt();
+    int latest = latest_schema_version();
+    if (current > latest)
+      return state_error("database schema version " + std::to_string(current) +
+                         " is newer than this binary supports (" + std::to_string(latest) +
+                         "); run a newer kafka-iggy-bridge or restore a backup");
+    for (const Migration& m : migrations()) {
+      if (m.version <= current) continue;
+      SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+      // Re-check under the write lock: another process may have migrated meanwhile.
+      if (db.execAndGet("PRAGMA user_version").getInt() >= m.version) continue;
+      db.exec(m.sql);
+      db.exec("PRAGMA user_version = " + std::to_string(m.version));
+      tx.commit();
+      spdlog::info("state: applied migration {:04d}_{}", m.version, m.name);
+      current = m.version;
+    }
+    return current;
+  } catch (const SQLite::Exception& e) {
+    return state_error(std::string("migration failed: ") + e.what(), e.getErrorCode());
+  }
+}
+
+Result<std::unique_ptr<SQLite::Database>> open_database(const std::string& path) {
+  try {
+    std::filesystem::path p(path);
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+    auto db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db->setBusyTimeout(5000);
+    db->exec("PRAGMA journal_mode = WAL");
+    db->exec("PRAGMA synchronous = FULL");  // a committed offset survives power loss
+    db->exec("PRAGMA foreign_keys = ON");
+    return db;
+  } catch (const std::exception& e) {
+    return state_error(path + ": cannot open state database: " + e.what());
+  }
+}
+
+Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& path, uv_loop_t* loop) {
+  auto db = open_database(path);
+  if (!db) return db.error();
+  auto v = migrate(**db);
+  if (!v) return v.error();
+  return std::unique_ptr<StateStore>(new StateStore(std::move(*db), loop));
+}
+
+StateStore::StateStore(std::unique_ptr<SQLite::Database> db, uv_loop_t* loop) : db_(std::move(db)), loop_(loop) {
+  async_ = new uv_async_t;
+  uv_async_init(loop_, async_, &StateStore::on_async);
+  async_->data = this;
+  writer_ = std::thread([this] { writer_main(); });
+}
+
+StateStore::~StateStore() { close(); }
+
+void StateStore::write(Job job, Done done) {
+  {
+    std::lock_guard lk(mu_);
+    queue_.push_back({std::move(job), std::move(done)});
+  }
+  cv_.notify_one();
+}
+
+Status StateStore::run_blocking(Job job) {
+  std::promise<Status> p;
+  auto fut = p.get_future();
+  {
+    std::lock_guard lk(mu_);
+    queue_.push_back({[&p, job = std::move(job)](SQLite::Database& db) {
+                        try {
+                          job(db);
+                          p.set_value(ok_status());
+                        } catch (const std::exception& e) {
+                          p.set_value(state_error(e.what()));
+                          throw;
+                        }
+                      },
+                      nullptr});
+  }
+  cv_.notify_one();
+  return fut.get();
+}
+
+void StateStore::writer_main() {
+  for (;;) {
+    std::deque<Pending> batch;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty() && stopping_) return;
+      batch.swap(queue_);
+    }
+    std::vector<Completed> results;
+    results.reserve(batch.size());
+    try {
+      SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+      for (auto& p : batch) {
+        try {
+          db_->exec("SAVEPOINT job");
+          p.job(*db_);
+          db_->exec("RELEASE job");
+          results.push_back({std::move(p.done), ok_status()});
+        } catch (const std::exception& e) {
+          db_->exec("ROLLBACK TO job");
+          db_->exec("RELEASE job");
+          spdlog::warn("state: write failed: {}", e.what());
+          results.push_back({std::move(p.done), state_error(e.what())});
+        }
+      }
+      tx.commit();
+      ++batches_;
+    } catch (const std::exception& e) {
+      // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
+      spdlog::error("state: batch of {} writes failed to commit: {}", batch.size(), e.what());
+      for (auto& r : results) r.status = state_error(std::string("commit failed: ") + e.what());
+    }
+    {
+      std::lock_guard lk(mu_);
+      for (auto& r : results)
+        if (r.done) completed_.push_back(std::move(r));
+    }
+    uv_async_send(async_);
+  }
+}
+
+void StateStore::on_async(uv_async_t* h) {
+  auto* self = static_cast<StateStore*>(h->data);
+  std::deque<Completed> done;
+  {
+    std::lock_guard lk(self->mu_);
+    done.swap(self->completed_);
+  }
+  for (auto& c : done) c.done(std::move(c.status));
+}
+
+void StateStore::close() {
+  if (!writer_.joinable()) return;
+  {
+    std::lock_guard lk(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  writer_.join();
+  on_async(async_);  // deliver the last completions
+  uv_close(reinterpret_cast<uv_handle_t*>(async_), [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
+  async_ = nullptr;
+}
+
+}  // namespace kib::state

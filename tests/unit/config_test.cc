@@ -1,0 +1,86 @@
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "config/config.h"
+
+using namespace kib::config;
+
+BOOST_AUTO_TEST_SUITE(configuration)
+
+BOOST_AUTO_TEST_CASE(empty_file_gives_documented_defaults) {
+  auto c = parse_config("", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->kafka.listeners.at(0).str() == "127.0.0.1:9092");
+  BOOST_TEST(c->iggy.address.str() == "127.0.0.1:8090");
+  BOOST_TEST(c->iggy.stream == "kafka");
+  BOOST_TEST(c->kafka.auto_create_topics);
+}
+
+BOOST_AUTO_TEST_CASE(shipped_default_file_parses_and_equals_builtin_defaults) {
+  std::ifstream in("etc/kafka-iggy-bridge.toml");
+  BOOST_REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto c = parse_config(ss.str(), "etc/kafka-iggy-bridge.toml");
+  BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+  auto defaults = parse_config("", "x");
+  BOOST_REQUIRE(defaults.ok());
+  BOOST_TEST(render_config(*c) == render_config(*defaults));
+}
+
+BOOST_AUTO_TEST_CASE(unknown_key_is_rejected_naming_the_key) {
+  auto c = parse_config("[kafka]\nlistenrs = [\"1.2.3.4:1\"]\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("[kafka] listenrs: unknown key") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_section_is_rejected) {
+  auto c = parse_config("[kafak]\nx = 1\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("kafak") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(out_of_range_value_names_key_and_bounds) {
+  auto c = parse_config("[kafka]\ndefault_partitions = 0\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("default_partitions: must be between 1 and 1000, got 0") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_type_and_bad_address_are_rejected_together) {
+  auto c = parse_config("[iggy]\naddress = \"nohost\"\npool_size = \"four\"\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("[iggy] address") != std::string::npos);
+  BOOST_TEST(c.error().message.find("[iggy] pool_size: expected an integer") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(syntax_error_reports_line) {
+  auto c = parse_config("[kafka\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("t.toml:1:") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(rendered_config_never_contains_secrets) {
+  auto c = parse_config("[iggy]\npassword = \"s3cret-pw\"\npersonal_access_token = \"tok123\"\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  std::string r = render_config(*c);
+  BOOST_TEST(r.find("s3cret") == std::string::npos);
+  BOOST_TEST(r.find("tok123") == std::string::npos);
+  BOOST_TEST(parse_config(r, "rendered").ok());
+}
+
+BOOST_AUTO_TEST_CASE(advertised_address_defaults_to_first_listener) {
+  auto c = parse_config("[kafka]\nlisteners=[\"0.0.0.0:9999\"]\nadvertised_host=\"bridge.local\"\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->advertised().str() == "bridge.local:9999");
+}
+
+BOOST_AUTO_TEST_CASE(ipv6_listener_in_brackets) {
+  auto hp = parse_host_port("[::1]:9092");
+  BOOST_REQUIRE(hp.ok());
+  BOOST_TEST(hp->host == "::1");
+  BOOST_TEST(hp->port == 9092);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
