@@ -207,7 +207,14 @@ Result<Config> load_config(const std::string& path) {
 
 std::string render_config(const Config& c) {
   std::ostringstream os;
-  auto q = [](const std::string& s) { return toml::value<std::string>(s); };
+  auto q = [](const std::string& s) {
+    std::string out = "\"";
+    for (char ch : s) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    return out + "\"";
+  };
   os << "[kafka]\nlisteners = [";
   for (size_t i = 0; i < c.kafka.listeners.size(); ++i) os << (i ? ", " : "") << q(c.kafka.listeners[i].str());
   os << "]\nadvertised_host = " << q(c.kafka.advertised_host) << "\nadvertised_port = " << c.kafka.advertised_port

@@ -1,0 +1,54 @@
+// The running bridge: one libuv loop, the state store, the Iggy connection pool, the Kafka
+// listeners, and signal handling (SIGTERM/SIGINT drain and stop, SIGHUP reloads what can be
+// reloaded).
+#pragma once
+
+#include <uv.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+
+namespace kib {
+
+namespace kafka {
+class KafkaServer;
+struct Services;
+}  // namespace kafka
+namespace state {
+class StateStore;
+}
+
+class Bridge {
+ public:
+  // `config_path` is re-read on SIGHUP (empty = nothing to reload).
+  Bridge(config::Config cfg, std::string config_path);
+  ~Bridge();
+
+  // Opens state, connects the Iggy pool, binds listeners. Errors name what failed.
+  Status start();
+  // Runs the loop until a shutdown signal; returns true on a clean stop.
+  bool run();
+  // Begins a graceful shutdown (also what SIGTERM/SIGINT do).
+  void shutdown();
+
+  const std::vector<uint16_t>& bound_ports() const { return ports_; }
+
+ private:
+  void reload();
+
+  config::Config cfg_;
+  std::string config_path_;
+  uv_loop_t loop_{};
+  std::unique_ptr<state::StateStore> state_;
+  std::unique_ptr<kafka::Services> services_;
+  std::unique_ptr<kafka::KafkaServer> kafka_;
+  std::vector<uv_signal_t*> signals_;
+  std::vector<uint16_t> ports_;
+  bool stopping_ = false;
+};
+
+}  // namespace kib

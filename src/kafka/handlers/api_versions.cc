@@ -1,0 +1,20 @@
+// ApiVersions (key 18): advertises exactly what the handler registry serves.
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/api_versions.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+void handle_api_versions(Services&, Request&& req) {
+  auto body = req.decode<msg::ApiVersionsRequest>();
+  if (req.header.api_version >= 3) {
+    req.session->client_software_name = body.client_software_name;
+    req.session->client_software_version = body.client_software_version;
+  }
+  msg::ApiVersionsResponse resp;
+  for (const HandlerSpec& h : handler_registry())
+    resp.api_keys.push_back({h.api_key, h.advertised_min, h.max_version});
+  req.respond.send(resp);
+}
+
+}  // namespace kib::kafka

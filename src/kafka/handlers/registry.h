@@ -1,0 +1,29 @@
+// The handler registry: one entry per Kafka API the bridge serves, with the versions it really
+// serves. ApiVersions is built from this list and nothing else. Adding an API = one handler
+// file in this folder + one line in registry.cc + tests.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kafka/request.h"
+
+namespace kib::kafka {
+
+using HandlerFn = void (*)(Services&, Request&&);
+
+struct HandlerSpec {
+  int16_t api_key;
+  int16_t min_version;     // lowest version served
+  int16_t max_version;     // highest version served
+  int16_t advertised_min;  // lowest version advertised (Produce: 0, see GOTCHAS)
+  HandlerFn handle;
+};
+
+std::span<const HandlerSpec> handler_registry();
+const HandlerSpec* find_handler(int16_t api_key);
+
+// Handlers, one per file in src/kafka/handlers/.
+void handle_api_versions(Services&, Request&&);
+
+}  // namespace kib::kafka

@@ -1,0 +1,128 @@
+#include "kafka/kafka_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/api_keys.h"
+#include "kafka/protocol/generated/api_versions.h"
+#include "kafka/protocol/generated/request_header.h"
+#include "kafka/protocol/generated/response_header.h"
+
+namespace kib::kafka {
+
+void Responder::begin(ByteWriter& w) const {
+  w.be<int32_t>(0);  // length, patched in finish()
+  msg::ResponseHeader h;
+  h.correlation_id = header_.correlation_id;
+  h.encode(w, response_header_version_);
+}
+
+void Responder::finish(ByteWriter&& w) const {
+  w.patch_be<int32_t>(0, static_cast<int32_t>(w.size() - 4));
+  if (auto c = conn_.lock()) c->complete(seq_, w.take());
+}
+
+void Responder::no_response() const {
+  if (auto c = conn_.lock()) c->complete(seq_, std::nullopt);
+}
+
+void Responder::close(const std::string& reason) const {
+  if (auto c = conn_.lock())
+    c->close(fmt::format("{} (api={} v={} client={} corr={})", reason, msg::api_name(header_.api_key),
+                         header_.api_version, header_.client_id, header_.correlation_id));
+}
+
+KafkaServer::KafkaServer(Services& services, uv_loop_t* loop, net::ServerLimits limits)
+    : services_(services),
+      tcp_(loop, limits, [this](const std::shared_ptr<net::Connection>& c, uint64_t seq, Bytes frame) {
+        on_frame(c, seq, std::move(frame));
+      }) {}
+
+namespace {
+
+// KIP-511: an ApiVersions request of a version we do not know is answered in the v0 layout
+// with UNSUPPORTED_VERSION and our own ApiVersions range, so the client can retry lower.
+void reply_unsupported_api_versions(const Responder& r, const HandlerSpec& spec) {
+  msg::ApiVersionsResponse resp;
+  resp.error_code = static_cast<int16_t>(ErrorCode::kUnsupportedVersion);
+  resp.api_keys.push_back({spec.api_key, spec.advertised_min, spec.max_version});
+  ByteWriter w(64);
+  w.be<int32_t>(0);
+  w.be<int32_t>(r.header().correlation_id);  // response header v0
+  resp.encode(w, 0);
+  r.finish(std::move(w));
+}
+
+}  // namespace
+
+void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame) {
+  if (!conn->attachment) conn->attachment = std::make_shared<Session>();
+  auto* session = static_cast<Session*>(conn->attachment.get());
+
+  ByteReader peek(frame);
+  RequestHeaderInfo info;
+  try {
+    info.api_key = peek.be<int16_t>("request_api_key");
+    info.api_version = peek.be<int16_t>("request_api_version");
+    info.correlation_id = peek.be<int32_t>("correlation_id");
+  } catch (const DecodeError& e) {
+    conn->close(std::string("malformed request header: ") + e.what());
+    return;
+  }
+
+  const HandlerSpec* spec = find_handler(info.api_key);
+  if (!spec) {
+    conn->close(fmt::format("unsupported api key {} v{} from client={}", info.api_key, info.api_version,
+                            session->client_id));
+    return;
+  }
+  bool version_ok = info.api_version >= spec->min_version && info.api_version <= spec->max_version;
+  bool is_api_versions = info.api_key == msg::ApiVersionsRequest::kApiKey;
+
+  Request req;
+  try {
+    // An unknown ApiVersions version has an unknown header layout too; v0-v2 headers agree
+    // on everything up to client_id, which is all we need to answer it.
+    int16_t hv = version_ok ? msg::request_header_version(info.api_key, info.api_version) : 1;
+    ByteReader r(frame);
+    msg::RequestHeader h;
+    h.decode(r, hv);
+    info.client_id = h.client_id.value_or("");
+    req.body_offset = r.position();
+  } catch (const DecodeError& e) {
+    conn->close(fmt::format("malformed request header (api={} v={}): {}", info.api_key, info.api_version, e.what()));
+    return;
+  }
+  if (session->client_id.empty()) session->client_id = info.client_id;
+
+  if (!version_ok) {
+    if (is_api_versions) {
+      Responder r(conn, seq, info, 0);
+      reply_unsupported_api_versions(r, *spec);
+      return;
+    }
+    conn->close(fmt::format("unsupported version: api={} ({}) v{} served v{}-v{} client={}", msg::api_name(info.api_key),
+                            info.api_key, info.api_version, spec->min_version, spec->max_version, info.client_id));
+    return;
+  }
+
+  req.header = info;
+  req.frame = std::move(frame);
+  req.conn = conn;
+  req.session = session;
+  req.respond = Responder(conn, seq, info, msg::response_header_version(info.api_key, info.api_version));
+  spdlog::trace("conn={} client={} api={} v={} corr={}", conn->id(), info.client_id, msg::api_name(info.api_key),
+                info.api_version, info.correlation_id);
+  Responder fallback = req.respond;
+  try {
+    spec->handle(services_, std::move(req));
+  } catch (const DecodeError& e) {
+    fallback.close(std::string("malformed request: ") + e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("conn={} handler failed: {}", conn->id(), e.what());
+    fallback.close(std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace kib::kafka

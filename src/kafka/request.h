@@ -1,0 +1,83 @@
+// A decoded Kafka request frame and the one-shot Responder that answers it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/bytes.h"
+#include "net/tcp_server.h"
+
+namespace kib::kafka {
+
+struct Services;
+
+struct RequestHeaderInfo {
+  int16_t api_key = 0;
+  int16_t api_version = 0;
+  int32_t correlation_id = 0;
+  std::string client_id;  // empty when the client sent null
+};
+
+// Per-connection Kafka state.
+struct Session {
+  std::string client_id;
+  std::string client_software_name;
+  std::string client_software_version;
+};
+
+// Answers exactly one request. Copyable; the first send/no_response wins, later calls are
+// ignored. Safe to call after the connection closed (it then does nothing).
+class Responder {
+ public:
+  Responder() = default;
+  Responder(std::weak_ptr<net::Connection> conn, uint64_t seq, RequestHeaderInfo header, int16_t response_header_version)
+      : conn_(std::move(conn)), seq_(seq), header_(std::move(header)), response_header_version_(response_header_version) {}
+
+  // Encodes `msg` at the request's version behind the right response header.
+  template <typename Msg>
+  void send(const Msg& msg) const {
+    ByteWriter w(256);
+    begin(w);
+    msg.encode(w, header_.api_version);
+    finish(std::move(w));
+  }
+  // For requests that get no response (Produce with acks=0).
+  void no_response() const;
+  // Closes the connection (protocol violation); `reason` is logged with the request's context.
+  void close(const std::string& reason) const;
+
+  const RequestHeaderInfo& header() const { return header_; }
+
+  // Low level: writes the length placeholder and response header into `w`.
+  void begin(ByteWriter& w) const;
+  void finish(ByteWriter&& w) const;
+
+ private:
+  std::weak_ptr<net::Connection> conn_;
+  uint64_t seq_ = 0;
+  RequestHeaderInfo header_;
+  int16_t response_header_version_ = 0;
+};
+
+struct Request {
+  RequestHeaderInfo header;
+  Bytes frame;             // the whole frame, header included
+  size_t body_offset = 0;  // where the request body starts in `frame`
+  std::shared_ptr<net::Connection> conn;
+  Session* session = nullptr;
+  Responder respond;
+
+  ByteReader body() const { return ByteReader(ByteSpan(frame).subspan(body_offset)); }
+
+  // Decodes the body as `Msg` at the request's version; throws DecodeError.
+  template <typename Msg>
+  Msg decode() const {
+    Msg m;
+    ByteReader r = body();
+    m.decode(r, header.api_version);
+    return m;
+  }
+};
+
+}  // namespace kib::kafka

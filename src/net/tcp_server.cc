@@ -1,0 +1,320 @@
+#include "net/tcp_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace kib::net {
+namespace {
+
+// Reads land in one loop-wide buffer and are consumed synchronously in the read callback, so
+// an idle connection holds no read buffer at all.
+constexpr size_t kReadChunk = 64 * 1024;
+thread_local uint8_t g_read_buf[kReadChunk];
+
+uint64_t now_ms(uv_loop_t* loop) { return uv_now(loop); }
+
+std::string peer_name(uv_tcp_t* h) {
+  sockaddr_storage ss{};
+  int len = sizeof(ss);
+  if (uv_tcp_getpeername(h, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  char ip[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    uv_ip4_name(a, ip, sizeof(ip));
+    port = ntohs(a->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    uv_ip6_name(a, ip, sizeof(ip));
+    port = ntohs(a->sin6_port);
+  }
+  return std::string(ip) + ":" + std::to_string(port);
+}
+
+struct WriteReq {
+  uv_write_t req;
+  Bytes data;
+  Connection* conn;
+};
+
+}  // namespace
+
+Connection::Connection(TcpServer& server, uint64_t id) : server_(server), id_(id), handle_(new uv_tcp_t) {
+  uv_tcp_init(server_.loop_, handle_);
+  handle_->data = this;
+}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+  uv_tcp_nodelay(handle_, 1);
+  peer_ = peer_name(handle_);
+  last_activity_ms_ = now_ms(server_.loop_);
+  update_reading();
+}
+
+void Connection::update_reading() {
+  bool want = !closing_ && !server_.shutting_down_ && slots_.size() < server_.limits_.max_inflight_requests &&
+              pending_write_bytes_ <= server_.limits_.max_pending_response_bytes;
+  if (want == reading_) return;
+  reading_ = want;
+  auto* stream = reinterpret_cast<uv_stream_t*>(handle_);
+  if (want) {
+    uv_read_start(
+        stream,
+        [](uv_handle_t*, size_t, uv_buf_t* buf) { *buf = uv_buf_init(reinterpret_cast<char*>(g_read_buf), kReadChunk); },
+        [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+          static_cast<Connection*>(s->data)->on_read(nread, buf);
+        });
+  } else {
+    uv_read_stop(stream);
+  }
+}
+
+void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
+  if (nread == UV_EOF) return close("peer closed");
+  if (nread < 0) return close(std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
+  if (nread == 0) return;
+  last_activity_ms_ = now_ms(server_.loop_);
+  auto self = shared_from_this();  // the frame callback may close us
+  consume(reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread));
+  update_reading();
+}
+
+void Connection::consume(const uint8_t* p, size_t n) {
+  while (n > 0 && !closing_) {
+    if (frame_len_ < 0) {
+      size_t take = std::min(n, sizeof(len_buf_) - len_have_);
+      std::memcpy(len_buf_ + len_have_, p, take);
+      len_have_ += take;
+      p += take;
+      n -= take;
+      if (len_have_ < sizeof(len_buf_)) return;
+      int32_t len = static_cast<int32_t>((uint32_t(len_buf_[0]) << 24) | (uint32_t(len_buf_[1]) << 16) |
+                                         (uint32_t(len_buf_[2]) << 8) | uint32_t(len_buf_[3]));
+      if (len < 0) return close("negative frame length " + std::to_string(len));
+      if (static_cast<uint64_t>(len) > server_.limits_.max_frame_bytes)
+        return close("frame of " + std::to_string(len) + " bytes exceeds max_frame_bytes " +
+                     std::to_string(server_.limits_.max_frame_bytes));
+      frame_len_ = len;
+      frame_.clear();
+      frame_.reserve(std::min<size_t>(static_cast<size_t>(len), kReadChunk));
+    }
+    size_t want = static_cast<size_t>(frame_len_) - frame_.size();
+    size_t take = std::min(n, want);
+    frame_.insert(frame_.end(), p, p + take);
+    p += take;
+    n -= take;
+    if (frame_.size() == static_cast<size_t>(frame_len_)) {
+      frame_len_ = -1;
+      len_have_ = 0;
+      uint64_t seq = next_seq_++;
+      if (slots_.empty()) first_slot_seq_ = seq;
+      slots_.emplace_back();
+      Bytes frame;
+      frame.swap(frame_);
+      server_.on_frame_(shared_from_this(), seq, std::move(frame));
+    }
+  }
+}
+
+void Connection::complete(uint64_t seq, std::optional<Bytes> framed) {
+  if (closing_) return;
+  if (seq < first_slot_seq_ || seq - first_slot_seq_ >= slots_.size()) {
+    spdlog::error("conn={} completion for unknown request seq={}", id_, seq);
+    return;
+  }
+  Slot& s = slots_[seq - first_slot_seq_];
+  if (s.done) {
+    spdlog::error("conn={} request seq={} completed twice", id_, seq);
+    return;
+  }
+  s.done = true;
+  s.data = std::move(framed);
+  flush();
+}
+
+void Connection::flush() {
+  while (!slots_.empty() && slots_.front().done && !closing_) {
+    std::optional<Bytes> data = std::move(slots_.front().data);
+    slots_.pop_front();
+    ++first_slot_seq_;
+    if (!data || data->empty()) continue;
+    auto* w = new WriteReq{};
+    w->data = std::move(*data);
+    w->conn = this;
+    w->req.data = w;
+    pending_write_bytes_ += w->data.size();
+    uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
+    int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(handle_), &b, 1, [](uv_write_t* req, int status) {
+      auto* wr = static_cast<WriteReq*>(req->data);
+      size_t bytes = wr->data.size();
+      Connection* c = wr->conn;
+      delete wr;
+      c->on_write_done(bytes, status);
+    });
+    if (rc != 0) {
+      pending_write_bytes_ -= w->data.size();
+      delete w;
+      return close(std::string("write error: ") + uv_strerror(rc));
+    }
+  }
+  update_reading();
+  if (server_.shutting_down_ && slots_.empty() && pending_write_bytes_ == 0) close("shutdown: drained");
+}
+
+void Connection::on_write_done(size_t bytes, int status) {
+  pending_write_bytes_ -= bytes;
+  if (status != 0) {
+    if (status != UV_ECANCELED) close(std::string("write error: ") + uv_strerror(status));
+    return;
+  }
+  last_activity_ms_ = now_ms(server_.loop_);
+  update_reading();
+  if (server_.shutting_down_ && slots_.empty() && pending_write_bytes_ == 0) close("shutdown: drained");
+}
+
+void Connection::close(const std::string& reason) {
+  if (closing_) return;
+  closing_ = true;
+  reading_ = false;
+  slots_.clear();
+  frame_ = Bytes();
+  spdlog::info("conn={} peer={} closed: {}", id_, peer_, reason);
+  uv_close(reinterpret_cast<uv_handle_t*>(handle_), [](uv_handle_t* h) {
+    auto* c = static_cast<Connection*>(h->data);
+    delete reinterpret_cast<uv_tcp_t*>(h);
+    c->server_.remove(c);
+  });
+}
+
+TcpServer::TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame)
+    : loop_(loop), limits_(limits), on_frame_(std::move(on_frame)) {
+  if (limits_.idle_timeout_ms > 0) {
+    idle_timer_ = new uv_timer_t;
+    uv_timer_init(loop_, idle_timer_);
+    idle_timer_->data = this;
+    uint64_t every = std::clamp<uint64_t>(limits_.idle_timeout_ms / 4, 10, 1000);
+    uv_timer_start(idle_timer_, [](uv_timer_t* t) { static_cast<TcpServer*>(t->data)->sweep_idle(); }, every, every);
+    uv_unref(reinterpret_cast<uv_handle_t*>(idle_timer_));
+  }
+}
+
+TcpServer::~TcpServer() = default;
+
+Result<uint16_t> TcpServer::listen(const config::HostPort& addr) {
+  sockaddr_storage ss{};
+  std::string host = addr.host == "localhost" ? "127.0.0.1" : addr.host;
+  int rc = host.find(':') != std::string::npos
+               ? uv_ip6_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
+               : uv_ip4_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in*>(&ss));
+  if (rc != 0) return Error{ErrorDomain::kInvalid, 0, addr.str() + ": not an IP address"};
+  auto* h = new uv_tcp_t;
+  uv_tcp_init(loop_, h);
+  h->data = this;
+  rc = uv_tcp_bind(h, reinterpret_cast<sockaddr*>(&ss), 0);
+  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(h), 1024, &TcpServer::on_connection);
+  if (rc != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(h), [](uv_handle_t* x) { delete reinterpret_cast<uv_tcp_t*>(x); });
+    return Error{ErrorDomain::kTransport, static_cast<uint32_t>(-rc), addr.str() + ": " + uv_strerror(rc)};
+  }
+  sockaddr_storage bound{};
+  int len = sizeof(bound);
+  uv_tcp_getsockname(h, reinterpret_cast<sockaddr*>(&bound), &len);
+  uint16_t port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                                    : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  listeners_.push_back(h);
+  spdlog::info("listening for Kafka clients on {}:{}", host, port);
+  return port;
+}
+
+void TcpServer::on_connection(uv_stream_t* listener, int status) {
+  auto* self = static_cast<TcpServer*>(listener->data);
+  if (status < 0) {
+    spdlog::warn("accept failed: {}", uv_strerror(status));
+    return;
+  }
+  self->accept_one(listener);
+}
+
+void TcpServer::accept_one(uv_stream_t* listener) {
+  auto conn = std::make_shared<Connection>(*this, next_conn_id_++);
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(conn->handle_)) != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(conn->handle_), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+    conn->closing_ = true;
+    return;
+  }
+  connections_[conn.get()] = conn;
+  if (connections_.size() > limits_.max_connections || shutting_down_) {
+    ++refused_;
+    conn->peer_ = peer_name(conn->handle_);
+    conn->close(shutting_down_ ? "refused: shutting down"
+                               : "refused: max_connections " + std::to_string(limits_.max_connections) + " reached");
+    return;
+  }
+  conn->start();
+}
+
+void TcpServer::remove(Connection* c) {
+  auto it = connections_.find(c);
+  if (it == connections_.end()) return;
+  auto keep = it->second;
+  connections_.erase(it);
+  if (on_close) on_close(keep);
+  maybe_finish_shutdown();
+}
+
+void TcpServer::sweep_idle() {
+  uint64_t now = now_ms(loop_);
+  std::vector<std::shared_ptr<Connection>> idle;
+  for (auto& [p, c] : connections_)
+    if (!c->closing_ && c->slots_.empty() && now - c->last_activity_ms_ >= limits_.idle_timeout_ms) idle.push_back(c);
+  for (auto& c : idle) c->close("idle for " + std::to_string(limits_.idle_timeout_ms) + " ms");
+}
+
+void TcpServer::shutdown(uint64_t deadline_ms, std::function<void()> done) {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  shutdown_done_ = std::move(done);
+  for (auto* l : listeners_)
+    uv_close(reinterpret_cast<uv_handle_t*>(l), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+  listeners_.clear();
+  spdlog::info("shutdown: stopped accepting; draining {} connections (deadline {} ms)", connections_.size(), deadline_ms);
+  std::vector<std::shared_ptr<Connection>> all;
+  for (auto& [p, c] : connections_) all.push_back(c);
+  for (auto& c : all) {
+    c->update_reading();
+    if (c->slots_.empty() && c->pending_write_bytes_ == 0) c->close("shutdown: drained");
+  }
+  shutdown_timer_ = new uv_timer_t;
+  uv_timer_init(loop_, shutdown_timer_);
+  shutdown_timer_->data = this;
+  uv_timer_start(
+      shutdown_timer_,
+      [](uv_timer_t* t) {
+        auto* self = static_cast<TcpServer*>(t->data);
+        std::vector<std::shared_ptr<Connection>> left;
+        for (auto& [p, c] : self->connections_) left.push_back(c);
+        for (auto& c : left) c->close("shutdown: deadline passed with " + std::to_string(c->inflight()) + " requests in flight");
+      },
+      deadline_ms, 0);
+  maybe_finish_shutdown();
+}
+
+void TcpServer::maybe_finish_shutdown() {
+  if (!shutting_down_ || !connections_.empty() || !shutdown_done_) return;
+  auto close_timer = [](uv_timer_t*& t) {
+    if (!t) return;
+    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    t = nullptr;
+  };
+  close_timer(shutdown_timer_);
+  close_timer(idle_timer_);
+  auto done = std::move(shutdown_done_);
+  shutdown_done_ = nullptr;
+  done();
+}
+
+}  // namespace kib::net
