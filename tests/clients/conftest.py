@@ -1,0 +1,161 @@
+"""Fixtures of the client test tier.
+
+kafka_broker  session: a real single-node KRaft Kafka broker (harness/kafka_broker.py)
+iggy          session: iggy-server ($IGGY_SERVER, PATH, /usr/local/bin); skipped loudly if absent
+bridge        session: the bridge binary ($BRIDGE_BIN or build/release/kafka-iggy-bridge) on iggy
+target        function, parametrized "kafka" / "bridge": a Target(name, bootstrap) so one test
+              body runs against both
+
+Environment:
+  KIB_KAFKA_BOOTSTRAP=host:port   use an already running Kafka instead of starting one
+  KIB_BRIDGE_TARGET=auto|off|xfail
+        auto (default): bridge tests run when the bridge binary and iggy-server exist
+        off:   every bridge-targeted test is skipped, with that reason
+        xfail: bridge-targeted tests run, failures are reported as xfail (while it is built)
+  KIB_CLIENTS=kcat,java           run a subset of the clients
+  KIB_TEST_LOG_DIR                where process logs go (default build/test-logs/clients)
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import bridge as bridge_mod  # noqa: E402
+from harness import iggy_server, util  # noqa: E402
+from harness.kafka_broker import KafkaBroker, kafka_version  # noqa: E402
+
+TIMINGS: dict[str, float | str] = {}
+_SESSION_START = time.monotonic()
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # "kafka" or "bridge"
+    bootstrap: str
+
+
+def bridge_mode() -> str:
+    try:
+        return bridge_mod.target_mode()
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    external = os.environ.get("KIB_KAFKA_BOOTSTRAP")
+    if external:
+        yield Target("kafka", external)
+        return
+    if shutil.which("java") is None:
+        util.skip_loudly("no java: cannot run the reference Kafka broker (Java 17+ needed)")
+    kb = KafkaBroker()
+    try:
+        kb.start()
+    except BaseException:
+        kb.stop()
+        raise
+    TIMINGS["kafka_version"] = kafka_version(kb.lib)
+    TIMINGS["kafka_format_s"] = round(kb.format_seconds, 2)
+    TIMINGS["kafka_broker_start_s"] = round(kb.startup_seconds, 2)
+    TIMINGS["kafka_total_start_s"] = round(kb.total_seconds, 2)
+    try:
+        yield Target("kafka", kb.bootstrap)
+    finally:
+        t = time.monotonic()
+        kb.stop()
+        TIMINGS["kafka_stop_s"] = round(time.monotonic() - t, 2)
+
+
+@pytest.fixture(scope="session")
+def iggy():
+    binary = iggy_server.find_binary()
+    if binary is None:
+        env = os.environ.get("IGGY_SERVER")
+        where = f"IGGY_SERVER={env} is not an executable file" if env else \
+            "set IGGY_SERVER, or put iggy-server on PATH or in /usr/local/bin"
+        util.skip_loudly(f"no iggy-server ({where})")
+    srv = iggy_server.IggyServer(binary)
+    try:
+        srv.start()
+    except BaseException:
+        srv.stop()
+        raise
+    TIMINGS["iggy_start_s"] = round(srv.startup_seconds, 2)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="session")
+def bridge(request):
+    mode = bridge_mode()
+    if mode == "off":
+        util.skip_loudly("bridge target disabled (KIB_BRIDGE_TARGET=off)")
+    binary = bridge_mod.find_binary()
+    if binary is None:
+        util.skip_loudly(f"no bridge binary at {os.environ.get('BRIDGE_BIN', 'build/release/kafka-iggy-bridge')} "
+                         "(build it with make, or set BRIDGE_BIN to an executable)")
+    srv = request.getfixturevalue("iggy")
+    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD)
+    try:
+        br.start()
+    except BaseException as e:
+        br.stop()
+        if mode == "xfail":
+            pytest.xfail(f"bridge did not start (KIB_BRIDGE_TARGET=xfail): {e}")
+        raise
+    TIMINGS["bridge_start_s"] = round(br.startup_seconds, 2)
+    try:
+        yield Target("bridge", br.bootstrap)
+    finally:
+        br.stop()
+
+
+@pytest.fixture(params=["kafka", "bridge"])
+def target(request) -> Target:
+    if request.param == "kafka":
+        return request.getfixturevalue("kafka_broker")
+    if bridge_mode() == "xfail":
+        request.applymarker(pytest.mark.xfail(reason="bridge target in xfail mode (KIB_BRIDGE_TARGET=xfail)",
+                                              strict=False))
+    return request.getfixturevalue("bridge")
+
+
+def pytest_sessionstart(session):
+    """Drop the previous session's logs and observations so nothing stale is read as this run's."""
+    d = util.log_dir()
+    for pattern in ("kafka-broker.log", "iggy-server.log", "bridge.log", "bridge.log.toml", "observed-*.json",
+                    "timings.json"):
+        for f in d.glob(pattern):
+            f.unlink(missing_ok=True)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        if cs is not None and cs.params.get("target") == "bridge":
+            item.add_marker(pytest.mark.bridge)
+
+
+def pytest_terminal_summary(terminalreporter):
+    TIMINGS["session_s"] = round(time.monotonic() - _SESSION_START, 1)
+    line = ", ".join(f"{k}={v}" for k, v in TIMINGS.items())
+    terminalreporter.write_line(f"client tier timings: {line}")
+    if util.CLIENT_VERSIONS:
+        terminalreporter.write_line("client versions: " + "; ".join(util.CLIENT_VERSIONS.values()))
+    try:
+        (util.log_dir() / "timings.json").write_text(
+            json.dumps({**TIMINGS, "client_versions": util.CLIENT_VERSIONS}, indent=1) + "\n")
+    except OSError:
+        pass

@@ -1,0 +1,200 @@
+"""A single-node Apache Kafka (KRaft, broker+controller in one JVM) for tests.
+
+Jars come from tools/fetch-kafka (tests/.java/lib). Ports are free loopback ports; data lives
+in a temp dir removed on stop; the broker log is kept in build/test-logs/clients/.
+
+    with KafkaBroker() as kb:
+        print(kb.bootstrap)      # "127.0.0.1:PORT"
+
+Run as a script to measure start-up:  python3 -m harness.kafka_broker  (from tests/clients)
+"""
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+from . import util
+
+READY_LINE = b"Kafka Server started"
+
+
+def java_bin() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "java").exists():
+        return str(Path(home, "bin", "java"))
+    found = shutil.which("java")
+    if not found:
+        raise RuntimeError("java not found (Kafka 4.x needs Java 17+)")
+    return found
+
+
+def ensure_kafka_jars() -> Path:
+    """Runs tools/fetch-kafka (a no-op when the jars are there) and returns the jar dir."""
+    script = util.REPO_ROOT / "tools" / "fetch-kafka"
+    out = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(f"tools/fetch-kafka failed ({out.returncode}):\n{out.stderr[-4000:]}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def classpath(lib: Path | None = None) -> str:
+    return str((lib or util.JAVA_LIB) / "*")
+
+
+def kafka_version(lib: Path | None = None) -> str:
+    for jar in sorted((lib or util.JAVA_LIB).glob("kafka-clients-*.jar")):
+        return jar.name[len("kafka-clients-"):-len(".jar")]
+    return "unknown"
+
+
+def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
+    """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays."""
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(data_dir / "log"),
+        "num.partitions": "1",
+        "default.replication.factor": "1",
+        "min.insync.replicas": "1",
+        "auto.create.topics.enable": "true",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "num.network.threads": "2",
+        "num.io.threads": "2",
+        "background.threads": "2",
+        "num.recovery.threads.per.data.dir": "1",
+        "log.cleaner.threads": "1",
+        "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
+        "delete.topic.enable": "true",
+    }
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def jvm_opts(heap: str) -> list[str]:
+    return [
+        f"-Xmx{heap}",
+        f"-Xms{heap}",
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-Djava.awt.headless=true",
+        "-Dorg.slf4j.simpleLogger.showDateTime=true",
+        "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+        # Quieter: the broker logs every config value at INFO otherwise.
+        "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config.AbstractConfig=warn",
+        "-Dlog4j2.level=warn",
+    ]
+
+
+class KafkaBroker:
+    def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log"):
+        self.heap = heap
+        self.start_timeout = start_timeout
+        self.log_name = log_name
+        self.lib: Path | None = None
+        self.tmp: Path | None = None
+        self.child: util.ChildProcess | None = None
+        self.port = 0
+        self.controller_port = 0
+        self.cluster_id = ""
+        self.format_seconds = 0.0
+        self.startup_seconds = 0.0  # broker JVM start to ready (after format)
+        self.total_seconds = 0.0  # format + start
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return util.log_dir() / self.log_name
+
+    def start(self) -> "KafkaBroker":
+        t0 = time.monotonic()
+        self.lib = ensure_kafka_jars()
+        java = java_bin()
+        last_error: Exception | None = None
+        for _attempt in range(3):  # a free port can be taken between probing and binding
+            self.tmp = util.make_temp_dir("kib-kafka-")
+            self.port, self.controller_port = util.free_port(), util.free_port()
+            while self.controller_port == self.port:
+                self.controller_port = util.free_port()
+            props = self.tmp / "server.properties"
+            props.write_text(server_properties(self.tmp, self.port, self.controller_port))
+            self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+            tf = time.monotonic()
+            fmt = subprocess.run(
+                [java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", classpath(self.lib),
+                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                 "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props)],
+                capture_output=True, text=True, timeout=120,
+            )
+            self.format_seconds = time.monotonic() - tf
+            if fmt.returncode != 0:
+                raise RuntimeError(f"StorageTool format failed ({fmt.returncode}):\n{fmt.stdout[-3000:]}\n{fmt.stderr[-3000:]}")
+            ts = time.monotonic()
+            self.child = util.ChildProcess(
+                "kafka broker",
+                [java, *jvm_opts(self.heap), "-cp", classpath(self.lib), "kafka.Kafka", str(props)],
+                env=dict(os.environ), cwd=self.tmp, log_path=self.log_path,
+            )
+            try:
+                util.wait_until(self._ready, self.start_timeout, "the Kafka broker to start", self.child)
+            except Exception as e:  # noqa: BLE001 - retried on a port race, else re-raised
+                last_error = e
+                self.stop()
+                if b"Address already in use" in self._log_bytes():
+                    continue
+                raise
+            self.startup_seconds = time.monotonic() - ts
+            self.total_seconds = time.monotonic() - t0
+            return self
+        raise RuntimeError(f"Kafka broker did not start: {last_error}")
+
+    def _log_bytes(self) -> bytes:
+        try:
+            return self.log_path.read_bytes()
+        except OSError:
+            return b""
+
+    def _ready(self) -> bool:
+        return READY_LINE in self._log_bytes() and util.port_accepts("127.0.0.1", self.port)
+
+    def stop(self):
+        if self.child is not None:
+            self.child.stop(timeout=20)
+            self.child = None
+        if self.tmp is not None:
+            util.remove_tree(self.tmp)
+            self.tmp = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+if __name__ == "__main__":
+    with KafkaBroker() as kb:
+        print(f"Kafka {kafka_version(kb.lib)} at {kb.bootstrap}: format {kb.format_seconds:.2f}s, "
+              f"broker start {kb.startup_seconds:.2f}s, total {kb.total_seconds:.2f}s; log {kb.log_path}")
+        ts = time.monotonic()
+    print(f"stopped in {time.monotonic() - ts:.2f}s")
