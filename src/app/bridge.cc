@@ -5,10 +5,14 @@
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
+#include "bridge/catalog/topic_catalog.h"
 #include "common/log.h"
+#include "iggy/client.h"
+#include "iggy/pool.h"
 #include "kafka/kafka_server.h"
 #include "kafka/services.h"
 #include "state/state_store.h"
+#include "state/topic_store.h"
 
 namespace kib {
 
@@ -18,6 +22,15 @@ Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg
 
 Bridge::~Bridge() {
   kafka_.reset();
+  catalog_.reset();
+  iggy_.reset();
+  if (iggy_pool_) {
+    bool closed = false;
+    iggy_pool_->close([&closed] { closed = true; });
+    while (!closed && uv_run(&loop_, UV_RUN_ONCE) != 0) {
+    }
+    iggy_pool_.reset();
+  }
   if (state_) state_->close();
   state_.reset();
   for (auto* s : signals_)
@@ -34,10 +47,32 @@ Status Bridge::start() {
   state_ = std::move(*st);
   spdlog::info("state: {} (schema version {})", cfg_.state.path, state::latest_schema_version());
 
+  std::string cluster_id;
+  auto cid = state_->run_blocking(
+      [&](SQLite::Database& db) { cluster_id = state::load_or_create_cluster_id(db, cfg_.kafka.cluster_id); });
+  if (!cid) return cid.error();
+
+  iggy::PoolConfig pc;
+  pc.connection.host = cfg_.iggy.address.host;
+  pc.connection.port = cfg_.iggy.address.port;
+  pc.connection.credentials = cfg_.iggy.personal_access_token.empty()
+                                  ? iggy::Credentials::password_login(cfg_.iggy.username, cfg_.iggy.password)
+                                  : iggy::Credentials::personal_access_token(cfg_.iggy.personal_access_token);
+  pc.connection.request_timeout = std::chrono::milliseconds(cfg_.iggy.request_timeout_ms);
+  pc.connections = cfg_.iggy.pool_size;
+  iggy_pool_ = std::make_unique<iggy::IggyPool>(&loop_, pc);
+  iggy_pool_->start();
+  iggy_ = std::make_unique<iggy::IggyClient>(*iggy_pool_);
+  catalog_ = std::make_unique<bridge::TopicCatalog>(cfg_, *iggy_, *state_, &loop_);
+
   services_ = std::make_unique<kafka::Services>();
   services_->config = &cfg_;
   services_->loop = &loop_;
   services_->state = state_.get();
+  services_->iggy_pool = iggy_pool_.get();
+  services_->iggy = iggy_.get();
+  services_->catalog = catalog_.get();
+  services_->cluster_id = cluster_id;
 
   net::ServerLimits limits{cfg_.limits.max_frame_bytes, cfg_.limits.max_connections, cfg_.limits.idle_timeout_ms,
                            cfg_.limits.max_pending_response_bytes, cfg_.limits.max_inflight_requests};
@@ -63,9 +98,31 @@ Status Bridge::start() {
   add_signal(SIGINT, on_stop);
   add_signal(SIGHUP, [](uv_signal_t* s, int) { static_cast<Bridge*>(s->data)->reload(); });
 
-  sd_notify(0, "READY=1");
-  spdlog::info("kafka-iggy-bridge ready: advertised as {}", cfg_.advertised().str());
+  spdlog::info("kafka-iggy-bridge listening; advertised as {}; cluster id {}", cfg_.advertised().str(), cluster_id);
+  start_catalog();
   return ok_status();
+}
+
+// Readiness needs Iggy: the catalog makes sure the stream exists and reads the topics. If Iggy
+// is not reachable yet the bridge keeps serving (requests that need Iggy get retriable
+// errors) and retries every second.
+void Bridge::start_catalog() {
+  catalog_->start([this](Status s) {
+    if (stopping_) return;
+    if (s) {
+      sd_notify(0, "READY=1");
+      spdlog::info("kafka-iggy-bridge ready: Iggy at {} stream '{}', {} topics", cfg_.iggy.address.str(),
+                   cfg_.iggy.stream, catalog_->all().size());
+      return;
+    }
+    spdlog::warn("Iggy at {} not ready ({}); retrying in 1 s", cfg_.iggy.address.str(), s.error().message);
+    if (!catalog_retry_) {
+      catalog_retry_ = new uv_timer_t;
+      uv_timer_init(&loop_, catalog_retry_);
+      catalog_retry_->data = this;
+    }
+    uv_timer_start(catalog_retry_, [](uv_timer_t* t) { static_cast<Bridge*>(t->data)->start_catalog(); }, 1000, 0);
+  });
 }
 
 bool Bridge::run() {
@@ -79,6 +136,12 @@ void Bridge::shutdown() {
   sd_notify(0, "STOPPING=1");
   kafka_->shutdown(cfg_.limits.shutdown_deadline_ms, [this] {
     spdlog::info("shutdown: all Kafka connections closed");
+    if (catalog_retry_) {
+      uv_close(reinterpret_cast<uv_handle_t*>(catalog_retry_), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+      catalog_retry_ = nullptr;
+    }
+    if (catalog_) catalog_->stop();
+    if (iggy_pool_) iggy_pool_->close();
     if (state_) state_->close();
     for (auto* s : signals_)
       uv_close(reinterpret_cast<uv_handle_t*>(s), [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });

@@ -21,6 +21,13 @@ struct Services;
 namespace state {
 class StateStore;
 }
+namespace iggy {
+class IggyPool;
+class IggyClient;
+}  // namespace iggy
+namespace bridge {
+class TopicCatalog;
+}  // namespace bridge
 
 class Bridge {
  public:
@@ -39,12 +46,17 @@ class Bridge {
 
  private:
   void reload();
+  void start_catalog();
 
   config::Config cfg_;
   std::string config_path_;
   uv_loop_t loop_{};
   std::unique_ptr<state::StateStore> state_;
+  std::unique_ptr<iggy::IggyPool> iggy_pool_;
+  std::unique_ptr<iggy::IggyClient> iggy_;
+  std::unique_ptr<bridge::TopicCatalog> catalog_;
   std::unique_ptr<kafka::Services> services_;
+  uv_timer_t* catalog_retry_ = nullptr;
   std::unique_ptr<kafka::KafkaServer> kafka_;
   std::vector<uv_signal_t*> signals_;
   std::vector<uint16_t> ports_;

@@ -141,6 +141,15 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    Section s(table("topics"), "topics", errors);
+    s.boolean("enforce_fsync", c.topics.enforce_fsync);
+    s.integer("messages_required_to_save", c.topics.messages_required_to_save, 1, 16777216);
+    s.integer("segment_bytes", c.topics.segment_bytes, 0, 1LL << 30);
+    if (c.topics.segment_bytes != 0 && (c.topics.segment_bytes < (1u << 20) || c.topics.segment_bytes % 512 != 0))
+      s.bad("segment_bytes", "must be 0 (Iggy's default) or 1 MiB..1 GiB and a multiple of 512");
+    s.finish();
+  }
+  {
     Section s(table("limits"), "limits", errors);
     s.integer("max_frame_bytes", c.limits.max_frame_bytes, 1024, 1LL << 30);
     s.integer("max_connections", c.limits.max_connections, 1, 1000000);
@@ -185,7 +194,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     }
     s.finish();
   }
-  static const std::set<std::string> kSections{"kafka", "limits", "iggy", "state", "log", "http"};
+  static const std::set<std::string> kSections{"kafka", "topics", "limits", "iggy", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -220,7 +229,9 @@ std::string render_config(const Config& c) {
   os << "]\nadvertised_host = " << q(c.kafka.advertised_host) << "\nadvertised_port = " << c.kafka.advertised_port
      << "\nnode_id = " << c.kafka.node_id << "\ncluster_id = " << q(c.kafka.cluster_id)
      << "\nauto_create_topics = " << (c.kafka.auto_create_topics ? "true" : "false")
-     << "\ndefault_partitions = " << c.kafka.default_partitions << "\n\n[limits]\nmax_frame_bytes = "
+     << "\ndefault_partitions = " << c.kafka.default_partitions << "\n\n[topics]\nenforce_fsync = "
+     << (c.topics.enforce_fsync ? "true" : "false") << "\nmessages_required_to_save = " << c.topics.messages_required_to_save
+     << "\nsegment_bytes = " << c.topics.segment_bytes << "\n\n[limits]\nmax_frame_bytes = "
      << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
      << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
      << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes

@@ -28,6 +28,17 @@ struct KafkaConfig {
   int32_t default_partitions = 1;
 };
 
+// Iggy options for topics the bridge creates (per-topic Kafka configs override them).
+struct TopicDefaultsConfig {
+  // Durability of acknowledged produces: with fsync enforced and one message required to save,
+  // Iggy writes every send to disk, so acks=all means on disk (see docs/durability.md).
+  bool enforce_fsync = true;
+  uint32_t messages_required_to_save = 1;
+  // Iggy segment size in bytes for new topics; 0 = Iggy's default (1 GiB). Retention deletes
+  // whole segments, so smaller segments give finer retention.
+  uint64_t segment_bytes = 0;
+};
+
 struct LimitsConfig {
   uint64_t max_frame_bytes = 100u << 20;
   uint32_t max_connections = 10000;
@@ -62,6 +73,7 @@ struct HttpConfig {
 
 struct Config {
   KafkaConfig kafka;
+  TopicDefaultsConfig topics;
   LimitsConfig limits;
   IggyConfig iggy;
   StateConfig state;

@@ -7,7 +7,11 @@ namespace {
 
 // api key, min served, max served, min advertised, handler
 constexpr std::array kHandlers{
+    HandlerSpec{3, 0, 12, 0, &handle_metadata},
+    HandlerSpec{10, 0, 6, 0, &handle_find_coordinator},
     HandlerSpec{18, 0, 4, 0, &handle_api_versions},
+    HandlerSpec{19, 2, 7, 2, &handle_create_topics},
+    HandlerSpec{22, 0, 4, 0, &handle_init_producer_id},
 };
 
 }  // namespace

@@ -25,5 +25,9 @@ const HandlerSpec* find_handler(int16_t api_key);
 
 // Handlers, one per file in src/kafka/handlers/.
 void handle_api_versions(Services&, Request&&);
+void handle_metadata(Services&, Request&&);
+void handle_find_coordinator(Services&, Request&&);
+void handle_create_topics(Services&, Request&&);
+void handle_init_producer_id(Services&, Request&&);
 
 }  // namespace kib::kafka

@@ -1,0 +1,370 @@
+#include "bridge/catalog/topic_catalog.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+
+#include "bridge/errors.h"
+#include "state/state_store.h"
+#include "state/topic_store.h"
+
+namespace kib::bridge {
+
+using kafka::ErrorCode;
+
+namespace {
+
+constexpr uint64_t kRefreshIntervalMs = 10000;
+constexpr int32_t kMaxPartitions = 1000;  // Iggy: partitions per create request
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+state::TopicRow to_row(const TopicMetadata& t) {
+  state::TopicRow r;
+  r.name = t.name;
+  r.topic_id = state::uuid_to_string(t.topic_id);
+  r.created_at_ms = now_ms();
+  r.retention_ms = t.settings.retention_ms;
+  r.retention_bytes = t.settings.retention_bytes;
+  r.max_message_bytes = t.settings.max_message_bytes;
+  r.segment_bytes = t.settings.segment_bytes;
+  r.enforce_fsync = t.settings.enforce_fsync;
+  r.messages_required_to_save = t.settings.messages_required_to_save;
+  return r;
+}
+
+// Kafka topic configs the bridge accepts without acting on them: they describe broker
+// behaviour that has no Iggy counterpart and no effect on what clients observe here.
+const std::set<std::string> kAcceptedIgnoredConfigs{
+    "compression.type",  "min.insync.replicas", "unclean.leader.election.enable", "flush.messages",
+    "flush.ms",          "index.interval.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes",
+    "file.delete.delay.ms", "preallocate", "min.compaction.lag.ms", "max.compaction.lag.ms",
+    "min.cleanable.dirty.ratio", "delete.retention.ms", "message.downconversion.enable",
+    "follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
+    "message.timestamp.difference.max.ms", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
+    "local.retention.ms", "local.retention.bytes", "remote.storage.enable"};
+
+std::optional<int64_t> parse_long(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  size_t i = (s[0] == '-') ? 1 : 0;
+  if (i == s.size() || s.find_first_not_of("0123456789", i) != std::string::npos || s.size() > 19) return std::nullopt;
+  return std::stoll(s);
+}
+
+}  // namespace
+
+struct TopicCatalog::Impl {
+  const config::Config& cfg;
+  iggy::IggyClient& iggy;
+  state::StateStore& state;
+  uv_loop_t* loop;
+  iggy::Identifier stream;
+  std::map<std::string, TopicMetadata> topics;
+  std::map<std::string, state::TopicRow> rows;  // what SQLite knows, by name
+  std::map<std::string, std::vector<std::function<void(Result<const TopicMetadata*>)>>> pending_ensure;
+  uv_timer_t* timer = nullptr;
+  bool rows_loaded = false;
+
+  Impl(const config::Config& c, iggy::IggyClient& i, state::StateStore& s, uv_loop_t* l)
+      : cfg(c), iggy(i), state(s), loop(l), stream(iggy::Identifier::named(c.iggy.stream)) {}
+
+  TopicSettings defaults() const {
+    TopicSettings s;
+    s.enforce_fsync = cfg.topics.enforce_fsync;
+    s.messages_required_to_save = cfg.topics.messages_required_to_save;
+    s.segment_bytes = cfg.topics.segment_bytes ? static_cast<int64_t>(cfg.topics.segment_bytes) : -1;
+    return s;
+  }
+
+  // Adds or updates the cache entry for an Iggy topic; mints and persists a topic id for a
+  // name SQLite has not seen.
+  const TopicMetadata* learn(const iggy::TopicInfo& info) {
+    TopicMetadata& t = topics[info.name];
+    t.name = info.name;
+    t.partitions = static_cast<int32_t>(info.partitions_count);
+    auto row = rows.find(info.name);
+    if (row != rows.end() && state::uuid_from_string(row->second.topic_id, t.topic_id)) {
+      t.settings.retention_ms = row->second.retention_ms;
+      t.settings.retention_bytes = row->second.retention_bytes;
+      t.settings.max_message_bytes = row->second.max_message_bytes;
+      t.settings.segment_bytes = row->second.segment_bytes;
+      t.settings.enforce_fsync = row->second.enforce_fsync;
+      t.settings.messages_required_to_save = row->second.messages_required_to_save;
+    } else {
+      // A topic created outside the bridge (native Iggy): Kafka sees its Iggy retention.
+      t.topic_id = state::random_uuid();
+      t.settings = TopicSettings{};
+      t.settings.retention_ms =
+          info.message_expiry_us == iggy::kNeverExpire || info.message_expiry_us == 0
+              ? -1
+              : static_cast<int64_t>(info.message_expiry_us / 1000);
+      t.settings.retention_bytes = -1;
+      persist(t, nullptr);
+    }
+    return &t;
+  }
+
+  void persist(const TopicMetadata& t, std::function<void(Status)> done) {
+    state::TopicRow row = to_row(t);
+    rows[t.name] = row;
+    state.write([row](SQLite::Database& db) { state::upsert_topic(db, row); },
+                [done = std::move(done), name = t.name](Status s) {
+                  if (!s) spdlog::error("catalog: cannot store topic id of {}: {}", name, s.error().message);
+                  if (done) done(std::move(s));
+                });
+  }
+
+  void forget(const std::string& name) {
+    topics.erase(name);
+    rows.erase(name);
+    state.write([name](SQLite::Database& db) { state::delete_topic(db, name); }, [](Status) {});
+  }
+};
+
+TopicCatalog::TopicCatalog(const config::Config& cfg, iggy::IggyClient& iggy, state::StateStore& state,
+                           uv_loop_t* loop)
+    : impl_(std::make_unique<Impl>(cfg, iggy, state, loop)), stream_(iggy::Identifier::named(cfg.iggy.stream)) {}
+
+TopicCatalog::~TopicCatalog() { stop(); }
+
+void TopicCatalog::start(std::function<void(Status)> done) {
+  if (!impl_->rows_loaded) {
+    // Startup only (a retry after Iggy was unreachable skips this): a blocking read is fine.
+    auto st = impl_->state.run_blocking([this](SQLite::Database& db) {
+      for (auto& r : state::load_topics(db)) impl_->rows[r.name] = r;
+    });
+    if (!st) return done(st.error());
+    impl_->rows_loaded = true;
+  }
+  Impl* impl = impl_.get();
+  impl->iggy.get_stream(stream_, [this, impl, done](Result<std::optional<iggy::StreamInfo>> r) {
+    if (!r) return done(r.error());
+    auto refresh_then_done = [this, impl, done] {
+      if (impl->timer) return refresh(done);
+      impl->timer = new uv_timer_t;
+      uv_timer_init(impl->loop, impl->timer);
+      impl->timer->data = this;
+      uv_timer_start(
+          impl->timer, [](uv_timer_t* t) { static_cast<TopicCatalog*>(t->data)->refresh([](Status) {}); },
+          kRefreshIntervalMs, kRefreshIntervalMs);
+      uv_unref(reinterpret_cast<uv_handle_t*>(impl->timer));
+      refresh(done);
+    };
+    if (r->has_value()) return refresh_then_done();
+    spdlog::info("catalog: creating Iggy stream '{}'", impl->cfg.iggy.stream);
+    impl->iggy.create_stream(impl->cfg.iggy.stream, [refresh_then_done, done](Result<iggy::StreamInfo> c) {
+      if (!c && !(c.error().domain == ErrorDomain::kIggy && c.error().code == 1012)) return done(c.error());
+      refresh_then_done();
+    });
+  });
+}
+
+void TopicCatalog::stop() {
+  if (impl_ && impl_->timer) {
+    uv_close(reinterpret_cast<uv_handle_t*>(impl_->timer), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    impl_->timer = nullptr;
+  }
+}
+
+const TopicMetadata* TopicCatalog::find(const std::string& name) const {
+  auto it = impl_->topics.find(name);
+  return it == impl_->topics.end() ? nullptr : &it->second;
+}
+
+const TopicMetadata* TopicCatalog::find(const TopicId& id) const {
+  for (auto& [n, t] : impl_->topics)
+    if (t.topic_id == id) return &t;
+  return nullptr;
+}
+
+std::vector<const TopicMetadata*> TopicCatalog::all() const {
+  std::vector<const TopicMetadata*> out;
+  for (auto& [n, t] : impl_->topics) out.push_back(&t);
+  return out;
+}
+
+void TopicCatalog::refresh(std::function<void(Status)> done) {
+  Impl* impl = impl_.get();
+  impl->iggy.get_topics(stream_, [impl, done](Result<std::vector<iggy::TopicInfo>> r) {
+    if (!r) {
+      spdlog::warn("catalog: refresh failed: {}", r.error().message);
+      return done(r.error());
+    }
+    std::set<std::string> seen;
+    for (const auto& info : *r) {
+      seen.insert(info.name);
+      impl->learn(info);
+    }
+    std::vector<std::string> gone;
+    for (auto& [name, t] : impl->topics)
+      if (!seen.count(name)) gone.push_back(name);
+    for (auto& name : gone) {
+      spdlog::info("catalog: topic {} no longer exists in Iggy", name);
+      impl->forget(name);
+    }
+    done(ok_status());
+  });
+}
+
+std::optional<std::string> TopicCatalog::invalid_topic_name(const std::string& name) {
+  if (name.empty()) return "topic name is empty";
+  if (name == "." || name == "..") return "topic name cannot be '.' or '..'";
+  if (name.size() > 249) return "topic name is longer than 249 characters";
+  for (unsigned char c : name)
+    if (!(std::isalnum(c) || c == '.' || c == '_' || c == '-'))
+      return "topic name '" + name + "' contains a character other than ASCII alphanumerics, '.', '_' and '-'";
+  return std::nullopt;
+}
+
+void TopicCatalog::ensure(const std::string& name, bool auto_create,
+                          std::function<void(Result<const TopicMetadata*>)> done) {
+  if (const TopicMetadata* t = find(name)) return done(t);
+  if (auto why = invalid_topic_name(name)) return done(kafka_error(ErrorCode::kInvalidTopicException, *why));
+  Impl* impl = impl_.get();
+  auto& waiters = impl->pending_ensure[name];
+  waiters.push_back(std::move(done));
+  if (waiters.size() > 1) return;  // a lookup of this name is already under way
+  auto finish = [impl, name](Result<const TopicMetadata*> r) {
+    auto ws = std::move(impl->pending_ensure[name]);
+    impl->pending_ensure.erase(name);
+    for (auto& w : ws) w(r);
+  };
+  impl->iggy.get_topic(stream_, iggy::Identifier::named(name),
+                       [this, impl, name, auto_create, finish](Result<std::optional<iggy::TopicInfo>> r) {
+                         if (!r) return finish(r.error());
+                         if (r->has_value()) return finish(impl->learn(**r));
+                         if (!auto_create)
+                           return finish(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + name));
+                         CreateTopicRequest req;
+                         req.name = name;
+                         create(req, [this, name, finish](Result<TopicMetadata> c) {
+                           if (!c && to_kafka_error(c.error()) != ErrorCode::kTopicAlreadyExists)
+                             return finish(c.error());
+                           const TopicMetadata* t = find(name);
+                           if (!t) return finish(kafka_error(ErrorCode::kLeaderNotAvailable, "topic being created"));
+                           finish(t);
+                         });
+                       });
+}
+
+void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Result<TopicMetadata>)> done) {
+  if (auto why = invalid_topic_name(req.name)) return done(kafka_error(ErrorCode::kInvalidTopicException, *why));
+  if (find(req.name))
+    return done(kafka_error(ErrorCode::kTopicAlreadyExists, "Topic '" + req.name + "' already exists."));
+  int32_t partitions = req.partitions == -1 ? impl_->cfg.kafka.default_partitions : req.partitions;
+  if (partitions < 1 || partitions > kMaxPartitions)
+    return done(kafka_error(ErrorCode::kInvalidPartitions,
+                            "Number of partitions must be between 1 and " + std::to_string(kMaxPartitions) + "."));
+  if (req.replication_factor != -1 && req.replication_factor != 1)
+    return done(kafka_error(ErrorCode::kInvalidReplicationFactor,
+                            "Replication factor must be 1 or -1: the bridge is a single broker (Iggy replicates "
+                            "cluster-wide, not per topic)."));
+
+  TopicMetadata t;
+  t.name = req.name;
+  t.partitions = partitions;
+  t.settings = impl_->defaults();
+  for (const auto& [key, value] : req.configs) {
+    auto bad = [&](const std::string& why) {
+      return kafka_error(ErrorCode::kInvalidConfig, "Invalid value " + value.value_or("null") + " for configuration " + key + ": " + why);
+    };
+    if (!value) continue;  // null = broker default
+    if (key == "cleanup.policy") {
+      if (*value != "delete")
+        return done(bad("Iggy has no log compaction; only cleanup.policy=delete is supported."));
+    } else if (key == "retention.ms") {
+      auto v = parse_long(*value);
+      if (!v || *v < -1) return done(bad("must be -1 or a non-negative number of milliseconds"));
+      t.settings.retention_ms = *v;
+    } else if (key == "retention.bytes") {
+      auto v = parse_long(*value);
+      if (!v || *v < -1) return done(bad("must be -1 or a non-negative number of bytes"));
+      t.settings.retention_bytes = *v;
+    } else if (key == "max.message.bytes") {
+      auto v = parse_long(*value);
+      if (!v || *v < 0 || *v > INT32_MAX) return done(bad("must be a number of bytes"));
+      t.settings.max_message_bytes = static_cast<int32_t>(*v);
+    } else if (key == "segment.bytes") {
+      auto v = parse_long(*value);
+      if (!v || *v < (1 << 20) || *v > (1 << 30)) return done(bad("Iggy segments are 1 MiB..1 GiB"));
+      t.settings.segment_bytes = *v / 512 * 512;
+    } else if (key == "message.timestamp.type") {
+      if (*value != "CreateTime") return done(bad("only CreateTime is supported"));
+    } else if (key == "iggy.enforce.fsync") {
+      if (*value != "true" && *value != "false") return done(bad("must be true or false"));
+      t.settings.enforce_fsync = *value == "true";
+    } else if (key == "iggy.messages.required.to.save") {
+      auto v = parse_long(*value);
+      if (!v || *v < 1 || *v > 16777216) return done(bad("must be 1..16777216"));
+      t.settings.messages_required_to_save = static_cast<uint32_t>(*v);
+    } else if (!kAcceptedIgnoredConfigs.count(key)) {
+      return done(kafka_error(ErrorCode::kInvalidConfig, "Unknown topic config name: " + key));
+    }
+  }
+  if (req.validate_only) {
+    t.topic_id = TopicId{};
+    return done(t);
+  }
+
+  iggy::TopicConfig ic;
+  ic.name = t.name;
+  ic.partitions_count = static_cast<uint32_t>(partitions);
+  ic.message_expiry_us =
+      t.settings.retention_ms < 0 ? iggy::kNeverExpire : static_cast<uint64_t>(t.settings.retention_ms) * 1000;
+  // Kafka's retention.bytes is per partition; Iggy's max_topic_size is per topic.
+  ic.max_topic_size = t.settings.retention_bytes < 0
+                          ? iggy::kUnlimitedSize
+                          : static_cast<uint64_t>(t.settings.retention_bytes) * static_cast<uint64_t>(partitions);
+  if (t.settings.segment_bytes > 0) ic.segment_size = static_cast<uint64_t>(t.settings.segment_bytes);
+  ic.enforce_fsync = t.settings.enforce_fsync;
+  ic.messages_required_to_save = t.settings.messages_required_to_save;
+  Impl* impl = impl_.get();
+  impl->iggy.create_topic(stream_, ic, [impl, t, done](Result<iggy::TopicInfo> r) mutable {
+    if (!r) return done(r.error());
+    t.topic_id = state::random_uuid();
+    t.partitions = static_cast<int32_t>(r->partitions_count);
+    impl->topics[t.name] = t;
+    spdlog::info("catalog: created topic {} with {} partitions", t.name, t.partitions);
+    // Answer only once the topic id is durable, so it is stable across a crash right after.
+    impl->persist(t, [t, done](Status s) {
+      if (!s) return done(s.error());
+      done(t);
+    });
+  });
+}
+
+void TopicCatalog::create_partitions(const std::string& name, int32_t total, bool validate_only,
+                                     std::function<void(Status)> done) {
+  const TopicMetadata* t = find(name);
+  if (!t) return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + name));
+  if (total <= t->partitions)
+    return done(kafka_error(ErrorCode::kInvalidPartitions, "Topic currently has " + std::to_string(t->partitions) +
+                                                               " partitions, which is higher than or equal to the requested " +
+                                                               std::to_string(total) + "."));
+  if (total > kMaxPartitions)
+    return done(kafka_error(ErrorCode::kInvalidPartitions, "at most " + std::to_string(kMaxPartitions) + " partitions"));
+  if (validate_only) return done(ok_status());
+  Impl* impl = impl_.get();
+  uint32_t add = static_cast<uint32_t>(total - t->partitions);
+  impl->iggy.create_partitions(stream_, iggy::Identifier::named(name), add, [impl, name, total, done](Status s) {
+    if (!s) return done(s);
+    auto it = impl->topics.find(name);
+    if (it != impl->topics.end()) it->second.partitions = total;
+    done(ok_status());
+  });
+}
+
+void TopicCatalog::remove(const std::string& name, std::function<void(Status)> done) {
+  Impl* impl = impl_.get();
+  impl->iggy.delete_topic(stream_, iggy::Identifier::named(name), [impl, name, done](Status s) {
+    if (!s) return done(s);
+    impl->forget(name);
+    done(ok_status());
+  });
+}
+
+}  // namespace kib::bridge

@@ -1,0 +1,95 @@
+// The topic catalog: Kafka topics are Iggy topics in one stream ([iggy] stream, default
+// "kafka"), addressed by name (Iggy reuses numeric ids after deletes). Kafka topic ids (UUIDs)
+// and Kafka-only topic settings live in SQLite so they survive restarts. The catalog caches
+// what Iggy reports and refreshes on changes and on a timer.
+#pragma once
+
+#include <uv.h>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "iggy/client.h"
+
+namespace kib::state {
+class StateStore;
+}
+
+namespace kib::bridge {
+
+using TopicId = std::array<uint8_t, 16>;
+
+struct TopicSettings {
+  int64_t retention_ms = -1;         // -1 = forever (Iggy message_expiry)
+  int64_t retention_bytes = -1;      // -1 = unlimited (Iggy max_topic_size)
+  int32_t max_message_bytes = 1048588;  // enforced by the bridge (Kafka's default)
+  int64_t segment_bytes = -1;        // -1 = Iggy's default segment size
+  bool enforce_fsync = true;         // see docs: acks=all means on disk
+  uint32_t messages_required_to_save = 1;
+};
+
+struct TopicMetadata {
+  std::string name;
+  TopicId topic_id{};
+  int32_t partitions = 0;
+  TopicSettings settings;
+};
+
+struct CreateTopicRequest {
+  std::string name;
+  int32_t partitions = -1;           // -1 = default_partitions
+  int16_t replication_factor = -1;   // only -1 and 1 are accepted
+  std::vector<std::pair<std::string, std::optional<std::string>>> configs;
+  bool validate_only = false;
+};
+
+class TopicCatalog {
+ public:
+  TopicCatalog(const config::Config& cfg, iggy::IggyClient& iggy, state::StateStore& state, uv_loop_t* loop);
+  ~TopicCatalog();
+
+  // Loads topic ids and settings from SQLite (blocking: startup only), makes sure the Iggy
+  // stream exists, and reads the topic list. `done` runs on the loop.
+  void start(std::function<void(Status)> done);
+  void stop();
+
+  const iggy::Identifier& stream() const { return stream_; }
+
+  // From the cache (never blocks).
+  const TopicMetadata* find(const std::string& name) const;
+  const TopicMetadata* find(const TopicId& id) const;
+  std::vector<const TopicMetadata*> all() const;
+
+  // Re-reads the topic list from Iggy.
+  void refresh(std::function<void(Status)> done);
+
+  // Looks `name` up, asking Iggy if the cache does not know it, and creating it with defaults
+  // when `auto_create` is set. Errors carry Kafka codes (bridge/errors.h).
+  void ensure(const std::string& name, bool auto_create, std::function<void(Result<const TopicMetadata*>)> done);
+
+  // CreateTopics semantics: validates name, partitions, replication factor and configs
+  // (Kafka codes in the error), then creates the Iggy topic unless validate_only.
+  void create(const CreateTopicRequest& req, std::function<void(Result<TopicMetadata>)> done);
+
+  // Grows a topic to `total_partitions`.
+  void create_partitions(const std::string& name, int32_t total_partitions, bool validate_only,
+                         std::function<void(Status)> done);
+  void remove(const std::string& name, std::function<void(Status)> done);
+
+  // Kafka's rules for topic names; the message says what is wrong.
+  static std::optional<std::string> invalid_topic_name(const std::string& name);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  iggy::Identifier stream_;
+};
+
+}  // namespace kib::bridge

@@ -1,0 +1,63 @@
+// CreateTopics (key 19): Kafka topics become Iggy topics in the bridge's stream.
+#include <memory>
+
+#include "bridge/catalog/topic_catalog.h"
+#include "bridge/errors.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/create_topics.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+void handle_create_topics(Services& s, Request&& req) {
+  auto body = req.decode<msg::CreateTopicsRequest>();
+  struct Call {
+    Request req;
+    msg::CreateTopicsResponse resp;
+    size_t pending = 0;
+  };
+  auto call = std::make_shared<Call>();
+  call->resp.topics.resize(body.topics.size());
+  call->pending = body.topics.size();
+  call->req = std::move(req);
+  if (call->pending == 0) return call->req.respond.send(call->resp);
+  for (size_t i = 0; i < body.topics.size(); ++i) {
+    const auto& ct = body.topics[i];
+    auto& out = call->resp.topics[i];
+    out.name = ct.name;
+    out.error_message = std::nullopt;
+    out.configs = std::nullopt;
+    bridge::CreateTopicRequest cr;
+    cr.name = ct.name;
+    cr.partitions = ct.num_partitions;
+    cr.replication_factor = ct.replication_factor;
+    cr.validate_only = body.validate_only;
+    for (const auto& c : ct.configs) cr.configs.emplace_back(c.name, c.value);
+    if (!ct.assignments.empty()) {
+      if (ct.num_partitions != -1 || ct.replication_factor != -1) {
+        out.error_code = static_cast<int16_t>(ErrorCode::kInvalidRequest);
+        out.error_message = "Both numPartitions or replicationFactor and replicasAssignments were set.";
+        if (--call->pending == 0) call->req.respond.send(call->resp);
+        continue;
+      }
+      cr.partitions = static_cast<int32_t>(ct.assignments.size());
+      cr.replication_factor = static_cast<int16_t>(ct.assignments.front().broker_ids.size());
+    }
+    s.catalog->create(cr, [call, i](Result<bridge::TopicMetadata> r) {
+      auto& o = call->resp.topics[i];
+      if (r) {
+        o.error_code = 0;
+        o.topic_id = r->topic_id;
+        o.num_partitions = r->partitions;
+        o.replication_factor = 1;
+        o.configs = std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs>{};
+      } else {
+        o.error_code = static_cast<int16_t>(bridge::to_kafka_error(r.error()));
+        o.error_message = r.error().message;
+      }
+      if (--call->pending == 0) call->req.respond.send(call->resp);
+    });
+  }
+}
+
+}  // namespace kib::kafka

@@ -1,0 +1,31 @@
+// FindCoordinator (key 10): the bridge coordinates every group and transactional id.
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/find_coordinator.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+void handle_find_coordinator(Services& s, Request&& req) {
+  auto body = req.decode<msg::FindCoordinatorRequest>();
+  auto adv = s.config->advertised();
+  msg::FindCoordinatorResponse resp;
+  if (req.header.api_version >= 4) {
+    for (const auto& key : body.coordinator_keys) {
+      msg::FindCoordinatorResponse::Coordinator c;
+      c.key = key;
+      c.node_id = s.config->kafka.node_id;
+      c.host = adv.host;
+      c.port = adv.port;
+      c.error_message = std::nullopt;
+      resp.coordinators.push_back(std::move(c));
+    }
+  } else {
+    resp.node_id = s.config->kafka.node_id;
+    resp.host = adv.host;
+    resp.port = adv.port;
+    resp.error_message = std::nullopt;
+  }
+  req.respond.send(resp);
+}
+
+}  // namespace kib::kafka

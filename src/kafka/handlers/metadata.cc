@@ -1,0 +1,106 @@
+// Metadata (key 3): the bridge is the only broker and the controller; topics come from the
+// topic catalog, auto-created when the config and the request allow it.
+#include <memory>
+
+#include "bridge/catalog/topic_catalog.h"
+#include "bridge/errors.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/metadata.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+namespace {
+
+struct MetadataCall {
+  Services* services;
+  Request req;
+  msg::MetadataResponse resp;
+  size_t pending = 0;
+};
+
+void fill_topic(const Services& s, msg::MetadataResponse::MetadataResponseTopic& out, const bridge::TopicMetadata& t) {
+  out.error_code = 0;
+  out.name = t.name;
+  out.topic_id = t.topic_id;
+  out.partitions.clear();
+  int32_t node = s.config->kafka.node_id;
+  for (int32_t p = 0; p < t.partitions; ++p) {
+    msg::MetadataResponse::MetadataResponsePartition mp;
+    mp.partition_index = p;
+    mp.leader_id = node;
+    mp.leader_epoch = 0;
+    mp.replica_nodes = {node};
+    mp.isr_nodes = {node};
+    out.partitions.push_back(std::move(mp));
+  }
+}
+
+void finish(const std::shared_ptr<MetadataCall>& call) { call->req.respond.send(call->resp); }
+
+}  // namespace
+
+void handle_metadata(Services& s, Request&& req) {
+  auto body = req.decode<msg::MetadataRequest>();
+  int16_t v = req.header.api_version;
+  auto call = std::make_shared<MetadataCall>();
+  call->services = &s;
+  auto advertised = s.config->advertised();
+  msg::MetadataResponse::MetadataResponseBroker broker;
+  broker.node_id = s.config->kafka.node_id;
+  broker.host = advertised.host;
+  broker.port = advertised.port;
+  broker.rack = std::nullopt;
+  call->resp.brokers.push_back(broker);
+  call->resp.cluster_id = s.cluster_id;
+  call->resp.controller_id = s.config->kafka.node_id;
+
+  bool all_topics = !body.topics.has_value() || (v == 0 && body.topics->empty());
+  if (all_topics) {
+    call->req = std::move(req);
+    s.catalog->refresh([call](Status) {
+      // A failed refresh still answers from the cache; the catalog logged why.
+      for (const auto* t : call->services->catalog->all()) {
+        msg::MetadataResponse::MetadataResponseTopic mt;
+        fill_topic(*call->services, mt, *t);
+        call->resp.topics.push_back(std::move(mt));
+      }
+      finish(call);
+    });
+    return;
+  }
+
+  bool auto_create = s.config->kafka.auto_create_topics && (v < 4 || body.allow_auto_topic_creation);
+  call->resp.topics.resize(body.topics->size());
+  call->pending = body.topics->size();
+  call->req = std::move(req);
+  if (call->pending == 0) return finish(call);
+  for (size_t i = 0; i < body.topics->size(); ++i) {
+    const auto& rt = (*body.topics)[i];
+    auto& out = call->resp.topics[i];
+    out.topic_id = rt.topic_id;
+    out.name = rt.name;
+    if (!rt.name.has_value()) {
+      // v10+: lookup by topic id.
+      const bridge::TopicMetadata* t = s.catalog->find(rt.topic_id);
+      if (t) fill_topic(s, out, *t);
+      else out.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicId);
+      if (--call->pending == 0) finish(call);
+      continue;
+    }
+    s.catalog->ensure(*rt.name, auto_create, [call, i](Result<const bridge::TopicMetadata*> r) {
+      auto& o = call->resp.topics[i];
+      if (r) {
+        fill_topic(*call->services, o, **r);
+      } else {
+        ErrorCode ec = bridge::to_kafka_error(r.error());
+        // Iggy unreachable: a retriable error clients know to wait out.
+        if (ec == ErrorCode::kRequestTimedOut || ec == ErrorCode::kKafkaStorageError) ec = ErrorCode::kLeaderNotAvailable;
+        o.error_code = static_cast<int16_t>(ec);
+      }
+      if (--call->pending == 0) finish(call);
+    });
+  }
+}
+
+}  // namespace kib::kafka

@@ -1,0 +1,122 @@
+#include "state/topic_store.h"
+
+#include <openssl/rand.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace kib::state {
+
+std::vector<TopicRow> load_topics(SQLite::Database& db) {
+  std::vector<TopicRow> rows;
+  SQLite::Statement q(db,
+                      "SELECT name, topic_id, created_at, retention_ms, retention_bytes, max_message_bytes, "
+                      "segment_bytes, enforce_fsync, messages_required_to_save FROM topics");
+  while (q.executeStep()) {
+    TopicRow r;
+    r.name = q.getColumn(0).getString();
+    r.topic_id = q.getColumn(1).getString();
+    r.created_at_ms = q.getColumn(2).getInt64();
+    r.retention_ms = q.getColumn(3).getInt64();
+    r.retention_bytes = q.getColumn(4).getInt64();
+    r.max_message_bytes = q.getColumn(5).getInt();
+    r.segment_bytes = q.getColumn(6).getInt64();
+    r.enforce_fsync = q.getColumn(7).getInt() != 0;
+    r.messages_required_to_save = static_cast<uint32_t>(q.getColumn(8).getInt64());
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void upsert_topic(SQLite::Database& db, const TopicRow& r) {
+  SQLite::Statement st(db,
+                       "INSERT INTO topics(name, topic_id, created_at, retention_ms, retention_bytes, "
+                       "max_message_bytes, segment_bytes, enforce_fsync, messages_required_to_save) "
+                       "VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET topic_id=excluded.topic_id, "
+                       "retention_ms=excluded.retention_ms, retention_bytes=excluded.retention_bytes, "
+                       "max_message_bytes=excluded.max_message_bytes, segment_bytes=excluded.segment_bytes, "
+                       "enforce_fsync=excluded.enforce_fsync, "
+                       "messages_required_to_save=excluded.messages_required_to_save");
+  st.bind(1, r.name);
+  st.bind(2, r.topic_id);
+  st.bind(3, static_cast<int64_t>(r.created_at_ms));
+  st.bind(4, static_cast<int64_t>(r.retention_ms));
+  st.bind(5, static_cast<int64_t>(r.retention_bytes));
+  st.bind(6, r.max_message_bytes);
+  st.bind(7, static_cast<int64_t>(r.segment_bytes));
+  st.bind(8, r.enforce_fsync ? 1 : 0);
+  st.bind(9, static_cast<int64_t>(r.messages_required_to_save));
+  st.exec();
+}
+
+void delete_topic(SQLite::Database& db, const std::string& name) {
+  SQLite::Statement st(db, "DELETE FROM topics WHERE name = ?");
+  st.bind(1, name);
+  st.exec();
+}
+
+std::array<uint8_t, 16> random_uuid() {
+  std::array<uint8_t, 16> id{};
+  if (RAND_bytes(id.data(), static_cast<int>(id.size())) != 1) throw std::runtime_error("RAND_bytes failed");
+  id[6] = static_cast<uint8_t>((id[6] & 0x0F) | 0x40);
+  id[8] = static_cast<uint8_t>((id[8] & 0x3F) | 0x80);
+  return id;
+}
+
+std::string uuid_to_string(const std::array<uint8_t, 16>& id) {
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += hex[id[i] >> 4];
+    s += hex[id[i] & 15];
+  }
+  return s;
+}
+
+bool uuid_from_string(const std::string& s, std::array<uint8_t, 16>& out) {
+  std::string h;
+  for (char c : s)
+    if (c != '-') h += c;
+  if (h.size() != 32) return false;
+  auto nib = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < 16; ++i) {
+    int a = nib(h[2 * i]), b = nib(h[2 * i + 1]);
+    if (a < 0 || b < 0) return false;
+    out[i] = static_cast<uint8_t>(a * 16 + b);
+  }
+  return true;
+}
+
+std::string load_or_create_cluster_id(SQLite::Database& db, const std::string& configured) {
+  std::string id = configured;
+  if (id.empty()) {
+    SQLite::Statement q(db, "SELECT value FROM bridge_meta WHERE key = 'cluster_id'");
+    if (q.executeStep()) return q.getColumn(0).getString();
+    auto raw = random_uuid();
+    static const char* b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    uint32_t acc = 0;
+    int bits = 0;
+    for (uint8_t b : raw) {
+      acc = (acc << 8) | b;
+      bits += 8;
+      while (bits >= 6) {
+        id += b64[(acc >> (bits - 6)) & 63];
+        bits -= 6;
+      }
+    }
+    if (bits > 0) id += b64[(acc << (6 - bits)) & 63];
+  }
+  SQLite::Statement st(db, "INSERT INTO bridge_meta(key, value) VALUES ('cluster_id', ?) "
+                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  st.bind(1, id);
+  st.exec();
+  return id;
+}
+
+}  // namespace kib::state

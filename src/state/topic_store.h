@@ -1,0 +1,37 @@
+// SQL for the topics table (Kafka topic ids and Kafka-only settings) and bridge_meta.
+#pragma once
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace kib::state {
+
+struct TopicRow {
+  std::string name;
+  std::string topic_id;  // canonical UUID text
+  int64_t created_at_ms = 0;
+  int64_t retention_ms = -1;
+  int64_t retention_bytes = -1;
+  int32_t max_message_bytes = 1048588;
+  int64_t segment_bytes = -1;
+  bool enforce_fsync = true;
+  uint32_t messages_required_to_save = 1;
+};
+
+std::vector<TopicRow> load_topics(SQLite::Database& db);
+void upsert_topic(SQLite::Database& db, const TopicRow& row);
+void delete_topic(SQLite::Database& db, const std::string& name);
+
+// The cluster id: `configured` if set (and then stored), else the stored one, else a new
+// random one (Kafka's form: 22 characters of URL-safe base64), stored for next time.
+std::string load_or_create_cluster_id(SQLite::Database& db, const std::string& configured);
+
+// Random UUID (v4) as 16 bytes, and its canonical text form.
+std::array<uint8_t, 16> random_uuid();
+std::string uuid_to_string(const std::array<uint8_t, 16>& id);
+bool uuid_from_string(const std::string& s, std::array<uint8_t, 16>& out);
+
+}  // namespace kib::state
