@@ -1,0 +1,130 @@
+// IggyPool: N lockstep connections of one Iggy identity behind one fair FIFO queue.
+//
+// submit() queues a request; whenever a connection is logged in with nothing in flight it takes
+// the oldest queued request it may serve (any request, or one pinned to that connection). A
+// request in flight on a connection that drops fails with ErrorDomain::kTransport (retriable);
+// queued requests wait for a reconnect, up to queue_timeout. If the server refuses the
+// credentials (bad password, token, inactive user, incompatible version) every queued request
+// fails with that Iggy error, and new ones fail at once until some connection logs in again
+// (connections keep retrying with backoff).
+//
+// IggyIdentityPools keeps one IggyPool per credentials (one Iggy user per Kafka principal).
+//
+// Thread-safety: none; loop thread only. Callbacks run on the loop thread, never inside submit()
+// or close(). Close before destroying: close(done), run the loop until `done`, destroy, then run
+// the loop once more so libuv can free the handles.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <uv.h>
+
+#include "common/result.h"
+#include "iggy/connection.h"
+#include "iggy/loop.h"
+
+namespace kib::iggy {
+
+struct PoolConfig {
+  ConnectionConfig connection;  // address, credentials, timeouts, backoff
+  size_t connections = 4;
+  std::chrono::milliseconds queue_timeout{30000};  // max wait for a connection
+  size_t max_queue = 100000;                       // beyond: fail at once (kTransport kQueueTimeout)
+};
+
+// For metrics.
+struct PoolStats {
+  size_t connections = 0;    // configured
+  size_t connected = 0;      // logged in
+  size_t busy = 0;           // with a request in flight
+  size_t queued = 0;         // waiting for a connection
+  uint64_t submitted = 0;
+  uint64_t completed_ok = 0;
+  uint64_t failed = 0;
+  uint64_t transport_failures = 0;
+  uint64_t reconnects = 0;   // successful re-logins after a drop
+  bool login_refused = false;  // last login attempt was refused by the server
+};
+
+class IggyPool {
+ public:
+  IggyPool(uv_loop_t* loop, PoolConfig config);
+  ~IggyPool();
+  IggyPool(const IggyPool&) = delete;
+  IggyPool& operator=(const IggyPool&) = delete;
+
+  // Connects all connections. Implied by the first submit().
+  void start();
+
+  // `affinity` >= 0 pins the request to that connection (e.g. Iggy consumer-group membership is
+  // per connection); -1 = any connection.
+  void submit(wire::RequestFrame frame, ReplyCallback done, int affinity = -1);
+
+  // Fails queued and in-flight requests with kTransport kClosed and closes every connection.
+  void close(std::function<void()> done = {});
+  bool closed() const { return closed_; }
+
+  PoolStats stats() const;
+  size_t size() const { return connections_.size(); }
+  const IggyConnection& connection(size_t i) const { return *connections_[i]; }
+  const PoolConfig& config() const { return config_; }
+  uv_loop_t* loop() const { return loop_; }
+
+  // Runs `task` on a later loop iteration.
+  void post(std::function<void()> task) { tasks_.post(std::move(task)); }
+
+ private:
+  void dispatch();
+  void schedule_dispatch();
+  void on_login_failed(const Error& e);
+  void arm_queue_timer();
+  void expire_queued();
+  void finish(ReplyCallback& done, Result<Reply> r);
+  bool any_connected() const;
+
+  uv_loop_t* loop_;
+  PoolConfig config_;
+  std::vector<std::unique_ptr<IggyConnection>> connections_;
+  std::deque<std::unique_ptr<PendingRequest>> queue_;
+  LoopTasks tasks_;
+  LoopTimer queue_timer_;
+  std::optional<Error> login_error_;
+  bool started_ = false;
+  bool closed_ = false;
+  bool dispatch_scheduled_ = false;
+  size_t next_connection_ = 0;  // round-robin start for fairness across connections
+  PoolStats counters_;
+};
+
+// One pool per Iggy identity, created on first use with the base config's address and timeouts.
+class IggyIdentityPools {
+ public:
+  IggyIdentityPools(uv_loop_t* loop, PoolConfig base);
+  ~IggyIdentityPools();
+
+  // `connections` 0 = base config's count.
+  IggyPool& pool_for(const Credentials& credentials, size_t connections = 0);
+  // Closes and forgets one identity's pool (e.g. the principal was removed).
+  void release(const Credentials& credentials, std::function<void()> done = {});
+  void close(std::function<void()> done = {});
+
+  size_t identities() const { return pools_.size(); }
+  // Per identity (display name, never the secret) stats.
+  std::vector<std::pair<std::string, PoolStats>> stats() const;
+
+ private:
+  uv_loop_t* loop_;
+  PoolConfig base_;
+  std::map<std::string, std::unique_ptr<IggyPool>> pools_;
+  std::vector<std::unique_ptr<IggyPool>> retired_;  // closing; destroyed with this object
+  LoopTasks tasks_;
+};
+
+}  // namespace kib::iggy
