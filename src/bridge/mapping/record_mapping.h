@@ -39,7 +39,7 @@ struct KafkaRecordView {
   std::vector<kafka::RecordHeader> headers;
 };
 
-// Fails (ErrorDomain::kInvalid, code UNKNOWN_SERVER_ERROR = -1 as uint32) for messages that
+// Fails (built with kafka_error(UNKNOWN_SERVER_ERROR); to_kafka_error() gives -1) for messages that
 // claim the mapping (kafka.v) but are malformed, or use an unknown mapping version.
 Result<KafkaRecordView> map_iggy_to_record(const iggy::MessageView& message);
 
