@@ -1,0 +1,298 @@
+#include "bridge/producers/producer_registry_impl.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "bridge/errors.h"
+#include "state/producer_store.h"
+#include "state/state_store.h"
+
+namespace kib::bridge {
+namespace {
+
+constexpr int64_t kSequenceSpace = int64_t{std::numeric_limits<int32_t>::max()} + 1;  // 2^31
+
+// Kafka's DefaultRecordBatch.incrementSequence: sequences wrap from INT32_MAX to 0.
+int32_t last_sequence_of(int32_t first_sequence, int32_t count) {
+  return static_cast<int32_t>((int64_t{first_sequence} + count - 1) % kSequenceSpace);
+}
+
+int32_t sequence_after(int32_t last_sequence) {
+  return last_sequence == std::numeric_limits<int32_t>::max() ? 0 : last_sequence + 1;
+}
+
+}  // namespace
+
+size_t PersistentProducerRegistry::PartitionKeyHash::operator()(const PartitionKey& k) const {
+  size_t h = std::hash<std::string>{}(k.topic);
+  h ^= std::hash<int64_t>{}(k.producer_id) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= std::hash<int32_t>{}(k.partition) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+PersistentProducerRegistry::PersistentProducerRegistry(state::StateStore& store, uv_loop_t* loop,
+                                                       ProducerRegistryOptions options)
+    : store_(store), loop_(loop), options_(std::move(options)) {
+  sweep_timer_ = new uv_timer_t;
+  uv_timer_init(loop_, sweep_timer_);
+  sweep_timer_->data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(sweep_timer_));  // never keeps the loop alive
+}
+
+PersistentProducerRegistry::~PersistentProducerRegistry() {
+  uv_timer_stop(sweep_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(sweep_timer_),
+           [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+}
+
+int64_t PersistentProducerRegistry::now() const {
+  if (options_.now_ms) return options_.now_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status PersistentProducerRegistry::load() {
+  state::ProducerSnapshot snap;
+  state::ProducerIdBlock block;
+  int64_t idle_since = now() - options_.idle_expiry_ms;
+  int64_t block_size = options_.id_block_size;
+  Status st = store_.run_blocking([&](SQLite::Database& db) {
+    state::expire_idle_producers(db, idle_since);
+    snap = state::load_producer_snapshot(db);
+    block = state::reserve_producer_ids(db, snap.id_high_water, block_size);
+  });
+  if (!st) return st;
+
+  partitions_.clear();
+  // Rows come ordered by producer, topic, partition and base offset.
+  for (const auto& row : snap.batches) {
+    PartitionState& s = partitions_[PartitionKey{row.producer_id, row.topic, row.partition}];
+    if (!s.appended.empty() && row.producer_epoch != s.epoch) {
+      // Only one epoch survives record_producer_batch(); keep the newest if rows disagree.
+      if (row.producer_epoch < s.epoch) continue;
+      s.appended.clear();
+    }
+    s.epoch = row.producer_epoch;
+    s.appended.push_back({row.producer_epoch, row.first_sequence, row.last_sequence, row.base_offset});
+    if (s.appended.size() > static_cast<size_t>(kBatchesToRetain)) s.appended.pop_front();
+    s.next_sequence = sequence_after(row.last_sequence);
+    s.last_active_ms = std::max(s.last_active_ms, row.appended_at_ms);
+  }
+  next_id_ = block.first;
+  reserved_end_ = block.end;
+  spdlog::info("producers: loaded {} producer-partitions, next producer id {}", partitions_.size(), next_id_);
+
+  if (options_.expiry_sweep_interval_ms > 0)
+    uv_timer_start(sweep_timer_, &PersistentProducerRegistry::on_sweep, options_.expiry_sweep_interval_ms,
+                   options_.expiry_sweep_interval_ms);
+  return ok_status();
+}
+
+// ---- producer ids ----
+
+void PersistentProducerRegistry::init_producer(std::optional<ProducerIdAndEpoch> /*existing*/,
+                                               std::function<void(Result<ProducerIdAndEpoch>)> done) {
+  if (next_id_ < reserved_end_ && pending_inits_.empty()) return issue(done);
+  pending_inits_.push_back(std::move(done));
+  reserve_next_block();
+}
+
+void PersistentProducerRegistry::issue(const std::function<void(Result<ProducerIdAndEpoch>)>& done) {
+  ProducerIdAndEpoch issued{next_id_++, 0};
+  int64_t at = now();
+  // The id is already durable through its block; the row is for operators and expiry.
+  store_.write([issued, at](SQLite::Database& db) { state::insert_producer(db, issued.producer_id, 0, at); },
+               [id = issued.producer_id](Status st) {
+                 if (!st) spdlog::warn("producers: producer_id={} not recorded: {}", id, st.error().message);
+               });
+  // Fetch the next block before this one runs out, as Kafka's ProducerIdManager prefetches.
+  if (reserved_end_ - next_id_ <= options_.id_block_size / 10) reserve_next_block();
+  done(issued);
+}
+
+void PersistentProducerRegistry::reserve_next_block() {
+  if (reserving_) return;
+  reserving_ = true;
+  auto block = std::make_shared<state::ProducerIdBlock>();
+  int64_t from = reserved_end_;
+  int64_t count = options_.id_block_size;
+  store_.write([block, from, count](SQLite::Database& db) { *block = state::reserve_producer_ids(db, from, count); },
+               [this, alive = std::weak_ptr<bool>(alive_), block](Status st) {
+                 if (alive.expired()) return;
+                 reserving_ = false;
+                 if (!st) {
+                   spdlog::error("producers: cannot reserve producer ids: {}", st.error().message);
+                   std::deque<std::function<void(Result<ProducerIdAndEpoch>)>> waiting;
+                   waiting.swap(pending_inits_);
+                   // Kafka answers COORDINATOR_LOAD_IN_PROGRESS while its id block is missing:
+                   // retriable, and unlike COORDINATOR_NOT_AVAILABLE it does not send an
+                   // idempotent Java producer to FindCoordinator with a null key.
+                   for (auto& d : waiting)
+                     d(kafka_error(kafka::ErrorCode::kCoordinatorLoadInProgress,
+                                   "producer ids could not be reserved in the state database: " + st.error().message));
+                   return;
+                 }
+                 if (block->first != reserved_end_) next_id_ = std::max(next_id_, block->first);
+                 reserved_end_ = block->end;
+                 serve_pending_inits();
+               });
+}
+
+void PersistentProducerRegistry::serve_pending_inits() {
+  while (!pending_inits_.empty() && next_id_ < reserved_end_) {
+    auto done = std::move(pending_inits_.front());
+    pending_inits_.pop_front();
+    issue(done);
+  }
+  if (!pending_inits_.empty()) reserve_next_block();
+}
+
+// ---- sequences ----
+
+SequenceCheck PersistentProducerRegistry::check(int64_t producer_id, int16_t epoch, const std::string& topic,
+                                                int32_t partition, int32_t first_sequence, int32_t count) {
+  if (producer_id < 0) return {SequenceVerdict::kAppend, -1};
+  if (producer_id >= next_id_) return {SequenceVerdict::kUnknownProducer, -1};
+  // Kafka refuses these earlier, as INVALID_RECORD; never reserve them.
+  if (first_sequence < 0 || count < 1) return {SequenceVerdict::kOutOfOrder, -1};
+  int32_t last_sequence = last_sequence_of(first_sequence, count);
+
+  PartitionState& s = partitions_[PartitionKey{producer_id, topic, partition}];
+  // Kafka looks for a duplicate first (ProducerStateEntry.findDuplicateBatch): same epoch,
+  // exactly the same sequence range as one of the retained batches.
+  for (const auto& b : s.appended)
+    if (b.epoch == epoch && b.first_sequence == first_sequence && b.last_sequence == last_sequence)
+      return {SequenceVerdict::kDuplicate, b.base_offset};
+  for (const auto& r : s.in_flight)
+    if (r.epoch == epoch && r.first_sequence == first_sequence && r.last_sequence == last_sequence)
+      return {SequenceVerdict::kInFlight, -1};
+
+  // ProducerAppendInfo.checkProducerEpoch, then checkSequence. No state (new or expired
+  // producer-partition): any epoch and sequence start it, as in Kafka 2.5+.
+  if (s.next_sequence) {
+    if (epoch < s.epoch) return {SequenceVerdict::kInvalidEpoch, -1};
+    bool in_sequence = epoch > s.epoch ? first_sequence == 0 : first_sequence == *s.next_sequence;
+    if (!in_sequence) return {SequenceVerdict::kOutOfOrder, -1};
+  }
+  s.in_flight.push_back({epoch, first_sequence, last_sequence, s.epoch, s.next_sequence});
+  s.epoch = epoch;
+  s.next_sequence = sequence_after(last_sequence);
+  return {SequenceVerdict::kAppend, -1};
+}
+
+bool PersistentProducerRegistry::is_reserved(int64_t producer_id, const std::string& topic, int32_t partition,
+                                             int32_t first_sequence) const {
+  if (producer_id < 0) return true;
+  auto it = partitions_.find(PartitionKey{producer_id, topic, partition});
+  if (it == partitions_.end()) return false;
+  for (const auto& r : it->second.in_flight)
+    if (r.first_sequence == first_sequence) return true;
+  return false;
+}
+
+void PersistentProducerRegistry::record_append(int64_t producer_id, int16_t epoch, const std::string& topic,
+                                               int32_t partition, int32_t first_sequence, int32_t count,
+                                               int64_t base_offset, std::function<void(Status)> durable) {
+  if (producer_id < 0 || first_sequence < 0 || count < 1) {
+    if (durable) durable(ok_status());
+    return;
+  }
+  int32_t last_sequence = last_sequence_of(first_sequence, count);
+  PartitionState& s = partitions_[PartitionKey{producer_id, topic, partition}];
+  auto res = std::find_if(s.in_flight.begin(), s.in_flight.end(), [&](const Reservation& r) {
+    return r.epoch == epoch && r.first_sequence == first_sequence && r.last_sequence == last_sequence;
+  });
+  if (res != s.in_flight.end()) {
+    s.in_flight.erase(res);
+  } else {
+    // Appended without a live reservation: its check was cancelled by an earlier abort while the
+    // append was already under way. It is in the log now, so remember it; ordering for this
+    // producer is no longer guaranteed (the produce path must serialize appends per partition).
+    spdlog::warn("producers: producer_id={} epoch={} {}-{} seq={}..{} appended at offset {} without a reservation",
+                 producer_id, epoch, topic, partition, first_sequence, last_sequence, base_offset);
+    if (s.in_flight.empty() && epoch >= s.epoch) {
+      s.epoch = epoch;
+      s.next_sequence = sequence_after(last_sequence);
+    }
+  }
+
+  int16_t appended_epoch = s.appended.empty() ? int16_t{-1} : s.appended.back().epoch;
+  if (epoch < appended_epoch) {
+    // A newer epoch was appended meanwhile; Kafka forgot this epoch's batches at that point.
+    if (durable) durable(ok_status());
+    return;
+  }
+  if (epoch > appended_epoch) s.appended.clear();
+  s.appended.push_back({epoch, first_sequence, last_sequence, base_offset});
+  if (s.appended.size() > static_cast<size_t>(kBatchesToRetain)) s.appended.pop_front();
+  s.last_active_ms = now();
+
+  state::ProducerBatchRow row;
+  row.producer_id = producer_id;
+  row.topic = topic;
+  row.partition = partition;
+  row.producer_epoch = epoch;
+  row.first_sequence = first_sequence;
+  row.last_sequence = last_sequence;
+  row.base_offset = base_offset;
+  row.appended_at_ms = s.last_active_ms;
+  persist(row, std::move(durable));
+}
+
+void PersistentProducerRegistry::persist(const state::ProducerBatchRow& row, std::function<void(Status)> durable) {
+  store_.write([row](SQLite::Database& db) { state::record_producer_batch(db, row, kBatchesToRetain); },
+               [id = row.producer_id, durable = std::move(durable)](Status st) {
+                 // Memory already has the batch: retries are still detected until a restart.
+                 if (!st) spdlog::warn("producers: batch of producer_id={} not persisted: {}", id, st.error().message);
+                 if (durable) durable(std::move(st));
+               });
+}
+
+void PersistentProducerRegistry::abort_append(int64_t producer_id, const std::string& topic, int32_t partition,
+                                              int32_t first_sequence) {
+  if (producer_id < 0) return;
+  auto it = partitions_.find(PartitionKey{producer_id, topic, partition});
+  if (it == partitions_.end()) return;
+  PartitionState& s = it->second;
+  // The oldest match: appends of a partition complete in check() order.
+  auto res = std::find_if(s.in_flight.begin(), s.in_flight.end(),
+                          [&](const Reservation& r) { return r.first_sequence == first_sequence; });
+  if (res == s.in_flight.end()) return;
+  // Back to the state this batch was checked against. Later reservations were checked as if
+  // this batch had succeeded: cancel them, the client retries them after this one.
+  s.epoch = res->epoch_before;
+  s.next_sequence = res->next_sequence_before;
+  size_t cancelled = static_cast<size_t>(s.in_flight.end() - res) - 1;
+  s.in_flight.erase(res, s.in_flight.end());
+  if (cancelled > 0)
+    spdlog::debug("producers: producer_id={} {}-{} seq={} aborted, {} later batches cancelled", producer_id, topic,
+                  partition, first_sequence, cancelled);
+  if (!s.next_sequence && s.appended.empty() && s.in_flight.empty()) partitions_.erase(it);
+}
+
+// ---- expiry ----
+
+void PersistentProducerRegistry::expire_idle() {
+  int64_t idle_since = now() - options_.idle_expiry_ms;
+  size_t dropped = std::erase_if(partitions_, [&](const auto& kv) {
+    const PartitionState& s = kv.second;
+    return s.in_flight.empty() && s.last_active_ms <= idle_since;
+  });
+  if (dropped > 0) spdlog::info("producers: forgot {} producer-partitions idle since {}", dropped, idle_since);
+  store_.write([idle_since](SQLite::Database& db) { state::expire_idle_producers(db, idle_since); },
+               [](Status st) {
+                 if (!st) spdlog::warn("producers: expiring idle producers failed: {}", st.error().message);
+               });
+}
+
+void PersistentProducerRegistry::on_sweep(uv_timer_t* t) { static_cast<PersistentProducerRegistry*>(t->data)->expire_idle(); }
+
+std::unique_ptr<ProducerRegistry> make_producer_registry(state::StateStore& store, uv_loop_t* loop,
+                                                         ProducerRegistryOptions options) {
+  return std::make_unique<PersistentProducerRegistry>(store, loop, std::move(options));
+}
+
+}  // namespace kib::bridge
