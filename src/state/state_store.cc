@@ -88,19 +88,10 @@ Status StateStore::run_blocking(Job job) {
   auto fut = p.get_future();
   {
     std::lock_guard lk(mu_);
-    queue_.push_back({[&p, job = std::move(job)](SQLite::Database& db) {
-                        try {
-                          job(db);
-                          p.set_value(ok_status());
-                        } catch (const std::exception& e) {
-                          p.set_value(state_error(e.what()));
-                          throw;
-                        }
-                      },
-                      nullptr});
+    queue_.push_back({std::move(job), nullptr, &p});
   }
   cv_.notify_one();
-  return fut.get();
+  return fut.get();  // after the batch holding the job committed (or failed)
 }
 
 void StateStore::writer_main() {
@@ -113,7 +104,9 @@ void StateStore::writer_main() {
       batch.swap(queue_);
     }
     std::vector<Completed> results;
+    std::vector<std::promise<Status>*> syncs;
     results.reserve(batch.size());
+    syncs.reserve(batch.size());
     try {
       SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
       for (auto& p : batch) {
@@ -122,20 +115,29 @@ void StateStore::writer_main() {
           p.job(*db_);
           db_->exec("RELEASE job");
           results.push_back({std::move(p.done), ok_status()});
+          syncs.push_back(p.sync);
         } catch (const std::exception& e) {
           db_->exec("ROLLBACK TO job");
           db_->exec("RELEASE job");
           spdlog::warn("state: write failed: {}", e.what());
           results.push_back({std::move(p.done), state_error(e.what())});
+          syncs.push_back(p.sync);
         }
       }
       tx.commit();
       ++batches_;
     } catch (const std::exception& e) {
-      // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
+      // BEGIN, a savepoint or the commit failed (disk full, I/O error, database locked):
+      // nothing of the batch is durable, and every job of it fails, including those not run.
       spdlog::error("state: batch of {} writes failed to commit: {}", batch.size(), e.what());
       for (auto& r : results) r.status = state_error(std::string("commit failed: ") + e.what());
+      for (size_t i = results.size(); i < batch.size(); ++i) {
+        results.push_back({std::move(batch[i].done), state_error(std::string("commit failed: ") + e.what())});
+        syncs.push_back(batch[i].sync);
+      }
     }
+    for (size_t i = 0; i < syncs.size(); ++i)
+      if (syncs[i]) syncs[i]->set_value(results[i].status);
     {
       std::lock_guard lk(mu_);
       for (auto& r : results)

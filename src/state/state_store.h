@@ -13,6 +13,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -62,6 +63,7 @@ class StateStore {
   struct Pending {
     Job job;
     Done done;
+    std::promise<Status>* sync = nullptr;  // run_blocking: fulfilled on the writer after commit
   };
   struct Completed {
     Done done;

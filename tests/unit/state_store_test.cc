@@ -84,6 +84,27 @@ BOOST_AUTO_TEST_CASE(queued_writes_commit_in_batches_and_complete_on_the_loop) {
   BOOST_TEST(uv_loop_close(&loop) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(run_blocking_reports_the_job_error_and_commits_only_on_success) {
+  TempDb t;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  auto store = StateStore::open(t.path(), &loop);
+  BOOST_REQUIRE(store.ok());
+  auto bad = (*store)->run_blocking([](SQLite::Database& db) { db.exec("INSERT INTO no_such_table VALUES (1)"); });
+  BOOST_TEST(!bad.ok());
+  BOOST_TEST(bad.error().message.find("no_such_table") != std::string::npos);
+  BOOST_REQUIRE((*store)->run_blocking([](SQLite::Database& db) {
+    db.exec("INSERT INTO bridge_meta VALUES ('k', 'v')");
+  }).ok());
+  // Visible from a second connection at once: the batch committed before run_blocking returned.
+  SQLite::Database other(t.path(), SQLite::OPEN_READONLY);
+  BOOST_TEST(other.execAndGet("SELECT count(*) FROM bridge_meta WHERE key='k'").getInt() == 1);
+  (*store)->close();
+  store->reset();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  BOOST_TEST(uv_loop_close(&loop) == 0);
+}
+
 BOOST_AUTO_TEST_CASE(reopening_after_unclean_stop_keeps_committed_rows) {
   TempDb t;
   {
