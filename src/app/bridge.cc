@@ -6,6 +6,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/log/partition_log.h"
+#include "bridge/producers/producer_registry_impl.h"
 #include "common/log.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
@@ -22,6 +24,8 @@ Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg
 
 Bridge::~Bridge() {
   kafka_.reset();
+  log_.reset();
+  producers_.reset();
   catalog_.reset();
   iggy_.reset();
   if (iggy_pool_) {
@@ -64,6 +68,9 @@ Status Bridge::start() {
   iggy_pool_->start();
   iggy_ = std::make_unique<iggy::IggyClient>(*iggy_pool_);
   catalog_ = std::make_unique<bridge::TopicCatalog>(cfg_, *iggy_, *state_, &loop_);
+  producers_ = bridge::make_producer_registry(*state_, &loop_);
+  if (auto st = producers_->load(); !st) return st.error();
+  log_ = std::make_unique<bridge::PartitionLog>(&loop_, *iggy_, *catalog_, producers_.get(), cfg_);
 
   services_ = std::make_unique<kafka::Services>();
   services_->config = &cfg_;
@@ -72,6 +79,8 @@ Status Bridge::start() {
   services_->iggy_pool = iggy_pool_.get();
   services_->iggy = iggy_.get();
   services_->catalog = catalog_.get();
+  services_->producers = producers_.get();
+  services_->log = log_.get();
   services_->cluster_id = cluster_id;
 
   net::ServerLimits limits{cfg_.limits.max_frame_bytes, cfg_.limits.max_connections, cfg_.limits.idle_timeout_ms,
@@ -134,6 +143,8 @@ void Bridge::shutdown() {
   if (stopping_) return;
   stopping_ = true;
   sd_notify(0, "STOPPING=1");
+  // Long-polling fetches are answered now so connections can drain.
+  if (log_) log_->stop_waiting();
   kafka_->shutdown(cfg_.limits.shutdown_deadline_ms, [this] {
     spdlog::info("shutdown: all Kafka connections closed");
     if (catalog_retry_) {

@@ -27,6 +27,8 @@ class IggyClient;
 }  // namespace iggy
 namespace bridge {
 class TopicCatalog;
+class ProducerRegistry;
+class PartitionLog;
 }  // namespace bridge
 
 class Bridge {
@@ -55,6 +57,8 @@ class Bridge {
   std::unique_ptr<iggy::IggyPool> iggy_pool_;
   std::unique_ptr<iggy::IggyClient> iggy_;
   std::unique_ptr<bridge::TopicCatalog> catalog_;
+  std::unique_ptr<bridge::ProducerRegistry> producers_;
+  std::unique_ptr<bridge::PartitionLog> log_;
   std::unique_ptr<kafka::Services> services_;
   uv_timer_t* catalog_retry_ = nullptr;
   std::unique_ptr<kafka::KafkaServer> kafka_;

@@ -1,0 +1,32 @@
+#include "bridge/log/produce_validation.h"
+
+#include <string>
+
+#include "bridge/errors.h"
+
+namespace kib::bridge {
+
+using kafka::ErrorCode;
+
+Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, int32_t max_message_bytes) {
+  if (batches.size() != 1)
+    return kafka_error(ErrorCode::kInvalidRecord, "produce v3+ must carry exactly one record batch per partition, got " +
+                                                      std::to_string(batches.size()));
+  const kafka::DecodedBatch& b = batches.front();
+  if (b.header.record_count <= 0 || b.records.empty())
+    return kafka_error(ErrorCode::kInvalidRecord, "record batch has no records");
+  if (b.header.is_control())
+    return kafka_error(ErrorCode::kInvalidRecord, "clients may not write control batches");
+  if (b.header.is_transactional())
+    return kafka_error(ErrorCode::kInvalidTxnState, "transactional produce is not supported by this bridge yet");
+  if (b.header.producer_id >= 0 && b.header.base_sequence < 0)
+    return kafka_error(ErrorCode::kInvalidRecord, "idempotent batch (producer id " +
+                                                      std::to_string(b.header.producer_id) + ") without a base sequence");
+  if (max_message_bytes >= 0 && b.wire.size() > static_cast<size_t>(max_message_bytes))
+    return kafka_error(ErrorCode::kMessageTooLarge, "record batch is " + std::to_string(b.wire.size()) +
+                                                        " bytes, above the topic's max.message.bytes " +
+                                                        std::to_string(max_message_bytes));
+  return ok_status();
+}
+
+}  // namespace kib::bridge

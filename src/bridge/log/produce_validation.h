@@ -1,0 +1,26 @@
+// Kafka's rules for what a client may append to one partition, checked before anything reaches
+// Iggy. Pure: the caller has already decoded the batches (CRC, structure, decompression budget).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/result.h"
+#include "kafka/records/record_batch.h"
+
+namespace kib::bridge {
+
+// Iggy refuses frames above 64 MiB (PROTOCOL.md §5); what one send may carry after the VSR
+// header, the metadata section and the batch header, with room to spare.
+inline constexpr uint64_t kMaxIggySendBytes = (64u << 20) - 64 * 1024;
+// Per-message overhead of Iggy's send layout (message frame header).
+inline constexpr uint64_t kIggyMessageFrameBytes = 48;
+
+// One partition's batches from a Produce v3+ request. Errors carry Kafka codes (bridge/errors.h):
+//   not exactly one batch, zero records, a control batch, or an idempotent batch without a
+//     sequence                                                     -> INVALID_RECORD
+//   a transactional batch (transactions are not supported yet)     -> INVALID_TXN_STATE
+//   the batch as sent is larger than the topic's max.message.bytes -> MESSAGE_TOO_LARGE
+Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, int32_t max_message_bytes);
+
+}  // namespace kib::bridge

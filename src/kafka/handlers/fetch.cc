@@ -1,0 +1,83 @@
+// Fetch (key 1), v4-12 (topic names; v13+ addresses topics by id). The partition log reads,
+// rebuilds v2 batches at the requested offsets and long-polls; this file maps the request and
+// response shapes.
+//
+// Fetch sessions (KIP-227) are never created: every response carries session_id 0, which tells
+// clients to keep sending full requests (FetchSessionHandler), so forgotten_topics_data is
+// meaningless and ignored. A request that continues a session (epoch other than 0 and -1) names
+// one this bridge never issued: FETCH_SESSION_ID_NOT_FOUND, after which clients start over
+// with a full request.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bridge/log/partition_log.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/fetch.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+namespace {
+
+constexpr int32_t kInitialSessionEpoch = 0;
+constexpr int32_t kFinalSessionEpoch = -1;
+
+}  // namespace
+
+void handle_fetch(Services& s, Request&& req) {
+  auto body = req.decode<msg::FetchRequest>();
+  if (req.header.api_version >= 7 && body.session_epoch != kInitialSessionEpoch &&
+      body.session_epoch != kFinalSessionEpoch) {
+    msg::FetchResponse resp;
+    resp.error_code = to_int16(ErrorCode::kFetchSessionIdNotFound);
+    resp.session_id = 0;
+    return req.respond.send(resp);
+  }
+
+  std::vector<bridge::FetchPartitionRequest> partitions;
+  std::vector<std::pair<std::string, std::vector<int32_t>>> shape;  // response mirrors the request
+  for (auto& topic : body.topics) {
+    auto& ids = shape.emplace_back(topic.topic, std::vector<int32_t>()).second;
+    for (const auto& p : topic.partitions) {
+      partitions.push_back({topic.topic, p.partition, p.fetch_offset, p.partition_max_bytes});
+      ids.push_back(p.partition);
+    }
+  }
+  bridge::FetchParams params;
+  params.max_wait_ms = body.max_wait_ms;
+  params.min_bytes = body.min_bytes;
+  params.max_bytes = body.max_bytes;
+  params.isolation = body.isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
+                                               : bridge::IsolationLevel::kReadUncommitted;
+
+  if (!s.log) return req.respond.close("Fetch: the partition log is not running");
+  s.log->fetch(std::move(partitions), params,
+               [respond = req.respond, shape = std::move(shape),
+                read_committed = params.isolation == bridge::IsolationLevel::kReadCommitted](
+                   std::vector<bridge::FetchPartitionResult> results) {
+                 msg::FetchResponse resp;
+                 resp.session_id = 0;
+                 size_t k = 0;
+                 for (const auto& [topic, ids] : shape) {
+                   auto& tr = resp.responses.emplace_back();
+                   tr.topic = topic;
+                   for (int32_t id : ids) {
+                     bridge::FetchPartitionResult& r = results[k++];
+                     auto& pd = tr.partitions.emplace_back();
+                     pd.partition_index = id;
+                     pd.error_code = to_int16(r.error);
+                     pd.high_watermark = r.high_watermark;
+                     pd.last_stable_offset = r.last_stable_offset;
+                     pd.log_start_offset = r.log_start_offset;
+                     // No transactions yet: nothing was ever aborted.
+                     if (read_committed) pd.aborted_transactions.emplace();
+                     else pd.aborted_transactions.reset();
+                     pd.records = std::move(r.records);
+                   }
+                 }
+                 respond.send(resp);
+               });
+}
+
+}  // namespace kib::kafka

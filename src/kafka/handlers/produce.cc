@@ -1,0 +1,135 @@
+// Produce (key 0): decodes each partition's record batches within the request's decompression
+// budget and hands them to the partition log, which applies Kafka's append rules. Served v3-11,
+// advertised from v0 (GOTCHAS: librdkafka < 2.11 disables compression otherwise); v0-2 frames
+// are refused by the dispatcher.
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <string>
+
+#include "bridge/errors.h"
+#include "bridge/log/partition_log.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/produce.h"
+#include "kafka/records/record_batch.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+namespace {
+
+constexpr int16_t kFirstZstdVersion = 7;  // KIP-110
+
+ErrorCode produce_error_for(RecordError e) {
+  switch (e) {
+    case RecordError::kCorrupt:
+      return ErrorCode::kCorruptMessage;
+    case RecordError::kTooLarge:
+      return ErrorCode::kMessageTooLarge;
+    case RecordError::kUnsupportedCompression:
+      return ErrorCode::kUnsupportedCompressionType;
+    case RecordError::kInvalidRecord:
+    case RecordError::kUnsupportedMagic:  // Kafka answers INVALID_RECORD for v0/v1 sets in Produce v3+
+      return ErrorCode::kInvalidRecord;
+  }
+  return ErrorCode::kInvalidRecord;
+}
+
+// Whether any batch header names zstd. Read before decoding, so refusing it costs no
+// decompression; malformed framing is left for the decoder to report.
+bool names_zstd(ByteSpan records) {
+  size_t at = 0;
+  while (records.size() - at >= kRecordBatchHeaderSize) {
+    ByteReader r(records.subspan(at));
+    r.skip(8, "baseOffset");
+    const int32_t batch_length = r.be<int32_t>("batchLength");
+    r.skip(9, "partitionLeaderEpoch, magic, crc");
+    const int16_t attributes = r.be<int16_t>("attributes");
+    if ((attributes & BatchAttributes::kCompressionMask) == static_cast<int16_t>(Compression::kZstd)) return true;
+    if (batch_length <= 0) return false;
+    at += kRecordBatchLogOverhead + static_cast<size_t>(batch_length);
+    if (at > records.size()) return false;
+  }
+  return false;
+}
+
+struct ProduceCall {
+  msg::ProduceResponse resp;
+  Responder respond;
+  bool acks_zero = false;
+  size_t pending = 1;       // one per partition sent to the log, +1 until all are sent
+  std::string first_error;  // acks=0: the connection is closed instead of answering
+
+  void fail(msg::ProduceResponse::PartitionProduceResponse& pr, ErrorCode code, const std::string& message) {
+    pr.error_code = to_int16(code);
+    pr.base_offset = -1;
+    pr.log_append_time_ms = -1;
+    pr.log_start_offset = -1;
+    if (!message.empty()) pr.error_message = message;
+    if (first_error.empty()) first_error = std::string(error_name(code)) + ": " + message;
+  }
+
+  void done() {
+    if (--pending > 0) return;
+    if (!acks_zero) return respond.send(resp);
+    // KafkaApis: an acks=0 produce that failed closes the connection, the only way the client learns.
+    if (!first_error.empty()) return respond.close("acks=0 produce failed: " + first_error);
+    respond.no_response();
+  }
+};
+
+}  // namespace
+
+void handle_produce(Services& s, Request&& req) {
+  // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
+  auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
+  const int16_t version = req.header.api_version;
+  auto call = std::make_shared<ProduceCall>();
+  call->respond = req.respond;
+  call->acks_zero = body->acks == 0;
+
+  call->resp.responses.resize(body->topic_data.size());
+  for (size_t t = 0; t < body->topic_data.size(); ++t) {
+    call->resp.responses[t].name = body->topic_data[t].name;
+    call->resp.responses[t].partition_responses.resize(body->topic_data[t].partition_data.size());
+  }
+
+  DecompressionBudget budget{s.config->limits.max_decompressed_bytes_per_request};
+  for (size_t t = 0; t < body->topic_data.size(); ++t) {
+    const auto& topic = body->topic_data[t];
+    for (size_t p = 0; p < topic.partition_data.size(); ++p) {
+      const auto& data = topic.partition_data[p];
+      auto& pr = call->resp.responses[t].partition_responses[p];
+      pr.index = data.index;
+      const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
+      if (version < kFirstZstdVersion && names_zstd(records)) {
+        call->fail(pr, ErrorCode::kUnsupportedCompressionType, "zstd needs Produce v7 or later");
+        continue;
+      }
+      auto decoded = decode_record_batches(records, budget);
+      if (!decoded) {
+        call->fail(pr, produce_error_for(record_error(decoded.error())), decoded.error().message);
+        continue;
+      }
+      if (!s.log) {
+        call->fail(pr, ErrorCode::kUnknownServerError, "the partition log is not running");
+        continue;
+      }
+      ++call->pending;
+      s.log->produce(topic.name, data.index, std::move(decoded.value()), body, body->acks,
+                     [call, t, p](bridge::ProduceResult r) {
+                       auto& pr = call->resp.responses[t].partition_responses[p];
+                       if (r.error != ErrorCode::kNone) {
+                         call->fail(pr, r.error, r.message);
+                       } else {
+                         pr.base_offset = r.base_offset;
+                         pr.log_append_time_ms = r.log_append_time_ms;
+                         pr.log_start_offset = r.log_start_offset;
+                       }
+                       call->done();
+                     });
+    }
+  }
+  call->done();
+}
+
+}  // namespace kib::kafka
