@@ -18,7 +18,7 @@ def bridge_bin():
 class BridgeProcess:
     """One bridge process with its own config, state file and log."""
 
-    def __init__(self, workdir, extra_toml="", iggy_address=None):
+    def __init__(self, workdir, extra_toml="", iggy_address=None, kafka_extra=""):
         self.workdir = workdir
         self.port = free_port()
         self.config = os.path.join(workdir, "bridge.toml")
@@ -26,7 +26,7 @@ class BridgeProcess:
         self.log_path = os.path.join(workdir, "bridge.log")
         iggy = iggy_address or "127.0.0.1:%d" % free_port()
         with open(self.config, "w") as f:
-            f.write(f'[kafka]\nlisteners = ["127.0.0.1:{self.port}"]\n'
+            f.write(f'[kafka]\nlisteners = ["127.0.0.1:{self.port}"]\n{kafka_extra}'
                     f'[iggy]\naddress = "{iggy}"\n'
                     f'[state]\npath = "{self.state}"\n'
                     f'[log]\nlevel = "debug"\n[http]\nlisten = ""\n' + extra_toml)
@@ -101,3 +101,24 @@ def bridge_factory(workdir):
 @pytest.fixture
 def bridge(bridge_factory):
     return bridge_factory().start()
+
+
+# The real iggy-server, shared with the client tier's harness (one per test session).
+import sys as _sys
+_sys.path.insert(0, os.path.join(ROOT, "tests", "clients"))
+from harness.iggy_server import IggyServer, find_binary  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def iggy():
+    binary = find_binary()
+    if binary is None:
+        pytest.skip("SKIPPED: no iggy-server (set IGGY_SERVER or install /usr/local/bin/iggy-server)")
+    server = IggyServer(binary).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def bridge_on_iggy(bridge_factory, iggy):
+    return bridge_factory(iggy_address=iggy.address).start()

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bridge/errors.h"
+#include "iggy/pool.h"
 #include "state/state_store.h"
 #include "state/topic_store.h"
 
@@ -225,6 +226,8 @@ void TopicCatalog::ensure(const std::string& name, bool auto_create,
   if (const TopicMetadata* t = find(name)) return done(t);
   if (auto why = invalid_topic_name(name)) return done(kafka_error(ErrorCode::kInvalidTopicException, *why));
   Impl* impl = impl_.get();
+  if (impl->iggy.pool().stats().connected == 0)
+    return done(kafka_error(ErrorCode::kLeaderNotAvailable, "Iggy is not reachable; retry"));
   auto& waiters = impl->pending_ensure[name];
   waiters.push_back(std::move(done));
   if (waiters.size() > 1) return;  // a lookup of this name is already under way

@@ -6,6 +6,7 @@
 #include "bridge/errors.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/metadata.h"
+#include "iggy/pool.h"
 #include "kafka/services.h"
 
 namespace kib::kafka {
@@ -58,7 +59,7 @@ void handle_metadata(Services& s, Request&& req) {
   bool all_topics = !body.topics.has_value() || (v == 0 && body.topics->empty());
   if (all_topics) {
     call->req = std::move(req);
-    s.catalog->refresh([call](Status) {
+    auto answer_from_cache = [call](Status) {
       // A failed refresh still answers from the cache; the catalog logged why.
       for (const auto* t : call->services->catalog->all()) {
         msg::MetadataResponse::MetadataResponseTopic mt;
@@ -66,7 +67,11 @@ void handle_metadata(Services& s, Request&& req) {
         call->resp.topics.push_back(std::move(mt));
       }
       finish(call);
-    });
+    };
+    // With Iggy unreachable a refresh would wait for the pool's queue timeout; clients are
+    // better served by the cached list now.
+    if (s.iggy_pool->stats().connected == 0) return answer_from_cache(ok_status());
+    s.catalog->refresh(answer_from_cache);
     return;
   }
 
