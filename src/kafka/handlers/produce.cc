@@ -1,7 +1,7 @@
 // Produce (key 0): decodes each partition's record batches within the request's decompression
 // budget and hands them to the partition log, which applies Kafka's append rules. Served v3-11,
-// advertised from v0 (GOTCHAS: librdkafka < 2.11 disables compression otherwise); v0-2 frames
-// are refused by the dispatcher.
+// advertised from v0 (GOTCHAS: librdkafka < 2.11 disables compression otherwise); v0-2
+// requests (legacy message sets, removed by KIP-896) get UNSUPPORTED_VERSION per partition.
 #include <spdlog/spdlog.h>
 
 #include <memory>
@@ -18,6 +18,7 @@ namespace kib::kafka {
 namespace {
 
 constexpr int16_t kFirstZstdVersion = 7;  // KIP-110
+constexpr int16_t kFirstServedVersion = 3;  // record batch v2 (KIP-896 removed v0-2)
 
 ErrorCode produce_error_for(RecordError e) {
   switch (e) {
@@ -91,6 +92,16 @@ void handle_produce(Services& s, Request&& req) {
   for (size_t t = 0; t < body->topic_data.size(); ++t) {
     call->resp.responses[t].name = body->topic_data[t].name;
     call->resp.responses[t].partition_responses.resize(body->topic_data[t].partition_data.size());
+    for (size_t p = 0; p < body->topic_data[t].partition_data.size(); ++p) {
+      auto& pr = call->resp.responses[t].partition_responses[p];
+      pr.index = body->topic_data[t].partition_data[p].index;
+      if (version < kFirstServedVersion)
+        call->fail(pr, ErrorCode::kUnsupportedVersion, "Produce v0-2 (message format v0/v1) is not supported; use v3+");
+    }
+  }
+  if (version < kFirstServedVersion) {
+    spdlog::warn("client={} sent Produce v{}; answered UNSUPPORTED_VERSION", req.header.client_id, version);
+    return call->done();
   }
 
   DecompressionBudget budget{s.config->limits.max_decompressed_bytes_per_request};
@@ -99,7 +110,6 @@ void handle_produce(Services& s, Request&& req) {
     for (size_t p = 0; p < topic.partition_data.size(); ++p) {
       const auto& data = topic.partition_data[p];
       auto& pr = call->resp.responses[t].partition_responses[p];
-      pr.index = data.index;
       const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
       if (version < kFirstZstdVersion && names_zstd(records)) {
         call->fail(pr, ErrorCode::kUnsupportedCompressionType, "zstd needs Produce v7 or later");
