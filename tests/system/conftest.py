@@ -49,6 +49,17 @@ class BridgeProcess:
             raise RuntimeError("bridge did not listen:\n" + self.read_log())
         return self
 
+    def wait_ready(self, timeout=30):
+        """Until the bridge logged in to Iggy and loaded its topics ("ready" in the log)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if "kafka-iggy-bridge ready" in self.read_log():
+                return self
+            if self.proc.poll() is not None:
+                raise RuntimeError("bridge exited:\n" + self.read_log())
+            time.sleep(0.05)
+        raise RuntimeError("bridge not ready:\n" + self.read_log())
+
     def read_log(self):
         with open(self.log_path, "rb") as f:
             return f.read().decode(errors="replace")
@@ -121,4 +132,4 @@ def iggy():
 
 @pytest.fixture
 def bridge_on_iggy(bridge_factory, iggy):
-    return bridge_factory(iggy_address=iggy.address).start()
+    return bridge_factory(iggy_address=iggy.address).start().wait_ready()

@@ -163,6 +163,10 @@ void PartitionLog::lookup(const std::string& topic, int32_t partition, std::func
                   [alive = std::weak_ptr<bool>(alive_), limits, cb](Result<const TopicMetadata*> r) {
                     if (alive.expired()) return;
                     if (!r) {
+                      // Like Kafka's Produce/Fetch: a name that cannot be a topic is simply
+                      // not a known partition (only Metadata answers INVALID_TOPIC_EXCEPTION).
+                      if (to_kafka_error(r.error()) == ErrorCode::kInvalidTopicException)
+                        return cb(kafka_error(ErrorCode::kUnknownTopicOrPartition, r.error().message));
                       cb(r.error());
                       return;
                     }

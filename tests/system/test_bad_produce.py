@@ -1,0 +1,175 @@
+"""Bad Produce input against the real bridge on a real iggy-server: each case gets its Kafka
+error code, the connection and the bridge survive, and nothing is written. Requests are built
+by hand here (not by the bridge's codecs) so a codec bug cannot hide itself."""
+import struct, uuid
+import pytest
+from kafka_wire import api_versions_request, connect, parse_api_versions, recv_frame, request, uvarint
+
+CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION, MESSAGE_TOO_LARGE, INVALID_TOPIC, INVALID_RECORD = 2, 3, 10, 17, 87
+
+
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+_T = _crc32c_table()
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _T[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def zigzag(n):
+    return uvarint((n << 1) ^ (n >> 63))
+
+
+def record(value, offset_delta=0):
+    body = b"\x00" + zigzag(0) + zigzag(offset_delta) + zigzag(-1) + zigzag(len(value)) + value + uvarint(0)
+    return zigzag(len(body)) + body
+
+
+def batch(records_blob, count, attributes=0, corrupt_crc=False, claimed_count=None):
+    after_crc = struct.pack(">hiqqqhii", attributes, count - 1, 1700000000000, 1700000000000, -1, -1, -1,
+                            claimed_count if claimed_count is not None else count) + records_blob
+    crc = crc32c(after_crc) ^ (1 if corrupt_crc else 0)
+    head = struct.pack(">iBI", -1, 2, crc)  # partitionLeaderEpoch, magic, crc
+    return struct.pack(">qi", 0, len(head) + len(after_crc)) + head + after_crc
+
+
+def produce_v7(corr, topic, partition, records):
+    t = topic.encode()
+    body = struct.pack(">hhi", -1, 1, 30000) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
+    body += struct.pack(">i", 1) + struct.pack(">ii", partition, len(records)) + records
+    return request(0, 7, corr, body)
+
+
+def parse_produce_v7(frame):
+    corr, ntopics = struct.unpack_from(">ii", frame, 0)
+    pos = 8
+    (tl,) = struct.unpack_from(">h", frame, pos)
+    pos += 2 + tl
+    (nparts,) = struct.unpack_from(">i", frame, pos)
+    pos += 4
+    idx, err, base, _lat, _lso = struct.unpack_from(">ihqqq", frame, pos)
+    return corr, err, base
+
+
+def latest_offset(sock, topic, corr=900):
+    t = topic.encode()
+    body = struct.pack(">i", -1) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
+    body += struct.pack(">i", 1) + struct.pack(">iq", 0, -1)
+    sock.sendall(request(2, 1, corr, body))
+    f = recv_frame(sock)
+    pos = 4 + 4
+    (tl,) = struct.unpack_from(">h", f, pos)
+    pos += 2 + tl + 4
+    _idx, err, _ts, off = struct.unpack_from(">ihqq", f, pos)
+    assert err == 0
+    return off
+
+
+def create_topic(sock, name):
+    # Metadata v4 with auto-creation
+    t = name.encode()
+    sock.sendall(request(3, 4, 1, struct.pack(">i", 1) + struct.pack(">h", len(t)) + t + b"\x01"))
+    recv_frame(sock)
+
+
+def still_serving(sock, bridge):
+    sock.sendall(api_versions_request(0, 4242))
+    assert parse_api_versions(recv_frame(sock), 0)[:2] == (4242, 0)
+    assert bridge.alive()
+
+
+@pytest.fixture
+def topic_conn(bridge_on_iggy):
+    s = connect(bridge_on_iggy.port)
+    name = "bad-" + uuid.uuid4().hex[:8]
+    create_topic(s, name)
+    yield bridge_on_iggy, s, name
+    s.close()
+
+
+def test_good_batch_is_appended_as_a_baseline(topic_conn):
+    b, s, topic = topic_conn
+    s.sendall(produce_v7(10, topic, 0, batch(record(b"ok"), 1)))
+    assert parse_produce_v7(recv_frame(s)) == (10, 0, 0)
+    assert latest_offset(s, topic) == 1
+
+
+def test_corrupt_crc_is_corrupt_message_and_nothing_written(topic_conn):
+    b, s, topic = topic_conn
+    s.sendall(produce_v7(11, topic, 0, batch(record(b"x"), 1, corrupt_crc=True)))
+    assert parse_produce_v7(recv_frame(s))[:2] == (11, CORRUPT_MESSAGE)
+    assert latest_offset(s, topic) == 0
+    still_serving(s, b)
+
+
+def test_batch_claiming_two_billion_records_is_refused_without_allocating(topic_conn):
+    b, s, topic = topic_conn
+    rss = b.rss_kb()
+    s.sendall(produce_v7(12, topic, 0, batch(record(b"x"), 1, claimed_count=2**31 - 1)))
+    assert parse_produce_v7(recv_frame(s))[:2] == (12, INVALID_RECORD)
+    assert b.rss_kb() - rss < 64 * 1024
+    assert latest_offset(s, topic) == 0
+    still_serving(s, b)
+
+
+def test_zstd_bomb_hits_the_decompression_budget(bridge_factory, iggy):
+    zstd = pytest.importorskip("zstandard", reason="SKIPPED: python zstandard not installed (tests/clients/setup.sh)")
+    b = bridge_factory("[limits]\nmax_decompressed_bytes_per_request = 16777216\n", iggy_address=iggy.address).start().wait_ready()
+    s = connect(b.port)
+    topic = "bomb-" + uuid.uuid4().hex[:8]
+    create_topic(s, topic)
+    # One record whose value is 64 MiB of zeros: ~2 KiB compressed, 4x the budget.
+    plain = record(bytes(64 << 20))
+    bomb = zstd.ZstdCompressor(level=3).compress(plain)
+    assert len(bomb) < 100_000
+    rss = b.rss_kb()
+    s.sendall(produce_v7(13, topic, 0, batch(bomb, 1, attributes=4)))
+    assert parse_produce_v7(recv_frame(s))[:2] == (13, MESSAGE_TOO_LARGE)
+    assert b.rss_kb() - rss < 48 * 1024, "decompressed past the budget"
+    assert latest_offset(s, topic) == 0
+    still_serving(s, b)
+    s.close()
+
+
+def test_empty_topic_name_is_unknown_on_produce_and_invalid_on_metadata(topic_conn):
+    b, s, topic = topic_conn
+    s.sendall(produce_v7(14, "", 0, batch(record(b"x"), 1)))
+    assert parse_produce_v7(recv_frame(s))[:2] == (14, UNKNOWN_TOPIC_OR_PARTITION)
+    s.sendall(request(3, 4, 15, struct.pack(">i", 1) + struct.pack(">h", 0) + b"\x01"))
+    f = recv_frame(s)
+    # v4: corr, throttle, brokers[...], cluster_id, controller, topics[error, name, ...]
+    pos = 8
+    (nb,) = struct.unpack_from(">i", f, pos)
+    pos += 4
+    for _ in range(nb):
+        pos += 4
+        (hl,) = struct.unpack_from(">h", f, pos)
+        pos += 2 + hl + 4
+        (rl,) = struct.unpack_from(">h", f, pos)
+        pos += 2 + max(rl, 0)
+    (cl,) = struct.unpack_from(">h", f, pos)
+    pos += 2 + max(cl, 0) + 4
+    (nt,) = struct.unpack_from(">i", f, pos)
+    (err,) = struct.unpack_from(">h", f, pos + 4)
+    assert (nt, err) == (1, INVALID_TOPIC)
+    still_serving(s, b)
+
+
+def test_produce_to_missing_partition_is_unknown_topic_or_partition(topic_conn):
+    b, s, topic = topic_conn
+    s.sendall(produce_v7(16, topic, 5, batch(record(b"x"), 1)))
+    assert parse_produce_v7(recv_frame(s))[:2] == (16, UNKNOWN_TOPIC_OR_PARTITION)
+    assert latest_offset(s, topic) == 0
+    still_serving(s, b)
