@@ -9,10 +9,12 @@
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
 #include "common/log.h"
+#include "http/http_server.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
 #include "kafka/kafka_server.h"
 #include "kafka/services.h"
+#include "metrics/bridge_metrics.h"
 #include "state/state_store.h"
 #include "state/topic_store.h"
 
@@ -23,6 +25,8 @@ Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg
 }
 
 Bridge::~Bridge() {
+  metrics_hook_.reset();
+  http_.reset();
   kafka_.reset();
   log_.reset();
   producers_.reset();
@@ -92,6 +96,29 @@ Status Bridge::start() {
     ports_.push_back(*port);
   }
 
+  if (!cfg_.http.listen.empty()) {
+    auto addr = config::parse_host_port(cfg_.http.listen);  // validated when the config was loaded
+    if (!addr) return addr.error();
+    http_ = std::make_unique<http::HttpServer>(&loop_, http::ops_handlers([this] { return readiness(); }));
+    auto port = http_->listen(*addr);
+    if (!port) return port.error();
+  }
+  metrics_hook_ = metrics::global().on_collect([this] {
+    metrics::BridgeMetrics& m = metrics::bridge_metrics();
+    m.connections.set(static_cast<double>(kafka_->tcp().connection_count()));
+    m.connections_refused.mirror(static_cast<double>(kafka_->tcp().refused_connections()));
+    iggy::PoolStats s = iggy_pool_->stats();
+    m.iggy_pool_connections.set(static_cast<double>(s.connections));
+    m.iggy_pool_connected.set(static_cast<double>(s.connected));
+    m.iggy_pool_busy.set(static_cast<double>(s.busy));
+    m.iggy_pool_queued.set(static_cast<double>(s.queued));
+    m.iggy_login_refused.set(s.login_refused ? 1 : 0);
+    m.iggy_requests.mirror(static_cast<double>(s.submitted));
+    m.iggy_request_failures.mirror(static_cast<double>(s.failed));
+    m.iggy_reconnects.mirror(static_cast<double>(s.reconnects));
+    m.state_write_batches.mirror(static_cast<double>(state_->batches_committed()));
+  });
+
   auto add_signal = [this](int signum, void (*cb)(uv_signal_t*, int)) {
     auto* s = new uv_signal_t;
     uv_signal_init(&loop_, s);
@@ -119,6 +146,7 @@ void Bridge::start_catalog() {
   catalog_->start([this](Status s) {
     if (stopping_) return;
     if (s) {
+      ready_ = true;
       sd_notify(0, "READY=1");
       spdlog::info("kafka-iggy-bridge ready: Iggy at {} stream '{}', {} topics", cfg_.iggy.address.str(),
                    cfg_.iggy.stream, catalog_->all().size());
@@ -152,12 +180,23 @@ void Bridge::shutdown() {
       catalog_retry_ = nullptr;
     }
     if (catalog_) catalog_->stop();
+    if (http_) http_->close();
     if (iggy_pool_) iggy_pool_->close();
     if (state_) state_->close();
     for (auto* s : signals_)
       uv_close(reinterpret_cast<uv_handle_t*>(s), [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
     signals_.clear();
   });
+}
+
+http::Readiness Bridge::readiness() const {
+  if (stopping_) return {false, "shutting down"};
+  if (!state_) return {false, "state database not open"};
+  iggy::PoolStats s = iggy_pool_->stats();
+  if (s.login_refused) return {false, "Iggy at " + cfg_.iggy.address.str() + " refused the login"};
+  if (s.connected == 0) return {false, "Iggy at " + cfg_.iggy.address.str() + " not connected"};
+  if (!ready_) return {false, "Iggy stream '" + cfg_.iggy.stream + "' not initialised yet"};
+  return {true, ""};
 }
 
 void Bridge::reload() {

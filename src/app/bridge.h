@@ -11,6 +11,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "metrics/metrics.h"
 
 namespace kib {
 
@@ -25,6 +26,10 @@ namespace iggy {
 class IggyPool;
 class IggyClient;
 }  // namespace iggy
+namespace http {
+class HttpServer;
+struct Readiness;
+}  // namespace http
 namespace bridge {
 class TopicCatalog;
 class ProducerRegistry;
@@ -48,6 +53,8 @@ class Bridge {
 
  private:
   void reload();
+  // What /readyz answers: Iggy reachable, the stream initialised, state open, not stopping.
+  http::Readiness readiness() const;
   void start_catalog();
 
   config::Config cfg_;
@@ -65,6 +72,9 @@ class Bridge {
   std::vector<uv_signal_t*> signals_;
   std::vector<uint16_t> ports_;
   bool stopping_ = false;
+  bool ready_ = false;  // the catalog started (READY=1 sent)
+  std::unique_ptr<http::HttpServer> http_;
+  metrics::CollectHook metrics_hook_;  // copies pool/server/state counters into /metrics
 };
 
 }  // namespace kib

@@ -9,6 +9,7 @@
 #include "app/version.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "http/bridge_status.h"
 #include "state/state_store.h"
 
 namespace {
@@ -74,8 +75,11 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand("serve", "run the bridge in the foreground (default)");
   auto* check = app.add_subcommand("check-config", "validate the configuration and print the effective values");
   auto* migrate = app.add_subcommand("migrate", "create or upgrade the state database, then exit");
+  auto* status = app.add_subcommand("status", "ask the running bridge ([http] listen) whether it is ready, and summarise its metrics");
+  bool status_json = false;
+  status->add_flag("--json", status_json, "print JSON instead of a table");
   auto* version = app.add_subcommand("version", "print versions and exit");
-  for (auto* sc : {serve, check, migrate}) {
+  for (auto* sc : {serve, check, migrate, status}) {
     sc->add_option("-c,--config", config_path, "configuration file (TOML)");
     sc->add_option("--listen", o.listen, "override [kafka] listeners");
     sc->add_option("--iggy-address", o.iggy_address, "override [iggy] address");
@@ -96,6 +100,8 @@ int main(int argc, char** argv) {
 
   kib::config::Config cfg;
   if (int rc = load(config_path, o, cfg); rc != kExitOk) return rc;
+
+  if (status->parsed()) return kib::http::run_status_command(cfg, status_json, std::cout, std::cerr);
 
   if (check->parsed()) {
     std::cout << "# " << config_path << ": valid\n" << kib::config::render_config(cfg);

@@ -8,6 +8,7 @@
 #include "kafka/protocol/generated/api_versions.h"
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"
+#include "metrics/bridge_metrics.h"
 
 namespace kib::kafka {
 
@@ -20,11 +21,19 @@ void Responder::begin(ByteWriter& w) const {
 
 void Responder::finish(ByteWriter&& w) const {
   w.patch_be<int32_t>(0, static_cast<int32_t>(w.size() - 4));
+  metrics::record_response(msg::api_name(header_.api_key), std::chrono::steady_clock::now() - header_.received_at,
+                           w.size());
   if (auto c = conn_.lock()) c->complete(seq_, w.take());
 }
 
 void Responder::no_response() const {
+  metrics::record_response(msg::api_name(header_.api_key), std::chrono::steady_clock::now() - header_.received_at, 0);
   if (auto c = conn_.lock()) c->complete(seq_, std::nullopt);
+}
+
+void Responder::count_error(int16_t error_code) const {
+  if (error_code != 0)
+    metrics::record_request_error(msg::api_name(header_.api_key), error_name(static_cast<ErrorCode>(error_code)));
 }
 
 void Responder::close(const std::string& reason) const {
@@ -62,6 +71,8 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
 
   ByteReader peek(frame);
   RequestHeaderInfo info;
+  info.received_at = std::chrono::steady_clock::now();
+  metrics::record_frame_received(frame.size() + 4);
   try {
     info.api_key = peek.be<int16_t>("request_api_key");
     info.api_version = peek.be<int16_t>("request_api_version");
@@ -73,6 +84,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
 
   const HandlerSpec* spec = find_handler(info.api_key);
   if (!spec) {
+    metrics::record_request_error("Unknown", "unsupported_api");
     conn->close(fmt::format("unsupported api key {} v{} from client={}", info.api_key, info.api_version,
                             session->client_id));
     return;
@@ -97,6 +109,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
   if (session->client_id.empty()) session->client_id = info.client_id;
 
   if (!version_ok) {
+    metrics::record_request_error(msg::api_name(info.api_key), "unsupported_version");
     if (is_api_versions) {
       Responder r(conn, seq, info, 0);
       reply_unsupported_api_versions(r, *spec);
@@ -107,6 +120,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
     return;
   }
 
+  metrics::record_request(msg::api_name(info.api_key), info.api_version);
   req.header = info;
   req.frame = std::move(frame);
   req.conn = conn;
@@ -118,8 +132,10 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
   try {
     spec->handle(services_, std::move(req));
   } catch (const DecodeError& e) {
+    metrics::record_request_error(msg::api_name(fallback.header().api_key), "malformed_request");
     fallback.close(std::string("malformed request: ") + e.what());
   } catch (const std::exception& e) {
+    metrics::record_request_error(msg::api_name(fallback.header().api_key), "internal_error");
     spdlog::error("conn={} handler failed: {}", conn->id(), e.what());
     fallback.close(std::string("internal error: ") + e.what());
   }

@@ -1,6 +1,7 @@
 // A decoded Kafka request frame and the one-shot Responder that answers it.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@ struct RequestHeaderInfo {
   int16_t api_version = 0;
   int32_t correlation_id = 0;
   std::string client_id;  // empty when the client sent null
+  std::chrono::steady_clock::time_point received_at{};  // for kib_request_duration_seconds
 };
 
 // Per-connection Kafka state.
@@ -37,6 +39,7 @@ class Responder {
   // Encodes `msg` at the request's version behind the right response header.
   template <typename Msg>
   void send(const Msg& msg) const {
+    if constexpr (requires { msg.error_code; }) count_error(static_cast<int16_t>(msg.error_code));
     ByteWriter w(256);
     begin(w);
     msg.encode(w, header_.api_version);
@@ -52,6 +55,8 @@ class Responder {
   // Low level: writes the length placeholder and response header into `w`.
   void begin(ByteWriter& w) const;
   void finish(ByteWriter&& w) const;
+  // Counts a non-zero Kafka error code in kib_request_errors_total.
+  void count_error(int16_t error_code) const;
 
  private:
   std::weak_ptr<net::Connection> conn_;

@@ -1,0 +1,202 @@
+#include "http/bridge_status.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <sstream>
+
+#include "http/http_client.h"
+
+namespace kib::http {
+namespace {
+
+double total(const BridgeStatus& s, const std::string& name) {
+  auto it = s.totals.find(name);
+  return it == s.totals.end() ? 0 : it->second;
+}
+
+std::string integer(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+std::string human_bytes(double v) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, kUnits[u]);
+  return buf;
+}
+
+std::string human_duration(double seconds) {
+  auto s = static_cast<long long>(seconds < 0 ? 0 : seconds);
+  std::ostringstream os;
+  if (s >= 86400) os << s / 86400 << "d ";
+  if (s >= 3600) os << (s % 86400) / 3600 << "h ";
+  if (s >= 60) os << (s % 3600) / 60 << "m ";
+  os << s % 60 << "s";
+  return os.str();
+}
+
+std::string json_string(const std::string& v) {
+  std::string out = "\"";
+  for (unsigned char c : v) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') out += "\\n";
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) { return std::isfinite(v) ? integer(v) : "null"; }
+
+double uptime_seconds(const BridgeStatus& s) {
+  double start = total(s, "process_start_time_seconds");
+  return start > 0 ? static_cast<double>(std::time(nullptr)) - start : 0;
+}
+
+}  // namespace
+
+std::map<std::string, double> sum_samples(const std::string& exposition, std::string* version) {
+  std::map<std::string, double> sums;
+  std::istringstream in(exposition);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t i = 0;
+    while (i < line.size() && line[i] != '{' && line[i] != ' ') ++i;
+    std::string name = line.substr(0, i);
+    std::string labels;
+    if (i < line.size() && line[i] == '{') {
+      size_t start = ++i;
+      bool quoted = false;
+      for (; i < line.size(); ++i) {
+        if (quoted && line[i] == '\\') ++i;
+        else if (line[i] == '"') quoted = !quoted;
+        else if (!quoted && line[i] == '}') break;
+      }
+      if (i >= line.size()) continue;  // unterminated label set: skip the line
+      labels = line.substr(start, i - start);
+      ++i;
+    }
+    const char* value_at = line.c_str() + i;
+    char* end = nullptr;
+    double v = std::strtod(value_at, &end);
+    if (end == value_at) continue;
+    sums[name] += v;
+    if (version && name == "kib_build_info") {
+      size_t p = labels.find("version=\"");
+      if (p != std::string::npos) {
+        size_t q = labels.find('"', p + 9);
+        *version = labels.substr(p + 9, q == std::string::npos ? std::string::npos : q - p - 9);
+      }
+    }
+  }
+  return sums;
+}
+
+BridgeStatus fetch_status(const config::HostPort& addr, std::chrono::milliseconds timeout) {
+  BridgeStatus s;
+  s.address = addr.str();
+  auto ready = get(addr, "/readyz", timeout);
+  if (!ready) {
+    s.error = ready.error().message;
+    return s;
+  }
+  s.reachable = true;
+  s.ready = ready->status == 200;
+  if (!s.ready) {
+    s.reason = ready->body;
+    if (s.reason.starts_with("not ready: ")) s.reason.erase(0, 11);
+    while (!s.reason.empty() && (s.reason.back() == '\n' || s.reason.back() == '\r')) s.reason.pop_back();
+    if (s.reason.empty()) s.reason = "HTTP " + std::to_string(ready->status);
+  }
+  auto m = get(addr, "/metrics", timeout);
+  if (m && m->status == 200) s.totals = sum_samples(m->body, &s.version);
+  return s;
+}
+
+std::string render_status_table(const BridgeStatus& s) {
+  std::ostringstream os;
+  auto row = [&](const char* k, const std::string& v) { os << k << std::string(14 - std::string(k).size(), ' ') << v << "\n"; };
+  row("address", "http://" + s.address + (s.version.empty() ? "" : "  (version " + s.version + ")"));
+  if (!s.reachable) {
+    row("reachable", "no: " + s.error);
+    return os.str();
+  }
+  row("ready", s.ready ? "yes" : "no: " + s.reason);
+  if (s.totals.empty()) return os.str();
+  row("uptime", human_duration(uptime_seconds(s)));
+  row("connections", integer(total(s, "kib_connections")) + " open, " +
+                         integer(total(s, "kib_connections_refused_total")) + " refused");
+  row("requests", integer(total(s, "kib_requests_total")) + " total, " + integer(total(s, "kib_request_errors_total")) +
+                      " errors");
+  row("bytes", "in " + human_bytes(total(s, "kib_bytes_received_total")) + ", out " +
+                   human_bytes(total(s, "kib_bytes_sent_total")));
+  row("iggy pool", integer(total(s, "kib_iggy_pool_connected")) + "/" + integer(total(s, "kib_iggy_pool_connections")) +
+                       " connected, " + integer(total(s, "kib_iggy_pool_busy")) + " busy, " +
+                       integer(total(s, "kib_iggy_pool_queued")) + " queued, " +
+                       integer(total(s, "kib_iggy_reconnects_total")) + " reconnects");
+  row("state", integer(total(s, "kib_state_write_batches_total")) + " write batches committed");
+  row("memory", human_bytes(total(s, "process_resident_memory_bytes")) + " resident");
+  return os.str();
+}
+
+std::string render_status_json(const BridgeStatus& s) {
+  std::ostringstream os;
+  os << "{\"address\":" << json_string(s.address) << ",\"reachable\":" << (s.reachable ? "true" : "false");
+  if (!s.reachable) {
+    os << ",\"error\":" << json_string(s.error) << "}\n";
+    return os.str();
+  }
+  os << ",\"ready\":" << (s.ready ? "true" : "false") << ",\"reason\":" << json_string(s.reason)
+     << ",\"version\":" << json_string(s.version);
+  if (!s.totals.empty()) {
+    os << ",\"uptime_seconds\":" << json_number(uptime_seconds(s))
+       << ",\"connections\":" << json_number(total(s, "kib_connections"))
+       << ",\"connections_refused_total\":" << json_number(total(s, "kib_connections_refused_total"))
+       << ",\"requests_total\":" << json_number(total(s, "kib_requests_total"))
+       << ",\"request_errors_total\":" << json_number(total(s, "kib_request_errors_total"))
+       << ",\"bytes_received_total\":" << json_number(total(s, "kib_bytes_received_total"))
+       << ",\"bytes_sent_total\":" << json_number(total(s, "kib_bytes_sent_total"))
+       << ",\"iggy_pool\":{\"connections\":" << json_number(total(s, "kib_iggy_pool_connections"))
+       << ",\"connected\":" << json_number(total(s, "kib_iggy_pool_connected"))
+       << ",\"busy\":" << json_number(total(s, "kib_iggy_pool_busy"))
+       << ",\"queued\":" << json_number(total(s, "kib_iggy_pool_queued"))
+       << ",\"reconnects_total\":" << json_number(total(s, "kib_iggy_reconnects_total")) << "}"
+       << ",\"state_write_batches_total\":" << json_number(total(s, "kib_state_write_batches_total"))
+       << ",\"resident_memory_bytes\":" << json_number(total(s, "process_resident_memory_bytes"));
+  }
+  os << "}\n";
+  return os.str();
+}
+
+int run_status_command(const config::Config& cfg, bool json, std::ostream& out, std::ostream& err) {
+  if (cfg.http.listen.empty()) {
+    err << "[http] listen is empty: the bridge serves no status endpoint\n";
+    return 3;
+  }
+  auto addr = config::parse_host_port(cfg.http.listen);
+  if (!addr) {
+    err << "[http] listen: " << addr.error().message << "\n";
+    return 3;
+  }
+  BridgeStatus s = fetch_status(*addr);
+  out << (json ? render_status_json(s) : render_status_table(s));
+  if (!s.reachable && json) err << "kafka-iggy-bridge is not answering on http://" << s.address << ": " << s.error << "\n";
+  return s.reachable && s.ready ? 0 : 1;
+}
+
+}  // namespace kib::http

@@ -1,0 +1,357 @@
+#include "http/http_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "metrics/bridge_metrics.h"
+#include "metrics/metrics.h"
+
+namespace kib::http {
+namespace {
+
+bool is_tchar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
+
+std::string_view trim_ows(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+ParseResult fail(ParseStatus status, std::string why) {
+  ParseResult r;
+  r.status = status;
+  r.error = std::move(why);
+  return r;
+}
+
+}  // namespace
+
+ParseResult parse_request(std::string_view data, size_t max_request_bytes) {
+  // The head ends at the first empty line; bare LF line endings are tolerated (RFC 9112 2.2).
+  size_t end = std::string_view::npos, body_at = 0;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i] != '\n') continue;
+    if (i + 1 < data.size() && data[i + 1] == '\n') {
+      end = i + 1;
+      body_at = i + 2;
+      break;
+    }
+    if (i + 2 < data.size() && data[i + 1] == '\r' && data[i + 2] == '\n') {
+      end = i + 1;
+      body_at = i + 3;
+      break;
+    }
+  }
+  if (end == std::string_view::npos || body_at > max_request_bytes) {
+    if (data.size() > max_request_bytes || (end != std::string_view::npos))
+      return fail(ParseStatus::kTooLarge, "request head exceeds " + std::to_string(max_request_bytes) + " bytes");
+    return {};
+  }
+
+  std::vector<std::string_view> lines;
+  std::string_view head = data.substr(0, end);
+  while (!head.empty()) {
+    size_t nl = head.find('\n');
+    std::string_view line = head.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
+  }
+  if (lines.empty()) return fail(ParseStatus::kBadRequest, "empty request");
+
+  for (std::string_view line : lines)
+    for (char ch : line)
+      if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f)
+        return fail(ParseStatus::kBadRequest, "control character in request head");
+
+  ParseResult r;
+  Request& req = r.request;
+  std::string_view rl = lines[0];
+  size_t sp1 = rl.find(' ');
+  size_t sp2 = sp1 == std::string_view::npos ? sp1 : rl.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || rl.find(' ', sp2 + 1) != std::string_view::npos)
+    return fail(ParseStatus::kBadRequest, "malformed request line");
+  std::string_view method = rl.substr(0, sp1), target = rl.substr(sp1 + 1, sp2 - sp1 - 1), version = rl.substr(sp2 + 1);
+  if (!is_token(method)) return fail(ParseStatus::kBadRequest, "malformed method");
+  if (target.empty() || target.front() != '/') return fail(ParseStatus::kBadRequest, "request target must be a path");
+  if (version.size() != 8 || !version.starts_with("HTTP/") || version[6] != '.' || !isdigit(version[5]) ||
+      !isdigit(version[7]))
+    return fail(ParseStatus::kBadRequest, "malformed HTTP version");
+  if (version != "HTTP/1.1" && version != "HTTP/1.0")
+    return fail(ParseStatus::kVersionNotSupported, std::string(version) + " is not supported");
+  req.method = method;
+  req.target = target;
+  req.version = version;
+  size_t q = target.find('?');
+  req.path = target.substr(0, q);
+  if (q != std::string_view::npos) req.query = target.substr(q + 1);
+
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::string_view line = lines[i];
+    if (line.front() == ' ' || line.front() == '\t') return fail(ParseStatus::kBadRequest, "folded header line");
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos || !is_token(line.substr(0, colon)))
+      return fail(ParseStatus::kBadRequest, "malformed header line");
+    std::string name(line.substr(0, colon));
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::string_view value = trim_ows(line.substr(colon + 1));
+    auto [it, inserted] = req.headers.try_emplace(name, value);
+    if (!inserted) it->second += ", " + std::string(value);
+  }
+  r.status = ParseStatus::kComplete;
+  return r;
+}
+
+std::string_view reason_phrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+Response route(const Handlers& handlers, const Request& request) {
+  auto it = handlers.find(request.path);
+  if (it == handlers.end()) return Response{404, "text/plain; charset=utf-8", "not found\n", {}};
+  if (request.method != "GET" && request.method != "HEAD")
+    return Response{405, "text/plain; charset=utf-8", "method not allowed\n", {{"Allow", "GET, HEAD"}}};
+  try {
+    return it->second(request);
+  } catch (const std::exception& e) {
+    spdlog::error("http: {} failed: {}", request.path, e.what());
+    return Response{500, "text/plain; charset=utf-8", "internal error\n", {}};
+  }
+}
+
+std::string serialize(const Response& r, bool head) {
+  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + std::string(reason_phrase(r.status)) + "\r\n";
+  out += "Content-Type: " + r.content_type + "\r\n";
+  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  out += "Cache-Control: no-store\r\n";
+  for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
+  out += "Connection: close\r\n\r\n";
+  if (!head) out += r.body;
+  return out;
+}
+
+struct HttpServer::Conn {
+  HttpServer* server = nullptr;  // null once the server is destroyed
+  uv_tcp_t tcp{};
+  uv_timer_t timer{};
+  uv_write_t write_req{};
+  uv_shutdown_t shutdown_req{};
+  std::string in, out;
+  int handles = 0;  // initialised handles not yet closed
+  bool closing = false;
+  bool responded = false;
+  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp); }
+};
+
+HttpServer::HttpServer(uv_loop_t* loop, Handlers handlers, HttpLimits limits)
+    : loop_(loop), handlers_(std::move(handlers)), limits_(limits) {}
+
+HttpServer::~HttpServer() {
+  close();
+  // Handles still closing must not call back into a destroyed server.
+  for (auto* l : listeners_) l->data = nullptr;
+  for (auto* c : connections_) c->server = nullptr;
+}
+
+Result<uint16_t> HttpServer::listen(const config::HostPort& addr) {
+  sockaddr_storage ss{};
+  std::string host = addr.host == "localhost" ? "127.0.0.1" : addr.host;
+  int rc = host.find(':') != std::string::npos
+               ? uv_ip6_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
+               : uv_ip4_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in*>(&ss));
+  if (rc != 0) return Error{ErrorDomain::kInvalid, 0, "[http] listen " + addr.str() + ": not an IP address"};
+  auto* h = new uv_tcp_t;
+  uv_tcp_init(loop_, h);
+  h->data = this;
+  ++open_handles_;
+  listeners_.push_back(h);
+  rc = uv_tcp_bind(h, reinterpret_cast<sockaddr*>(&ss), 0);
+  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(h), 64, &HttpServer::on_connection);
+  if (rc != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(h), on_close_listener);
+    return Error{ErrorDomain::kTransport, static_cast<uint32_t>(-rc), "[http] listen " + addr.str() + ": " + uv_strerror(rc)};
+  }
+  sockaddr_storage bound{};
+  int len = sizeof(bound);
+  uv_tcp_getsockname(h, reinterpret_cast<sockaddr*>(&bound), &len);
+  uint16_t port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                                    : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  spdlog::info("http: listening on {}:{}", host, port);
+  return port;
+}
+
+void HttpServer::on_close_listener(uv_handle_t* h) {
+  auto* self = static_cast<HttpServer*>(h->data);
+  if (self) {
+    auto& ls = self->listeners_;
+    ls.erase(std::remove(ls.begin(), ls.end(), reinterpret_cast<uv_tcp_t*>(h)), ls.end());
+  }
+  delete reinterpret_cast<uv_tcp_t*>(h);
+  if (self) self->handle_closed();
+}
+
+void HttpServer::on_close_conn_handle(uv_handle_t* h) {
+  auto* c = static_cast<Conn*>(h->data);
+  HttpServer* self = c->server;
+  if (--c->handles > 0) {
+    if (self) self->handle_closed();
+    return;
+  }
+  if (self) {
+    auto& cs = self->connections_;
+    cs.erase(std::remove(cs.begin(), cs.end(), c), cs.end());
+  }
+  delete c;
+  if (self) self->handle_closed();
+}
+
+void HttpServer::handle_closed() {
+  --open_handles_;
+  if (closing_ && open_handles_ == 0 && close_done_) {
+    auto done = std::move(close_done_);
+    close_done_ = nullptr;
+    done();
+  }
+}
+
+void HttpServer::close(std::function<void()> done) {
+  if (!closing_) {
+    closing_ = true;
+    for (auto* l : listeners_)
+      if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(l))) uv_close(reinterpret_cast<uv_handle_t*>(l), on_close_listener);
+    for (auto* c : std::vector<Conn*>(connections_)) close_conn(c);
+  }
+  if (!done) return;
+  if (open_handles_ == 0) done();
+  else close_done_ = std::move(done);
+}
+
+void HttpServer::on_connection(uv_stream_t* listener, int status) {
+  auto* self = static_cast<HttpServer*>(listener->data);
+  if (!self || status < 0) {
+    if (status < 0) spdlog::warn("http: accept failed: {}", uv_strerror(status));
+    return;
+  }
+  self->accept_one(listener);
+}
+
+void HttpServer::accept_one(uv_stream_t* listener) {
+  auto* c = new Conn;
+  c->server = this;
+  uv_tcp_init(loop_, &c->tcp);
+  c->tcp.data = c;
+  uv_timer_init(loop_, &c->timer);
+  c->timer.data = c;
+  c->handles = 2;
+  open_handles_ += 2;
+  connections_.push_back(c);
+  if (uv_accept(listener, c->stream()) != 0) return close_conn(c);
+  size_t active = std::count_if(connections_.begin(), connections_.end(), [](Conn* x) { return !x->closing; });
+  if (closing_ || active > limits_.max_connections) {
+    spdlog::warn("http: connection refused: {} connections open (limit {})", active - 1, limits_.max_connections);
+    return close_conn(c);
+  }
+  uv_timer_start(
+      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->close_conn(static_cast<Conn*>(t->data)); },
+      limits_.timeout_ms, 0);
+  uv_read_start(
+      c->stream(),
+      [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+        HttpServer* self = static_cast<Conn*>(h->data)->server;
+        *buf = uv_buf_init(self->read_buf_, sizeof(self->read_buf_));
+      },
+      [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+        auto* conn = static_cast<Conn*>(s->data);
+        if (nread > 0) conn->server->on_data(conn, buf->base, static_cast<size_t>(nread));
+        else if (nread < 0) conn->server->close_conn(conn);  // EOF before a whole request, or an error
+      });
+}
+
+void HttpServer::on_data(Conn* c, const char* data, size_t n) {
+  if (c->closing || c->responded) return;
+  c->in.append(data, n);
+  ParseResult p = parse_request(c->in, limits_.max_request_bytes);
+  switch (p.status) {
+    case ParseStatus::kIncomplete:
+      return;
+    case ParseStatus::kComplete: {
+      Response r = route(handlers_, p.request);
+      spdlog::debug("http: {} {} -> {}", p.request.method, p.request.target, r.status);
+      return respond(c, r, p.request.method == "HEAD");
+    }
+    case ParseStatus::kBadRequest:
+      return respond(c, Response{400, "text/plain; charset=utf-8", "bad request: " + p.error + "\n", {}}, false);
+    case ParseStatus::kTooLarge:
+      return respond(c, Response{431, "text/plain; charset=utf-8", p.error + "\n", {}}, false);
+    case ParseStatus::kVersionNotSupported:
+      return respond(c, Response{505, "text/plain; charset=utf-8", p.error + "\n", {}}, false);
+  }
+}
+
+void HttpServer::respond(Conn* c, const Response& r, bool head) {
+  c->responded = true;
+  ++served_;
+  uv_read_stop(c->stream());
+  c->in.clear();
+  c->out = serialize(r, head);
+  // The timer keeps guarding the write: a client that does not read its response is dropped.
+  uv_timer_start(
+      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->close_conn(static_cast<Conn*>(t->data)); },
+      limits_.timeout_ms, 0);
+  c->write_req.data = c;
+  uv_buf_t buf = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
+  int rc = uv_write(&c->write_req, c->stream(), &buf, 1, [](uv_write_t* req, int status) {
+    auto* conn = static_cast<Conn*>(req->data);
+    if (conn->closing) return;
+    if (status < 0) return conn->server->close_conn(conn);
+    conn->shutdown_req.data = conn;
+    int rc = uv_shutdown(&conn->shutdown_req, conn->stream(), [](uv_shutdown_t* sreq, int) {
+      auto* sc = static_cast<Conn*>(sreq->data);
+      if (!sc->closing) sc->server->close_conn(sc);
+    });
+    if (rc != 0) conn->server->close_conn(conn);
+  });
+  if (rc != 0) close_conn(c);
+}
+
+void HttpServer::close_conn(Conn* c) {
+  if (c->closing) return;
+  c->closing = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), on_close_conn_handle);
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), on_close_conn_handle);
+}
+
+Handlers ops_handlers(std::function<Readiness()> readiness) {
+  Handlers h;
+  h["/metrics"] = [readiness](const Request&) {
+    metrics::bridge_metrics().ready.set(readiness().ready ? 1 : 0);
+    return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics::global().render(), {}};
+  };
+  h["/healthz"] = [](const Request&) { return Response{200, "text/plain; charset=utf-8", "ok\n", {}}; };
+  h["/readyz"] = [readiness](const Request&) {
+    Readiness r = readiness();
+    if (r.ready) return Response{200, "text/plain; charset=utf-8", "ready\n", {}};
+    return Response{503, "text/plain; charset=utf-8", "not ready: " + r.reason + "\n", {}};
+  };
+  return h;
+}
+
+}  // namespace kib::http

@@ -1,0 +1,122 @@
+#include "metrics/bridge_metrics.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "app/version.h"
+
+namespace kib::metrics {
+namespace {
+
+// process_* metrics from /proc/self, as the Prometheus client libraries define them.
+struct ProcessMetrics {
+  Gauge& start_time;
+  Gauge& resident_memory;
+  Gauge& virtual_memory;
+  Gauge& open_fds;
+  Gauge& max_fds;
+  Counter& cpu_seconds;
+
+  void collect() {
+    long page = sysconf(_SC_PAGESIZE);
+    std::ifstream statm("/proc/self/statm");
+    uint64_t size_pages = 0, resident_pages = 0;
+    if (statm >> size_pages >> resident_pages) {
+      virtual_memory.set(static_cast<double>(size_pages) * page);
+      resident_memory.set(static_cast<double>(resident_pages) * page);
+    }
+    rusage ru{};
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+      cpu_seconds.mirror(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+    if (DIR* d = opendir("/proc/self/fd")) {
+      int n = 0;
+      while (dirent* e = readdir(d))
+        if (e->d_name[0] != '.') ++n;
+      closedir(d);
+      open_fds.set(n - 1);  // minus the directory's own descriptor
+    }
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) max_fds.set(static_cast<double>(rl.rlim_cur));
+  }
+};
+
+// When this object file's static initialisers ran: at program start, before main(). (The
+// unit's ProcSubset=pid hides /proc/uptime, which /proc/self/stat's start time would need.)
+const double kProcessStartTime = [] {
+  timeval now{};
+  gettimeofday(&now, nullptr);
+  return static_cast<double>(now.tv_sec) + now.tv_usec / 1e6;
+}();
+
+}  // namespace
+
+BridgeMetrics& bridge_metrics() {
+  static BridgeMetrics* m = [] {
+    Registry& r = global();
+    auto* b = new BridgeMetrics{
+        r.counter("kib_requests_total", "Kafka requests received, by API and version.", {"api", "version"}),
+        r.counter("kib_request_errors_total",
+                  "Kafka requests that ended in an error, by API and Kafka error name (or the reason the "
+                  "connection was closed).",
+                  {"api", "code"}),
+        r.histogram("kib_request_duration_seconds",
+                    "Time from a Kafka request's arrival to its response being queued, by API.", {"api"},
+                    latency_buckets()),
+        r.counter("kib_bytes_received_total", "Bytes of Kafka request frames received, length prefix included.").get(),
+        r.counter("kib_bytes_sent_total", "Bytes of Kafka responses sent, length prefix included.").get(),
+        r.gauge("kib_connections", "Open Kafka client connections.").get(),
+        r.counter("kib_connections_refused_total", "Kafka connections closed at accept because of limits.max_connections.")
+            .get(),
+        r.gauge("kib_iggy_pool_connections", "Configured connections to Iggy (iggy.pool_size).").get(),
+        r.gauge("kib_iggy_pool_connected", "Connections to Iggy that are logged in.").get(),
+        r.gauge("kib_iggy_pool_busy", "Connections to Iggy with a request in flight.").get(),
+        r.gauge("kib_iggy_pool_queued", "Iggy requests waiting for a free connection.").get(),
+        r.gauge("kib_iggy_login_refused", "1 when Iggy refused the last login (bad credentials or version).").get(),
+        r.counter("kib_iggy_requests_total", "Requests sent to Iggy.").get(),
+        r.counter("kib_iggy_request_failures_total", "Requests to Iggy that failed (Iggy error or transport).").get(),
+        r.counter("kib_iggy_reconnects_total", "Successful logins to Iggy after a connection dropped.").get(),
+        r.counter("kib_state_write_batches_total", "State database write transactions committed (one fsync each).").get(),
+        r.histogram("kib_state_write_batch_duration_seconds",
+                    "Time to run and commit one state database write batch.", {}, latency_buckets()),
+        r.gauge("kib_ready", "1 when the bridge is ready (Iggy reachable, state open), as /readyz answers.").get(),
+        r.gauge("kib_build_info", "Always 1; the version label names the bridge build.", {"version"}),
+    };
+    b->build_info.labels({kBridgeVersion}).set(1);
+
+    static ProcessMetrics process{
+        r.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.").get(),
+        r.gauge("process_resident_memory_bytes", "Resident memory size in bytes.").get(),
+        r.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.").get(),
+        r.gauge("process_open_fds", "Number of open file descriptors.").get(),
+        r.gauge("process_max_fds", "Maximum number of open file descriptors.").get(),
+        r.counter("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.").get(),
+    };
+    process.start_time.set(kProcessStartTime);
+    static CollectHook hook = r.on_collect([] { process.collect(); });
+    return b;
+  }();
+  return *m;
+}
+
+void record_frame_received(size_t frame_bytes) { bridge_metrics().bytes_received.inc(static_cast<double>(frame_bytes)); }
+
+void record_request(std::string_view api, int16_t version) {
+  bridge_metrics().requests.labels({api, std::to_string(version)}).inc();
+}
+
+void record_request_error(std::string_view api, std::string_view code) {
+  bridge_metrics().request_errors.labels({api, code}).inc();
+}
+
+void record_response(std::string_view api, std::chrono::steady_clock::duration took, size_t response_bytes) {
+  BridgeMetrics& m = bridge_metrics();
+  m.request_duration.labels({api}).observe(std::chrono::duration<double>(took).count());
+  m.bytes_sent.inc(static_cast<double>(response_bytes));
+}
+
+}  // namespace kib::metrics

@@ -1,0 +1,53 @@
+// The bridge's own metrics (kib_ prefix) on the global registry, and the process_* metrics
+// every Prometheus exporter has. Names and meanings are listed in docs/operations.md.
+//
+// The Kafka dispatcher counts requests with the record_* functions; values owned by
+// loop-only objects (Iggy pool, TCP server, state store) are copied in at scrape time by a
+// collect hook the bridge registers (see Registry::on_collect).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "metrics/metrics.h"
+
+namespace kib::metrics {
+
+struct BridgeMetrics {
+  CounterFamily& requests;              // kib_requests_total{api,version}
+  CounterFamily& request_errors;        // kib_request_errors_total{api,code}
+  HistogramFamily& request_duration;    // kib_request_duration_seconds{api}
+  Counter& bytes_received;              // kib_bytes_received_total (Kafka frames incl. length prefix)
+  Counter& bytes_sent;                  // kib_bytes_sent_total
+  Gauge& connections;                   // kib_connections
+  Counter& connections_refused;         // kib_connections_refused_total
+  Gauge& iggy_pool_connections;         // kib_iggy_pool_connections (configured)
+  Gauge& iggy_pool_connected;           // kib_iggy_pool_connected
+  Gauge& iggy_pool_busy;                // kib_iggy_pool_busy
+  Gauge& iggy_pool_queued;              // kib_iggy_pool_queued
+  Gauge& iggy_login_refused;            // kib_iggy_login_refused (0/1)
+  Counter& iggy_requests;               // kib_iggy_requests_total
+  Counter& iggy_request_failures;       // kib_iggy_request_failures_total
+  Counter& iggy_reconnects;             // kib_iggy_reconnects_total
+  Counter& state_write_batches;         // kib_state_write_batches_total
+  HistogramFamily& state_write_batch_duration;  // kib_state_write_batch_duration_seconds
+  Gauge& ready;                         // kib_ready (0/1, what /readyz answers)
+  GaugeFamily& build_info;              // kib_build_info{version}
+};
+
+// Registers on first use (on global()).
+BridgeMetrics& bridge_metrics();
+
+// One Kafka frame read (length prefix included), whatever becomes of it.
+void record_frame_received(size_t frame_bytes);
+// One Kafka request of a served API and version, handed to its handler.
+void record_request(std::string_view api, int16_t version);
+// One request that ended in an error: `code` is the Kafka error name (e.g. "UNKNOWN_TOPIC_OR_PARTITION")
+// or, for requests the bridge refused by closing the connection, "unsupported_version",
+// "malformed_request", "internal_error".
+void record_request_error(std::string_view api, std::string_view code);
+// One response written (or, for acks=0, dropped: response_bytes 0).
+void record_response(std::string_view api, std::chrono::steady_clock::duration took, size_t response_bytes);
+
+}  // namespace kib::metrics
