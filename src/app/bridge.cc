@@ -6,6 +6,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/groups/group_coordinator.h"
+#include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
 #include "common/log.h"
@@ -28,6 +30,9 @@ Bridge::~Bridge() {
   metrics_hook_.reset();
   http_.reset();
   kafka_.reset();
+  if (groups_) groups_->stop();
+  groups_.reset();
+  group_timers_.reset();
   log_.reset();
   producers_.reset();
   catalog_.reset();
@@ -75,6 +80,21 @@ Status Bridge::start() {
   producers_ = bridge::make_producer_registry(*state_, &loop_);
   if (auto st = producers_->load(); !st) return st.error();
   log_ = std::make_unique<bridge::PartitionLog>(&loop_, *iggy_, *catalog_, producers_.get(), cfg_);
+  group_timers_ = bridge::make_uv_group_timers(&loop_);
+  bridge::GroupCoordinatorOptions go;
+  go.initial_rebalance_delay_ms = static_cast<int32_t>(cfg_.groups.initial_rebalance_delay_ms);
+  go.min_session_timeout_ms = static_cast<int32_t>(cfg_.groups.min_session_timeout_ms);
+  go.max_session_timeout_ms = static_cast<int32_t>(cfg_.groups.max_session_timeout_ms);
+  go.max_size = static_cast<int32_t>(cfg_.groups.max_size);
+  go.offsets_retention_ms = static_cast<int64_t>(cfg_.groups.offsets_retention_minutes) * 60 * 1000;
+  go.offset_metadata_max_bytes = static_cast<int32_t>(cfg_.groups.offset_metadata_max_bytes);
+  go.partition_count = [this](const std::string& topic) -> std::optional<int32_t> {
+    const bridge::TopicMetadata* t = catalog_->find(topic);
+    if (!t) return std::nullopt;
+    return t->partitions;
+  };
+  groups_ = std::make_unique<bridge::GroupCoordinator>(*state_, *group_timers_, go);
+  if (auto st = groups_->load(); !st) return st.error();
 
   services_ = std::make_unique<kafka::Services>();
   services_->config = &cfg_;
@@ -85,6 +105,7 @@ Status Bridge::start() {
   services_->catalog = catalog_.get();
   services_->producers = producers_.get();
   services_->log = log_.get();
+  services_->groups = groups_.get();
   services_->cluster_id = cluster_id;
 
   net::ServerLimits limits{cfg_.limits.max_frame_bytes, cfg_.limits.max_connections, cfg_.limits.idle_timeout_ms,
@@ -180,6 +201,7 @@ void Bridge::shutdown() {
       catalog_retry_ = nullptr;
     }
     if (catalog_) catalog_->stop();
+    if (groups_) groups_->stop();
     if (http_) http_->close();
     if (iggy_pool_) iggy_pool_->close();
     if (state_) state_->close();

@@ -34,6 +34,8 @@ namespace bridge {
 class TopicCatalog;
 class ProducerRegistry;
 class PartitionLog;
+class GroupCoordinator;
+class GroupTimers;
 }  // namespace bridge
 
 class Bridge {
@@ -66,6 +68,8 @@ class Bridge {
   std::unique_ptr<bridge::TopicCatalog> catalog_;
   std::unique_ptr<bridge::ProducerRegistry> producers_;
   std::unique_ptr<bridge::PartitionLog> log_;
+  std::unique_ptr<bridge::GroupTimers> group_timers_;
+  std::unique_ptr<bridge::GroupCoordinator> groups_;
   std::unique_ptr<kafka::Services> services_;
   uv_timer_t* catalog_retry_ = nullptr;
   std::unique_ptr<kafka::KafkaServer> kafka_;

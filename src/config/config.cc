@@ -150,6 +150,18 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    Section s(table("groups"), "groups", errors);
+    s.integer("initial_rebalance_delay_ms", c.groups.initial_rebalance_delay_ms, 0, 300000);
+    s.integer("min_session_timeout_ms", c.groups.min_session_timeout_ms, 1, 3600000);
+    s.integer("max_session_timeout_ms", c.groups.max_session_timeout_ms, 1, 3600000);
+    if (c.groups.min_session_timeout_ms > c.groups.max_session_timeout_ms)
+      s.bad("min_session_timeout_ms", "must not exceed max_session_timeout_ms");
+    s.integer("max_size", c.groups.max_size, 1, 100000);
+    s.integer("offsets_retention_minutes", c.groups.offsets_retention_minutes, 1, 5256000);
+    s.integer("offset_metadata_max_bytes", c.groups.offset_metadata_max_bytes, 0, 1048576);
+    s.finish();
+  }
+  {
     Section s(table("limits"), "limits", errors);
     s.integer("max_frame_bytes", c.limits.max_frame_bytes, 1024, 1LL << 30);
     s.integer("max_connections", c.limits.max_connections, 1, 1000000);
@@ -194,7 +206,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     }
     s.finish();
   }
-  static const std::set<std::string> kSections{"kafka", "topics", "limits", "iggy", "state", "log", "http"};
+  static const std::set<std::string> kSections{"kafka", "topics", "groups", "limits", "iggy", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -231,7 +243,11 @@ std::string render_config(const Config& c) {
      << "\nauto_create_topics = " << (c.kafka.auto_create_topics ? "true" : "false")
      << "\ndefault_partitions = " << c.kafka.default_partitions << "\n\n[topics]\nenforce_fsync = "
      << (c.topics.enforce_fsync ? "true" : "false") << "\nmessages_required_to_save = " << c.topics.messages_required_to_save
-     << "\nsegment_bytes = " << c.topics.segment_bytes << "\n\n[limits]\nmax_frame_bytes = "
+     << "\nsegment_bytes = " << c.topics.segment_bytes << "\n\n[groups]\ninitial_rebalance_delay_ms = "
+     << c.groups.initial_rebalance_delay_ms << "\nmin_session_timeout_ms = " << c.groups.min_session_timeout_ms
+     << "\nmax_session_timeout_ms = " << c.groups.max_session_timeout_ms << "\nmax_size = " << c.groups.max_size
+     << "\noffsets_retention_minutes = " << c.groups.offsets_retention_minutes
+     << "\noffset_metadata_max_bytes = " << c.groups.offset_metadata_max_bytes << "\n\n[limits]\nmax_frame_bytes = "
      << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
      << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
      << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes

@@ -39,6 +39,16 @@ struct TopicDefaultsConfig {
   uint64_t segment_bytes = 0;
 };
 
+// The consumer-group coordinator (Kafka's group.* and offsets.* broker settings).
+struct GroupsConfig {
+  uint32_t initial_rebalance_delay_ms = 3000;  // group.initial.rebalance.delay.ms
+  uint32_t min_session_timeout_ms = 6000;      // group.min.session.timeout.ms
+  uint32_t max_session_timeout_ms = 1800000;   // group.max.session.timeout.ms
+  uint32_t max_size = 1000;                    // group.max.size
+  uint64_t offsets_retention_minutes = 10080;  // offsets.retention.minutes (7 days)
+  uint32_t offset_metadata_max_bytes = 4096;   // offset.metadata.max.bytes
+};
+
 struct LimitsConfig {
   uint64_t max_frame_bytes = 100u << 20;
   uint32_t max_connections = 10000;
@@ -74,6 +84,7 @@ struct HttpConfig {
 struct Config {
   KafkaConfig kafka;
   TopicDefaultsConfig topics;
+  GroupsConfig groups;
   LimitsConfig limits;
   IggyConfig iggy;
   StateConfig state;

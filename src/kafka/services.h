@@ -18,6 +18,7 @@ namespace kib::bridge {
 class TopicCatalog;
 class ProducerRegistry;
 class PartitionLog;
+class GroupCoordinator;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -31,6 +32,7 @@ struct Services {
   bridge::TopicCatalog* catalog = nullptr;
   bridge::ProducerRegistry* producers = nullptr;
   bridge::PartitionLog* log = nullptr;
+  bridge::GroupCoordinator* groups = nullptr;
   std::string cluster_id;  // stable: from config or generated once and kept in SQLite
 };
 

@@ -19,7 +19,9 @@ def served_by_registry() -> dict[int, tuple[int, int]]:
 
 
 def listed(text: str) -> dict[int, tuple[int, int]]:
-    return {int(k): (int(lo), int(hi)) for _n, k, lo, hi in re.findall(r"(\w+)\((\d+)\): (\d+) to (\d+)", text)}
+    # "Name(key): lo to hi [usable: v]", or "Name(key): v [usable: v]" for a single version
+    return {int(k): (int(lo), int(hi or lo))
+            for _n, k, lo, hi in re.findall(r"(\w+)\((\d+)\): (\d+)(?: to (\d+))? \[usable", text)}
 
 
 def test_broker_api_versions(target):
