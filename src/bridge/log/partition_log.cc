@@ -52,6 +52,38 @@ ProduceResult produce_error(ErrorCode code, std::string message) {
 }
 ProduceResult produce_error(const Error& e) { return produce_error(to_kafka_error(e), e.message); }
 
+// Iggy message ids of idempotent records: hi = producer id, lo = epoch (16 bits) | sequence
+// (32 bits) | a 16-bit marker that also says whether the record starts its Kafka batch, so
+// recover_tail can tell them from ids native producers chose and find batch boundaries.
+constexpr uint64_t kBatchStartMarker = 0xBD1Du;
+constexpr uint64_t kBatchContinuationMarker = 0xBD1Eu;
+
+iggy::MessageId producer_message_id(int64_t producer_id, int16_t epoch, int32_t sequence, bool batch_start) {
+  iggy::MessageId id;
+  id.hi = static_cast<uint64_t>(producer_id);
+  id.lo = (static_cast<uint64_t>(static_cast<uint16_t>(epoch)) << 48) |
+          (static_cast<uint64_t>(static_cast<uint32_t>(sequence)) << 16) |
+          (batch_start ? kBatchStartMarker : kBatchContinuationMarker);
+  return id;
+}
+
+struct ProducerSeq {
+  int64_t producer_id;
+  int16_t epoch;
+  int32_t sequence;
+  bool batch_start;
+};
+
+std::optional<ProducerSeq> parse_producer_message_id(const iggy::MessageId& id) {
+  const uint64_t marker = id.lo & 0xFFFF;
+  if ((marker != kBatchStartMarker && marker != kBatchContinuationMarker) || id.hi > static_cast<uint64_t>(INT64_MAX))
+    return std::nullopt;
+  const auto seq = static_cast<uint32_t>((id.lo >> 16) & 0xFFFFFFFFu);
+  if (seq > static_cast<uint32_t>(INT32_MAX)) return std::nullopt;
+  return ProducerSeq{static_cast<int64_t>(id.hi), static_cast<int16_t>(static_cast<uint16_t>(id.lo >> 48)),
+                     static_cast<int32_t>(seq), marker == kBatchStartMarker};
+}
+
 OffsetLookup lookup_error(const Error& e) {
   OffsetLookup r;
   r.error = to_kafka_error(e);
@@ -68,6 +100,7 @@ struct PartitionLog::Partition {
 
   bool loaded = false;  // high watermark and log start read from Iggy at least once
   bool load_tried_for_append = false;
+  bool tail_recovered = false;  // producer batches in Iggy's tail reconciled after startup
   int64_t high_watermark = 0;
   int64_t log_start = 0;
   uint64_t avg_message_bytes = 0;  // Iggy bytes per message, sizes poll counts (0 = unknown)
@@ -345,6 +378,24 @@ void PartitionLog::pump_appends(Partition& p) {
   }
   std::shared_ptr<AppendJob> job = p.appends.front();
   const kafka::RecordBatchHeader& h = job->header();
+  if (h.producer_id >= 0 && producers_ && !p.tail_recovered && p.loaded) {
+    p.appending = true;
+    recover_tail(p, [this, pp = &p] {
+      pp->appending = false;
+      pump_appends(*pp);
+    });
+    return;
+  }
+  if (h.producer_id >= 0) {
+    // Each record's Iggy message id names its producer, epoch and sequence, so a batch that
+    // reached Iggy but whose sequence was not yet stored when the bridge died is recognised
+    // in the partition's tail after a restart (recover_tail) instead of being appended twice.
+    for (size_t i = 0; i < job->mapped.messages.size(); ++i)
+      job->mapped.messages[i].id = producer_message_id(
+          h.producer_id, h.producer_epoch,
+          static_cast<int32_t>((static_cast<int64_t>(h.base_sequence) + static_cast<int64_t>(i)) % (int64_t{1} << 31)),
+          i == 0);
+  }
 
   // Idempotence is checked here, at the head of the partition's queue, right before the send:
   // the registry sees every earlier batch of this partition recorded or aborted, so a retry of
@@ -429,6 +480,69 @@ void PartitionLog::pump_appends(Partition& p) {
         notify_waiters(p);
         pump_appends(p);
       }));
+}
+
+// After a restart, the last batches of idempotent producers may be in Iggy without their
+// sequence in SQLite (the bridge died between the two). Before the first idempotent append to
+// a partition, the tail is read back and every producer batch found there that the registry
+// would still accept as new is recorded with the offset Iggy gave it, so its retry becomes a
+// duplicate. Only the tail can hold such batches: each partition appends one batch at a time.
+void PartitionLog::recover_tail(Partition& p, std::function<void()> done) {
+  constexpr int64_t kTailMessages = 2000;  // far more than five in-flight batches per producer
+  const int64_t from = std::max(p.log_start, p.high_watermark - kTailMessages);
+  const int64_t count = p.high_watermark - from;
+  if (count <= 0) {
+    p.tail_recovered = true;
+    return done();
+  }
+  poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(from)), static_cast<uint32_t>(count),
+       [this, pp = &p, done](Result<iggy::PolledMessages> r) {
+         Partition& p = *pp;
+         if (!r) {
+           // Not marked recovered: the next append tries again rather than risking a duplicate.
+           spdlog::warn("cannot read the tail of {}-{} to recover producer state: {}", p.topic, p.id,
+                        r.error().message);
+           return done();
+         }
+         observe_poll(p, *r);
+         struct Run {
+           ProducerSeq first;
+           int32_t count = 0;
+           int64_t base_offset = 0;
+         };
+         std::vector<Run> runs;
+         for (const auto& m : r->messages) {
+           auto seq = parse_producer_message_id(m.id);
+           if (!seq) continue;
+           const int64_t off = static_cast<int64_t>(m.offset);
+           if (!runs.empty() && !seq->batch_start) {
+             Run& last = runs.back();
+             if (last.first.producer_id == seq->producer_id && last.first.epoch == seq->epoch &&
+                 last.base_offset + last.count == off &&
+                 (static_cast<int64_t>(last.first.sequence) + last.count) % (int64_t{1} << 31) == seq->sequence) {
+               ++last.count;
+               continue;
+             }
+           }
+           if (!seq->batch_start) continue;  // the batch's start is before the scanned tail
+           runs.push_back({*seq, 1, off});
+         }
+         size_t recovered = 0;
+         for (const Run& run : runs) {
+           SequenceCheck c = producers_->check(run.first.producer_id, run.first.epoch, p.topic, p.id,
+                                               run.first.sequence, run.count);
+           if (c.verdict != SequenceVerdict::kAppend) continue;  // known already, or not a batch boundary
+           producers_->record_append(run.first.producer_id, run.first.epoch, p.topic, p.id, run.first.sequence,
+                                     run.count, run.base_offset, nullptr);
+           ++recovered;
+         }
+         if (recovered)
+           spdlog::warn("{}-{}: recovered {} producer batches that reached Iggy before a restart without their "
+                        "sequence stored; their retries are answered as duplicates",
+                        p.topic, p.id, recovered);
+         p.tail_recovered = true;
+         done();
+       });
 }
 
 void PartitionLog::finish_append(Partition& p, ProduceResult result) {

@@ -122,6 +122,7 @@ class PartitionLog {
  private:
   struct Partition;
   struct AppendJob;
+  void recover_tail(Partition& p, std::function<void()> done);
   struct FetchOp;
   struct PartitionRead;
   struct TopicLimits {
