@@ -25,9 +25,22 @@ const HandlerSpec* find_handler(int16_t api_key);
 
 // Handlers, one per file in src/kafka/handlers/.
 void handle_api_versions(Services&, Request&&);
+void handle_produce(Services&, Request&&);
+void handle_fetch(Services&, Request&&);
+void handle_list_offsets(Services&, Request&&);
 void handle_metadata(Services&, Request&&);
 void handle_find_coordinator(Services&, Request&&);
 void handle_create_topics(Services&, Request&&);
 void handle_init_producer_id(Services&, Request&&);
+void handle_offset_commit(Services&, Request&&);
+void handle_offset_fetch(Services&, Request&&);
+void handle_join_group(Services&, Request&&);
+void handle_heartbeat(Services&, Request&&);
+void handle_leave_group(Services&, Request&&);
+void handle_sync_group(Services&, Request&&);
+void handle_describe_groups(Services&, Request&&);
+void handle_list_groups(Services&, Request&&);
+void handle_delete_groups(Services&, Request&&);
+void handle_offset_delete(Services&, Request&&);
 
 }  // namespace kib::kafka

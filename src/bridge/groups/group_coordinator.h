@@ -1,0 +1,319 @@
+// The group coordinator: Kafka's classic group protocol (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup) and committed offsets, for every group (the bridge coordinates them all).
+// Semantics follow Kafka's GroupCoordinator/GroupMetadata (3.x) and its successor
+// GroupMetadataManager/ClassicGroup (4.x); docs/groups.md lists the differences.
+//
+// Everything runs on the loop thread. JoinGroup and SyncGroup answers may be deferred until a
+// rebalance completes: the callbacks are held by the group and invoked exactly once (answers
+// to a closed connection are dropped by the Responder). Offsets and group metadata are written
+// through the StateStore; a commit is answered only after its batch is on disk.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bridge/groups/group_timers.h"
+#include "common/bytes.h"
+#include "common/result.h"
+#include "kafka/protocol/error_code.h"
+
+namespace SQLite {
+class Database;
+}
+namespace kib::state {
+class StateStore;
+}
+
+namespace kib::bridge {
+
+using kafka::ErrorCode;
+
+struct GroupCoordinatorOptions {
+  // group.min.session.timeout.ms / group.max.session.timeout.ms (Kafka's defaults).
+  int32_t min_session_timeout_ms = 6000;
+  int32_t max_session_timeout_ms = 1800000;
+  // group.max.size. Kafka's default is unlimited; a thousand members is far beyond any
+  // consumer group seen in practice and bounds what one group can hold.
+  int32_t max_size = 1000;
+  // group.initial.rebalance.delay.ms: the first rebalance of an empty group waits this long
+  // (extended while members keep arriving, up to the rebalance timeout).
+  int32_t initial_rebalance_delay_ms = 3000;
+  // A member that joined but never completed the rebalance is dropped after this long
+  // (Kafka's GroupCoordinator.NewMemberJoinTimeoutMs).
+  int32_t new_member_join_timeout_ms = 5 * 60 * 1000;
+  // offsets.retention.minutes (7 days) and offsets.retention.check.interval.ms (10 minutes).
+  int64_t offsets_retention_ms = 7LL * 24 * 60 * 60 * 1000;
+  int64_t offsets_retention_check_interval_ms = 10 * 60 * 1000;
+  // offset.metadata.max.bytes: longer metadata strings get OFFSET_METADATA_TOO_LARGE.
+  int32_t offset_metadata_max_bytes = 4096;
+  // Partition count of a topic, for UNKNOWN_TOPIC_OR_PARTITION on commits and offset deletes;
+  // nullopt = no such topic. Unset = every partition is accepted.
+  std::function<std::optional<int32_t>(const std::string& topic)> partition_count;
+};
+
+enum class GroupState { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
+// Kafka's names: "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead".
+const char* group_state_name(GroupState s);
+
+struct GroupProtocol {
+  std::string name;
+  Bytes metadata;
+};
+
+struct JoinGroupParams {
+  std::string group_id;
+  std::string member_id;  // "" = a new member
+  std::optional<std::string> group_instance_id;
+  bool require_known_member_id = false;  // JoinGroup v4+ (KIP-394)
+  bool supports_skip_assignment = false;  // JoinGroup v9+
+  std::string client_id;
+  std::string client_host;
+  int32_t session_timeout_ms = 0;
+  int32_t rebalance_timeout_ms = 0;
+  std::string protocol_type;
+  std::vector<GroupProtocol> protocols;
+  std::string reason;
+};
+
+struct JoinGroupResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::string member_id;
+  int32_t generation_id = -1;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  std::string leader_id;
+  bool skip_assignment = false;
+  struct Member {
+    std::string member_id;
+    std::optional<std::string> group_instance_id;
+    Bytes metadata;
+  };
+  std::vector<Member> members;  // only for the leader
+};
+using JoinCallback = std::function<void(JoinGroupResult)>;
+
+struct SyncGroupParams {
+  std::string group_id;
+  int32_t generation_id = -1;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::optional<std::string> protocol_type;  // v5+
+  std::optional<std::string> protocol_name;  // v5+
+  std::vector<std::pair<std::string, Bytes>> assignments;  // from the leader
+};
+
+struct SyncGroupResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  Bytes assignment;
+};
+using SyncCallback = std::function<void(SyncGroupResult)>;
+
+struct LeavingMember {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string reason;
+};
+
+struct LeaveGroupResult {
+  ErrorCode error = ErrorCode::kNone;   // group level
+  std::vector<ErrorCode> member_errors;  // one per leaving member, in order
+};
+
+struct OffsetCommitEntry {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int32_t leader_epoch = -1;
+  std::optional<std::string> metadata;
+};
+
+struct OffsetCommitParams {
+  std::string group_id;
+  int32_t generation_id = -1;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  int64_t retention_time_ms = -1;  // v2-v4; -1 = the group's retention rules
+  bool group_id_not_found_error = false;  // v9+: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION
+  std::vector<OffsetCommitEntry> entries;
+};
+
+// One partition's committed offset as OffsetFetch returns it (-1 and "" when none).
+struct FetchedOffset {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = -1;
+  int32_t leader_epoch = -1;
+  std::string metadata;
+  ErrorCode error = ErrorCode::kNone;
+};
+
+struct GroupMemberDescription {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string client_id;
+  std::string client_host;
+  Bytes metadata;    // of the selected protocol, Stable groups only
+  Bytes assignment;  // Stable groups only
+};
+
+struct GroupDescription {
+  std::string group_id;
+  std::string state;  // "Dead" for a group that does not exist
+  std::string protocol_type;
+  std::string protocol_name;  // Stable groups only
+  std::vector<GroupMemberDescription> members;
+};
+
+struct GroupListing {
+  std::string group_id;
+  std::string protocol_type;
+  std::string state;
+};
+
+struct TopicPartitionIndex {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartitionIndex&) const = default;
+};
+
+class GroupCoordinator {
+ public:
+  GroupCoordinator(state::StateStore& store, GroupTimers& timers, GroupCoordinatorOptions options = {});
+  ~GroupCoordinator();
+  GroupCoordinator(const GroupCoordinator&) = delete;
+  GroupCoordinator& operator=(const GroupCoordinator&) = delete;
+
+  // Loads groups and committed offsets (blocking: startup only) and starts the retention
+  // timer. Groups come back Empty; their members rejoin.
+  Status load();
+  // Stops every timer; pending JoinGroup/SyncGroup callbacks are dropped (their connections
+  // are closing). Idempotent.
+  void stop();
+
+  void join_group(JoinGroupParams params, JoinCallback done);
+  void sync_group(SyncGroupParams params, SyncCallback done);
+  ErrorCode heartbeat(const std::string& group_id, const std::string& member_id,
+                      const std::optional<std::string>& group_instance_id, int32_t generation_id);
+  LeaveGroupResult leave_group(const std::string& group_id, const std::vector<LeavingMember>& members);
+
+  // `done` gets one error per entry, in order, once the accepted offsets are durable.
+  void commit_offsets(OffsetCommitParams params, std::function<void(std::vector<ErrorCode>)> done);
+  // `partitions` null = every committed partition of the group.
+  std::vector<FetchedOffset> fetch_offsets(const std::string& group_id,
+                                           const std::vector<TopicPartitionIndex>* partitions) const;
+  // Group level error, then one error per partition; answered once durable.
+  void delete_offsets(const std::string& group_id, const std::vector<TopicPartitionIndex>& partitions,
+                      std::function<void(ErrorCode, std::vector<ErrorCode>)> done);
+
+  GroupDescription describe_group(const std::string& group_id) const;
+  // Filters are case-insensitive; empty = no filter. Every group here is of type "classic".
+  std::vector<GroupListing> list_groups(const std::vector<std::string>& states_filter,
+                                        const std::vector<std::string>& types_filter) const;
+  // One error per group, in order, once durable.
+  void delete_groups(const std::vector<std::string>& group_ids, std::function<void(std::vector<ErrorCode>)> done);
+
+  // Expires offsets past retention and drops empty groups left without offsets. Runs every
+  // offsets_retention_check_interval_ms once loaded.
+  void expire_offsets();
+
+  // Introspection for tests and metrics.
+  std::optional<GroupState> group_state(const std::string& group_id) const;
+  int32_t generation(const std::string& group_id) const;
+  size_t member_count(const std::string& group_id) const;
+  size_t group_count() const { return groups_.size(); }
+  size_t pending_writes() const { return pending_writes_; }
+
+ private:
+  struct Member;
+  struct Group;
+  struct Entry;
+
+  Group* find(const std::string& group_id) const;
+  Group& create_group(const std::string& group_id);
+  void transition(Group& g, GroupState to);
+
+  // Answers run when the outermost public call (or timer, or store completion) returns.
+  void answer(JoinCallback cb, JoinGroupResult r);
+  void answer(SyncCallback cb, SyncGroupResult r);
+  void answer_join(Group& g, Member& m, JoinGroupResult r);
+  bool answer_sync(Member& m, SyncGroupResult r);
+  void flush();
+
+  // Join paths (Kafka: doNewMemberJoinGroup, doCurrentMemberJoinGroup, ...).
+  bool accept_joining_member(const Group& g, const std::string& member_id) const;
+  void join_new_member(Group& g, JoinGroupParams& p, JoinCallback& done);
+  void join_existing_member(Group& g, JoinGroupParams& p, JoinCallback& done);
+  void update_static_member_and_rebalance(Group& g, const std::string& old_member_id, const std::string& new_member_id,
+                                          JoinGroupParams& p, JoinCallback& done);
+  Member& replace_static_member(Group& g, const std::string& instance_id, const std::string& old_member_id,
+                                const std::string& new_member_id);
+  void add_member(Group& g, std::unique_ptr<Member> m, JoinCallback done);
+  void add_member_and_rebalance(Group& g, const std::string& member_id, JoinGroupParams& p, JoinCallback done);
+  void update_member(Group& g, Member& m, std::vector<GroupProtocol> protocols, int32_t rebalance_timeout_ms,
+                     int32_t session_timeout_ms, JoinCallback done);
+  void update_member_and_rebalance(Group& g, Member& m, JoinGroupParams& p, JoinCallback done,
+                                   const std::string& reason);
+  std::optional<ErrorCode> validate_current_member(const Group& g, const std::string& member_id,
+                                                   const std::optional<std::string>& group_instance_id) const;
+  JoinGroupResult current_generation_result(const Group& g, const Member& m, bool with_members) const;
+
+  // Rebalance machinery.
+  void maybe_prepare_rebalance(Group& g, const std::string& reason);
+  void prepare_rebalance(Group& g, const std::string& reason);
+  void on_initial_join_delay(const std::string& group_id);
+  void maybe_complete_join(Group& g);
+  void complete_join(Group& g);
+  bool maybe_elect_new_joined_leader(Group& g);
+  void init_next_generation(Group& g);
+  void schedule_pending_sync(Group& g);
+  void expire_pending_sync(const std::string& group_id, int32_t generation);
+  void remove_pending_sync_member(Group& g, const std::string& member_id);
+  void propagate_assignment(Group& g, ErrorCode error);
+  void reset_and_propagate_assignment_error(Group& g, ErrorCode error);
+
+  // Liveness.
+  void schedule_heartbeat_expiration(Group& g, Member& m, int64_t timeout_ms);
+  void on_heartbeat_expired(const std::string& group_id, const std::string& member_id);
+  void add_pending_member(Group& g, const std::string& member_id, int32_t session_timeout_ms);
+  void on_pending_member_expired(const std::string& group_id, const std::string& member_id);
+  void remove_member_and_update_group(Group& g, const std::string& member_id, const std::string& reason);
+  void remove_member(Group& g, const std::string& member_id);
+
+  // Persistence. persist_group stores the group row and its members (with `assignment`
+  // instead of the members' current one, and `as_state` instead of the current state, if set).
+  void persist_group(Group& g, const std::map<std::string, Bytes>* assignment = nullptr,
+                     std::optional<GroupState> as_state = std::nullopt, std::function<void(Status)> done = nullptr);
+  void write(std::function<void(SQLite::Database&)> job, std::function<void(Status)> done);
+
+  // Offsets.
+  std::optional<ErrorCode> validate_offset_commit(const Group& g, const OffsetCommitParams& p) const;
+  bool metadata_too_large(const std::optional<std::string>& metadata) const;
+  bool partition_exists(const std::string& topic, int32_t partition) const;
+  void arm_retention_timer();
+  bool is_droppable(const Group& g) const;
+  void maybe_drop_empty_group(Group& g);
+
+  state::StateStore& store_;
+  GroupTimers& timers_;
+  GroupCoordinatorOptions options_;
+  std::map<std::string, std::unique_ptr<Group>> groups_;
+  std::unique_ptr<GroupTimer> retention_timer_;
+  uint64_t next_incarnation_ = 1;
+  size_t pending_writes_ = 0;
+  bool stopped_ = false;
+  int depth_ = 0;
+  std::vector<std::function<void()>> outbox_;
+  // Completions from the StateStore may arrive after the coordinator is gone; they check this.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace kib::bridge

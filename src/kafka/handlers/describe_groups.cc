@@ -1,0 +1,42 @@
+// DescribeGroups (key 15), v0-5: state, protocol and members; metadata and assignments only
+// for Stable groups. A group that does not exist is "Dead" without error, as in Kafka.
+#include <limits>
+
+#include "bridge/groups/group_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/describe_groups.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+namespace {
+
+// Without ACLs every operation on a group is allowed: READ(3), DELETE(6), DESCRIBE(8),
+// DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11) as AclOperation bits (Kafka's group operations).
+constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
+
+}  // namespace
+
+void handle_describe_groups(Services& s, Request&& req) {
+  auto body = req.decode<msg::DescribeGroupsRequest>();
+  msg::DescribeGroupsResponse resp;
+  for (const auto& id : body.groups) {
+    auto& g = resp.groups.emplace_back();
+    g.group_id = id;
+    g.authorized_operations =
+        body.include_authorized_operations ? kGroupOperations : std::numeric_limits<int32_t>::min();
+    if (!s.groups) {
+      g.error_code = to_int16(ErrorCode::kCoordinatorNotAvailable);
+      continue;
+    }
+    auto d = s.groups->describe_group(id);
+    g.group_state = std::move(d.state);
+    g.protocol_type = std::move(d.protocol_type);
+    g.protocol_data = std::move(d.protocol_name);
+    for (auto& m : d.members)
+      g.members.push_back({std::move(m.member_id), std::move(m.group_instance_id), std::move(m.client_id),
+                           std::move(m.client_host), std::move(m.metadata), std::move(m.assignment)});
+  }
+  req.respond.send(resp);
+}
+
+}  // namespace kib::kafka

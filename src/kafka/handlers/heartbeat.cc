@@ -1,0 +1,18 @@
+// Heartbeat (key 12), v0-4: keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin.
+#include "bridge/groups/group_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/heartbeat.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+void handle_heartbeat(Services& s, Request&& req) {
+  auto body = req.decode<msg::HeartbeatRequest>();
+  msg::HeartbeatResponse resp;
+  resp.error_code = to_int16(s.groups ? s.groups->heartbeat(body.group_id, body.member_id, body.group_instance_id,
+                                                            body.generation_id)
+                                      : ErrorCode::kCoordinatorNotAvailable);
+  req.respond.send(resp);
+}
+
+}  // namespace kib::kafka

@@ -1,0 +1,39 @@
+// LeaveGroup (key 13), v0-5: one member (v0-2) or a batch by member id or group.instance.id (v3+).
+#include "bridge/groups/group_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/leave_group.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+void handle_leave_group(Services& s, Request&& req) {
+  auto body = req.decode<msg::LeaveGroupRequest>();
+  const int16_t v = req.header.api_version;
+  std::vector<bridge::LeavingMember> members;
+  if (v <= 2) {
+    members.push_back({body.member_id, std::nullopt, ""});
+  } else {
+    for (auto& m : body.members) members.push_back({m.member_id, m.group_instance_id, m.reason.value_or("")});
+  }
+  bridge::LeaveGroupResult r;
+  if (s.groups)
+    r = s.groups->leave_group(body.group_id, members);
+  else
+    r.error = ErrorCode::kCoordinatorNotAvailable;
+
+  msg::LeaveGroupResponse resp;
+  if (v <= 2) {
+    // One error only: the group's, else the member's (Kafka's LeaveGroupResponse.getError).
+    ErrorCode e = r.error;
+    for (ErrorCode m : r.member_errors)
+      if (e == ErrorCode::kNone) e = m;
+    resp.error_code = to_int16(e);
+  } else {
+    resp.error_code = to_int16(r.error);
+    for (size_t i = 0; i < r.member_errors.size(); ++i)
+      resp.members.push_back({members[i].member_id, members[i].group_instance_id, to_int16(r.member_errors[i])});
+  }
+  req.respond.send(resp);
+}
+
+}  // namespace kib::kafka

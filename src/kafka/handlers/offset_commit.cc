@@ -1,0 +1,43 @@
+// OffsetCommit (key 8), v2-9: answered once the offsets are on disk (one fsync shared by every
+// commit in the state writer's batch).
+#include <memory>
+
+#include "bridge/groups/group_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/offset_commit.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+void handle_offset_commit(Services& s, Request&& req) {
+  auto body = req.decode<msg::OffsetCommitRequest>();
+  const int16_t v = req.header.api_version;
+  // The answer mirrors the request: every topic and partition, in order.
+  auto resp = std::make_shared<msg::OffsetCommitResponse>();
+  bridge::OffsetCommitParams p;
+  for (auto& t : body.topics) {
+    auto& rt = resp->topics.emplace_back();
+    rt.name = t.name;
+    for (auto& part : t.partitions) {
+      rt.partitions.push_back({part.partition_index, 0});
+      p.entries.push_back({t.name, part.partition_index, part.committed_offset, part.committed_leader_epoch,
+                           std::move(part.committed_metadata)});
+    }
+  }
+  auto reply = [respond = req.respond, resp](std::vector<ErrorCode> errors) {
+    size_t i = 0;
+    for (auto& t : resp->topics)
+      for (auto& part : t.partitions) part.error_code = to_int16(errors.at(i++));
+    respond.send(*resp);
+  };
+  if (!s.groups) return reply(std::vector<ErrorCode>(p.entries.size(), ErrorCode::kCoordinatorNotAvailable));
+  p.group_id = std::move(body.group_id);
+  p.generation_id = body.generation_id_or_member_epoch;
+  p.member_id = std::move(body.member_id);
+  p.group_instance_id = std::move(body.group_instance_id);
+  if (v <= 4) p.retention_time_ms = body.retention_time_ms;
+  p.group_id_not_found_error = v >= 9;
+  s.groups->commit_offsets(std::move(p), std::move(reply));
+}
+
+}  // namespace kib::kafka

@@ -1,0 +1,74 @@
+// OffsetFetch (key 9), v1-9: committed offsets from the coordinator's cache; one group (v1-7)
+// or several (v8+); a null topic list means every partition the group committed. There are no
+// transactional offsets yet, so require_stable never has anything to wait for.
+#include <map>
+
+#include "bridge/groups/group_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/offset_fetch.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+namespace {
+
+// The group's offsets, grouped by topic in request order (or name order when fetching all).
+template <typename TopicOut, typename Topics>
+std::vector<TopicOut> fetch_group(const bridge::GroupCoordinator& groups, const std::string& group_id,
+                                  const std::optional<Topics>& topics) {
+  std::vector<bridge::FetchedOffset> fetched;
+  if (topics) {
+    std::vector<bridge::TopicPartitionIndex> tps;
+    for (const auto& t : *topics)
+      for (int32_t p : t.partition_indexes) tps.push_back({t.name, p});
+    fetched = groups.fetch_offsets(group_id, &tps);
+  } else {
+    fetched = groups.fetch_offsets(group_id, nullptr);
+  }
+  std::vector<TopicOut> out;
+  for (auto& f : fetched) {
+    if (out.empty() || out.back().name != f.topic) out.emplace_back().name = f.topic;
+    auto& p = out.back().partitions.emplace_back();
+    p.partition_index = f.partition;
+    p.committed_offset = f.offset;
+    p.committed_leader_epoch = f.leader_epoch;
+    p.metadata = std::move(f.metadata);
+    p.error_code = to_int16(f.error);
+  }
+  return out;
+}
+
+}  // namespace
+
+void handle_offset_fetch(Services& s, Request&& req) {
+  auto body = req.decode<msg::OffsetFetchRequest>();
+  const int16_t v = req.header.api_version;
+  msg::OffsetFetchResponse resp;
+  if (v <= 7) {
+    if (!s.groups) {
+      resp.error_code = to_int16(ErrorCode::kCoordinatorNotAvailable);
+      if (body.topics)
+        for (const auto& t : *body.topics) {
+          auto& rt = resp.topics.emplace_back();
+          rt.name = t.name;
+          for (int32_t p : t.partition_indexes)
+            rt.partitions.push_back({p, -1, -1, std::string(), to_int16(ErrorCode::kCoordinatorNotAvailable)});
+        }
+      return req.respond.send(resp);
+    }
+    using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
+    resp.topics = fetch_group<Topic>(*s.groups, body.group_id, body.topics);
+  } else {
+    for (const auto& g : body.groups) {
+      auto& rg = resp.groups.emplace_back();
+      rg.group_id = g.group_id;
+      if (!s.groups) {
+        rg.error_code = to_int16(ErrorCode::kCoordinatorNotAvailable);
+        continue;
+      }
+      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(*s.groups, g.group_id, g.topics);
+    }
+  }
+  req.respond.send(resp);
+}
+
+}  // namespace kib::kafka

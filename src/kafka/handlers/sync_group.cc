@@ -1,0 +1,42 @@
+// SyncGroup (key 14), v0-5: the leader hands in the assignment; every member gets its own,
+// byte for byte, once the leader's is stored (followers wait for it).
+#include "bridge/groups/group_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/sync_group.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+
+void handle_sync_group(Services& s, Request&& req) {
+  auto body = req.decode<msg::SyncGroupRequest>();
+  const int16_t v = req.header.api_version;
+  auto reply = [respond = req.respond](bridge::SyncGroupResult r) {
+    msg::SyncGroupResponse resp;
+    resp.error_code = to_int16(r.error);
+    resp.protocol_type = std::move(r.protocol_type);
+    resp.protocol_name = std::move(r.protocol_name);
+    resp.assignment = std::move(r.assignment);
+    respond.send(resp);
+  };
+  bridge::SyncGroupResult error;
+  if (!s.groups) {
+    error.error = ErrorCode::kCoordinatorNotAvailable;
+    return reply(std::move(error));
+  }
+  // From v5 the protocol type and name are mandatory (KafkaApis.handleSyncGroupRequest).
+  if (v >= 5 && (!body.protocol_type || !body.protocol_name)) {
+    error.error = ErrorCode::kInconsistentGroupProtocol;
+    return reply(std::move(error));
+  }
+  bridge::SyncGroupParams p;
+  p.group_id = std::move(body.group_id);
+  p.generation_id = body.generation_id;
+  p.member_id = std::move(body.member_id);
+  p.group_instance_id = std::move(body.group_instance_id);
+  p.protocol_type = std::move(body.protocol_type);
+  p.protocol_name = std::move(body.protocol_name);
+  for (auto& a : body.assignments) p.assignments.emplace_back(std::move(a.member_id), std::move(a.assignment));
+  s.groups->sync_group(std::move(p), std::move(reply));
+}
+
+}  // namespace kib::kafka

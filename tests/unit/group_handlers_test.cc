@@ -1,0 +1,490 @@
+// The group APIs through the real KafkaServer on a loopback port, at every served version:
+// frames in, frames out. The coordinator runs on uv timers with no initial rebalance delay.
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <limits>
+
+#include "bridge/groups/group_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/kafka_server.h"
+#include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/api_keys.h"
+#include "kafka/protocol/generated/delete_groups.h"
+#include "kafka/protocol/generated/describe_groups.h"
+#include "kafka/protocol/generated/heartbeat.h"
+#include "kafka/protocol/generated/join_group.h"
+#include "kafka/protocol/generated/leave_group.h"
+#include "kafka/protocol/generated/list_groups.h"
+#include "kafka/protocol/generated/offset_commit.h"
+#include "kafka/protocol/generated/offset_delete.h"
+#include "kafka/protocol/generated/offset_fetch.h"
+#include "kafka/protocol/generated/request_header.h"
+#include "kafka/protocol/generated/response_header.h"
+#include "kafka/protocol/generated/sync_group.h"
+#include "state/state_store.h"
+
+using namespace kib;
+using namespace kib::kafka;
+
+namespace {
+
+int16_t code(ErrorCode c) { return to_int16(c); }
+
+bool write_all(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t k = ::write(fd, p, n);
+    if (k <= 0) return false;
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+bool read_all(int fd, uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t k = ::read(fd, p, n);
+    if (k <= 0) return false;
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+// A bridge with only what the group APIs need: state store, group coordinator, Kafka server.
+struct Server {
+  std::filesystem::path dir;
+  uv_loop_t loop{};
+  std::unique_ptr<state::StateStore> store;
+  std::unique_ptr<bridge::GroupTimers> timers;
+  std::unique_ptr<bridge::GroupCoordinator> groups;
+  Services services;
+  std::unique_ptr<KafkaServer> kafka;
+  uint16_t port = 0;
+
+  Server() {
+    char tmpl[] = "/tmp/kib-grouphandlers-XXXXXX";
+    dir = mkdtemp(tmpl);
+    uv_loop_init(&loop);
+    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
+    BOOST_REQUIRE(s.ok());
+    store = std::move(*s);
+    timers = bridge::make_uv_group_timers(&loop);
+    bridge::GroupCoordinatorOptions o;
+    o.initial_rebalance_delay_ms = 0;
+    groups = std::make_unique<bridge::GroupCoordinator>(*store, *timers, o);
+    BOOST_REQUIRE(groups->load().ok());
+    services.loop = &loop;
+    services.state = store.get();
+    services.groups = groups.get();
+    kafka = std::make_unique<KafkaServer>(services, &loop, net::ServerLimits{});
+    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
+    BOOST_REQUIRE(p.ok());
+    port = *p;
+  }
+  ~Server() {
+    bool down = false;
+    kafka->shutdown(1000, [&] { down = true; });
+    while (!down) uv_run(&loop, UV_RUN_ONCE);
+    kafka.reset();
+    groups->stop();
+    store->close();
+    groups.reset();
+    timers.reset();
+    store.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    std::filesystem::remove_all(dir);
+  }
+};
+
+// One client connection; the loop runs while it waits for an answer.
+struct Client {
+  Server& s;
+  int fd = -1;
+  int32_t next_correlation = 1;
+
+  explicit Client(Server& s) : s(s) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(s.port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  ~Client() { close(); }
+  void close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+
+  template <typename Req>
+  void send(const Req& body, int16_t version) {
+    ByteWriter w;
+    msg::RequestHeader h;
+    h.request_api_key = Req::kApiKey;
+    h.request_api_version = version;
+    h.correlation_id = next_correlation++;
+    h.client_id = "group-test";
+    h.encode(w, msg::request_header_version(h.request_api_key, version));
+    body.encode(w, version);
+    Bytes frame = w.take();
+    uint32_t len = htonl(static_cast<uint32_t>(frame.size()));
+    BOOST_REQUIRE(write_all(fd, reinterpret_cast<uint8_t*>(&len), 4));
+    BOOST_REQUIRE(write_all(fd, frame.data(), frame.size()));
+  }
+  bool readable(int wait_ms) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, wait_ms) > 0;
+  }
+  // Runs the loop until an answer arrives (or `timeout_ms` passes: nullopt).
+  template <typename Resp>
+  std::optional<Resp> receive(int16_t version, int timeout_ms = 5000) {
+    for (int waited = 0; waited < timeout_ms; waited += 2) {
+      uv_run(&s.loop, UV_RUN_NOWAIT);
+      if (!readable(2)) continue;
+      uint8_t prefix[4];
+      BOOST_REQUIRE(read_all(fd, prefix, 4));
+      uint32_t n = (uint32_t{prefix[0]} << 24) | (uint32_t{prefix[1]} << 16) | (uint32_t{prefix[2]} << 8) | prefix[3];
+      Bytes response(n);
+      BOOST_REQUIRE(read_all(fd, response.data(), n));
+      ByteReader r(response);
+      msg::ResponseHeader h;
+      h.decode(r, msg::response_header_version(Resp::kApiKey, version));
+      Resp body;
+      body.decode(r, version);
+      BOOST_TEST(r.empty());
+      return body;
+    }
+    return std::nullopt;
+  }
+  template <typename Resp, typename Req>
+  Resp call(const Req& body, int16_t version) {
+    send(body, version);
+    auto r = receive<Resp>(version);
+    BOOST_REQUIRE(r);
+    return *r;
+  }
+};
+
+Bytes subscription_v0(const std::string& topic) {
+  ByteWriter w;
+  w.be<int16_t>(0);  // version
+  w.be<int32_t>(1);
+  w.be<int16_t>(static_cast<int16_t>(topic.size()));
+  w.string(topic);
+  w.be<int32_t>(-1);  // null user data
+  return w.take();
+}
+
+msg::JoinGroupRequest join_request(const std::string& group, const std::string& member_id) {
+  msg::JoinGroupRequest j;
+  j.group_id = group;
+  j.session_timeout_ms = 10000;
+  j.rebalance_timeout_ms = 10000;
+  j.member_id = member_id;
+  j.protocol_type = "consumer";
+  j.protocols.push_back({"range", subscription_v0("orders")});
+  return j;
+}
+
+// Joins a new one-member group at `version` (KIP-394 handshake from v4).
+msg::JoinGroupResponse join_alone(Client& c, const std::string& group, int16_t version) {
+  auto r = c.call<msg::JoinGroupResponse>(join_request(group, ""), version);
+  if (version >= 4) {
+    BOOST_TEST(r.error_code == code(ErrorCode::kMemberIdRequired));
+    BOOST_TEST(r.member_id.rfind("group-test-", 0) == 0);
+    r = c.call<msg::JoinGroupResponse>(join_request(group, r.member_id), version);
+  }
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(group_handlers)
+
+BOOST_AUTO_TEST_CASE(join_sync_heartbeat_leave_at_every_served_version) {
+  Server s;
+  for (int16_t v = 0; v <= 9; ++v) {
+    BOOST_TEST_CONTEXT("JoinGroup v" << v) {
+      Client c(s);
+      std::string group = "g" + std::to_string(v);
+      auto j = join_alone(c, group, v);
+      BOOST_TEST(j.error_code == 0);
+      BOOST_TEST(j.generation_id == 1);
+      BOOST_TEST(j.leader == j.member_id);
+      BOOST_TEST(j.protocol_name.value_or("?") == "range");
+      if (v >= 7) BOOST_TEST(j.protocol_type.value_or("?") == "consumer");
+      BOOST_REQUIRE(j.members.size() == 1u);
+      BOOST_TEST(j.members[0].metadata == subscription_v0("orders"));
+
+      int16_t sv = std::min<int16_t>(v, 5);
+      msg::SyncGroupRequest sync;
+      sync.group_id = group;
+      sync.generation_id = j.generation_id;
+      sync.member_id = j.member_id;
+      if (sv >= 5) {
+        sync.protocol_type = "consumer";
+        sync.protocol_name = "range";
+      }
+      Bytes assignment{0, 0, 0, 0, 0, 1, 0, 6, 'o', 'r', 'd', 'e', 'r', 's', 0, 0, 0, 1, 0, 0, 0, 3, 0xff, 0xff, 0xff, 0xff};
+      sync.assignments.push_back({j.member_id, assignment});
+      auto sr = c.call<msg::SyncGroupResponse>(sync, sv);
+      BOOST_TEST(sr.error_code == 0);
+      BOOST_TEST(sr.assignment == assignment);
+      if (sv >= 5) BOOST_TEST(sr.protocol_name.value_or("?") == "range");
+
+      int16_t hv = std::min<int16_t>(v, 4);
+      msg::HeartbeatRequest hb;
+      hb.group_id = group;
+      hb.generation_id = j.generation_id;
+      hb.member_id = j.member_id;
+      BOOST_TEST(c.call<msg::HeartbeatResponse>(hb, hv).error_code == 0);
+      hb.generation_id = 0;
+      BOOST_TEST(c.call<msg::HeartbeatResponse>(hb, hv).error_code == code(ErrorCode::kIllegalGeneration));
+
+      int16_t lv = std::min<int16_t>(v, 5);
+      msg::LeaveGroupRequest leave;
+      leave.group_id = group;
+      if (lv <= 2)
+        leave.member_id = j.member_id;
+      else
+        leave.members.push_back({j.member_id, std::nullopt, std::nullopt});
+      auto lr = c.call<msg::LeaveGroupResponse>(leave, lv);
+      BOOST_TEST(lr.error_code == 0);
+      if (lv >= 3) {
+        BOOST_REQUIRE(lr.members.size() == 1u);
+        BOOST_TEST(lr.members[0].member_id == j.member_id);
+        BOOST_TEST(lr.members[0].error_code == 0);
+      }
+      // Leaving twice: v0-2 carry the member's error at the top level, v3+ per member.
+      lr = c.call<msg::LeaveGroupResponse>(leave, lv);
+      if (lv <= 2) {
+        BOOST_TEST(lr.error_code == code(ErrorCode::kUnknownMemberId));
+      } else {
+        BOOST_TEST(lr.error_code == 0);
+        BOOST_TEST(lr.members.at(0).error_code == code(ErrorCode::kUnknownMemberId));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(join_v0_to_v6_without_protocol_sends_an_empty_protocol_name) {
+  Server s;
+  Client c(s);
+  auto j = join_request("g", "stale-member");  // unknown group: UNKNOWN_MEMBER_ID, no protocol
+  for (int16_t v : {0, 5, 6}) {
+    auto r = c.call<msg::JoinGroupResponse>(j, v);
+    BOOST_TEST(r.error_code == code(ErrorCode::kUnknownMemberId));
+    BOOST_TEST(r.protocol_name.value_or("null") == "");
+  }
+  auto r = c.call<msg::JoinGroupResponse>(j, 7);
+  BOOST_TEST(!r.protocol_name);
+}
+
+BOOST_AUTO_TEST_CASE(a_member_whose_connection_closed_while_its_join_waited_breaks_nothing) {
+  Server s;
+  auto first = std::make_unique<Client>(s);
+  auto j1 = join_alone(*first, "g", 9);
+  BOOST_REQUIRE(j1.error_code == 0);
+  // A second member joins; the first rejoins (as its client would) and its connection dies
+  // while the JoinGroup waits for the second.
+  Client second(s);
+  auto r = second.call<msg::JoinGroupResponse>(join_request("g", ""), 9);
+  BOOST_REQUIRE(r.error_code == code(ErrorCode::kMemberIdRequired));
+  second.send(join_request("g", r.member_id), 9);
+  BOOST_TEST(!second.receive<msg::JoinGroupResponse>(9, 100));  // waits for the first member
+  first->send(join_request("g", j1.member_id), 9);
+  first->close();
+  auto j2 = second.receive<msg::JoinGroupResponse>(9);
+  BOOST_REQUIRE(j2);
+  BOOST_TEST(j2->error_code == 0);
+  BOOST_TEST(j2->generation_id == 2);
+  // The group keeps working for the member that is still there.
+  msg::HeartbeatRequest hb;
+  hb.group_id = "g";
+  hb.generation_id = j2->generation_id;
+  hb.member_id = j2->member_id;
+  BOOST_TEST(second.call<msg::HeartbeatResponse>(hb, 4).error_code == 0);
+}
+
+BOOST_AUTO_TEST_CASE(offset_commit_and_fetch_at_every_served_version) {
+  Server s;
+  Client c(s);
+  for (int16_t v = 2; v <= 9; ++v) {
+    BOOST_TEST_CONTEXT("OffsetCommit v" << v) {
+      msg::OffsetCommitRequest oc;
+      oc.group_id = "commits";
+      oc.generation_id_or_member_epoch = -1;
+      auto& t = oc.topics.emplace_back();
+      t.name = "orders";
+      t.partitions.push_back({0, 100 + v, 5, -1, std::string("meta-") + std::to_string(v)});
+      t.partitions.push_back({1, 7, -1, -1, std::string(4097, 'x')});
+      auto r = c.call<msg::OffsetCommitResponse>(oc, v);
+      BOOST_REQUIRE(r.topics.size() == 1u);
+      BOOST_REQUIRE(r.topics[0].partitions.size() == 2u);
+      BOOST_TEST(r.topics[0].partitions[0].error_code == 0);
+      BOOST_TEST(r.topics[0].partitions[1].error_code == code(ErrorCode::kOffsetMetadataTooLarge));
+    }
+  }
+  for (int16_t v = 1; v <= 7; ++v) {
+    BOOST_TEST_CONTEXT("OffsetFetch v" << v) {
+      msg::OffsetFetchRequest of;
+      of.group_id = "commits";
+      of.topics = std::vector<msg::OffsetFetchRequest::OffsetFetchRequestTopic>{{"orders", {0, 1}}};
+      auto r = c.call<msg::OffsetFetchResponse>(of, v);
+      BOOST_REQUIRE(r.topics.size() == 1u);
+      BOOST_REQUIRE(r.topics[0].partitions.size() == 2u);
+      BOOST_TEST(r.topics[0].partitions[0].committed_offset == 109);
+      BOOST_TEST(r.topics[0].partitions[0].metadata.value_or("?") == "meta-9");
+      BOOST_TEST(r.topics[0].partitions[0].committed_leader_epoch == (v >= 5 ? 5 : -1));
+      BOOST_TEST(r.topics[0].partitions[1].committed_offset == -1);
+      BOOST_TEST(r.topics[0].partitions[1].metadata.value_or("?") == "");
+      if (v >= 2) {
+        of.topics = std::nullopt;  // every committed partition
+        r = c.call<msg::OffsetFetchResponse>(of, v);
+        BOOST_REQUIRE(r.topics.size() == 1u);
+        BOOST_TEST(r.topics[0].partitions.size() == 1u);
+      }
+    }
+  }
+  for (int16_t v = 8; v <= 9; ++v) {
+    BOOST_TEST_CONTEXT("OffsetFetch v" << v) {
+      msg::OffsetFetchRequest of;
+      of.groups.push_back({"commits", std::nullopt, -1, std::nullopt});
+      of.groups.push_back({"nobody", std::nullopt, -1,
+                           std::vector<msg::OffsetFetchRequest::OffsetFetchRequestTopics>{{"orders", {3}}}});
+      auto r = c.call<msg::OffsetFetchResponse>(of, v);
+      BOOST_REQUIRE(r.groups.size() == 2u);
+      BOOST_TEST(r.groups[0].group_id == "commits");
+      BOOST_REQUIRE(r.groups[0].topics.size() == 1u);
+      BOOST_TEST(r.groups[0].topics[0].partitions.at(0).committed_offset == 109);
+      BOOST_TEST(r.groups[1].topics.at(0).partitions.at(0).committed_offset == -1);
+      BOOST_TEST(r.groups[1].error_code == 0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(offset_commit_v9_to_an_unknown_group_is_group_id_not_found) {
+  Server s;
+  Client c(s);
+  msg::OffsetCommitRequest oc;
+  oc.group_id = "ghost";
+  oc.generation_id_or_member_epoch = 4;
+  oc.member_id = "m";
+  oc.topics.push_back({"orders", {{0, 1, -1, -1, std::string()}}});
+  BOOST_TEST(c.call<msg::OffsetCommitResponse>(oc, 8).topics[0].partitions[0].error_code ==
+             code(ErrorCode::kIllegalGeneration));
+  BOOST_TEST(c.call<msg::OffsetCommitResponse>(oc, 9).topics[0].partitions[0].error_code ==
+             code(ErrorCode::kGroupIdNotFound));
+}
+
+BOOST_AUTO_TEST_CASE(describe_list_delete_and_offset_delete) {
+  Server s;
+  Client c(s);
+  auto j = join_alone(c, "live", 9);
+  msg::SyncGroupRequest sync;
+  sync.group_id = "live";
+  sync.generation_id = j.generation_id;
+  sync.member_id = j.member_id;
+  sync.protocol_type = "consumer";
+  sync.protocol_name = "range";
+  sync.assignments.push_back({j.member_id, Bytes{1, 2, 3}});
+  BOOST_REQUIRE(c.call<msg::SyncGroupResponse>(sync, 5).error_code == 0);
+  msg::OffsetCommitRequest oc;
+  oc.group_id = "idle";
+  oc.topics.push_back({"orders", {{0, 42, -1, -1, std::string("m")}, {1, 43, -1, -1, std::string()}}});
+  BOOST_REQUIRE(c.call<msg::OffsetCommitResponse>(oc, 8).topics[0].partitions[0].error_code == 0);
+
+  msg::DescribeGroupsRequest dg;
+  dg.groups = {"live", "idle", "missing"};
+  for (int16_t v = 0; v <= 5; ++v) {
+    dg.include_authorized_operations = v >= 3;
+    auto r = c.call<msg::DescribeGroupsResponse>(dg, v);
+    BOOST_REQUIRE(r.groups.size() == 3u);
+    BOOST_TEST(r.groups[0].group_state == "Stable");
+    BOOST_TEST(r.groups[0].protocol_type == "consumer");
+    BOOST_TEST(r.groups[0].protocol_data == "range");
+    BOOST_REQUIRE(r.groups[0].members.size() == 1u);
+    BOOST_TEST(r.groups[0].members[0].client_id == "group-test");
+    BOOST_TEST(r.groups[0].members[0].client_host == "/127.0.0.1");
+    BOOST_TEST((r.groups[0].members[0].member_assignment == Bytes{1, 2, 3}));
+    BOOST_TEST(r.groups[1].group_state == "Empty");
+    BOOST_TEST(r.groups[1].protocol_type == "");
+    BOOST_TEST(r.groups[2].group_state == "Dead");
+    BOOST_TEST(r.groups[2].error_code == 0);
+    if (v >= 3) BOOST_TEST(r.groups[0].authorized_operations == ((1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)));
+  }
+
+  msg::ListGroupsRequest lg;
+  for (int16_t v = 0; v <= 5; ++v) {
+    lg.states_filter.clear();
+    auto r = c.call<msg::ListGroupsResponse>(lg, v);
+    BOOST_TEST(r.groups.size() == 2u);
+    if (v >= 4) {
+      lg.states_filter = {"stable"};
+      r = c.call<msg::ListGroupsResponse>(lg, v);
+      BOOST_REQUIRE(r.groups.size() == 1u);
+      BOOST_TEST(r.groups[0].group_id == "live");
+      BOOST_TEST(r.groups[0].group_state == "Stable");
+    }
+    if (v >= 5) BOOST_TEST(r.groups[0].group_type == "classic");
+  }
+
+  msg::OffsetDeleteRequest od;
+  od.group_id = "idle";
+  od.topics.push_back({"orders", {{1}}});
+  auto odr = c.call<msg::OffsetDeleteResponse>(od, 0);
+  BOOST_TEST(odr.error_code == 0);
+  BOOST_TEST(odr.topics.at(0).partitions.at(0).error_code == 0);
+  od.group_id = "missing";
+  odr = c.call<msg::OffsetDeleteResponse>(od, 0);
+  BOOST_TEST(odr.error_code == code(ErrorCode::kGroupIdNotFound));
+  BOOST_TEST(odr.topics.empty());
+
+  msg::DeleteGroupsRequest del;
+  del.groups_names = {"live", "idle", "missing"};
+  for (int16_t v : {0, 2}) {
+    auto r = c.call<msg::DeleteGroupsResponse>(del, v);
+    BOOST_REQUIRE(r.results.size() == 3u);
+    BOOST_TEST(r.results[0].error_code == code(ErrorCode::kNonEmptyGroup));
+    BOOST_TEST(r.results[1].error_code == (v == 0 ? 0 : code(ErrorCode::kGroupIdNotFound)));
+    BOOST_TEST(r.results[2].error_code == code(ErrorCode::kGroupIdNotFound));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sync_v5_without_protocol_name_is_inconsistent_group_protocol) {
+  Server s;
+  Client c(s);
+  auto j = join_alone(c, "g", 9);
+  msg::SyncGroupRequest sync;
+  sync.group_id = "g";
+  sync.generation_id = j.generation_id;
+  sync.member_id = j.member_id;
+  BOOST_TEST(c.call<msg::SyncGroupResponse>(sync, 5).error_code == code(ErrorCode::kInconsistentGroupProtocol));
+  BOOST_TEST(c.call<msg::SyncGroupResponse>(sync, 4).error_code == 0);
+}
+
+BOOST_AUTO_TEST_CASE(group_apis_are_registered_with_the_served_versions) {
+  struct Expect {
+    int16_t key, min, max, advertised_min;
+  };
+  for (auto e : {Expect{8, 2, 9, 2}, Expect{9, 1, 9, 1}, Expect{11, 0, 9, 0}, Expect{12, 0, 4, 0},
+                 Expect{13, 0, 5, 0}, Expect{14, 0, 5, 0}, Expect{15, 0, 5, 0}, Expect{16, 0, 5, 0},
+                 Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}}) {
+    const HandlerSpec* spec = find_handler(e.key);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST(spec->min_version == e.min);
+    BOOST_TEST(spec->max_version == e.max);
+    BOOST_TEST(spec->advertised_min == e.advertised_min);
+  }
+  BOOST_TEST(!find_handler(68));  // ConsumerGroupHeartbeat: clients fall back to the classic protocol
+}
+
+BOOST_AUTO_TEST_SUITE_END()
