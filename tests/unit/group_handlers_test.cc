@@ -29,6 +29,7 @@
 #include "kafka/protocol/generated/response_header.h"
 #include "kafka/protocol/generated/sync_group.h"
 #include "state/state_store.h"
+#include "support/blocking_io.h"
 
 using namespace kib;
 using namespace kib::kafka;
@@ -37,25 +38,8 @@ namespace {
 
 int16_t code(ErrorCode c) { return to_int16(c); }
 
-bool write_all(int fd, const uint8_t* p, size_t n) {
-  while (n > 0) {
-    ssize_t k = ::write(fd, p, n);
-    if (k <= 0) return false;
-    p += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
-bool read_all(int fd, uint8_t* p, size_t n) {
-  while (n > 0) {
-    ssize_t k = ::read(fd, p, n);
-    if (k <= 0) return false;
-    p += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
+using kib::test::read_all;
+using kib::test::write_all;
 
 // A bridge with only what the group APIs need: state store, group coordinator, Kafka server.
 struct Server {
