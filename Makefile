@@ -43,6 +43,7 @@ INT_OBJS  := $(INT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 TESTSUPPORT_SRCS := $(sort $(wildcard $(SUPPORT_GLOB)))
 TESTSUPPORT_OBJS := $(TESTSUPPORT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 
+BENCH_BINS := $(BUILDDIR)/iggy-client-bench
 BIN       := $(BUILDDIR)/kafka-iggy-bridge
 LIBA      := $(BUILDDIR)/libbridge.a
 UNIT_BIN  := $(BUILDDIR)/unit-tests
@@ -96,6 +97,10 @@ $(UNIT_BIN): $(UNIT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA)
 $(INT_BIN): $(INT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA)
 	$(CXX) $(LDSAN) -pthread -o $@ $(INT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA) $(LIBS) $(TESTLIBS)
 
+# Benchmark programs (not part of `make` or `make test`).
+$(BUILDDIR)/iggy-client-bench: $(BUILDDIR)/obj/bench/iggy_client_bench.o $(LIBA)
+	$(CXX) $(LDSAN) -pthread -o $@ $< $(LIBA) $(LIBS)
+
 unit: check-deps $(UNIT_BIN)
 integration: check-deps $(INT_BIN)
 
@@ -122,8 +127,8 @@ schema:
 check-schema:
 	@tools/gen-schema | diff -u db/schema.sql - && echo "db/schema.sql is current"
 
-bench bench-quick: all
-	@bench/run $(if $(filter bench-quick,$@),--quick,)
+bench bench-quick: all $(BENCH_BINS)
+	@BUILD_DIR=$(BUILDDIR) bench/run $(if $(filter bench-quick,$@),--quick,)
 
 deb rpm: all
 	packaging/build-$@ $(BIN)
@@ -131,4 +136,4 @@ deb rpm: all
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)
+-include $(BUILDDIR)/obj/bench/iggy_client_bench.d $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)
