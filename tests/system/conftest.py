@@ -34,6 +34,7 @@ class BridgeProcess:
 
     def start(self, wait=True):
         self.log = open(self.log_path, "ab")
+        self.log_start = self.log.tell()  # wait_ready looks only at what this run logs
         self.proc = subprocess.Popen([bridge_bin(), "serve", "--config", self.config],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         if wait:
@@ -53,15 +54,16 @@ class BridgeProcess:
         """Until the bridge logged in to Iggy and loaded its topics ("ready" in the log)."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if "kafka-iggy-bridge ready" in self.read_log():
+            if "kafka-iggy-bridge ready" in self.read_log(since=self.log_start):
                 return self
             if self.proc.poll() is not None:
                 raise RuntimeError("bridge exited:\n" + self.read_log())
             time.sleep(0.05)
         raise RuntimeError("bridge not ready:\n" + self.read_log())
 
-    def read_log(self):
+    def read_log(self, since=0):
         with open(self.log_path, "rb") as f:
+            f.seek(since)
             return f.read().decode(errors="replace")
 
     def rss_kb(self):
