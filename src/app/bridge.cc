@@ -192,8 +192,10 @@ void Bridge::shutdown() {
   if (stopping_) return;
   stopping_ = true;
   sd_notify(0, "STOPPING=1");
-  // Long-polling fetches are answered now so connections can drain.
+  // Long-polling fetches and waiting JoinGroup/SyncGroup requests are answered now so
+  // connections can drain.
   if (log_) log_->stop_waiting();
+  if (groups_) groups_->stop();
   kafka_->shutdown(cfg_.limits.shutdown_deadline_ms, [this] {
     spdlog::info("shutdown: all Kafka connections closed");
     if (catalog_retry_) {

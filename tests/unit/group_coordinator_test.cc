@@ -765,4 +765,24 @@ BOOST_AUTO_TEST_CASE(after_a_restart_a_stable_group_comes_back_empty_and_its_mem
   BOOST_TEST(list[0].protocol_type == "consumer");
 }
 
+BOOST_AUTO_TEST_CASE(stopping_answers_waiting_joins_and_syncs_with_not_coordinator) {
+  Harness h;
+  Consumer a(h, "g", "a"), b(h, "g", "b");
+  a.join();
+  b.join();
+  h.advance(6000);
+  BOOST_REQUIRE(a.joined() && b.joined());
+  Consumer& follower = a.is_leader() ? b : a;
+  follower.send_sync();  // waits for the leader
+  Consumer c(h, "g2", "c");
+  c.join();  // waits for the initial delay
+  BOOST_REQUIRE(!*follower.sync_result && !*c.join_result);
+  h.gc->stop();
+  BOOST_REQUIRE(*follower.sync_result && *c.join_result);
+  BOOST_TEST(int((*follower.sync_result)->error) == int(ErrorCode::kNotCoordinator));
+  BOOST_TEST(int((*c.join_result)->error) == int(ErrorCode::kNotCoordinator));
+  BOOST_TEST(int(follower.heartbeat()) == int(ErrorCode::kCoordinatorNotAvailable));
+  h.advance(60'000);  // no timer fires any more
+}
+
 BOOST_AUTO_TEST_SUITE_END()

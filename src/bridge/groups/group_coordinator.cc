@@ -223,6 +223,19 @@ struct GroupCoordinator::Group {
   }
 };
 
+static JoinGroupResult join_error(ErrorCode e, std::string member_id) {
+  JoinGroupResult r;
+  r.error = e;
+  r.member_id = std::move(member_id);
+  return r;
+}
+
+static SyncGroupResult sync_error(ErrorCode e) {
+  SyncGroupResult r;
+  r.error = e;
+  return r;
+}
+
 // Every public entry point (and every timer or store callback) holds one; callbacks to the
 // handlers run when the outermost one ends, after the group state is consistent again.
 struct GroupCoordinator::Entry {
@@ -242,11 +255,18 @@ GroupCoordinator::~GroupCoordinator() {
 }
 
 void GroupCoordinator::stop() {
+  Entry entry(*this);
   stopped_ = true;
   retention_timer_.reset();
-  // Destroys every timer; pending callbacks go with their groups (connections are closing).
+  // As Kafka's coordinator does when it unloads a group: waiting JoinGroup and SyncGroup
+  // requests get NOT_COORDINATOR now, so their connections can drain; then every timer goes.
+  for (auto& [_, g] : groups_) {
+    for (auto& [_, m] : g->members) {
+      answer_join(*g, *m, join_error(ErrorCode::kNotCoordinator, m->member_id));
+      answer_sync(*m, sync_error(ErrorCode::kNotCoordinator));
+    }
+  }
   groups_.clear();
-  outbox_.clear();
 }
 
 void GroupCoordinator::flush() {
@@ -268,19 +288,6 @@ void GroupCoordinator::answer(JoinCallback cb, JoinGroupResult r) {
 }
 void GroupCoordinator::answer(SyncCallback cb, SyncGroupResult r) {
   if (cb) outbox_.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
-}
-
-static JoinGroupResult join_error(ErrorCode e, std::string member_id) {
-  JoinGroupResult r;
-  r.error = e;
-  r.member_id = std::move(member_id);
-  return r;
-}
-
-static SyncGroupResult sync_error(ErrorCode e) {
-  SyncGroupResult r;
-  r.error = e;
-  return r;
 }
 
 void GroupCoordinator::answer_join(Group& g, Member& m, JoinGroupResult r) {

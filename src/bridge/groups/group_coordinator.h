@@ -195,8 +195,10 @@ class GroupCoordinator {
   // Loads groups and committed offsets (blocking: startup only) and starts the retention
   // timer. Groups come back Empty; their members rejoin.
   Status load();
-  // Stops every timer; pending JoinGroup/SyncGroup callbacks are dropped (their connections
-  // are closing). Idempotent.
+  // Answers waiting JoinGroup/SyncGroup requests with NOT_COORDINATOR (so their connections
+  // can drain), stops every timer and forgets the groups; later requests get
+  // COORDINATOR_NOT_AVAILABLE. Commits already queued are still answered. Call it when
+  // shutdown begins. Idempotent.
   void stop();
 
   void join_group(JoinGroupParams params, JoinCallback done);
