@@ -1,16 +1,9 @@
 #include "http/http_client.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <memory>
+
+#include "net/blocking_socket.h"
 
 namespace kib::http {
 namespace {
@@ -19,28 +12,6 @@ constexpr size_t kMaxResponseBytes = 64u << 20;
 
 Error transport(std::string msg) { return Error{ErrorDomain::kTransport, 0, std::move(msg)}; }
 Error protocol(std::string msg) { return Error{ErrorDomain::kProtocol, 0, std::move(msg)}; }
-
-class Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  int fd() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-bool wait_for(int fd, short events, std::chrono::milliseconds timeout) {
-  pollfd p{fd, events, 0};
-  int rc;
-  do rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
-  while (rc < 0 && errno == EINTR);
-  return rc > 0;
-}
 
 }  // namespace
 
@@ -95,76 +66,24 @@ Result<Response> parse_response(const std::string& raw) {
 }
 
 Result<Response> get(const config::HostPort& addr, const std::string& path, std::chrono::milliseconds timeout) {
-  std::string host = addr.host;
-  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
-  else if (host == "::") host = "::1";
-  const std::string where = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-                            std::to_string(addr.port) + path;
-
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (int rc = ::getaddrinfo(host.c_str(), std::to_string(addr.port).c_str(), &hints, &res); rc != 0)
-    return transport(where + ": " + gai_strerror(rc));
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
-
-  std::string last_error = "no address";
-  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-    Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
-    if (s.fd() < 0) {
-      last_error = std::strerror(errno);
-      continue;
-    }
-    if (::connect(s.fd(), ai->ai_addr, ai->ai_addrlen) != 0) {
-      if (errno != EINPROGRESS) {
-        last_error = std::strerror(errno);
-        continue;
-      }
-      if (!wait_for(s.fd(), POLLOUT, timeout)) {
-        last_error = "connect timed out";
-        continue;
-      }
-      int err = 0;
-      socklen_t len = sizeof(err);
-      ::getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
-      if (err != 0) {
-        last_error = std::strerror(err);
-        continue;
-      }
-    }
-    std::string request = "GET " + path + " HTTP/1.1\r\nHost: " +
-                          (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-                          std::to_string(addr.port) +
-                          "\r\nUser-Agent: kafka-iggy-bridge\r\nAccept: */*\r\nConnection: close\r\n\r\n";
-    size_t sent = 0;
-    while (sent < request.size()) {
-      ssize_t n = ::send(s.fd(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<size_t>(n);
-      else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-        if (!wait_for(s.fd(), POLLOUT, timeout)) return transport(where + ": send timed out");
-      } else return transport(where + ": send failed: " + std::strerror(errno));
-    }
-    std::string raw;
-    char buf[16384];
-    for (;;) {
-      ssize_t n = ::recv(s.fd(), buf, sizeof buf, 0);
-      if (n > 0) {
-        raw.append(buf, static_cast<size_t>(n));
-        if (raw.size() > kMaxResponseBytes) return protocol(where + ": response larger than 64 MiB");
-      } else if (n == 0) {
-        break;
-      } else if (errno == EAGAIN || errno == EINTR) {
-        if (!wait_for(s.fd(), POLLIN, timeout)) return transport(where + ": read timed out");
-      } else {
-        return transport(where + ": read failed: " + std::strerror(errno));
-      }
-    }
-    auto r = parse_response(raw);
-    if (!r) return protocol(where + ": " + r.error().message);
-    return r;
+  auto s = net::BlockingSocket::connect(addr, timeout);
+  if (!s) return transport("http://" + s.error().message);
+  const std::string where = "http://" + s->where() + path;
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + s->where() +
+                        "\r\nUser-Agent: kafka-iggy-bridge\r\nAccept: */*\r\nConnection: close\r\n\r\n";
+  if (auto sent = s->send_all(request.data(), request.size()); !sent) return transport("http://" + sent.error().message);
+  std::string raw;
+  char buf[16384];
+  for (;;) {
+    auto n = s->receive_some(buf, sizeof buf);
+    if (!n) return transport("http://" + n.error().message);
+    if (*n == 0) break;
+    raw.append(buf, *n);
+    if (raw.size() > kMaxResponseBytes) return protocol(where + ": response larger than 64 MiB");
   }
-  return transport(where + ": " + last_error);
+  auto r = parse_response(raw);
+  if (!r) return protocol(where + ": " + r.error().message);
+  return r;
 }
 
 }  // namespace kib::http
