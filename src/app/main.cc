@@ -1,10 +1,12 @@
 // kafka-iggy-bridge: command line entry point. Subcommands: serve (default), check-config,
-// migrate, version. See kafka-iggy-bridge(8).
+// migrate, status, topics, groups, offsets, version. See kafka-iggy-bridge(8).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "admin/admin_commands.h"
 #include "app/bridge.h"
 #include "app/version.h"
 #include "common/log.h"
@@ -20,6 +22,8 @@ constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 3;
 constexpr int kExitState = 4;
+
+constexpr const char* kDefaultConfig = "/etc/kafka-iggy-bridge/kafka-iggy-bridge.toml";
 
 struct Overrides {
   std::string listen, iggy_address, state_path, log_level;
@@ -64,7 +68,7 @@ int load(const std::string& path, const Overrides& o, kib::config::Config& out) 
 int main(int argc, char** argv) {
   CLI::App app{"kafka-iggy-bridge: Apache Kafka wire protocol in front of Apache Iggy"};
   app.require_subcommand(0, 1);
-  std::string config_path = "/etc/kafka-iggy-bridge/kafka-iggy-bridge.toml";
+  std::string config_path = kDefaultConfig;
   Overrides o;
   app.add_option("-c,--config", config_path, "configuration file (TOML)");
   app.add_option("--listen", o.listen, "override [kafka] listeners with one host:port");
@@ -76,15 +80,54 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check-config", "validate the configuration and print the effective values");
   auto* migrate = app.add_subcommand("migrate", "create or upgrade the state database, then exit");
   auto* status = app.add_subcommand("status", "ask the running bridge ([http] listen) whether it is ready, and summarise its metrics");
-  bool status_json = false;
-  status->add_flag("--json", status_json, "print JSON instead of a table");
+  bool json = false;
+  std::string bootstrap;
+  auto* topics = app.add_subcommand("topics", "topics of the running bridge");
+  auto* topics_list = topics->add_subcommand("list", "every topic with its partitions, message count and topic id");
+  topics->require_subcommand(1);
+  auto* groups = app.add_subcommand("groups", "consumer groups of the running bridge");
+  auto* groups_list = groups->add_subcommand("list", "every group with its state, members and assignor");
+  auto* groups_describe = groups->add_subcommand("describe", "members, committed offsets and lag of groups");
+  std::vector<std::string> describe_ids;
+  groups_describe->add_option("group", describe_ids, "group ids")->required();
+  groups->require_subcommand(1);
+  auto* offsets = app.add_subcommand("offsets", "move committed offsets in (from Kafka) and out (to Iggy)");
+  offsets->require_subcommand(1);
+  auto* offsets_import = offsets->add_subcommand(
+      "import", "commit offsets listed in a CSV file or a kafka-consumer-groups --describe output");
+  kib::admin::ImportOptions import_opts;
+  std::string import_format = "auto";
+  offsets_import->add_option("file", import_opts.file, "the listing; - reads standard input")->required();
+  offsets_import->add_option("--format", import_format, "auto, csv or describe")
+      ->check(CLI::IsMember({"auto", "csv", "describe"}));
+  std::string import_group;
+  offsets_import->add_option("--group", import_group, "only this group (and the group of 3-column CSV rows)");
+  offsets_import->add_flag("--execute", import_opts.execute, "commit (without it: print the plan only)");
+  auto* offsets_export = offsets->add_subcommand(
+      "export", "store a group's committed offsets as Iggy consumer offsets, for native Iggy consumers");
+  kib::admin::ExportOptions export_opts;
+  offsets_export->add_option("--group", export_opts.group, "the Kafka consumer group")->required();
+  offsets_export->add_option("--topic", export_opts.topics, "only these topics (repeatable)");
+  std::string iggy_group, iggy_consumer;
+  auto* ig = offsets_export->add_option("--iggy-consumer-group", iggy_group,
+                                        "Iggy consumer group to write (default: the Kafka group id)");
+  auto* ic = offsets_export->add_option("--iggy-consumer", iggy_consumer, "write a plain named Iggy consumer instead");
+  ig->excludes(ic);
+  offsets_export->add_flag("--execute", export_opts.execute, "write to Iggy (without it: print the plan only)");
   auto* version = app.add_subcommand("version", "print versions and exit");
-  for (auto* sc : {serve, check, migrate, status}) {
+  std::vector<CLI::App*> with_config = {serve, check, migrate, status, topics_list, groups_list, groups_describe,
+                                        offsets_import, offsets_export};
+  for (auto* sc : with_config) {
     sc->add_option("-c,--config", config_path, "configuration file (TOML)");
     sc->add_option("--listen", o.listen, "override [kafka] listeners");
     sc->add_option("--iggy-address", o.iggy_address, "override [iggy] address");
     sc->add_option("--state", o.state_path, "override [state] path");
     sc->add_option("--log-level", o.log_level, "override [log] level");
+  }
+  status->add_flag("--json", json, "print JSON instead of a table");
+  for (auto* sc : {topics_list, groups_list, groups_describe, offsets_import, offsets_export}) {
+    sc->add_flag("--json", json, "print JSON instead of a table");
+    sc->add_option("--bootstrap-server", bootstrap, "the bridge's Kafka listener (default: the first [kafka] listener)");
   }
   try {
     app.parse(argc, argv);
@@ -98,10 +141,41 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
 
+  // The admin subcommands run on operators' machines too: without the installed file and
+  // without -c they use the defaults (and --bootstrap-server).
+  const bool admin = topics->parsed() || groups->parsed() || offsets->parsed();
+  if (admin && config_path == kDefaultConfig && !std::filesystem::exists(config_path)) config_path.clear();
   kib::config::Config cfg;
   if (int rc = load(config_path, o, cfg); rc != kExitOk) return rc;
 
-  if (status->parsed()) return kib::http::run_status_command(cfg, status_json, std::cout, std::cerr);
+  if (status->parsed()) return kib::http::run_status_command(cfg, json, std::cout, std::cerr);
+
+  if (admin) {
+    // The Iggy client logs; keep standard output for the table or JSON, and only warnings.
+    kib::log::init(o.log_level.empty() ? "warn" : o.log_level);
+    kib::admin::AdminContext ctx{cfg, kib::admin::default_bootstrap(cfg), json, std::cout, std::cerr};
+    if (!bootstrap.empty()) {
+      auto hp = kib::config::parse_host_port(bootstrap);
+      if (!hp) {
+        std::cerr << "--bootstrap-server: " << hp.error().message << "\n";
+        return kExitUsage;
+      }
+      ctx.bootstrap = *hp;
+    }
+    if (topics_list->parsed()) return kib::admin::topics_list(ctx);
+    if (groups_list->parsed()) return kib::admin::groups_list(ctx);
+    if (groups_describe->parsed()) return kib::admin::groups_describe(ctx, describe_ids);
+    if (offsets_import->parsed()) {
+      import_opts.format = import_format == "csv"        ? kib::admin::ListingFormat::kCsv
+                           : import_format == "describe" ? kib::admin::ListingFormat::kDescribe
+                                                         : kib::admin::ListingFormat::kAuto;
+      if (!import_group.empty()) import_opts.group = import_group;
+      return kib::admin::offsets_import(ctx, import_opts);
+    }
+    if (!iggy_consumer.empty()) export_opts.target = {kib::admin::IggyOffsetTarget::Kind::kConsumer, iggy_consumer};
+    else export_opts.target = {kib::admin::IggyOffsetTarget::Kind::kConsumerGroup, iggy_group};
+    return kib::admin::offsets_export(ctx, export_opts);
+  }
 
   if (check->parsed()) {
     std::cout << "# " << config_path << ": valid\n" << kib::config::render_config(cfg);

@@ -93,24 +93,29 @@ bool uuid_from_string(const std::string& s, std::array<uint8_t, 16>& out) {
   return true;
 }
 
+std::string uuid_to_kafka_base64(const std::array<uint8_t, 16>& id) {
+  static const char* b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (uint8_t b : id) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      out += b64[(acc >> (bits - 6)) & 63];
+      bits -= 6;
+    }
+  }
+  if (bits > 0) out += b64[(acc << (6 - bits)) & 63];
+  return out;
+}
+
 std::string load_or_create_cluster_id(SQLite::Database& db, const std::string& configured) {
   std::string id = configured;
   if (id.empty()) {
     SQLite::Statement q(db, "SELECT value FROM bridge_meta WHERE key = 'cluster_id'");
     if (q.executeStep()) return q.getColumn(0).getString();
-    auto raw = random_uuid();
-    static const char* b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    uint32_t acc = 0;
-    int bits = 0;
-    for (uint8_t b : raw) {
-      acc = (acc << 8) | b;
-      bits += 8;
-      while (bits >= 6) {
-        id += b64[(acc >> (bits - 6)) & 63];
-        bits -= 6;
-      }
-    }
-    if (bits > 0) id += b64[(acc << (6 - bits)) & 63];
+    id = uuid_to_kafka_base64(random_uuid());
   }
   SQLite::Statement st(db, "INSERT INTO bridge_meta(key, value) VALUES ('cluster_id', ?) "
                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value");

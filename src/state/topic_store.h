@@ -33,5 +33,8 @@ std::string load_or_create_cluster_id(SQLite::Database& db, const std::string& c
 std::array<uint8_t, 16> random_uuid();
 std::string uuid_to_string(const std::array<uint8_t, 16>& id);
 bool uuid_from_string(const std::string& s, std::array<uint8_t, 16>& out);
+// Kafka's Uuid.toString(): 22 characters of URL-safe base64 without padding (how
+// kafka-topics prints topic ids and how cluster ids look).
+std::string uuid_to_kafka_base64(const std::array<uint8_t, 16>& id);
 
 }  // namespace kib::state

@@ -1,0 +1,52 @@
+// The admin subcommands of kafka-iggy-bridge(8): `topics list`, `groups list|describe`,
+// `offsets import|export`. They talk to the running bridge over its Kafka listener (as
+// kafka-topics and kafka-consumer-groups do) and, for `offsets export`, to Iggy with the
+// [iggy] credentials. Readable tables by default, one JSON document with `--json`.
+//
+// Exit codes: 0 done; 1 something failed (the bridge or Iggy did not answer, a Kafka or Iggy
+// error, or at least one row could not be imported or exported; the message says which).
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "admin/offset_listing.h"
+#include "admin/iggy_offset_export.h"
+#include "config/config.h"
+
+namespace kib::admin {
+
+struct AdminContext {
+  const config::Config& cfg;
+  config::HostPort bootstrap;  // the bridge's Kafka listener
+  bool json = false;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+// The first [kafka] listener, wildcard addresses meaning loopback.
+config::HostPort default_bootstrap(const config::Config& cfg);
+
+int topics_list(const AdminContext& c);
+int groups_list(const AdminContext& c);
+int groups_describe(const AdminContext& c, const std::vector<std::string>& group_ids);
+
+struct ImportOptions {
+  std::string file;  // "-" = standard input
+  ListingFormat format = ListingFormat::kAuto;
+  std::optional<std::string> group;
+  bool execute = false;  // false: print the plan only (as kafka-consumer-groups --dry-run)
+};
+int offsets_import(const AdminContext& c, const ImportOptions& o);
+
+struct ExportOptions {
+  std::string group;                // the Kafka group
+  std::vector<std::string> topics;  // empty = every topic the group committed
+  IggyOffsetTarget target;          // name empty = the Kafka group id
+  bool execute = false;
+};
+int offsets_export(const AdminContext& c, const ExportOptions& o);
+
+}  // namespace kib::admin

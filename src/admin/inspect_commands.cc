@@ -1,0 +1,182 @@
+// `topics list`, `groups list`, `groups describe`: read-only views of the running bridge.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "admin/admin_commands.h"
+#include "admin/bridge_admin.h"
+#include "admin/text_table.h"
+#include "net/blocking_socket.h"
+
+namespace kib::admin {
+namespace {
+
+using nlohmann::json;
+
+std::string dash_if_negative(int64_t v) { return v < 0 ? "-" : std::to_string(v); }
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+json offset_or_null(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
+
+}  // namespace
+
+config::HostPort default_bootstrap(const config::Config& cfg) {
+  config::HostPort hp = cfg.kafka.listeners.empty() ? config::HostPort{"127.0.0.1", 9092} : cfg.kafka.listeners.front();
+  hp.host = net::connectable_host(hp.host);
+  return hp;
+}
+
+int topics_list(const AdminContext& c) {
+  auto admin = BridgeAdmin::connect(c.bootstrap);
+  if (!admin) {
+    c.err << admin.error().message << "\n";
+    return 1;
+  }
+  auto topics = admin->topics();
+  if (!topics) {
+    c.err << topics.error().message << "\n";
+    return 1;
+  }
+  std::vector<TopicPartition> parts;
+  for (const auto& t : *topics)
+    for (int32_t p = 0; p < t.partitions; ++p) parts.emplace_back(t.name, p);
+  auto ranges = admin->offset_ranges(parts);
+  if (!ranges) {
+    c.err << ranges.error().message << "\n";
+    return 1;
+  }
+  json doc = json::array();
+  TextTable table({"TOPIC", "PARTITIONS", "MESSAGES", "TOPIC-ID"});
+  for (const auto& t : *topics) {
+    int64_t messages = 0;
+    json partitions = json::array();
+    for (int32_t p = 0; p < t.partitions; ++p) {
+      const OffsetRange& r = (*ranges)[{t.name, p}];
+      if (r.start >= 0 && r.end >= r.start) messages += r.end - r.start;
+      partitions.push_back({{"partition", p}, {"log_start_offset", offset_or_null(r.start)},
+                            {"log_end_offset", offset_or_null(r.end)}});
+    }
+    table.add({t.name, std::to_string(t.partitions), std::to_string(messages), t.topic_id});
+    doc.push_back({{"topic", t.name}, {"topic_id", t.topic_id}, {"messages", messages}, {"partitions", partitions}});
+  }
+  if (c.json) c.out << doc.dump(2) << "\n";
+  else c.out << table.render();
+  return 0;
+}
+
+int groups_list(const AdminContext& c) {
+  auto admin = BridgeAdmin::connect(c.bootstrap);
+  if (!admin) {
+    c.err << admin.error().message << "\n";
+    return 1;
+  }
+  auto listed = admin->list_groups();
+  if (!listed) {
+    c.err << listed.error().message << "\n";
+    return 1;
+  }
+  std::vector<std::string> ids;
+  for (const auto& [id, state] : *listed) ids.push_back(id);
+  auto described = admin->describe_groups(ids);
+  if (!described) {
+    c.err << described.error().message << "\n";
+    return 1;
+  }
+  json doc = json::array();
+  TextTable table({"GROUP", "STATE", "MEMBERS", "PROTOCOL-TYPE", "ASSIGNOR"});
+  for (const auto& g : *described) {
+    table.add({g.group_id, g.state, std::to_string(g.members.size()), or_dash(g.protocol_type), or_dash(g.protocol)});
+    doc.push_back({{"group", g.group_id}, {"state", g.state}, {"members", g.members.size()},
+                   {"protocol_type", g.protocol_type}, {"assignor", g.protocol}});
+  }
+  if (c.json) c.out << doc.dump(2) << "\n";
+  else c.out << table.render();
+  return 0;
+}
+
+int groups_describe(const AdminContext& c, const std::vector<std::string>& group_ids) {
+  auto admin = BridgeAdmin::connect(c.bootstrap);
+  if (!admin) {
+    c.err << admin.error().message << "\n";
+    return 1;
+  }
+  auto described = admin->describe_groups(group_ids);
+  if (!described) {
+    c.err << described.error().message << "\n";
+    return 1;
+  }
+  int rc = 0;
+  json doc = json::array();
+  std::string text;
+  for (const auto& g : *described) {
+    if (g.error != kafka::ErrorCode::kNone) {
+      c.err << "group " << g.group_id << ": " << describe_error(g.error) << "\n";
+      rc = 1;
+      continue;
+    }
+    auto committed = admin->committed_offsets(g.group_id);
+    if (!committed) {
+      c.err << committed.error().message << "\n";
+      rc = 1;
+      continue;
+    }
+    if (g.state == "Dead" && committed->empty()) {
+      c.err << "Consumer group '" << g.group_id << "' does not exist.\n";
+      rc = 1;
+      continue;
+    }
+    // Every partition the group committed or a member owns.
+    std::map<TopicPartition, const MemberSummary*> owner;
+    for (const auto& m : g.members)
+      for (const auto& tp : m.assignment) owner[tp] = &m;
+    std::map<TopicPartition, const CommittedOffset*> offsets;
+    for (const auto& o : *committed) offsets[{o.topic, o.partition}] = &o;
+    std::set<TopicPartition> partitions;
+    for (const auto& [tp, _] : owner) partitions.insert(tp);
+    for (const auto& [tp, _] : offsets) partitions.insert(tp);
+    auto ranges = admin->offset_ranges({partitions.begin(), partitions.end()});
+    if (!ranges) {
+      c.err << ranges.error().message << "\n";
+      rc = 1;
+      continue;
+    }
+
+    text += "Consumer group '" + g.group_id + "': " + g.state + ", " + std::to_string(g.members.size()) +
+            (g.members.size() == 1 ? " member" : " members") + (g.protocol.empty() ? "" : ", assignor " + g.protocol) +
+            "\n";
+    TextTable table({"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+                     "CLIENT-ID"});
+    json rows = json::array();
+    for (const auto& tp : partitions) {
+      const CommittedOffset* o = offsets.count(tp) ? offsets[tp] : nullptr;
+      const MemberSummary* m = owner.count(tp) ? owner[tp] : nullptr;
+      const OffsetRange& r = (*ranges)[tp];
+      const int64_t current = o ? o->offset : -1;
+      const int64_t lag = current >= 0 && r.end >= 0 ? std::max<int64_t>(0, r.end - current) : -1;
+      table.add({g.group_id, tp.first, std::to_string(tp.second), dash_if_negative(current), dash_if_negative(r.end),
+                 dash_if_negative(lag), m ? m->member_id : "-", m ? m->client_host : "-", m ? m->client_id : "-"});
+      rows.push_back({{"topic", tp.first}, {"partition", tp.second}, {"committed_offset", offset_or_null(current)},
+                      {"metadata", o ? json(o->metadata) : json(nullptr)}, {"log_end_offset", offset_or_null(r.end)},
+                      {"lag", offset_or_null(lag)}, {"member_id", m ? json(m->member_id) : json(nullptr)}});
+    }
+    if (table.rows() > 0) text += "\n" + table.render();
+    text += "\n";
+    json members = json::array();
+    for (const auto& m : g.members) {
+      json assignment = json::array();
+      for (const auto& [t, p] : m.assignment) assignment.push_back({{"topic", t}, {"partition", p}});
+      members.push_back({{"member_id", m.member_id},
+                         {"group_instance_id", m.group_instance_id ? json(*m.group_instance_id) : json(nullptr)},
+                         {"client_id", m.client_id}, {"host", m.client_host}, {"assignment", assignment}});
+    }
+    doc.push_back({{"group", g.group_id}, {"state", g.state}, {"protocol_type", g.protocol_type},
+                   {"assignor", g.protocol}, {"members", members}, {"offsets", rows}});
+  }
+  if (c.json) c.out << doc.dump(2) << "\n";
+  else c.out << text;
+  return rc;
+}
+
+}  // namespace kib::admin
