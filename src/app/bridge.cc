@@ -1,11 +1,15 @@
 #include "app/bridge.h"
 
+#include <algorithm>
 #include <csignal>
+#include <map>
 
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
+#include "app/iggy_pool_config.h"
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/groups/consumer_lag.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
@@ -13,6 +17,7 @@
 #include "common/log.h"
 #include "http/http_server.h"
 #include "iggy/client.h"
+#include "iggy/loop.h"
 #include "iggy/pool.h"
 #include "kafka/kafka_server.h"
 #include "kafka/services.h"
@@ -21,6 +26,13 @@
 #include "state/topic_store.h"
 
 namespace kib {
+namespace {
+
+net::ServerLimits server_limits(const config::LimitsConfig& l) {
+  return {l.max_frame_bytes, l.max_connections, l.idle_timeout_ms, l.max_pending_response_bytes, l.max_inflight_requests};
+}
+
+}  // namespace
 
 Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg)), config_path_(std::move(config_path)) {
   uv_loop_init(&loop_);
@@ -28,8 +40,10 @@ Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg
 
 Bridge::~Bridge() {
   metrics_hook_.reset();
+  watchdog_.reset();
   http_.reset();
   kafka_.reset();
+  lag_.reset();
   if (groups_) groups_->stop();
   groups_.reset();
   group_timers_.reset();
@@ -65,15 +79,7 @@ Status Bridge::start() {
       [&](SQLite::Database& db) { cluster_id = state::load_or_create_cluster_id(db, cfg_.kafka.cluster_id); });
   if (!cid) return cid.error();
 
-  iggy::PoolConfig pc;
-  pc.connection.host = cfg_.iggy.address.host;
-  pc.connection.port = cfg_.iggy.address.port;
-  pc.connection.credentials = cfg_.iggy.personal_access_token.empty()
-                                  ? iggy::Credentials::password_login(cfg_.iggy.username, cfg_.iggy.password)
-                                  : iggy::Credentials::personal_access_token(cfg_.iggy.personal_access_token);
-  pc.connection.request_timeout = std::chrono::milliseconds(cfg_.iggy.request_timeout_ms);
-  pc.connections = cfg_.iggy.pool_size;
-  iggy_pool_ = std::make_unique<iggy::IggyPool>(&loop_, pc);
+  iggy_pool_ = std::make_unique<iggy::IggyPool>(&loop_, iggy_pool_config(cfg_));
   iggy_pool_->start();
   iggy_ = std::make_unique<iggy::IggyClient>(*iggy_pool_);
   catalog_ = std::make_unique<bridge::TopicCatalog>(cfg_, *iggy_, *state_, &loop_);
@@ -95,6 +101,7 @@ Status Bridge::start() {
   };
   groups_ = std::make_unique<bridge::GroupCoordinator>(*state_, *group_timers_, go);
   if (auto st = groups_->load(); !st) return st.error();
+  lag_ = std::make_unique<bridge::ConsumerLagMonitor>(&loop_, *groups_, *log_);
 
   services_ = std::make_unique<kafka::Services>();
   services_->config = &cfg_;
@@ -108,9 +115,7 @@ Status Bridge::start() {
   services_->groups = groups_.get();
   services_->cluster_id = cluster_id;
 
-  net::ServerLimits limits{cfg_.limits.max_frame_bytes, cfg_.limits.max_connections, cfg_.limits.idle_timeout_ms,
-                           cfg_.limits.max_pending_response_bytes, cfg_.limits.max_inflight_requests};
-  kafka_ = std::make_unique<kafka::KafkaServer>(*services_, &loop_, limits);
+  kafka_ = std::make_unique<kafka::KafkaServer>(*services_, &loop_, server_limits(cfg_.limits));
   for (const auto& l : cfg_.kafka.listeners) {
     auto port = kafka_->listen(l);
     if (!port) return port.error();
@@ -138,6 +143,7 @@ Status Bridge::start() {
     m.iggy_request_failures.mirror(static_cast<double>(s.failed));
     m.iggy_reconnects.mirror(static_cast<double>(s.reconnects));
     m.state_write_batches.mirror(static_cast<double>(state_->batches_committed()));
+    collect_group_metrics();
   });
 
   auto add_signal = [this](int signum, void (*cb)(uv_signal_t*, int)) {
@@ -156,6 +162,7 @@ Status Bridge::start() {
   add_signal(SIGHUP, [](uv_signal_t* s, int) { static_cast<Bridge*>(s->data)->reload(); });
 
   spdlog::info("kafka-iggy-bridge listening; advertised as {}; cluster id {}", cfg_.advertised().str(), cluster_id);
+  start_watchdog();
   start_catalog();
   return ok_status();
 }
@@ -169,6 +176,7 @@ void Bridge::start_catalog() {
     if (s) {
       ready_ = true;
       sd_notify(0, "READY=1");
+      lag_->start();
       spdlog::info("kafka-iggy-bridge ready: Iggy at {} stream '{}', {} topics", cfg_.iggy.address.str(),
                    cfg_.iggy.stream, catalog_->all().size());
       return;
@@ -196,6 +204,7 @@ void Bridge::shutdown() {
   // connections can drain.
   if (log_) log_->stop_waiting();
   if (groups_) groups_->stop();
+  if (lag_) lag_->stop();
   kafka_->shutdown(cfg_.limits.shutdown_deadline_ms, [this] {
     spdlog::info("shutdown: all Kafka connections closed");
     if (catalog_retry_) {
@@ -203,7 +212,7 @@ void Bridge::shutdown() {
       catalog_retry_ = nullptr;
     }
     if (catalog_) catalog_->stop();
-    if (groups_) groups_->stop();
+    watchdog_.reset();
     if (http_) http_->close();
     if (iggy_pool_) iggy_pool_->close();
     if (state_) state_->close();
@@ -211,6 +220,40 @@ void Bridge::shutdown() {
       uv_close(reinterpret_cast<uv_handle_t*>(s), [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
     signals_.clear();
   });
+}
+
+void Bridge::start_watchdog() {
+  uint64_t usec = 0;
+  if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return;
+  watchdog_ = std::make_unique<iggy::LoopTimer>(&loop_);
+  watchdog_every_ = std::chrono::milliseconds(std::max<uint64_t>(1, usec / 2000));
+  spdlog::info("systemd watchdog: WATCHDOG=1 every {} ms", watchdog_every_.count());
+  ping_watchdog();
+}
+
+void Bridge::ping_watchdog() {
+  sd_notify(0, "WATCHDOG=1");
+  watchdog_->start(watchdog_every_, [this] { ping_watchdog(); });
+}
+
+void Bridge::collect_group_metrics() {
+  metrics::BridgeMetrics& m = metrics::bridge_metrics();
+  std::map<std::string, int> by_state;
+  for (const char* st : {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"}) by_state[st] = 0;
+  m.group_members.clear();
+  for (const auto& g : groups_->list_groups({}, {})) {
+    ++by_state[g.state];
+    if (size_t n = groups_->member_count(g.group_id); n > 0) m.group_members.labels({g.group_id}).set(static_cast<double>(n));
+  }
+  for (const auto& [st, n] : by_state) m.groups.labels({st}).set(n);
+  m.group_lag.clear();
+  m.group_lag_sum.clear();
+  std::map<std::string, int64_t> sums;
+  for (const auto& l : lag_->lags()) {
+    m.group_lag.labels({l.group, l.topic, std::to_string(l.partition)}).set(static_cast<double>(l.lag));
+    sums[l.group] += l.lag;
+  }
+  for (const auto& [group, sum] : sums) m.group_lag_sum.labels({group}).set(static_cast<double>(sum));
 }
 
 http::Readiness Bridge::readiness() const {
@@ -246,7 +289,6 @@ void Bridge::reload() {
     for (const auto& l : x.kafka.listeners) s += l.str() + ",";
     return s;
   };
-  const auto &a = cfg_.limits, &b = next->limits;
   needs_restart("[kafka] listeners", listeners(*next) != listeners(cfg_));
   needs_restart("[kafka] advertised address/node id/cluster id",
                 next->advertised().str() != cfg_.advertised().str() || next->kafka.node_id != cfg_.kafka.node_id ||
@@ -256,12 +298,38 @@ void Bridge::reload() {
                                next->iggy.personal_access_token != cfg_.iggy.personal_access_token ||
                                next->iggy.pool_size != cfg_.iggy.pool_size || next->iggy.stream != cfg_.iggy.stream);
   needs_restart("[state] path", next->state.path != cfg_.state.path);
-  needs_restart("[limits]", a.max_frame_bytes != b.max_frame_bytes || a.max_connections != b.max_connections ||
-                                a.idle_timeout_ms != b.idle_timeout_ms ||
-                                a.max_pending_response_bytes != b.max_pending_response_bytes ||
-                                a.max_inflight_requests != b.max_inflight_requests ||
-                                a.max_decompressed_bytes_per_request != b.max_decompressed_bytes_per_request ||
-                                a.shutdown_deadline_ms != b.shutdown_deadline_ms);
+  // [limits] apply at once: the TCP server takes the connection limits, and the handlers read
+  // the decompression budget and the shutdown deadline from cfg_ when they need them.
+  const auto &a = cfg_.limits, &b = next->limits;
+  auto limit = [](const char* key, uint64_t from, uint64_t to) {
+    if (from != to) spdlog::info("SIGHUP: {} {} -> {}", key, from, to);
+  };
+  limit("[limits] max_frame_bytes", a.max_frame_bytes, b.max_frame_bytes);
+  limit("[limits] max_connections", a.max_connections, b.max_connections);
+  limit("[limits] idle_timeout_ms", a.idle_timeout_ms, b.idle_timeout_ms);
+  limit("[limits] max_pending_response_bytes", a.max_pending_response_bytes, b.max_pending_response_bytes);
+  limit("[limits] max_inflight_requests", a.max_inflight_requests, b.max_inflight_requests);
+  limit("[limits] max_decompressed_bytes_per_request", a.max_decompressed_bytes_per_request, b.max_decompressed_bytes_per_request);
+  limit("[limits] shutdown_deadline_ms", a.shutdown_deadline_ms, b.shutdown_deadline_ms);
+  cfg_.limits = next->limits;
+  kafka_->tcp().set_limits(server_limits(cfg_.limits));
+  // Topic auto-creation and the options of topics created from now on are read from cfg_
+  // whenever a topic is created.
+  const auto &k = cfg_.kafka, &nk = next->kafka;
+  limit("[kafka] default_partitions", static_cast<uint64_t>(k.default_partitions), static_cast<uint64_t>(nk.default_partitions));
+  limit("[kafka] auto_create_topics", k.auto_create_topics, nk.auto_create_topics);
+  limit("[topics] enforce_fsync", cfg_.topics.enforce_fsync, next->topics.enforce_fsync);
+  limit("[topics] messages_required_to_save", cfg_.topics.messages_required_to_save, next->topics.messages_required_to_save);
+  limit("[topics] segment_bytes", cfg_.topics.segment_bytes, next->topics.segment_bytes);
+  cfg_.kafka.auto_create_topics = nk.auto_create_topics;
+  cfg_.kafka.default_partitions = nk.default_partitions;
+  cfg_.topics = next->topics;
+  const auto &g = cfg_.groups, &ng = next->groups;
+  needs_restart("[groups]", g.initial_rebalance_delay_ms != ng.initial_rebalance_delay_ms ||
+                                g.min_session_timeout_ms != ng.min_session_timeout_ms ||
+                                g.max_session_timeout_ms != ng.max_session_timeout_ms || g.max_size != ng.max_size ||
+                                g.offsets_retention_minutes != ng.offsets_retention_minutes ||
+                                g.offset_metadata_max_bytes != ng.offset_metadata_max_bytes);
   needs_restart("[http] listen", next->http.listen != cfg_.http.listen);
   spdlog::info("SIGHUP: configuration reloaded from {}", config_path_);
   sd_notify(0, "READY=1");

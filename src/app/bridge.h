@@ -5,6 +5,7 @@
 
 #include <uv.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,7 +37,11 @@ class ProducerRegistry;
 class PartitionLog;
 class GroupCoordinator;
 class GroupTimers;
+class ConsumerLagMonitor;
 }  // namespace bridge
+namespace iggy {
+class LoopTimer;
+}
 
 class Bridge {
  public:
@@ -58,6 +63,11 @@ class Bridge {
   // What /readyz answers: Iggy reachable, the stream initialised, state open, not stopping.
   http::Readiness readiness() const;
   void start_catalog();
+  // WATCHDOG=1 at half the interval systemd asks for (WatchdogSec=), from the loop thread, so
+  // a stuck loop gets the service restarted.
+  void start_watchdog();
+  void ping_watchdog();
+  void collect_group_metrics();
 
   config::Config cfg_;
   std::string config_path_;
@@ -70,6 +80,7 @@ class Bridge {
   std::unique_ptr<bridge::PartitionLog> log_;
   std::unique_ptr<bridge::GroupTimers> group_timers_;
   std::unique_ptr<bridge::GroupCoordinator> groups_;
+  std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
   std::unique_ptr<kafka::Services> services_;
   uv_timer_t* catalog_retry_ = nullptr;
   std::unique_ptr<kafka::KafkaServer> kafka_;
@@ -77,6 +88,8 @@ class Bridge {
   std::vector<uint16_t> ports_;
   bool stopping_ = false;
   bool ready_ = false;  // the catalog started (READY=1 sent)
+  std::unique_ptr<iggy::LoopTimer> watchdog_;
+  std::chrono::milliseconds watchdog_every_{0};
   std::unique_ptr<http::HttpServer> http_;
   metrics::CollectHook metrics_hook_;  // copies pool/server/state counters into /metrics
 };

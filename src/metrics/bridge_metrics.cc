@@ -84,6 +84,13 @@ BridgeMetrics& bridge_metrics() {
         r.histogram("kib_state_write_batch_duration_seconds",
                     "Time to run and commit one state database write batch.", {}, latency_buckets()),
         r.gauge("kib_ready", "1 when the bridge is ready (Iggy reachable, state open), as /readyz answers.").get(),
+        r.gauge("kib_groups", "Consumer groups by state.", {"state"}),
+        r.gauge("kib_group_members", "Members of each consumer group that has any.", {"group"}),
+        r.gauge("kib_group_lag",
+                "Consumer lag: high watermark minus committed offset, per group and partition (watermarks refreshed "
+                "from Iggy every 10 s).",
+                {"group", "topic", "partition"}),
+        r.gauge("kib_group_lag_sum", "Consumer lag summed over a group's partitions.", {"group"}),
         r.gauge("kib_build_info", "Always 1; the version label names the bridge build.", {"version"}),
     };
     b->build_info.labels({kBridgeVersion}).set(1);

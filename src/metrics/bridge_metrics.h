@@ -33,6 +33,10 @@ struct BridgeMetrics {
   Counter& state_write_batches;         // kib_state_write_batches_total
   HistogramFamily& state_write_batch_duration;  // kib_state_write_batch_duration_seconds
   Gauge& ready;                         // kib_ready (0/1, what /readyz answers)
+  GaugeFamily& groups;                  // kib_groups{state}
+  GaugeFamily& group_members;           // kib_group_members{group} (cleared and refilled per scrape)
+  GaugeFamily& group_lag;               // kib_group_lag{group,topic,partition} (idem)
+  GaugeFamily& group_lag_sum;           // kib_group_lag_sum{group} (idem)
   GaugeFamily& build_info;              // kib_build_info{version}
 };
 

@@ -89,6 +89,13 @@ class Family {
   const std::string& help() const { return help_; }
   const std::vector<std::string>& label_names() const { return label_names_; }
 
+  // Drops every child. For families a collect hook refills on each scrape (label sets that
+  // come and go, such as one per consumer group); references from labels() die with it.
+  void clear() {
+    std::lock_guard lock(mu_);
+    children_.clear();
+  }
+
   // Calls fn(label_values, child) for every child, ordered by label values.
   template <typename Fn>
   void each(Fn&& fn) const {

@@ -192,14 +192,29 @@ void Connection::close(const std::string& reason) {
 
 TcpServer::TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame)
     : loop_(loop), limits_(limits), on_frame_(std::move(on_frame)) {
-  if (limits_.idle_timeout_ms > 0) {
+  arm_idle_timer();
+}
+
+void TcpServer::arm_idle_timer() {
+  if (limits_.idle_timeout_ms == 0) {
+    if (idle_timer_) uv_timer_stop(idle_timer_);
+    return;
+  }
+  if (!idle_timer_) {
     idle_timer_ = new uv_timer_t;
     uv_timer_init(loop_, idle_timer_);
     idle_timer_->data = this;
-    uint64_t every = std::clamp<uint64_t>(limits_.idle_timeout_ms / 4, 10, 1000);
-    uv_timer_start(idle_timer_, [](uv_timer_t* t) { static_cast<TcpServer*>(t->data)->sweep_idle(); }, every, every);
     uv_unref(reinterpret_cast<uv_handle_t*>(idle_timer_));
   }
+  uint64_t every = std::clamp<uint64_t>(limits_.idle_timeout_ms / 4, 10, 1000);
+  uv_timer_start(idle_timer_, [](uv_timer_t* t) { static_cast<TcpServer*>(t->data)->sweep_idle(); }, every, every);
+}
+
+void TcpServer::set_limits(const ServerLimits& limits) {
+  limits_ = limits;
+  if (!shutting_down_) arm_idle_timer();
+  // New backpressure bounds may let a paused connection read again (or pause a busy one).
+  for (auto& [c, _] : connections_) c->update_reading();
 }
 
 TcpServer::~TcpServer() = default;

@@ -107,6 +107,10 @@ class TcpServer {
   size_t connection_count() const { return connections_.size(); }
   uint64_t refused_connections() const { return refused_; }
   const ServerLimits& limits() const { return limits_; }
+  // Applies new limits to every connection from now on (SIGHUP): frames already being read
+  // keep the bound they were checked against; connections above a lowered max_connections
+  // stay open.
+  void set_limits(const ServerLimits& limits);
   uv_loop_t* loop() const { return loop_; }
 
  private:
@@ -115,6 +119,7 @@ class TcpServer {
   void accept_one(uv_stream_t* listener);
   void remove(Connection* c);
   void sweep_idle();
+  void arm_idle_timer();
   void maybe_finish_shutdown();
 
   uv_loop_t* loop_;

@@ -32,11 +32,12 @@ class BridgeProcess:
                     f'[log]\nlevel = "debug"\n[http]\nlisten = ""\n' + extra_toml)
         self.proc = None
 
-    def start(self, wait=True):
+    def start(self, wait=True, env=None):
+        """`env`: the process environment (default: this one's), e.g. systemd's NOTIFY_SOCKET."""
         self.log = open(self.log_path, "ab")
         self.log_start = self.log.tell()  # wait_ready looks only at what this run logs
         self.proc = subprocess.Popen([bridge_bin(), "serve", "--config", self.config],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
         if wait:
             deadline = time.time() + 15
             while time.time() < deadline:

@@ -189,3 +189,55 @@ def test_sighup_reloads_log_level_and_names_http_listen_as_needing_restart(http_
     assert "[http] listen changed; it takes effect after a restart" in log
     assert b.alive()
     assert http_get(b, "/healthz")[0] == 200  # still on the old address
+
+
+def test_group_metrics_count_groups_by_state_and_report_lag_also_for_native_appends(http_bridge_on_iggy, iggy):
+    """kib_groups, kib_group_members, kib_group_lag and kib_group_lag_sum; lag follows records a
+    native Iggy producer appends (the bridge learns them from Iggy within its 10 s refresh)."""
+    ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed")
+    iggy_sdk = pytest.importorskip("apache_iggy", reason="SKIPPED: apache-iggy not installed")
+    import asyncio, uuid
+    b = http_bridge_on_iggy
+    wait_ready(b)
+    topic, group = "lag-" + uuid.uuid4().hex[:8], "g-" + uuid.uuid4().hex[:8]
+    bs = "127.0.0.1:%d" % b.port
+    p = ck.Producer({"bootstrap.servers": bs, "acks": "all"})
+    for i in range(5):
+        p.produce(topic, value=b"v%d" % i, partition=0)
+    assert p.flush(30) == 0
+    c = ck.Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False})
+    c.commit(offsets=[ck.TopicPartition(topic, 0, 2)], asynchronous=False)
+
+    def lag_is(n, timeout):
+        deadline = time.time() + timeout
+        while True:
+            samples, types = scrape(b)
+            got = value(samples, "kib_group_lag", group=group, topic=topic, partition="0")
+            if got == n or time.time() > deadline:
+                return got, samples, types
+            time.sleep(0.5)
+    got, samples, types = lag_is(3, 15)
+    assert got == 3
+    assert value(samples, "kib_group_lag_sum", group=group) == 3
+    assert types["kib_groups"] == "gauge" and value(samples, "kib_groups", state="Empty") >= 1
+    assert value(samples, "kib_groups", state="Dead") == 0
+
+    # A live member shows in kib_group_members and moves its group to Stable.
+    c.subscribe([topic])
+    deadline = time.time() + 30
+    while not c.assignment() and time.time() < deadline:
+        c.poll(0.2)
+    samples, _ = scrape(b)
+    assert value(samples, "kib_group_members", group=group) == 1
+    assert value(samples, "kib_groups", state="Stable") >= 1
+    c.close()
+
+    async def native_append():
+        n = iggy_sdk.IggyClient(iggy.address)
+        await n.connect()
+        await n.login_user("iggy", "iggy")
+        await n.send_messages("kafka", topic, 0, [iggy_sdk.SendMessage(b"native-%d" % i) for i in range(4)])
+    asyncio.run(native_append())
+    got, samples, _ = lag_is(7, 25)
+    assert got == 7, "lag did not follow the native appends"
+    assert value(samples, "kib_group_lag_sum", group=group) == 7

@@ -219,6 +219,12 @@ PartitionLog::Partition& PartitionLog::partition(const std::string& topic, int32
 
 // ---- offsets from Iggy ------------------------------------------------------------------------
 
+std::optional<int64_t> PartitionLog::high_watermark(const std::string& topic, int32_t partition) const {
+  auto it = partitions_.find({topic, partition});
+  if (it == partitions_.end()) return std::nullopt;
+  return it->second->high_watermark;
+}
+
 void PartitionLog::refresh_topic(const std::string& topic, std::function<void(Status)> done) {
   auto& waiting = topic_refreshes_[topic];
   waiting.push_back(std::move(done));

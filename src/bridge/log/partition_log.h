@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -112,6 +113,14 @@ class PartitionLog {
   // a time in ms (the first offset whose record timestamp is >= it; -1/-1 without error if none).
   void list_offsets(const std::string& topic, int32_t partition, int64_t timestamp,
                     std::function<void(OffsetLookup)> cb);
+
+  // Learns the offsets of every partition of `topic` from Iggy (one GetTopic, shared with a
+  // refresh already in flight). For consumer-lag metrics.
+  void refresh_offsets_of(const std::string& topic, std::function<void(Status)> done) {
+    refresh_topic(topic, std::move(done));
+  }
+  // The high watermark last learned for a partition; nullopt when the log has not seen it.
+  std::optional<int64_t> high_watermark(const std::string& topic, int32_t partition) const;
 
   // Answers every long-polling fetch now and stops new ones from waiting (shutdown).
   void stop_waiting();

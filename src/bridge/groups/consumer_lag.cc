@@ -1,0 +1,54 @@
+#include "bridge/groups/consumer_lag.h"
+
+#include <algorithm>
+#include <set>
+
+#include "bridge/groups/group_coordinator.h"
+#include "bridge/log/partition_log.h"
+
+namespace kib::bridge {
+
+ConsumerLagMonitor::ConsumerLagMonitor(uv_loop_t* loop, const GroupCoordinator& groups, PartitionLog& log)
+    : groups_(groups), log_(log), timer_(loop) {}
+
+void ConsumerLagMonitor::start() {
+  stopped_ = false;
+  refresh();
+}
+
+void ConsumerLagMonitor::stop() {
+  stopped_ = true;
+  timer_.stop();
+}
+
+void ConsumerLagMonitor::refresh() {
+  if (stopped_) return;
+  timer_.start(kRefreshInterval, [this] { refresh(); });
+  if (refreshing_ > 0) return;  // a slow Iggy: do not pile up requests
+  std::set<std::string> topics;
+  for (const auto& g : groups_.list_groups({}, {}))
+    for (const auto& o : groups_.fetch_offsets(g.group_id, nullptr)) topics.insert(o.topic);
+  for (const auto& t : topics) {
+    ++refreshing_;
+    log_.refresh_offsets_of(t, [this, alive = alive_](Status) {
+      if (*alive) --refreshing_;  // a failure leaves the last known watermark in place
+    });
+  }
+}
+
+std::vector<PartitionLag> ConsumerLagMonitor::lags() const {
+  std::vector<PartitionLag> out;
+  for (const auto& g : groups_.list_groups({}, {})) {
+    for (const auto& o : groups_.fetch_offsets(g.group_id, nullptr)) {
+      auto hw = log_.high_watermark(o.topic, o.partition);
+      if (!hw || o.offset < 0) continue;
+      out.push_back({g.group_id, o.topic, o.partition, o.offset, *hw, std::max<int64_t>(0, *hw - o.offset)});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const PartitionLag& a, const PartitionLag& b) {
+    return std::tie(a.group, a.topic, a.partition) < std::tie(b.group, b.topic, b.partition);
+  });
+  return out;
+}
+
+}  // namespace kib::bridge
