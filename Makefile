@@ -49,7 +49,7 @@ LIBA      := $(BUILDDIR)/libbridge.a
 UNIT_BIN  := $(BUILDDIR)/unit-tests
 INT_BIN   := $(BUILDDIR)/integration-tests
 
-.PHONY: all help test run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration
+.PHONY: all help test test-built setup run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration
 all: check-deps $(BIN)
 
 help:
@@ -57,6 +57,7 @@ help:
 	@echo "make test       build and run every test tier that can run here (README's test command)"
 	@echo "make run        build, then run the bridge in the foreground on 127.0.0.1:9092"
 	@echo "make deps       install the Debian packages the build and tests need (idempotent)"
+	@echo "make setup      make deps, then the client test tier (venv, npm, Kafka jars; idempotent)"
 	@echo "make asan       ASan+UBSan build and test run"
 	@echo "make regen      regenerate src/kafka/protocol/generated from $(SPECS)"
 	@echo "make schema     regenerate db/schema.sql from migrations/"
@@ -104,15 +105,24 @@ $(BUILDDIR)/iggy-client-bench: $(BUILDDIR)/obj/bench/iggy_client_bench.o $(LIBA)
 unit: check-deps $(UNIT_BIN)
 integration: check-deps $(INT_BIN)
 
-# The README's test command: every tier that can run on this machine; prints
-# "N passed, N failed, N skipped" last.
-test: check-deps $(BIN) $(UNIT_BIN) $(INT_BIN)
+# The README's test command: installs what is missing (Debian packages, the client test
+# tier's venv, npm modules and Kafka jars; each step is a no-op when done), builds, and runs
+# every tier that can run on this machine; prints "N passed, N failed, N skipped" last.
+test: setup
+	@$(MAKE) --no-print-directory test-built
+
+test-built: check-deps $(BIN) $(UNIT_BIN) $(INT_BIN)
 	@python3 tools/run-tests --build-dir $(BUILDDIR)
 
-asan:
-	$(MAKE) BUILD=asan test
+setup: deps
+	@tests/clients/setup.sh
 
-run: all
+asan: setup
+	$(MAKE) BUILD=asan test-built
+
+# The README's run command: installs missing Debian packages, builds, runs in the foreground.
+run: deps
+	@$(MAKE) --no-print-directory all
 	@tools/dev-run $(BIN) etc/kafka-iggy-bridge.toml
 
 regen:
