@@ -188,10 +188,20 @@ def test_daemon_page_documents_every_subcommand_option_and_exit_code():
     subcommands = re.findall(r"^\s+([a-z][a-z-]+)\s{2,}", listed[1], flags=re.M)
     assert {"serve", "check-config", "migrate", "version"} <= set(subcommands), helptext
     options = set(re.findall(r"(--[a-z][a-z-]+)", helptext))
+
+    def children(help_text):
+        parts = re.split(r"(?im)^subcommands:\s*$", help_text)
+        return re.findall(r"^\s+([a-z][a-z-]+)\s{2,}", parts[1], flags=re.M) if len(parts) == 2 else []
     for sc in subcommands:
-        options |= set(re.findall(r"(--[a-z][a-z-]+)", run([bridge_bin(), sc, "--help"]).stdout))
-        assert re.search(r"^\.B " + re.escape(sc.replace("-", "\\-")) + "$", sections["SUBCOMMANDS"], re.M), \
-            f"subcommand {sc} has no entry under SUBCOMMANDS"
+        sc_help = run([bridge_bin(), sc, "--help"]).stdout
+        options |= set(re.findall(r"(--[a-z][a-z-]+)", sc_help))
+        # A subcommand with subcommands of its own (topics, groups, offsets) documents each one.
+        for name in [f"{sc} {child}" for child in children(sc_help)] or [sc]:
+            if name != sc:
+                options |= set(re.findall(r"(--[a-z][a-z-]+)", run([bridge_bin(), *name.split(), "--help"]).stdout))
+            entry = re.escape(name.replace("-", "\\-"))
+            assert re.search(r"^\.BI? \"?" + entry + r"(\"| |$)", sections["SUBCOMMANDS"], re.M), \
+                f"subcommand {name} has no entry under SUBCOMMANDS"
     for opt in options:
         assert opt in page, f"option {opt} is not documented"
     for code in ("0", "1", "2", "3", "4"):
