@@ -3,13 +3,13 @@ the real bridge on a real iggy-server, checked against what Kafka clients, the J
 kafka-consumer-groups tool and a native Iggy client (apache-iggy) observe."""
 import asyncio, base64, json, os, re, shutil, subprocess, time, uuid
 import pytest
-from conftest import bridge_bin
+from conftest import ROOT, bridge_bin
 
 ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-JAVA_LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".java", "lib")
+JAVA_LIB = os.path.join(ROOT, "tests", ".java", "lib")
 
 
 def unique(prefix):
@@ -296,3 +296,34 @@ def test_admin_subcommands_say_when_the_bridge_does_not_answer(bridge_factory):
     for args in (["topics", "list"], ["groups", "list"], ["groups", "describe", "g"]):
         rc, out, err = cli(b, *args)
         assert rc == 1 and f"not answering Kafka requests at 127.0.0.1:{b.port}" in err, (args, out, err)
+
+
+def test_operator_queries_in_db_show_groups_members_and_offsets_readably(bridge_on_iggy):
+    """db/queries.sql, as an operator runs it with sqlite3 against the live state database."""
+    if not shutil.which("sqlite3"):
+        pytest.skip("SKIPPED: the sqlite3 command line is not installed (make deps)")
+    b, topic, group = bridge_on_iggy, unique("t"), unique("g")
+    create_topic(b, topic, 2)
+    produce(b, topic, 0, ["a", "b", "c"])
+    commit(b, group, {(topic, 0): (2, "checkpoint-7")})
+    m = Member(b, group, topic)
+    try:
+        deadline = time.time() + 10
+        while True:  # the group's rows follow the rebalance through the batched state writer
+            r = subprocess.run(["sqlite3", "-header", "-column", b.state],
+                               stdin=open(os.path.join(ROOT, "db", "queries.sql")),
+                               capture_output=True, text=True, timeout=30)
+            if "Stable" in r.stdout or time.time() > deadline:
+                break
+            time.sleep(0.2)
+    finally:
+        m.close()
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    # Group row: id, state, protocol, generation, members, offsets.
+    assert re.search(rf"^{group}\s+Stable\s+consumer\s+range\s+1\s+\S+\s+1\s+1\s", out, re.M), out
+    # Member row with client id and what it owns, readable.
+    assert re.search(rf"^{group}\s+cli-test-member-\S+\s+cli-test-member\s+\S+\s+10000\s+{topic}\s+{topic}:0,1\s*$",
+                     out, re.M), out
+    # Committed offset with its metadata and a readable UTC time.
+    assert re.search(rf"^{group}\s+{topic}\s+0\s+2\s+-1\s+checkpoint-7\s+20\d\d-\d\d-\d\d \d\d:\d\d:\d\d", out, re.M), out
