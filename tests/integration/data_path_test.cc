@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/errors.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "config/config.h"
@@ -249,6 +250,35 @@ std::vector<TestRecord> sample_records() {
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(data_path, *utf::precondition(kib::test::iggy_available))
+
+// A client that connects as the bridge starts (the listener opens before Iggy is set up) may
+// create a topic before the stream exists; on a fresh Iggy that used to fail with
+// StreamIdNotFound, as UNKNOWN_TOPIC_OR_PARTITION.
+BOOST_FIXTURE_TEST_CASE(topics_created_while_the_catalog_starts_wait_for_the_stream, DataPath) {
+  config::Config fresh = cfg;
+  fresh.iggy.stream = kib::test::unique_name("kafka-fresh");
+  TopicCatalog early(fresh, ctx.client(), *state, ctx.loop());
+  CreateTopicRequest req;
+  req.name = kib::test::unique_name("t");
+  req.partitions = 3;
+  std::optional<Result<TopicMetadata>> before_start, during_start;
+  early.create(req, [&](Result<TopicMetadata> r) { before_start.emplace(std::move(r)); });
+  BOOST_REQUIRE(before_start.has_value());
+  BOOST_TEST((!before_start->ok() && kib::bridge::to_kafka_error(before_start->error()) == ErrorCode::kLeaderNotAvailable));
+
+  std::optional<Status> started;
+  early.start([&](Status s) { started.emplace(std::move(s)); });
+  early.create(req, [&](Result<TopicMetadata> r) { during_start.emplace(std::move(r)); });
+  ctx.run_until([&] { return during_start.has_value(); });
+  BOOST_REQUIRE(started.has_value() && started->ok());
+  BOOST_REQUIRE(during_start.has_value());
+  BOOST_REQUIRE_MESSAGE(during_start->ok(), (during_start->ok() ? "" : during_start->error().message));
+  BOOST_TEST(during_start->value().partitions == 3);
+  BOOST_TEST(early.find(req.name) != nullptr);
+  early.stop();
+  auto r = ctx.await<Unit>([&](auto cb) { ctx.client().delete_stream(iggy::Identifier::named(fresh.iggy.stream), cb); });
+  BOOST_TEST(r.ok());
+}
 
 BOOST_FIXTURE_TEST_CASE(produced_records_fetch_back_byte_exact_across_batches, DataPath) {
   const std::string topic = create_topic();
