@@ -99,20 +99,23 @@ def start_members(bootstrap: str):
                for name in ("member-a", "member-b")]
     for m in members:
         m.subscribe([TOPIC])
-    want = sum(FIRST_RECORDS.values())
-    got = []  # (member index, partition, offset)
+    want = {(p, o) for p, n in FIRST_RECORDS.items() for o in range(n)}
+    seen, last = set(), {}  # last: partition -> (member index, its last message there)
+
+    def settled():
+        owners = [{tp.partition for tp in m.assignment()} for m in members]
+        return (owners == [{0, 1}, {2}] and seen == want
+                and all(p in owners[i] and msg.offset() == FIRST_RECORDS[p] - 1 for p, (i, msg) in last.items()))
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not settled():
         for i, m in enumerate(members):
             msg = m.poll(0.1)
             if msg is not None and msg.error() is None:
-                got.append((i, msg.partition(), msg.offset()))
-        assigned = sorted(tp.partition for m in members for tp in m.assignment())
-        if assigned == [0, 1, 2] and len(got) == want:
-            break
-    assert len(got) == want and sorted(tp.partition for m in members for tp in m.assignment()) == [0, 1, 2], got
-    for i in sorted({i for i, _, _ in got}):
-        members[i].commit(asynchronous=False)  # the stored offsets of what it consumed, with leader epochs
+                seen.add((msg.partition(), msg.offset()))
+                last[msg.partition()] = (i, msg)
+    assert settled(), (sorted(seen), [m.assignment() for m in members])
+    for i, msg in last.values():
+        members[i].commit(message=msg, asynchronous=False)  # offset + 1 and the record's leader epoch
     return members
 
 
