@@ -340,6 +340,36 @@ class Message:
         return -1 if self.flexible.empty() else self.flexible.lo
 
 
+# Versions Kafka added after the spec snapshot (trunk of October 2024) that the bridge serves
+# because Kafka 4.x clients behave differently with them. Each entry: the spec file, the
+# validVersions it gets, and fields to insert as (struct path, index, field), written from
+# Kafka 4.x's protocol (checked against the kafka-clients 4.1 message schemas).
+SPEC_AMENDMENTS = {
+    # KIP-1043 (Kafka 4.0): v6 answers GROUP_ID_NOT_FOUND with a message for an unknown group
+    # instead of the state "Dead"; the request is unchanged.
+    "DescribeGroupsRequest.json": {"validVersions": "0-6", "insert": []},
+    "DescribeGroupsResponse.json": {"validVersions": "0-6", "insert": [
+        ("Groups", 1, {"name": "ErrorMessage", "type": "string", "versions": "6+", "nullableVersions": "6+",
+                       "default": "null", "about": "The describe error message, or null if there was no error."}),
+    ]},
+}
+
+
+def amend(spec, name):
+    a = SPEC_AMENDMENTS.get(name)
+    if a is None:
+        return spec
+    if Versions.parse(spec["validVersions"]).hi >= Versions.parse(a["validVersions"]).hi:
+        raise SystemExit("%s already has validVersions %s: drop its SPEC_AMENDMENTS entry" % (name, spec["validVersions"]))
+    spec["validVersions"] = a["validVersions"]
+    for path, index, field in a["insert"]:
+        fields = spec["fields"]
+        for part in path.split("/"):
+            fields = next(f for f in fields if f["name"] == part)["fields"]
+        fields.insert(index, field)
+    return spec
+
+
 def load_specs(spec_dir):
     msgs = []
     names = sorted(n for n in os.listdir(spec_dir) if n.endswith(".json"))
@@ -348,7 +378,7 @@ def load_specs(spec_dir):
     for n in names:
         with open(os.path.join(spec_dir, n), encoding="utf-8") as fh:
             spec = json.loads(strip_comments(fh.read()))
-        msgs.append(Message(spec, n))
+        msgs.append(Message(amend(spec, n), n))
     return msgs
 
 

@@ -3,7 +3,7 @@
 #   - Debian tools if missing (root only): kcat, maven, a JDK, node/npm
 #   - a Python venv at <repo>/.venv with tests/clients/requirements.txt
 #   - kafkajs in tests/clients/node (npm ci from the committed lock file)
-#   - Kafka's jars in tests/.java/lib (tools/fetch-kafka) and Scenario.java compiled
+#   - Kafka's jars in tests/.java/lib (tools/fetch-kafka) and tests/clients/java/*.java compiled
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,12 +50,13 @@ if [ ! -f "$nstamp" ]; then
   touch "$nstamp"
 fi
 
-# 4. Kafka jars, Scenario.java.
+# 4. Kafka jars, the Java programs in tests/clients/java.
 "$root/tools/fetch-kafka" >/dev/null
 "$venv/bin/python" - <<PY
 import sys
 sys.path.insert(0, "$here")
 from runners import java
-java.compile_scenario()
+for name in ("Scenario", "GroupMember", "GroupCommandShell"):
+    java.compile_java(name)
 PY
 say "ready: $venv, $node_dir/node_modules, $root/tests/.java/lib"

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/errors.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "config/config.h"
@@ -61,6 +62,15 @@ struct TestRecord {
 };
 
 // Encodes records the way a client would; `header_storage` keeps header views alive.
+// How a Kafka broker encodes fetched records of a partition whose leader never changed: base
+// offset as given, partition leader epoch 0, uncompressed, CreateTime.
+kafka::BatchSettings as_fetched(int64_t base_offset) {
+  kafka::BatchSettings s;
+  s.base_offset = base_offset;
+  s.partition_leader_epoch = 0;
+  return s;
+}
+
 Bytes encode(const std::vector<TestRecord>& records, const kafka::BatchSettings& settings) {
   std::vector<std::vector<kafka::RecordHeader>> headers(records.size());
   std::vector<kafka::RecordToEncode> enc;
@@ -250,6 +260,35 @@ std::vector<TestRecord> sample_records() {
 
 BOOST_AUTO_TEST_SUITE(data_path, *utf::precondition(kib::test::iggy_available))
 
+// A client that connects as the bridge starts (the listener opens before Iggy is set up) may
+// create a topic before the stream exists; on a fresh Iggy that used to fail with
+// StreamIdNotFound, as UNKNOWN_TOPIC_OR_PARTITION.
+BOOST_FIXTURE_TEST_CASE(topics_created_while_the_catalog_starts_wait_for_the_stream, DataPath) {
+  config::Config fresh = cfg;
+  fresh.iggy.stream = kib::test::unique_name("kafka-fresh");
+  TopicCatalog early(fresh, ctx.client(), *state, ctx.loop());
+  CreateTopicRequest req;
+  req.name = kib::test::unique_name("t");
+  req.partitions = 3;
+  std::optional<Result<TopicMetadata>> before_start, during_start;
+  early.create(req, [&](Result<TopicMetadata> r) { before_start.emplace(std::move(r)); });
+  BOOST_REQUIRE(before_start.has_value());
+  BOOST_TEST((!before_start->ok() && kib::bridge::to_kafka_error(before_start->error()) == ErrorCode::kLeaderNotAvailable));
+
+  std::optional<Status> started;
+  early.start([&](Status s) { started.emplace(std::move(s)); });
+  early.create(req, [&](Result<TopicMetadata> r) { during_start.emplace(std::move(r)); });
+  ctx.run_until([&] { return during_start.has_value(); });
+  BOOST_REQUIRE(started.has_value() && started->ok());
+  BOOST_REQUIRE(during_start.has_value());
+  BOOST_REQUIRE_MESSAGE(during_start->ok(), (during_start->ok() ? "" : during_start->error().message));
+  BOOST_TEST(during_start->value().partitions == 3);
+  BOOST_TEST(early.find(req.name) != nullptr);
+  early.stop();
+  auto r = ctx.await<Unit>([&](auto cb) { ctx.client().delete_stream(iggy::Identifier::named(fresh.iggy.stream), cb); });
+  BOOST_TEST(r.ok());
+}
+
 BOOST_FIXTURE_TEST_CASE(produced_records_fetch_back_byte_exact_across_batches, DataPath) {
   const std::string topic = create_topic();
   auto rs = sample_records();
@@ -272,7 +311,7 @@ BOOST_FIXTURE_TEST_CASE(produced_records_fetch_back_byte_exact_across_batches, D
   BOOST_TEST(f.last_stable_offset == 5);
   BOOST_TEST(f.log_start_offset == 0);
   // One uncompressed batch at offset 0 holding all five records, exactly as Kafka encodes it.
-  BOOST_TEST(f.records == encode(rs, {}), boost::test_tools::per_element());
+  BOOST_TEST(f.records == encode(rs, as_fetched(0)), boost::test_tools::per_element());
   auto batches = decode(f.records);
   BOOST_REQUIRE(batches.size() == 1u);
   BOOST_TEST(str(batches[0].records[1].value) == "<null>");
@@ -291,12 +330,7 @@ BOOST_FIXTURE_TEST_CASE(a_fetch_inside_a_produced_batch_starts_at_the_requested_
   BOOST_REQUIRE(batches[0].records.size() == 2u);
   BOOST_TEST(str(batches[0].records[0].value) == std::string(3000, 'x'));
   BOOST_TEST(batches[0].offset_of(batches[0].records[1]) == 4);
-  BOOST_TEST(f.records == encode({rs[3], rs[4]}, [] {
-               kafka::BatchSettings s;
-               s.base_offset = 3;
-               return s;
-             }()),
-             boost::test_tools::per_element());
+  BOOST_TEST(f.records == encode({rs[3], rs[4]}, as_fetched(3)), boost::test_tools::per_element());
 }
 
 BOOST_FIXTURE_TEST_CASE(offsets_beyond_the_high_watermark_are_out_of_range_and_the_end_is_empty, DataPath) {
@@ -762,10 +796,8 @@ BOOST_FIXTURE_TEST_CASE(kafka_clients_produce_fetch_and_list_offsets_through_the
     BOOST_TEST(pd.error_code == 0);
     BOOST_TEST(pd.high_watermark == 4);
     BOOST_TEST(pd.last_stable_offset == 4);
-    kafka::BatchSettings at1;
-    at1.base_offset = 1;
     BOOST_REQUIRE(pd.records.has_value());
-    BOOST_TEST(*pd.records == encode({rs[0], rs[0], rs[0]}, at1), boost::test_tools::per_element());
+    BOOST_TEST(*pd.records == encode({rs[0], rs[0], rs[0]}, as_fetched(1)), boost::test_tools::per_element());
   }
   for (int16_t version : {1, 5, 7, 8}) {
     auto one = [&](int64_t ts) {
@@ -780,6 +812,11 @@ BOOST_FIXTURE_TEST_CASE(kafka_clients_produce_fetch_and_list_offsets_through_the
     BOOST_TEST(one(kEarliestTimestamp).offset == 0);
     BOOST_TEST(one(rs[0].timestamp).offset == 0);
     BOOST_TEST(one(rs[0].timestamp + 1).offset == -1);
+    if (version >= 4) {  // Kafka: the leader epoch of the offset found, -1 when none is
+      BOOST_TEST(latest.leader_epoch == 0);
+      BOOST_TEST(one(kEarliestTimestamp).leader_epoch == 0);
+      BOOST_TEST(one(rs[0].timestamp + 1).leader_epoch == -1);
+    }
     if (version >= 7) {
       auto max = one(kMaxTimestamp);
       BOOST_TEST(max.offset == 0);

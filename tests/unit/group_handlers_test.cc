@@ -388,7 +388,7 @@ BOOST_AUTO_TEST_CASE(describe_list_delete_and_offset_delete) {
 
   msg::DescribeGroupsRequest dg;
   dg.groups = {"live", "idle", "missing"};
-  for (int16_t v = 0; v <= 5; ++v) {
+  for (int16_t v = 0; v <= 6; ++v) {
     dg.include_authorized_operations = v >= 3;
     auto r = c.call<msg::DescribeGroupsResponse>(dg, v);
     BOOST_REQUIRE(r.groups.size() == 3u);
@@ -401,8 +401,12 @@ BOOST_AUTO_TEST_CASE(describe_list_delete_and_offset_delete) {
     BOOST_TEST((r.groups[0].members[0].member_assignment == Bytes{1, 2, 3}));
     BOOST_TEST(r.groups[1].group_state == "Empty");
     BOOST_TEST(r.groups[1].protocol_type == "");
+    BOOST_TEST(r.groups[0].error_code == 0);
+    BOOST_TEST(!r.groups[0].error_message);
+    // An unknown group is Dead; from v6 also GROUP_ID_NOT_FOUND with Kafka's message (KIP-1043).
     BOOST_TEST(r.groups[2].group_state == "Dead");
-    BOOST_TEST(r.groups[2].error_code == 0);
+    BOOST_TEST(r.groups[2].error_code == (v >= 6 ? code(ErrorCode::kGroupIdNotFound) : 0));
+    if (v >= 6) BOOST_TEST(r.groups[2].error_message.value_or("") == "Group missing not found.");
     if (v >= 3) BOOST_TEST(r.groups[0].authorized_operations == ((1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)));
   }
 
@@ -460,7 +464,7 @@ BOOST_AUTO_TEST_CASE(group_apis_are_registered_with_the_served_versions) {
     int16_t key, min, max, advertised_min;
   };
   for (auto e : {Expect{8, 2, 9, 2}, Expect{9, 1, 9, 1}, Expect{11, 0, 9, 0}, Expect{12, 0, 4, 0},
-                 Expect{13, 0, 5, 0}, Expect{14, 0, 5, 0}, Expect{15, 0, 5, 0}, Expect{16, 0, 5, 0},
+                 Expect{13, 0, 5, 0}, Expect{14, 0, 5, 0}, Expect{15, 0, 6, 0}, Expect{16, 0, 5, 0},
                  Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}}) {
     const HandlerSpec* spec = find_handler(e.key);
     BOOST_REQUIRE(spec);

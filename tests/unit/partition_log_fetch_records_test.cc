@@ -122,6 +122,8 @@ BOOST_AUTO_TEST_CASE(batches_start_exactly_at_the_first_fetched_offset_and_round
   const DecodedBatch& b = batches[0];
   BOOST_TEST(b.header.base_offset == 42);
   BOOST_TEST(b.header.producer_id == -1);
+  // The leader epoch Metadata reports, as Kafka writes it; consumers commit it with the offset.
+  BOOST_TEST(b.header.partition_leader_epoch == 0);
   BOOST_TEST(b.header.attributes == 0);  // uncompressed, CreateTime, not transactional
   BOOST_TEST(b.header.max_timestamp == 6000);
   BOOST_REQUIRE(b.records.size() == 3u);

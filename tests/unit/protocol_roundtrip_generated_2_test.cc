@@ -393,6 +393,13 @@ namespace {
 
 [[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroup& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
+  if (version >= 6) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
+  }
   m.group_id = g.string();
   m.group_state = g.string();
   m.protocol_type = g.string();

@@ -69,6 +69,12 @@ struct TopicCatalog::Impl {
   std::map<std::string, std::vector<std::function<void(Result<const TopicMetadata*>)>>> pending_ensure;
   uv_timer_t* timer = nullptr;
   bool rows_loaded = false;
+  // Until start() has made sure the stream exists, creating or looking up a topic in Iggy
+  // fails with StreamIdNotFound (on a fresh Iggy). Requests that arrive while start() is under
+  // way wait for it; requests before it or between its retries get LEADER_NOT_AVAILABLE.
+  bool started = false;
+  bool starting = false;
+  std::vector<std::function<void(Status)>> after_start;
 
   Impl(const config::Config& c, iggy::IggyClient& i, state::StateStore& s, uv_loop_t* l)
       : cfg(c), iggy(i), state(s), loop(l), stream(iggy::Identifier::named(c.iggy.stream)) {}
@@ -132,7 +138,30 @@ TopicCatalog::TopicCatalog(const config::Config& cfg, iggy::IggyClient& iggy, st
 
 TopicCatalog::~TopicCatalog() { stop(); }
 
-void TopicCatalog::start(std::function<void(Status)> done) {
+// Runs `then` once the catalog is started, or answers `not_ready` (a retriable Kafka error)
+// when it is not and no start is under way; true = the caller goes on now.
+static bool when_started(bool started, bool starting, std::vector<std::function<void(Status)>>& after_start,
+                         std::function<void(Status)> then) {
+  if (started) return true;
+  if (starting) {
+    after_start.push_back(std::move(then));
+    return false;
+  }
+  then(kafka_error(ErrorCode::kLeaderNotAvailable, "the bridge has not initialised its Iggy stream yet; retry"));
+  return false;
+}
+
+void TopicCatalog::start(std::function<void(Status)> user_done) {
+  Impl* self = impl_.get();
+  self->starting = true;
+  auto done = [self, user_done = std::move(user_done)](Status s) {
+    self->starting = false;
+    self->started = self->started || bool(s);
+    user_done(s);
+    auto waiting = std::move(self->after_start);
+    self->after_start.clear();
+    for (auto& w : waiting) w(s);
+  };
   if (!impl_->rows_loaded) {
     // Startup only (a retry after Iggy was unreachable skips this): a blocking read is fine.
     auto st = impl_->state.run_blocking([this](SQLite::Database& db) {
@@ -228,6 +257,11 @@ void TopicCatalog::ensure(const std::string& name, bool auto_create,
   Impl* impl = impl_.get();
   if (impl->iggy.pool().stats().connected == 0)
     return done(kafka_error(ErrorCode::kLeaderNotAvailable, "Iggy is not reachable; retry"));
+  if (!when_started(impl->started, impl->starting, impl->after_start, [this, name, auto_create, done](Status s) {
+        if (!s) return done(kafka_error(ErrorCode::kLeaderNotAvailable, "Iggy is not reachable; retry"));
+        ensure(name, auto_create, done);
+      }))
+    return;
   auto& waiters = impl->pending_ensure[name];
   waiters.push_back(std::move(done));
   if (waiters.size() > 1) return;  // a lookup of this name is already under way
@@ -256,6 +290,12 @@ void TopicCatalog::ensure(const std::string& name, bool auto_create,
 
 void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Result<TopicMetadata>)> done) {
   if (auto why = invalid_topic_name(req.name)) return done(kafka_error(ErrorCode::kInvalidTopicException, *why));
+  if (!req.validate_only &&
+      !when_started(impl_->started, impl_->starting, impl_->after_start, [this, req, done](Status s) {
+        if (!s) return done(kafka_error(ErrorCode::kLeaderNotAvailable, "Iggy is not reachable; retry"));
+        create(req, done);
+      }))
+    return;
   if (find(req.name))
     return done(kafka_error(ErrorCode::kTopicAlreadyExists, "Topic '" + req.name + "' already exists."));
   int32_t partitions = req.partitions == -1 ? impl_->cfg.kafka.default_partitions : req.partitions;

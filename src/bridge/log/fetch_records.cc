@@ -90,6 +90,7 @@ EncodedRecords encode_fetched_records(std::span<const FetchedRecord> records, si
 
     kafka::BatchSettings settings;
     settings.base_offset = base_offset;
+    settings.partition_leader_epoch = kPartitionLeaderEpoch;
     kafka::RecordBatchBuilder builder(w, settings);
     for (size_t k = i; k < j; ++k) builder.add(to_encode(records[k]));
     used += builder.finish();

@@ -3,8 +3,8 @@
 //
 // Batches are rebuilt on every fetch (Iggy stores messages, not Kafka batches), so they start
 // exactly at the requested offset (GOTCHAS: a fetch inside a stored batch must return data from
-// that offset), are uncompressed, CreateTime, producer id -1, and cover one contiguous run of
-// offsets each.
+// that offset), are uncompressed, CreateTime, producer id -1, partition leader epoch 0, and
+// cover one contiguous run of offsets each.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,11 @@ enum class FetchPosition {
   kBeyondEnd,      // OFFSET_OUT_OF_RANGE
 };
 FetchPosition classify_fetch_offset(int64_t offset, int64_t log_start, int64_t high_watermark);
+
+// The bridge is the only leader a partition ever has, so its leader epoch is 0, as on a Kafka
+// broker whose partition leader never changed: in fetched batches, Metadata and ListOffsets.
+// Consumers commit it with their offsets (kafka-consumer-groups --describe --verbose shows it).
+inline constexpr int32_t kPartitionLeaderEpoch = 0;
 
 // Most messages one Iggy poll asks for, whatever the byte budget allows.
 inline constexpr uint32_t kMaxPollMessages = 1000;

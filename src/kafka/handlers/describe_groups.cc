@@ -1,5 +1,6 @@
-// DescribeGroups (key 15), v0-5: state, protocol and members; metadata and assignments only
-// for Stable groups. A group that does not exist is "Dead" without error, as in Kafka.
+// DescribeGroups (key 15), v0-6: state, protocol and members; metadata and assignments only
+// for Stable groups. A group that does not exist is "Dead": without error up to v5, with
+// GROUP_ID_NOT_FOUND and Kafka's message from v6 (KIP-1043), which Kafka 4 tools print.
 #include <limits>
 
 #include "bridge/groups/group_coordinator.h"
@@ -29,6 +30,10 @@ void handle_describe_groups(Services& s, Request&& req) {
       continue;
     }
     auto d = s.groups->describe_group(id);
+    if (req.header.api_version >= 6 && d.state == "Dead") {
+      g.error_code = to_int16(ErrorCode::kGroupIdNotFound);
+      g.error_message = "Group " + id + " not found.";
+    }
     g.group_state = std::move(d.state);
     g.protocol_type = std::move(d.protocol_type);
     g.protocol_data = std::move(d.protocol_name);

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "bridge/log/fetch_records.h"
 #include "bridge/log/partition_log.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/list_offsets.h"
@@ -60,7 +61,8 @@ void handle_list_offsets(Services& s, Request&& req) {
         pr.error_code = to_int16(r.error);
         pr.offset = r.error == ErrorCode::kNone ? r.offset : -1;
         pr.timestamp = r.error == ErrorCode::kNone ? r.timestamp : -1;
-        pr.leader_epoch = -1;
+        // Kafka: the epoch of the offset found, -1 with the offset when none is (by timestamp).
+        pr.leader_epoch = r.error == ErrorCode::kNone && r.offset >= 0 ? bridge::kPartitionLeaderEpoch : -1;
         call->done();
       });
     }

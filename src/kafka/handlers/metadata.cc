@@ -4,6 +4,7 @@
 
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
+#include "bridge/log/fetch_records.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/metadata.h"
 #include "iggy/pool.h"
@@ -30,7 +31,7 @@ void fill_topic(const Services& s, msg::MetadataResponse::MetadataResponseTopic&
     msg::MetadataResponse::MetadataResponsePartition mp;
     mp.partition_index = p;
     mp.leader_id = node;
-    mp.leader_epoch = 0;
+    mp.leader_epoch = bridge::kPartitionLeaderEpoch;
     mp.replica_nodes = {node};
     mp.isr_nodes = {node};
     out.partitions.push_back(std::move(mp));

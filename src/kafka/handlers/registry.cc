@@ -18,7 +18,7 @@ constexpr std::array kHandlers{
     HandlerSpec{12, 0, 4, 0, &handle_heartbeat},
     HandlerSpec{13, 0, 5, 0, &handle_leave_group},
     HandlerSpec{14, 0, 5, 0, &handle_sync_group},
-    HandlerSpec{15, 0, 5, 0, &handle_describe_groups},
+    HandlerSpec{15, 0, 6, 0, &handle_describe_groups},
     HandlerSpec{16, 0, 5, 0, &handle_list_groups},
     HandlerSpec{18, 0, 4, 0, &handle_api_versions},
     HandlerSpec{19, 2, 7, 2, &handle_create_topics},

@@ -1,8 +1,9 @@
 """Java runners: tests/clients/java/Scenario.java (kafka-clients) and the stock tools
-(ConsoleProducer, ConsoleConsumer, BrokerApiVersionsCommand) from tests/.java/lib.
+(ConsoleProducer, ConsoleConsumer, BrokerApiVersionsCommand) from tests/.java/lib; the group
+tests' GroupMember.java and GroupCommandShell.java (kafka-consumer-groups in one JVM).
 
-Jars come from tools/fetch-kafka; Scenario.java is compiled with javac against the
-kafka-clients jar into tests/.java/classes (recompiled when the source is newer).
+Jars come from tools/fetch-kafka; the programs in tests/clients/java are compiled with javac
+against Kafka's jars into tests/.java/classes (recompiled when the source is newer).
 """
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from harness import util
 from harness.kafka_broker import ensure_kafka_jars, java_bin, kafka_version
 from scenario import Caps
 
-SCENARIO_SRC = util.CLIENTS_DIR / "java" / "Scenario.java"
 # Client JVMs are short-lived: favour start-up over peak speed.
 JVM_FAST = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx256m",
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=warn"]
@@ -45,21 +45,30 @@ def lib() -> Path:
     return ensure_kafka_jars()
 
 
-def compile_scenario() -> Path:
-    """javac Scenario.java -> tests/.java/classes (skipped when up to date)."""
+def compile_java(name: str) -> Path:
+    """javac tests/clients/java/NAME.java -> tests/.java/classes (skipped when up to date)."""
     libdir = lib()
+    src = util.CLIENTS_DIR / "java" / f"{name}.java"
     out = util.JAVA_CLASSES
-    cls = out / "Scenario.class"
-    if cls.exists() and cls.stat().st_mtime >= SCENARIO_SRC.stat().st_mtime:
+    cls = out / f"{name}.class"
+    if cls.exists() and cls.stat().st_mtime >= src.stat().st_mtime:
         return out
     out.mkdir(parents=True, exist_ok=True)
-    clients_jar = next(libdir.glob("kafka-clients-*.jar"))
     javac = shutil.which("javac")
-    p = subprocess.run([javac, "-nowarn", "-d", str(out), "-cp", str(clients_jar), str(SCENARIO_SRC)],
+    p = subprocess.run([javac, "-nowarn", "-d", str(out), "-cp", str(libdir / "*"), str(src)],
                        capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
-        raise RuntimeError(f"javac Scenario.java failed:\n{p.stdout}\n{p.stderr}")
+        raise RuntimeError(f"javac {name}.java failed:\n{p.stdout}\n{p.stderr}")
     return out
+
+
+def compile_scenario() -> Path:
+    return compile_java("Scenario")
+
+
+def classpath() -> str:
+    """Compiled runners first, then Kafka's jars."""
+    return f"{util.JAVA_CLASSES}{os.pathsep}{lib() / '*'}"
 
 
 def _field(h: str | None) -> str:
@@ -79,9 +88,9 @@ def scenario_input(req: dict) -> str:
 
 
 def run(req: dict, timeout: float | None = None) -> dict:
-    classes = compile_scenario()
+    compile_scenario()
     timeout = timeout or req["timeout_ms"] / 1000.0 * 3 + 30
-    cp = f"{classes}{os.pathsep}{lib() / '*'}"
+    cp = classpath()
     p = subprocess.run([java_bin(), *JVM_FAST, "-cp", cp, "Scenario"], input=scenario_input(req).encode(),
                        capture_output=True, timeout=timeout)
     if p.returncode != 0 or not p.stdout.strip():

@@ -23,7 +23,7 @@ constexpr ApiInfo kApis[] = {
     {12, "Heartbeat", 0, 4, 4},
     {13, "LeaveGroup", 0, 5, 4},
     {14, "SyncGroup", 0, 5, 4},
-    {15, "DescribeGroups", 0, 5, 5},
+    {15, "DescribeGroups", 0, 6, 5},
     {16, "ListGroups", 0, 5, 3},
     {17, "SaslHandshake", 0, 1, -1},
     {18, "ApiVersions", 0, 4, 3},

@@ -65,6 +65,9 @@ void DescribeGroupsResponse::DescribedGroupMember::decode(ByteReader& r, int16_t
 
 void DescribeGroupsResponse::DescribedGroup::encode(ByteWriter& w, int16_t version) const {
   w.be<int16_t>(this->error_code);
+  if (version >= 6) {
+    wire::write_nullable_string(w, this->error_message, true, true, "DescribeGroupsResponse.DescribedGroup.ErrorMessage");
+  }
   wire::write_string(w, this->group_id, version >= 5, "DescribeGroupsResponse.DescribedGroup.GroupId");
   wire::write_string(w, this->group_state, version >= 5, "DescribeGroupsResponse.DescribedGroup.GroupState");
   wire::write_string(w, this->protocol_type, version >= 5, "DescribeGroupsResponse.DescribedGroup.ProtocolType");
@@ -84,6 +87,9 @@ void DescribeGroupsResponse::DescribedGroup::encode(ByteWriter& w, int16_t versi
 void DescribeGroupsResponse::DescribedGroup::decode(ByteReader& r, int16_t version) {
   *this = DescribedGroup{};
   this->error_code = r.be<int16_t>("DescribeGroupsResponse.DescribedGroup.ErrorCode");
+  if (version >= 6) {
+    this->error_message = wire::read_nullable_string(r, true, true, "DescribeGroupsResponse.DescribedGroup.ErrorMessage");
+  }
   this->group_id = wire::read_string(r, version >= 5, "DescribeGroupsResponse.DescribedGroup.GroupId");
   this->group_state = wire::read_string(r, version >= 5, "DescribeGroupsResponse.DescribedGroup.GroupState");
   this->protocol_type = wire::read_string(r, version >= 5, "DescribeGroupsResponse.DescribedGroup.ProtocolType");
@@ -124,7 +130,7 @@ void DescribeGroupsResponse::decode(ByteReader& r, int16_t version) {
   }
   {
     const int64_t n = wire::read_array_length(r, version >= 5, false, "DescribeGroupsResponse.Groups");
-    r.check_count(static_cast<uint64_t>(n), (version >= 5 ? 12 : version >= 3 ? 18 : 14), "DescribeGroupsResponse.Groups");
+    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 13 : version >= 5 ? 12 : version >= 3 ? 18 : 14), "DescribeGroupsResponse.Groups");
     this->groups.resize(static_cast<size_t>(n));
     for (auto& e : this->groups) {
       e.decode(r, version);

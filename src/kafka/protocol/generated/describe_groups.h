@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// DescribeGroupsRequest: versions 0-5, flexible 5+, api key 15.
+// DescribeGroupsRequest: versions 0-6, flexible 5+, api key 15.
 struct DescribeGroupsRequest {
   static constexpr int16_t kApiKey = 15;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 5;
+  static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 5;
 
   // v0+. The names of the groups to describe
@@ -23,11 +23,11 @@ struct DescribeGroupsRequest {
   bool operator==(const DescribeGroupsRequest&) const = default;
 };
 
-// DescribeGroupsResponse: versions 0-5, flexible 5+, api key 15.
+// DescribeGroupsResponse: versions 0-6, flexible 5+, api key 15.
 struct DescribeGroupsResponse {
   static constexpr int16_t kApiKey = 15;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 5;
+  static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 5;
 
   struct DescribedGroupMember {
@@ -52,6 +52,8 @@ struct DescribeGroupsResponse {
   struct DescribedGroup {
     // v0+. The describe error, or 0 if there was no error.
     int16_t error_code{};
+    // v6+, nullable 6+. The describe error message, or null if there was no error.
+    std::optional<std::string> error_message;
     // v0+. The group ID string.
     std::string group_id;
     // v0+. The group state string, or the empty string.
