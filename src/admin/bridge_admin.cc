@@ -118,6 +118,10 @@ Result<std::vector<GroupSummary>> BridgeAdmin::describe_groups(const std::vector
     s.protocol_type = g.protocol_type;
     s.protocol = g.protocol_data;
     s.error = code(g.error_code);
+    if (s.error == ErrorCode::kGroupIdNotFound) {  // v6+; earlier versions answer state Dead
+      s.error = ErrorCode::kNone;
+      s.state = "Dead";
+    }
     for (const auto& m : g.members) {
       MemberSummary ms;
       ms.member_id = m.member_id;
