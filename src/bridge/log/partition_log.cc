@@ -147,6 +147,7 @@ struct PartitionLog::FetchOp {
   std::vector<FetchPartitionResult> results;  // of the last complete pass
   std::vector<int64_t> seen_high_watermark;   // per request, at the last pass
   size_t pending = 0;
+  uint32_t passes = 0;  // started so far
   Phase phase = Phase::kReading;
   bool rerun = false;  // an append arrived while reading or checking
   milliseconds recheck = kFirstRecheck;
@@ -580,6 +581,7 @@ void PartitionLog::run_pass(uint64_t op_id) {
   FetchOp& op = *fetches_.at(op_id);
   op.phase = FetchOp::Phase::kReading;
   op.rerun = false;
+  ++op.passes;
   op.reads.assign(op.requests.size(), {});
   op.pending = op.requests.size() + 1;  // +1: released below, after every read has started
   for (size_t i = 0; i < op.requests.size(); ++i) {
@@ -598,6 +600,14 @@ void PartitionLog::run_pass(uint64_t op_id) {
       if (!op.states[i]) {
         op.states[i] = &p;
         if (std::find(p.waiters.begin(), p.waiters.end(), op_id) == p.waiters.end()) p.waiters.push_back(op_id);
+      }
+      // Later passes of a long poll re-read only partitions that moved: appends through this
+      // bridge wake the op, and appends by others show in check_for_news' GetTopic. The first
+      // pass polls every partition, at the high watermark too, as others may have appended.
+      if (op.passes > 1 && p.loaded && rq.fetch_offset == p.high_watermark &&
+          op.seen_high_watermark[i] == p.high_watermark) {
+        read_finished(op_id);
+        return;
       }
       read_partition(p, rq.fetch_offset, rq.max_bytes, false, [this, op_id, i](PartitionRead read) {
         auto it = fetches_.find(op_id);
