@@ -147,6 +147,7 @@ class PartitionLog {
 
   // Produce.
   void pump_appends(Partition& p);
+  void stamp_producer_ids(AppendJob& job);
   void finish_append(Partition& p, ProduceResult result);
   void notify_waiters(Partition& p);
 
