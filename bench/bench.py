@@ -39,6 +39,9 @@ from harness.iggy_server import IggyServer, find_binary as find_iggy  # noqa: E4
 from harness.kafka_broker import KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
 
 TARGETS = ("bridge", "kafka", "iggy")
+# With --before DIR a second bridge (another build, e.g. main's) runs beside the first, in front
+# of the same iggy-server (its own stream), as target "before": before/after ratios from one run.
+KAFKA_TARGETS = ("bridge", "kafka")
 # Durability profiles. pagecache: acknowledged from memory, written later (Kafka's default;
 # Iggy with enforce_fsync=false and its default messages_required_to_save). fsync: every
 # append written and fsynced before the acknowledgement (the bridge's default topics; Kafka
@@ -72,8 +75,8 @@ def proc_status_kb(pid: int, key: str) -> int:
 
 
 class BridgeProcess:
-    def __init__(self, binary: Path, iggy_address: str):
-        self.binary, self.iggy_address = binary, iggy_address
+    def __init__(self, binary: Path, iggy_address: str, stream: str = "kafka", name: str = "bridge"):
+        self.binary, self.iggy_address, self.stream = binary, iggy_address, stream
         self.tmp = util.make_temp_dir("kib-bench-bridge-")
         self.port = util.free_port()
         cfg = self.tmp / "bridge.toml"
@@ -86,6 +89,7 @@ initial_rebalance_delay_ms = 0
 address = "{iggy_address}"
 username = "iggy"
 password = "iggy"
+stream = "{stream}"
 [state]
 path = "{self.tmp / 'state.db'}"
 [log]
@@ -95,7 +99,7 @@ listen = ""
 """)
         self.child = util.ChildProcess("kafka-iggy-bridge", [str(binary), "serve", "--config", str(cfg)],
                                        env=dict(os.environ), cwd=self.tmp,
-                                       log_path=util.log_dir() / "bench-bridge.log")
+                                       log_path=util.log_dir() / f"bench-{name}.log")
         util.wait_until(lambda: util.port_accepts("127.0.0.1", self.port), 30, "the bridge to listen", self.child)
 
     @property
@@ -110,7 +114,7 @@ listen = ""
 class Env:
     """The three servers, and how to reach and create topics on each."""
 
-    def __init__(self, build: Path, iggy_bin: Path, heap: str):
+    def __init__(self, build: Path, iggy_bin: Path, heap: str, before: Path | None = None):
         self.build = build
         self.tools = {"load": build / "kafka-load", "iggy": build / "iggy-client-bench"}
         log("starting iggy-server")
@@ -119,6 +123,10 @@ class Env:
         self.bridge = BridgeProcess(build / "kafka-iggy-bridge", self.iggy.address)
         time.sleep(1.0)
         self.bridge_idle_rss_kb = proc_status_kb(self.bridge.child.pid, "VmRSS")
+        self.before = None
+        if before:
+            self.before = BridgeProcess(before / "kafka-iggy-bridge", self.iggy.address, "kafka-before", "bridge-before")
+            log(f"bridge (before: {before}) at {self.before.bootstrap}")
         log(f"bridge at {self.bridge.bootstrap} (idle RSS {self.bridge_idle_rss_kb / 1024:.1f} MiB); starting Kafka")
         self.kafka = KafkaBroker(heap=heap, log_name="bench-kafka-broker.log").start()
         log(f"Kafka {kafka_version(self.kafka.lib)} at {self.kafka.bootstrap} (started in {self.kafka.total_seconds:.1f}s)")
@@ -126,11 +134,16 @@ class Env:
         quiet = logging.getLogger("bench.admin")
         quiet.setLevel(logging.CRITICAL)  # connection-closed chatter when the servers stop
         self.admin = {t: AdminClient({"bootstrap.servers": self.bootstrap(t), "logger": quiet})
-                      for t in ("bridge", "kafka")}
+                      for t in KAFKA_TARGETS}
         self.pids = {"bridge": self.bridge.child.pid, "kafka": self.kafka.child.pid, "iggy": self.iggy.child.pid}
+        if self.before:
+            self.pids["before"] = self.before.child.pid
 
     def bootstrap(self, target: str) -> str:
-        return self.bridge.bootstrap if target == "bridge" else self.kafka.bootstrap
+        return {"bridge": self.bridge, "before": self.before, "kafka": self.kafka}[target].bootstrap
+
+    def port(self, target: str) -> int:
+        return {"bridge": self.bridge, "before": self.before, "kafka": self.kafka, "iggy": self.iggy}[target].port
 
     def create_topic(self, target: str, name: str, partitions: int, profile: str):
         if target == "iggy":
@@ -139,7 +152,8 @@ class Env:
                  "--fsync", "1" if fsync else "0", "--save", str(save), "--create-only"], timeout=60)
             return
         from confluent_kafka.admin import NewTopic
-        nt = NewTopic(name, num_partitions=partitions, replication_factor=1, config=dict(PROFILES[profile][target]))
+        options = PROFILES[profile]["bridge" if target == "before" else target]
+        nt = NewTopic(name, num_partitions=partitions, replication_factor=1, config=dict(options))
         for _, fut in self.admin[target].create_topics([nt], operation_timeout=30).items():
             fut.result(timeout=60)
         time.sleep(0.2)  # metadata propagation on the broker
@@ -152,12 +166,16 @@ class Env:
                     fut.result(timeout=60)
             else:
                 run([self.tools["iggy"], "--address", self.iggy.address, "--stream",
-                     "kafka" if target == "bridge" else "bench", "--topic", name, "--delete"], timeout=60)
+                     {"bridge": "kafka", "before": "kafka-before"}.get(target, "bench"), "--topic", name,
+                     "--delete"], timeout=60)
         except Exception as e:  # noqa: BLE001 - disk space only; the figures are already taken
             log(f"  could not delete {target} topic {name}: {e}")
 
     def stop(self):
-        for name, stop in (("kafka", self.kafka.stop), ("bridge", self.bridge.stop), ("iggy", self.iggy.stop)):
+        stops = [("kafka", self.kafka.stop), ("bridge", self.bridge.stop)]
+        if self.before:
+            stops.append(("before", self.before.stop))
+        for name, stop in stops + [("iggy", self.iggy.stop)]:
             try:
                 stop()
             except Exception as e:  # noqa: BLE001
@@ -222,7 +240,7 @@ class Bench:
         msgs = messages_of(r)
         self.cpu[target]["seconds"] += after[target] - before[target]
         self.cpu[target]["messages"] += msgs
-        if target == "bridge":
+        if target == "bridge":  # "before" is charged to itself only
             self.cpu_iggy_behind_bridge += after["iggy"] - before["iggy"]
             self.rss_peak_kb = max(self.rss_peak_kb, proc_status_kb(pids["bridge"], "VmHWM"))
         self.res.raw.append({"target": target, **r})
@@ -277,15 +295,17 @@ class Bench:
                 "msgs_per_s": float(v[9]), "mb_per_s": float(v[8]), "rebalance_ms": float(v[6])}
 
     # -- workloads
-    def order(self, rep: int, targets=TARGETS):
-        t = list(targets)
+    def order(self, rep: int, targets=None):
+        t = list(TARGETS if targets is None else targets)
+        if not t:
+            return t
         k = rep % len(t)
         return t[k:] + t[:k]
 
     def produce_case(self, rep, size, acks, comp, parts, profile, seconds, consume_after=False, java=False,
                      java_consume=False):
         key_base = dict(size=size, acks=acks, compression=comp, partitions=parts, durability=profile)
-        targets = TARGETS if comp == "none" else ("bridge", "kafka")
+        targets = TARGETS if comp == "none" else KAFKA_TARGETS
         topics = {}
         for target in self.order(rep, targets):
             topic = self.topic(target, f"p{size}-{acks}-{comp}-{parts}")
@@ -309,7 +329,7 @@ class Bench:
                              dict(key_base, tool=tool, workload="produce", unit="MB/s"))
                 topics[target] = (topic, r["messages"])
         if java:
-            for target in self.order(rep, ("bridge", "kafka")):
+            for target in self.order(rep, KAFKA_TARGETS):
                 rate = self.res.samples.get(("produce", "librdkafka", size, acks, comp, parts, profile, "msgs/s"),
                                             {}).get(target)
                 records = int(min(max((rate[-1] if rate else 20000) * seconds, 20000), 3_000_000))
@@ -347,7 +367,7 @@ class Bench:
                              dict(meta, unit="msgs/s"))
                 self.res.add(("consume", "librdkafka", size, parts, profile, "MB/s"), target, r["mb_per_s"],
                              dict(meta, unit="MB/s"))
-        for target in self.order(rep, tuple(t for t in ("bridge", "kafka") if t in topics and java)):
+        for target in self.order(rep, tuple(t for t in KAFKA_TARGETS if t in topics and java)):
             topic, n = topics[target]
             r = self.attempt(f"java consume {target} {base}", lambda: self.measured(
                 target, lambda: self.java_consume(target, topic, n)))
@@ -405,7 +425,7 @@ class Bench:
         frame = struct.pack(">i", len(body)) + body
         for target in TARGETS:
             pid = self.env.pids[target]
-            port = {"bridge": self.env.bridge.port, "kafka": self.env.kafka.port, "iggy": self.env.iggy.port}[target]
+            port = self.env.port(target)
             time.sleep(0.5)
             before = proc_status_kb(pid, "VmRSS")
             socks = []
@@ -509,13 +529,16 @@ def write_report(bench: Bench, out: Path, started: float, args, env_desc: dict):
 
     with open(out.with_suffix(".csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["figure", "workload", "tool", "size", "acks", "compression", "partitions", "durability", "unit",
-                    "bridge", "kafka", "iggy", "bridge_over_kafka", "bridge_over_iggy", "runs"])
+        before = "before" in TARGETS
+        w.writerow(["figure", "workload", "tool", "size", "acks", "compression", "partitions", "durability", "unit"]
+                   + list(TARGETS) + ["bridge_over_kafka", "bridge_over_iggy"]
+                   + (["bridge_over_before"] if before else []) + ["runs"])
+        r3 = lambda r: "" if r is None else round(r, 3)  # noqa: E731
         for key, m, med, runs in rows:
             w.writerow([label(m), m["workload"], m["tool"], m["size"], m["acks"], m["compression"], m["partitions"],
                         m["durability"], m["unit"]] + [("" if med[t] is None else round(med[t], 3)) for t in TARGETS] +
-                       [("" if (r := ratio(med["bridge"], med["kafka"])) is None else round(r, 3)),
-                        ("" if (r := ratio(med["bridge"], med["iggy"])) is None else round(r, 3)), runs])
+                       [r3(ratio(med["bridge"], med["kafka"])), r3(ratio(med["bridge"], med["iggy"]))]
+                       + ([r3(ratio(med["bridge"], med["before"]))] if before else []) + [runs])
 
     elapsed = time.time() - started
     L = [f"# kafka-iggy-bridge benchmark, {dt.datetime.utcfromtimestamp(started):%Y-%m-%d %H:%M} UTC"
@@ -523,14 +546,19 @@ def write_report(bench: Bench, out: Path, started: float, args, env_desc: dict):
          f"Machine: {machine()}. {env_desc['versions']}. Wall time {elapsed / 60:.1f} min; "
          f"median of {args.runs} alternating run(s) per figure. Ratios are from this run only; "
          "lower is better for latency and bytes, higher for the rest.", "",
-         "| figure | unit | bridge | Kafka | native Iggy | bridge/Kafka | bridge/Iggy |", "|---|---|---|---|---|---|---|"]
+         "| figure | unit | bridge | Kafka | native Iggy | bridge/Kafka | bridge/Iggy |"
+         + (" bridge before | after/before |" if "before" in TARGETS else ""),
+         "|---|---|---|---|---|---|---|" + ("---|---|" if "before" in TARGETS else "")]
+    r2 = lambda r: "–" if r is None else f"{r:.2f}"  # noqa: E731
     for key, m, med, runs in rows:
         if key[0] in ("produce", "consume") and m["unit"] == "MB/s":
             continue
-        rk, ri = ratio(med["bridge"], med["kafka"]), ratio(med["bridge"], med["iggy"])
-        L.append(f"| {label(m)} | {m['unit']} | {fmt(med['bridge'], m['unit'])} | {fmt(med['kafka'], m['unit'])} | "
-                 f"{fmt(med['iggy'], m['unit'])} | {'–' if rk is None else f'{rk:.2f}'} | "
-                 f"{'–' if ri is None else f'{ri:.2f}'} |")
+        line = (f"| {label(m)} | {m['unit']} | {fmt(med['bridge'], m['unit'])} | {fmt(med['kafka'], m['unit'])} | "
+                f"{fmt(med['iggy'], m['unit'])} | {r2(ratio(med['bridge'], med['kafka']))} | "
+                f"{r2(ratio(med['bridge'], med['iggy']))} |")
+        if "before" in TARGETS:
+            line += f" {fmt(med['before'], m['unit'])} | {r2(ratio(med['bridge'], med['before']))} |"
+        L.append(line)
     cpu = bench.cpu
     def per_m(t):
         c = cpu[t]
@@ -585,7 +613,7 @@ def chart(bench: Bench, out: Path):
     with open(dat, "w") as f:
         for block in (tp, lat):
             for name, k in block:
-                vals = [res.median(k, t) for t in TARGETS]
+                vals = [res.median(k, t) for t in ("bridge", "kafka", "iggy")]
                 f.write('"' + name + '" ' + " ".join("NaN" if v is None else f"{v:.4f}" for v in vals) + "\n")
             f.write("\n\n")
     def plot(index, has_data):
@@ -632,6 +660,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--build-dir", default="build/release")
     ap.add_argument("--runs", type=int)
+    ap.add_argument("--before", help="a second build dir whose bridge runs beside, as column 'bridge before'")
     ap.add_argument("--only", help="comma list of sections: produce,java,fsync,consume,latency,commit,idle,sdk")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
@@ -657,7 +686,12 @@ def main():
     results_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
     out = results_dir / (dt.datetime.utcfromtimestamp(started).strftime("%Y%m%dT%H%M%SZ") + ("-quick" if args.quick else ""))
-    env = Env(build, iggy_bin, heap="1g")
+    global TARGETS, KAFKA_TARGETS
+    before = (ROOT / args.before).resolve() if args.before else None
+    if before:
+        TARGETS = ("bridge", "before", "kafka", "iggy")
+        KAFKA_TARGETS = ("bridge", "before", "kafka")
+    env = Env(build, iggy_bin, heap="1g", before=before)
     bench = Bench(env, args.quick, out)
     try:
         iggy_version = subprocess.run([str(iggy_bin), "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
