@@ -33,6 +33,13 @@ constexpr uint64_t kMaxSendSpanUs = UINT32_MAX;
 // per MiB already amortises the send well.
 constexpr uint64_t kMaxCoalescedSendBytes = 1u << 20;
 
+// Read-ahead: after a fetch is answered from a partition, the next poll from where it stopped
+// is started at once, so the consumer's next fetch finds its data here instead of waiting for
+// Iggy. A read-ahead older than kReadAheadMaxAge is not served (retention or a purge may have
+// happened since); all of them together hold at most kReadAheadBudgetBytes.
+constexpr uint64_t kReadAheadMaxAgeMs = 500;
+constexpr uint64_t kReadAheadBudgetBytes = 64u << 20;
+
 // Reads are plain polls without auto-commit: nothing is stored for this consumer id.
 iggy::Consumer reader() { return iggy::Consumer::consumer(iggy::Identifier::numeric(0)); }
 
@@ -118,6 +125,17 @@ struct PartitionLog::Partition {
   bool appending = false;
 
   std::vector<uint64_t> waiters;  // fetch ops to wake on an append
+
+  // At most one poll read ahead of the last fetch (see kReadAheadMaxAgeMs).
+  struct ReadAhead {
+    int64_t offset = 0;
+    uint32_t count = 0;
+    uint64_t started_ms = 0;
+    uint64_t budget_bytes = 0;  // charged to read_ahead_bytes_ until dropped
+    std::optional<Result<iggy::PolledMessages>> reply;
+    std::vector<iggy::Callback<iggy::PolledMessages>> waiting;
+  };
+  std::unique_ptr<ReadAhead> read_ahead;
 
   TimeIndex time_index;
   bool time_index_started = false;
@@ -722,8 +740,8 @@ void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_byte
   }
   // At the high watermark too: another writer may have appended since.
   const uint32_t count = poll_count_for(static_cast<uint64_t>(std::max(0, max_bytes)), p.avg_message_bytes);
-  poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count,
-       [this, pp = &p, offset, refreshed, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
+  fetch_poll(p, offset, count,
+       [this, pp = &p, offset, count, refreshed, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
          Partition& p = *pp;
          if (!r) {
            spdlog::debug("poll {}-{} at {} failed: {}", p.topic, p.id, offset, r.error().message);
@@ -753,8 +771,74 @@ void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_byte
              return;
            }
          }
+         if (!polled.records.empty()) start_read_ahead(p, polled.records.back().offset + 1, count);
          cb(PartitionRead{ErrorCode::kNone, r->buffer, std::move(polled.records)});
        });
+}
+
+void PartitionLog::fetch_poll(Partition& p, int64_t offset, uint32_t count, iggy::Callback<iggy::PolledMessages> cb) {
+  if (p.read_ahead && p.read_ahead->offset == offset && p.read_ahead->count >= count &&
+      uv_now(loop_) - p.read_ahead->started_ms <= kReadAheadMaxAgeMs) {
+    Partition::ReadAhead& ra = *p.read_ahead;
+    if (!ra.reply) {
+      ra.waiting.push_back(std::move(cb));
+      return;
+    }
+    if (*ra.reply) {
+      Result<iggy::PolledMessages> reply = std::move(*ra.reply);
+      drop_read_ahead(p);
+      tasks_.post([cb = std::move(cb), reply = std::move(reply)]() mutable { cb(std::move(reply)); });
+      return;
+    }
+  }
+  if (p.read_ahead && p.read_ahead->reply) drop_read_ahead(p);  // stale or for another offset
+  poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(cb));
+}
+
+void PartitionLog::start_read_ahead(Partition& p, int64_t offset, uint32_t count) {
+  if (p.read_ahead || offset >= p.high_watermark) return;
+  const uint64_t bytes = static_cast<uint64_t>(count) * std::max<uint64_t>(p.avg_message_bytes, 1);
+  if (read_ahead_bytes_ + bytes > kReadAheadBudgetBytes) {
+    // Read-aheads nobody came for (a consumer that stopped or moved) give their room back.
+    const uint64_t now = uv_now(loop_);
+    for (auto& [key, other] : partitions_)
+      if (other->read_ahead && other->read_ahead->reply && now - other->read_ahead->started_ms > kReadAheadMaxAgeMs)
+        drop_read_ahead(*other);
+    if (read_ahead_bytes_ + bytes > kReadAheadBudgetBytes) return;
+  }
+  read_ahead_bytes_ += bytes;
+  p.read_ahead = std::make_unique<Partition::ReadAhead>();
+  Partition::ReadAhead* ra = p.read_ahead.get();
+  ra->offset = offset;
+  ra->count = count;
+  ra->started_ms = uv_now(loop_);
+  ra->budget_bytes = bytes;
+  poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count,
+       [this, pp = &p, ra](Result<iggy::PolledMessages> r) {
+         Partition& p = *pp;
+         if (p.read_ahead.get() != ra) return;  // dropped meanwhile
+         if (r) observe_poll(p, *r);
+         if (ra->waiting.empty()) {
+           ra->reply = std::move(r);
+           return;
+         }
+         // Fetches already wait for it: the first takes the reply, any other polls for itself,
+         // and after a failure every one of them does (their own poll reports real errors).
+         auto waiting = std::move(ra->waiting);
+         const int64_t offset = ra->offset;
+         const uint32_t count = ra->count;
+         drop_read_ahead(p);
+         size_t first = 0;
+         if (r) waiting[first++](std::move(r));
+         for (size_t i = first; i < waiting.size(); ++i)
+           poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(waiting[i]));
+       });
+}
+
+void PartitionLog::drop_read_ahead(Partition& p) {
+  if (!p.read_ahead) return;
+  read_ahead_bytes_ -= p.read_ahead->budget_bytes;
+  p.read_ahead.reset();
 }
 
 void PartitionLog::pass_done(uint64_t op_id) {
