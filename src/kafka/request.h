@@ -26,9 +26,6 @@ struct Session {
   std::string client_id;
   std::string client_software_name;
   std::string client_software_version;
-  // Produce requests of this connection waiting behind one that decompresses in the libuv
-  // thread pool, so they reach the partition log in arrival order (handlers/produce.cc).
-  std::shared_ptr<void> produce_order;
 };
 
 // Answers exactly one request. Copyable; the first send/no_response wins, later calls are

@@ -820,52 +820,6 @@ BOOST_FIXTURE_TEST_CASE(kafka_clients_produce_fetch_and_list_offsets_through_the
   }
 }
 
-BOOST_FIXTURE_TEST_CASE(a_large_zstd_produce_decompressed_off_the_loop_keeps_its_place_before_later_requests, WirePath) {
-  const std::string topic = create_topic();
-  // 400 records of 1 KiB of varied letters: well above the 64 KiB offload threshold compressed.
-  std::vector<TestRecord> big(400);
-  uint32_t seed = 12345;
-  for (auto& r : big) {
-    std::string v(1024, 'a');
-    for (char& c : v) {
-      seed = seed * 1103515245u + 12345u;
-      c = static_cast<char>('A' + (seed >> 16) % 26);
-    }
-    r.value = v;
-  }
-  kafka::BatchSettings zstd;
-  zstd.compression = kafka::Compression::kZstd;
-  const Bytes heavy = encode(big, zstd);
-  BOOST_REQUIRE(heavy.size() > 64u * 1024);
-  std::vector<TestRecord> one(1);
-  one[0].value = "after";
-  // Pipelined on one connection: the small request must not overtake the offloaded one.
-  auto request = [&](const Bytes& records) {
-    msg::ProduceRequest req;
-    req.acks = -1;
-    req.timeout_ms = 30000;
-    auto& t = req.topic_data.emplace_back();
-    t.name = topic;
-    auto& p = t.partition_data.emplace_back();
-    p.index = 0;
-    p.records = records;
-    return send(req, 9);
-  };
-  const int32_t first = request(heavy);
-  const int32_t second = request(encode(one, {}));
-  auto r1 = receive<msg::ProduceResponse>(first, 9);
-  auto r2 = receive<msg::ProduceResponse>(second, 9);
-  BOOST_TEST(r1.responses.at(0).partition_responses.at(0).error_code == 0);
-  BOOST_TEST(r1.responses.at(0).partition_responses.at(0).base_offset == 0);
-  BOOST_TEST(r2.responses.at(0).partition_responses.at(0).error_code == 0);
-  BOOST_TEST(r2.responses.at(0).partition_responses.at(0).base_offset == 400);
-  auto batches = decode(fetch_one(topic, 0, 399).records);
-  BOOST_REQUIRE(batches.size() == 1u);
-  BOOST_REQUIRE(batches[0].records.size() == 2u);
-  BOOST_TEST(str(batches[0].records[0].value) == *big[399].value);
-  BOOST_TEST(str(batches[0].records[1].value) == "after");
-}
-
 BOOST_FIXTURE_TEST_CASE(produce_errors_are_per_partition_and_decoding_rules_hold, WirePath) {
   const std::string topic = create_topic();
   kafka::BatchSettings zstd;
