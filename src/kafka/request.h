@@ -48,6 +48,9 @@ class Responder {
   }
   // For requests that get no response (Produce with acks=0).
   void no_response() const;
+  // Memory the request holds while it is handled (decompressed records), counted against the
+  // connection's in-flight request bytes until it is answered.
+  void charge(size_t bytes) const;
   // Closes the connection (protocol violation); `reason` is logged with the request's context.
   void close(const std::string& reason) const;
 

@@ -143,6 +143,15 @@ void Connection::complete(uint64_t seq, std::optional<Bytes> framed) {
   flush();
 }
 
+void Connection::charge(uint64_t seq, size_t bytes) {
+  if (closing_ || seq < first_slot_seq_ || seq - first_slot_seq_ >= slots_.size()) return;
+  Slot& s = slots_[seq - first_slot_seq_];
+  if (s.done) return;
+  s.request_bytes += bytes;
+  inflight_request_bytes_ += bytes;
+  update_reading();
+}
+
 void Connection::flush() {
   while (!slots_.empty() && slots_.front().done && !closing_) {
     std::optional<Bytes> data = std::move(slots_.front().data);

@@ -30,7 +30,7 @@ struct ServerLimits {
   // Request bytes read but not yet answered, per connection: past it the connection is not read
   // (a client pipelining 1 MB Produce requests would otherwise hold up to max_inflight_requests
   // of them in memory). Not a [limits] key yet.
-  uint64_t max_inflight_request_bytes = 16u << 20;
+  uint64_t max_inflight_request_bytes = 64u << 20;
 };
 
 class TcpServer;
@@ -50,6 +50,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // nullopt for a request that gets no response (Kafka acks=0). Responses are written in
   // request order whatever order they complete in. A no-op once the connection is closed.
   void complete(uint64_t seq, std::optional<Bytes> framed);
+
+  // Counts `bytes` more against max_inflight_request_bytes until request `seq` completes (what
+  // handling it holds beyond its frame, e.g. decompressed records). A no-op once completed.
+  void charge(uint64_t seq, size_t bytes);
 
   // Closes the connection; `reason` is logged.
   void close(const std::string& reason);
