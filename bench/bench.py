@@ -243,6 +243,9 @@ class Bench:
         if target == "bridge":  # "before" is charged to itself only
             self.cpu_iggy_behind_bridge += after["iggy"] - before["iggy"]
             self.rss_peak_kb = max(self.rss_peak_kb, proc_status_kb(pids["bridge"], "VmHWM"))
+        if target in ("bridge", "before"):
+            r = dict(r, server_rss_kb=proc_status_kb(pids[target], "VmRSS"),
+                     server_hwm_kb=proc_status_kb(pids[target], "VmHWM"))
         self.res.raw.append({"target": target, **r})
         return r
 
@@ -701,13 +704,17 @@ def main():
             produce = [(1024, "1", "none", 1), (1024, "all", "none", 1), (1024, "all", "lz4", 8), (100, "1", "none", 8)]
             java = [(1024, "all", "none", 1)]
             fsync = [(1024, "all", "none", 1)]
-            seconds, lat_seconds, idle_n = 1.5, 3, 200
+            seconds, lat_seconds, idle_n = 1.0, 2, 200
         else:
             produce = [(s, a, c, p) for s in (1024, 100) for a in ("1", "all") for c in ("none", "lz4", "zstd")
                        for p in (1, 8)]
             java = [(s, "all", "none", p) for s in (1024, 100) for p in (1, 8)]
             fsync = [(1024, "all", "none", 1), (1024, "all", "none", 8)]
-            seconds, lat_seconds, idle_n = 2.0, 5, 1000
+            seconds, lat_seconds, idle_n = 1.5, 4, 1000
+        if "idle" in sections:
+            # First, on fresh processes: after load, freed memory hides what connections cost.
+            log("idle connections")
+            bench.idle_connections(idle_n)
         for rep in range(args.runs):
             log(f"run {rep + 1}/{args.runs}")
             cases = list(produce)
@@ -732,12 +739,9 @@ def main():
             if "commit" in sections:
                 log("  commits")
                 bench.commit_case(rep, 2.0 if not args.quick else 1.5)
-        if "idle" in sections:
-            log("idle connections")
-            bench.idle_connections(idle_n)
         if "sdk" in sections:
             log("Iggy client vs Iggy SDK")
-            bench.sdk_comparison("20000" if args.quick else "100000")
+            bench.sdk_comparison("20000" if args.quick else "50000")
     finally:
         env.stop()
     text = write_report(bench, out, started, args, {"versions": versions, "idle_rss_kb": env.bridge_idle_rss_kb})
