@@ -576,6 +576,7 @@ def write_report(bench: Bench, out: Path, started: float, args, env_desc: dict):
           f"{fmt(iggy_behind, 'ms') if iggy_behind is not None else '–'} s; Kafka broker "
           f"{fmt(per_m('kafka'), 'ms') if per_m('kafka') is not None else '–'} s; iggy-server driven natively "
           f"{fmt(per_m('iggy'), 'ms') if per_m('iggy') is not None else '–'} s"]
+    L += ["", "Targets (issue \"Benchmarks\"; measured and reported, never asserted):", ""] + targets(bench, env_desc)
     sdk = [r for r in res.raw if r.get("target") == "sdk-comparison"]
     if sdk:
         by: dict[str, list] = {}
@@ -600,6 +601,41 @@ def write_report(bench: Bench, out: Path, started: float, args, env_desc: dict):
             f.write(json.dumps(r) + "\n")
     chart(bench, out)
     return text
+
+
+def targets(bench: Bench, env_desc: dict) -> list[str]:
+    """Each target of the issue against this run's figures: met or missed, and by how much."""
+    res, out = bench.res, []
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+    for key in res.order:
+        m = res.meta[key]
+        if key[0] not in ("produce", "consume") or m["unit"] != "msgs/s" or m["size"] != 1024:
+            continue
+        if m["compression"] not in ("none", "-") or m["durability"] != "pagecache":
+            continue
+        b, k, i = (res.median(key, t) for t in ("bridge", "kafka", "iggy"))
+        parts = []
+        if b and k:
+            parts.append(f"bridge/Kafka {b / k:.2f} (>= 1.0: {verdict(b / k >= 1.0)})")
+        if b and i:
+            parts.append(f"bridge/native Iggy {b / i:.2f} (>= 0.8: {verdict(b / i >= 0.8)})")
+        if parts:
+            out.append(f"- {label(m)}: " + ", ".join(parts))
+    for profile in ("pagecache", "fsync"):
+        key = ("latency", "produce", "p99", profile)
+        b, i = res.median(key, "bridge"), res.median(key, "iggy")
+        if b is not None and i is not None:
+            out.append(f"- p99 produce latency [{profile}]: bridge {b:.2f} ms, native Iggy {i:.2f} ms "
+                       f"(<= native + 1 ms: {verdict(b <= i + 1.0)}, by {b - i - 1.0:+.2f} ms)")
+    idle = env_desc["idle_rss_kb"] / 1024
+    out.append(f"- bridge RSS idle {idle:.1f} MiB (<= 50 MB: {verdict(idle * 1.048576 <= 50)})")
+    peak = bench.rss_peak_kb / 1024
+    out.append(f"- bridge peak RSS {peak:.1f} MiB (<= 200 MB: {verdict(peak * 1.048576 <= 200)})")
+    per = res.median(("idle",), "bridge")
+    if per is not None:
+        out.append(f"- bridge memory per idle connection {per / 1024:.1f} KiB (<= 20 KB: {verdict(per <= 20000)})")
+    return out
 
 
 def chart(bench: Bench, out: Path):
