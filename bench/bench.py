@@ -182,8 +182,14 @@ class Env:
                 log(f"stopping {name}: {e}")
 
 
-def run(argv, timeout: float) -> str:
+def run(argv, timeout: float, json_despite_exit: bool = False) -> str:
     p = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0 and json_despite_exit and p.stdout.strip().splitlines()[-1:] and \
+            p.stdout.strip().splitlines()[-1].startswith("{"):
+        # The measurement finished and was printed; the process died at teardown (the Python
+        # SDK's runtime has aborted at interpreter exit). The figure stands; the exit is logged.
+        log(f"  {Path(str(argv[-1])).name}: exited {p.returncode} after printing its result")
+        return p.stdout
     if p.returncode != 0:
         raise RuntimeError(f"{Path(str(argv[0])).name} exited {p.returncode}: {(p.stderr or p.stdout)[-800:]}")
     return p.stdout
@@ -471,7 +477,7 @@ class Bench:
                                                     "--create-only"], 60))
             sdk = self.attempt("iggy sdk", lambda: json_line(run(
                 [py, ROOT / "bench" / "iggy_sdk_bench.py", "--address", addr, "--topic", f"sdk-{r}",
-                 "--messages", messages], 240)))
+                 "--messages", messages], 240, json_despite_exit=True)))
             for x in (ours, sdk):
                 if x:
                     self.res.raw.append({"target": "sdk-comparison", **x})
