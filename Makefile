@@ -43,7 +43,7 @@ INT_OBJS  := $(INT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 TESTSUPPORT_SRCS := $(sort $(wildcard $(SUPPORT_GLOB)))
 TESTSUPPORT_OBJS := $(TESTSUPPORT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 
-BENCH_BINS := $(BUILDDIR)/iggy-client-bench
+BENCH_BINS := $(BUILDDIR)/iggy-client-bench $(BUILDDIR)/kafka-load $(BUILDDIR)/hot-path-bench
 BIN       := $(BUILDDIR)/kafka-iggy-bridge
 LIBA      := $(BUILDDIR)/libbridge.a
 UNIT_BIN  := $(BUILDDIR)/unit-tests
@@ -102,6 +102,14 @@ $(INT_BIN): $(INT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA)
 $(BUILDDIR)/iggy-client-bench: $(BUILDDIR)/obj/bench/iggy_client_bench.o $(LIBA)
 	$(CXX) $(LDSAN) -pthread -o $@ $< $(LIBA) $(LIBS)
 
+$(BUILDDIR)/hot-path-bench: $(BUILDDIR)/obj/bench/hot_path_bench.o $(LIBA)
+	$(CXX) $(LDSAN) -pthread -o $@ $< $(LIBA) $(LIBS)
+
+# librdkafka load generator (bench/kafka_load.c): the Kafka-protocol side of bench/run.
+$(BUILDDIR)/kafka-load: bench/kafka_load.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Werror -std=c11 -D_GNU_SOURCE -pthread -o $@ $< -lrdkafka
+
 unit: check-deps $(UNIT_BIN)
 integration: check-deps $(INT_BIN)
 
@@ -146,4 +154,4 @@ deb rpm: all
 clean:
 	rm -rf build
 
--include $(BUILDDIR)/obj/bench/iggy_client_bench.d $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)
+-include $(BUILDDIR)/obj/bench/iggy_client_bench.d $(BUILDDIR)/obj/bench/hot_path_bench.d $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)

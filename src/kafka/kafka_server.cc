@@ -26,6 +26,10 @@ void Responder::finish(ByteWriter&& w) const {
   if (auto c = conn_.lock()) c->complete(seq_, w.take());
 }
 
+void Responder::charge(size_t bytes) const {
+  if (auto c = conn_.lock()) c->charge(seq_, bytes);
+}
+
 void Responder::no_response() const {
   metrics::record_response(msg::api_name(header_.api_key), std::chrono::steady_clock::now() - header_.received_at, 0);
   if (auto c = conn_.lock()) c->complete(seq_, std::nullopt);

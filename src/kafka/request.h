@@ -36,17 +36,21 @@ class Responder {
   Responder(std::weak_ptr<net::Connection> conn, uint64_t seq, RequestHeaderInfo header, int16_t response_header_version)
       : conn_(std::move(conn)), seq_(seq), header_(std::move(header)), response_header_version_(response_header_version) {}
 
-  // Encodes `msg` at the request's version behind the right response header.
+  // Encodes `msg` at the request's version behind the right response header. `size_hint`:
+  // bytes to reserve up front (a Fetch response's record bytes), so encoding does not regrow.
   template <typename Msg>
-  void send(const Msg& msg) const {
+  void send(const Msg& msg, size_t size_hint = 256) const {
     if constexpr (requires { msg.error_code; }) count_error(static_cast<int16_t>(msg.error_code));
-    ByteWriter w(256);
+    ByteWriter w(size_hint);
     begin(w);
     msg.encode(w, header_.api_version);
     finish(std::move(w));
   }
   // For requests that get no response (Produce with acks=0).
   void no_response() const;
+  // Memory the request holds while it is handled (decompressed records), counted against the
+  // connection's in-flight request bytes until it is answered.
+  void charge(size_t bytes) const;
   // Closes the connection (protocol violation); `reason` is logged with the request's context.
   void close(const std::string& reason) const;
 

@@ -57,7 +57,8 @@ void Connection::start() {
 
 void Connection::update_reading() {
   bool want = !closing_ && !server_.shutting_down_ && slots_.size() < server_.limits_.max_inflight_requests &&
-              pending_write_bytes_ <= server_.limits_.max_pending_response_bytes;
+              pending_write_bytes_ <= server_.limits_.max_pending_response_bytes &&
+              inflight_request_bytes_ < server_.limits_.max_inflight_request_bytes;
   if (want == reading_) return;
   reading_ = want;
   auto* stream = reinterpret_cast<uv_stream_t*>(handle_);
@@ -104,6 +105,10 @@ void Connection::consume(const uint8_t* p, size_t n) {
     }
     size_t want = static_cast<size_t>(frame_len_) - frame_.size();
     size_t take = std::min(n, want);
+    // The first chunk is reserved when the length arrives; once the peer has sent past it, the
+    // whole frame is reserved at once rather than doubling (each doubling copies the frame so
+    // far). Pages of a large reservation become resident only as the bytes arrive.
+    if (frame_.size() + take > frame_.capacity()) frame_.reserve(static_cast<size_t>(frame_len_));
     frame_.insert(frame_.end(), p, p + take);
     p += take;
     n -= take;
@@ -112,7 +117,8 @@ void Connection::consume(const uint8_t* p, size_t n) {
       len_have_ = 0;
       uint64_t seq = next_seq_++;
       if (slots_.empty()) first_slot_seq_ = seq;
-      slots_.emplace_back();
+      slots_.emplace_back().request_bytes = frame_.size();
+      inflight_request_bytes_ += frame_.size();
       Bytes frame;
       frame.swap(frame_);
       server_.on_frame_(shared_from_this(), seq, std::move(frame));
@@ -133,7 +139,17 @@ void Connection::complete(uint64_t seq, std::optional<Bytes> framed) {
   }
   s.done = true;
   s.data = std::move(framed);
+  inflight_request_bytes_ -= s.request_bytes;
   flush();
+}
+
+void Connection::charge(uint64_t seq, size_t bytes) {
+  if (closing_ || seq < first_slot_seq_ || seq - first_slot_seq_ >= slots_.size()) return;
+  Slot& s = slots_[seq - first_slot_seq_];
+  if (s.done) return;
+  s.request_bytes += bytes;
+  inflight_request_bytes_ += bytes;
+  update_reading();
 }
 
 void Connection::flush() {
@@ -181,6 +197,7 @@ void Connection::close(const std::string& reason) {
   closing_ = true;
   reading_ = false;
   slots_.clear();
+  inflight_request_bytes_ = 0;
   frame_ = Bytes();
   spdlog::info("conn={} peer={} closed: {}", id_, peer_, reason);
   uv_close(reinterpret_cast<uv_handle_t*>(handle_), [](uv_handle_t* h) {

@@ -27,6 +27,10 @@ struct ServerLimits {
   uint64_t idle_timeout_ms = 600000;
   uint64_t max_pending_response_bytes = 64u << 20;
   uint32_t max_inflight_requests = 1000;
+  // Request bytes read but not yet answered, per connection: past it the connection is not read
+  // (a client pipelining 1 MB Produce requests would otherwise hold up to max_inflight_requests
+  // of them in memory). Not a [limits] key yet.
+  uint64_t max_inflight_request_bytes = 64u << 20;
 };
 
 class TcpServer;
@@ -47,6 +51,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // request order whatever order they complete in. A no-op once the connection is closed.
   void complete(uint64_t seq, std::optional<Bytes> framed);
 
+  // Counts `bytes` more against max_inflight_request_bytes until request `seq` completes (what
+  // handling it holds beyond its frame, e.g. decompressed records). A no-op once completed.
+  void charge(uint64_t seq, size_t bytes);
+
   // Closes the connection; `reason` is logged.
   void close(const std::string& reason);
 
@@ -60,6 +68,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   friend class TcpServer;
   struct Slot {
     bool done = false;
+    size_t request_bytes = 0;
     std::optional<Bytes> data;
   };
   void start();
@@ -83,6 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t first_slot_seq_ = 0; // sequence number of slots_.front()
   std::deque<Slot> slots_;
   uint64_t pending_write_bytes_ = 0;
+  uint64_t inflight_request_bytes_ = 0;  // of requests read and not yet completed
   uint64_t last_activity_ms_ = 0;
 };
 

@@ -424,6 +424,38 @@ BOOST_FIXTURE_TEST_CASE(pipelined_appends_to_one_partition_keep_their_order, Dat
     BOOST_TEST(str(batches[0].records[k].value) == "m" + std::to_string(2 * k));
 }
 
+BOOST_FIXTURE_TEST_CASE(appends_queued_behind_a_send_share_the_next_iggy_send_with_their_own_offsets, DataPath) {
+  const std::string topic = create_topic();
+  produce(topic, 0, std::vector<TestRecord>(1));  // offsets loaded, the partition is idle
+  constexpr int kN = 20;
+  std::vector<std::optional<ProduceResult>> results(kN);
+  const uint64_t sends_before = ctx.pool().stats().submitted;
+  for (int i = 0; i < kN; ++i) {
+    std::vector<TestRecord> recs(static_cast<size_t>(i % 3 + 1));
+    for (size_t k = 0; k < recs.size(); ++k) recs[k].value = "r" + std::to_string(i) + "." + std::to_string(k);
+    start_produce(topic, 0, encode(recs, {}), results[static_cast<size_t>(i)]);
+  }
+  BOOST_REQUIRE(ctx.run_until([&] {
+    for (auto& r : results)
+      if (!r) return false;
+    return true;
+  }));
+  // The first send carries the first request; the other 19 waited behind it and went together.
+  BOOST_TEST(ctx.pool().stats().submitted - sends_before < static_cast<uint64_t>(kN));
+  int64_t expected = 1;
+  std::vector<std::string> values;
+  for (int i = 0; i < kN; ++i) {
+    BOOST_TEST((results[static_cast<size_t>(i)]->error == ErrorCode::kNone));
+    BOOST_TEST(results[static_cast<size_t>(i)]->base_offset == expected);
+    for (int k = 0; k < i % 3 + 1; ++k) values.push_back("r" + std::to_string(i) + "." + std::to_string(k));
+    expected += i % 3 + 1;
+  }
+  auto batches = decode(fetch_one(topic, 0, 1, 10 << 20).records);
+  BOOST_REQUIRE(batches.size() == 1u);
+  BOOST_REQUIRE(batches[0].records.size() == values.size());
+  for (size_t k = 0; k < values.size(); ++k) BOOST_TEST(str(batches[0].records[k].value) == values[k]);
+}
+
 BOOST_FIXTURE_TEST_CASE(idempotent_retries_get_the_original_offset_without_a_second_append, DataPath) {
   const std::string topic = create_topic();
   kafka::BatchSettings s;

@@ -19,7 +19,9 @@ BOOST_AUTO_TEST_CASE(known_vector_123456789_is_e3069283) {
 
 BOOST_AUTO_TEST_CASE(hardware_and_portable_agree_on_random_inputs_and_chunking) {
   std::mt19937 rng(7);
-  for (size_t n : {0u, 1u, 7u, 8u, 9u, 63u, 64u, 1000u, 4097u}) {
+  // Lengths around the three-stream block sizes (3 x 256 and 3 x 8192 bytes) too.
+  for (size_t n : {0u, 1u, 7u, 8u, 9u, 63u, 64u, 767u, 768u, 769u, 1000u, 4097u, 24575u, 24576u, 24577u, 50001u,
+                   1000003u}) {
     Bytes b(n);
     for (auto& x : b) x = static_cast<uint8_t>(rng());
     uint32_t whole = crc32c(b.data(), n);

@@ -88,6 +88,7 @@ EncodedRecords encode_fetched_records(std::span<const FetchedRecord> records, si
     }
     if (j == i) break;
 
+    w.reserve(w.size() + batch_bytes);  // sizes are exact: one allocation, no regrowth copies
     kafka::BatchSettings settings;
     settings.base_offset = base_offset;
     settings.partition_leader_epoch = kPartitionLeaderEpoch;

@@ -35,8 +35,9 @@ FetchPosition classify_fetch_offset(int64_t offset, int64_t log_start, int64_t h
 // Consumers commit it with their offsets (kafka-consumer-groups --describe --verbose shows it).
 inline constexpr int32_t kPartitionLeaderEpoch = 0;
 
-// Most messages one Iggy poll asks for, whatever the byte budget allows.
-inline constexpr uint32_t kMaxPollMessages = 1000;
+// Most messages one Iggy poll asks for, whatever the byte budget allows: a 1 MiB partition
+// budget of 100-byte records is some 6000 messages, which one poll should cover.
+inline constexpr uint32_t kMaxPollMessages = 10000;
 // Keeps one poll reply well below Iggy's 64 MiB frame (it has no byte cap of its own).
 inline constexpr uint64_t kMaxPollReplyBytes = 16u << 20;
 

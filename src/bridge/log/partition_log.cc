@@ -26,6 +26,20 @@ namespace {
 constexpr milliseconds kFirstRecheck{10};
 constexpr milliseconds kMaxRecheck{200};
 
+// One Iggy send stores each origin timestamp as a u32 µs delta from the batch's smallest.
+constexpr uint64_t kMaxSendSpanUs = UINT32_MAX;
+// Queued appends merge into one Iggy send up to this size. Iggy stores a send as one batch and
+// slices stored batches on every poll, so polls of a few huge batches are slow; one round trip
+// per MiB already amortises the send well.
+constexpr uint64_t kMaxCoalescedSendBytes = 1u << 20;
+
+// Read-ahead: after a fetch is answered from a partition, the next poll from where it stopped
+// is started at once, so the consumer's next fetch finds its data here instead of waiting for
+// Iggy. A read-ahead older than kReadAheadMaxAge is not served (retention or a purge may have
+// happened since); all of them together hold at most kReadAheadBudgetBytes.
+constexpr uint64_t kReadAheadMaxAgeMs = 500;
+constexpr uint64_t kReadAheadBudgetBytes = 64u << 20;
+
 // Reads are plain polls without auto-commit: nothing is stored for this consumer id.
 iggy::Consumer reader() { return iggy::Consumer::consumer(iggy::Identifier::numeric(0)); }
 
@@ -112,6 +126,17 @@ struct PartitionLog::Partition {
 
   std::vector<uint64_t> waiters;  // fetch ops to wake on an append
 
+  // At most one poll read ahead of the last fetch (see kReadAheadMaxAgeMs).
+  struct ReadAhead {
+    int64_t offset = 0;
+    uint32_t count = 0;
+    uint64_t started_ms = 0;
+    uint64_t budget_bytes = 0;  // charged to read_ahead_bytes_ until dropped
+    std::optional<Result<iggy::PolledMessages>> reply;
+    std::vector<iggy::Callback<iggy::PolledMessages>> waiting;
+  };
+  std::unique_ptr<ReadAhead> read_ahead;
+
   TimeIndex time_index;
   bool time_index_started = false;
   bool indexing = false;
@@ -123,6 +148,9 @@ struct PartitionLog::AppendJob {
   std::vector<kafka::DecodedBatch> batches;  // exactly one once validated
   std::shared_ptr<const void> input;         // bytes the batch's views point into
   MappedMessages mapped;
+  uint64_t send_bytes = 0;  // Iggy message bytes (frame headers, payloads, user headers)
+  uint64_t min_origin_us = 0, max_origin_us = 0;  // of the mapped messages
+  bool unknown_origin = false;  // some message has origin 0 (Iggy stamps "now"): sent alone
   std::function<void(ProduceResult)> cb;
   bool reserved = false;  // the producer registry holds a sequence reservation for it
 
@@ -147,6 +175,7 @@ struct PartitionLog::FetchOp {
   std::vector<FetchPartitionResult> results;  // of the last complete pass
   std::vector<int64_t> seen_high_watermark;   // per request, at the last pass
   size_t pending = 0;
+  uint32_t passes = 0;  // started so far
   Phase phase = Phase::kReading;
   bool rerun = false;  // an append arrived while reading or checking
   milliseconds recheck = kFirstRecheck;
@@ -361,6 +390,13 @@ void PartitionLog::produce(const std::string& topic, int32_t partition_id, std::
       return;
     }
     job->mapped = std::move(mapped.value());
+    job->send_bytes = send_bytes;
+    job->min_origin_us = UINT64_MAX;
+    for (const iggy::OutgoingMessage& m : job->mapped.messages) {
+      if (m.origin_timestamp_us == 0) job->unknown_origin = true;
+      job->min_origin_us = std::min(job->min_origin_us, m.origin_timestamp_us);
+      job->max_origin_us = std::max(job->max_origin_us, m.origin_timestamp_us);
+    }
     Partition& p = partition(topic, partition_id);
     p.appends.push_back(job);
     pump_appends(p);
@@ -391,16 +427,6 @@ void PartitionLog::pump_appends(Partition& p) {
       pump_appends(*pp);
     });
     return;
-  }
-  if (h.producer_id >= 0) {
-    // Each record's Iggy message id names its producer, epoch and sequence, so a batch that
-    // reached Iggy but whose sequence was not yet stored when the bridge died is recognised
-    // in the partition's tail after a restart (recover_tail) instead of being appended twice.
-    for (size_t i = 0; i < job->mapped.messages.size(); ++i)
-      job->mapped.messages[i].id = producer_message_id(
-          h.producer_id, h.producer_epoch,
-          static_cast<int32_t>((static_cast<int64_t>(h.base_sequence) + static_cast<int64_t>(i)) % (int64_t{1} << 31)),
-          i == 0);
   }
 
   // Idempotence is checked here, at the head of the partition's queue, right before the send:
@@ -444,48 +470,110 @@ void PartitionLog::pump_appends(Partition& p) {
         return;
     }
   }
+  stamp_producer_ids(*job);
+
+  // Appends queued behind the head go to Iggy in the same send, in queue order, so a partition
+  // pays one Iggy round trip (and with enforce_fsync one fsync) per send rather than per Produce
+  // request: while one send is in Iggy the next requests queue up, and all of them go next.
+  // A follower joins only while the send stays within Iggy's frame and origin-timestamp limits,
+  // and an idempotent one only if the registry reserves its sequence range (any other verdict
+  // leaves it queued to be answered at the head, as above).
+  std::vector<std::shared_ptr<AppendJob>> jobs{job};
+  uint64_t send_bytes = job->send_bytes;
+  uint64_t min_ts = job->min_origin_us, max_ts = job->max_origin_us;
+  size_t message_count = job->mapped.messages.size();
+  while (jobs.size() < p.appends.size() && !job->unknown_origin) {
+    const std::shared_ptr<AppendJob>& next = p.appends[jobs.size()];
+    const kafka::RecordBatchHeader& nh = next->header();
+    if (next->unknown_origin || send_bytes + next->send_bytes > kMaxCoalescedSendBytes) break;
+    if (std::max(max_ts, next->max_origin_us) - std::min(min_ts, next->min_origin_us) > kMaxSendSpanUs) break;
+    if (nh.producer_id >= 0 && producers_) {
+      if (!p.tail_recovered) break;
+      SequenceCheck check = producers_->check(nh.producer_id, nh.producer_epoch, p.topic, p.id, nh.base_sequence,
+                                              nh.record_count);
+      if (check.verdict != SequenceVerdict::kAppend) break;
+      next->reserved = true;
+    }
+    stamp_producer_ids(*next);
+    send_bytes += next->send_bytes;
+    min_ts = std::min(min_ts, next->min_origin_us);
+    max_ts = std::max(max_ts, next->max_origin_us);
+    message_count += next->mapped.messages.size();
+    jobs.push_back(next);
+  }
+  std::vector<iggy::OutgoingMessage> merged;  // the messages of every job; spans stay in the jobs
+  std::span<const iggy::OutgoingMessage> messages = job->mapped.messages;
+  if (jobs.size() > 1) {
+    merged.reserve(message_count);
+    for (const auto& j : jobs) merged.insert(merged.end(), j->mapped.messages.begin(), j->mapped.messages.end());
+    messages = merged;
+  }
 
   p.appending = true;
   iggy_.send_messages(
       catalog_.stream(), iggy::Identifier::named(p.topic), iggy::Partitioning::partition(static_cast<uint32_t>(p.id)),
-      job->mapped.messages, guarded<iggy::SendConfirmation>([this, pp = &p, job](Result<iggy::SendConfirmation> r) {
+      messages, guarded<iggy::SendConfirmation>([this, pp = &p, jobs = std::move(jobs)](Result<iggy::SendConfirmation> r) {
         Partition& p = *pp;
         p.appending = false;
-        const kafka::RecordBatchHeader& h = job->header();
+        // The jobs are still the front of the queue: nothing else pops while a send is in Iggy.
+        for (size_t i = 0; i < jobs.size(); ++i) p.appends.pop_front();
         if (!r) {
-          if (job->reserved) producers_->abort_append(h.producer_id, p.topic, p.id, h.base_sequence);
           // A transport failure leaves the outcome unknown: Iggy sends are at-least-once.
           spdlog::warn("append to {}-{} failed: {}", p.topic, p.id, r.error().message);
-          finish_append(p, produce_error(r.error()));
+          for (const auto& j : jobs) {
+            const kafka::RecordBatchHeader& h = j->header();
+            if (j->reserved) producers_->abort_append(h.producer_id, p.topic, p.id, h.base_sequence);
+          }
+          for (const auto& j : jobs) j->cb(produce_error(r.error()));
+          pump_appends(p);
           return;
         }
         int64_t base = -1;
         if (r->reported) {
           base = static_cast<int64_t>(r->base_offset);
-          p.high_watermark = std::max(p.high_watermark, base + static_cast<int64_t>(job->mapped.messages.size()));
+          int64_t count = 0;
+          for (const auto& j : jobs) count += static_cast<int64_t>(j->mapped.messages.size());
+          p.high_watermark = std::max(p.high_watermark, base + count);
         } else {
           spdlog::warn("Iggy committed an append to {}-{} without reporting its offset", p.topic, p.id);
         }
         ++p.appends_done;
-        ProduceResult ok;
-        ok.base_offset = base;
-        ok.log_start_offset = p.log_start;
-        p.appends.pop_front();
-        if (job->reserved) {
-          // Answer once the sequence is durable, so a restarted bridge still knows what this
-          // producer's next batch follows; the next append need not wait for that.
-          producers_->record_append(
-              h.producer_id, h.producer_epoch, p.topic, p.id, h.base_sequence, h.record_count, base,
-              [cb = job->cb, ok, topic = p.topic, id = p.id](Status s) {
-                if (!s) spdlog::warn("producer state for {}-{} not stored: {}", topic, id, s.error().message);
-                cb(ok);
-              });
-        } else {
-          job->cb(ok);
+        int64_t job_base = base;
+        for (const auto& j : jobs) {
+          const kafka::RecordBatchHeader& h = j->header();
+          ProduceResult ok;
+          ok.base_offset = job_base;
+          ok.log_start_offset = p.log_start;
+          if (job_base >= 0) job_base += static_cast<int64_t>(j->mapped.messages.size());
+          if (j->reserved) {
+            // Answer once the sequence is durable, so a restarted bridge still knows what this
+            // producer's next batch follows; the next append need not wait for that.
+            producers_->record_append(
+                h.producer_id, h.producer_epoch, p.topic, p.id, h.base_sequence, h.record_count, ok.base_offset,
+                [cb = j->cb, ok, topic = p.topic, id = p.id](Status s) {
+                  if (!s) spdlog::warn("producer state for {}-{} not stored: {}", topic, id, s.error().message);
+                  cb(ok);
+                });
+          } else {
+            j->cb(ok);
+          }
         }
         notify_waiters(p);
         pump_appends(p);
       }));
+}
+
+// Each record's Iggy message id names its producer, epoch and sequence, so a batch that reached
+// Iggy but whose sequence was not yet stored when the bridge died is recognised in the
+// partition's tail after a restart (recover_tail) instead of being appended twice.
+void PartitionLog::stamp_producer_ids(AppendJob& job) {
+  const kafka::RecordBatchHeader& h = job.header();
+  if (h.producer_id < 0) return;
+  for (size_t i = 0; i < job.mapped.messages.size(); ++i)
+    job.mapped.messages[i].id = producer_message_id(
+        h.producer_id, h.producer_epoch,
+        static_cast<int32_t>((static_cast<int64_t>(h.base_sequence) + static_cast<int64_t>(i)) % (int64_t{1} << 31)),
+        i == 0);
 }
 
 // After a restart, the last batches of idempotent producers may be in Iggy without their
@@ -586,6 +674,7 @@ void PartitionLog::run_pass(uint64_t op_id) {
   FetchOp& op = *fetches_.at(op_id);
   op.phase = FetchOp::Phase::kReading;
   op.rerun = false;
+  ++op.passes;
   op.reads.assign(op.requests.size(), {});
   op.pending = op.requests.size() + 1;  // +1: released below, after every read has started
   for (size_t i = 0; i < op.requests.size(); ++i) {
@@ -604,6 +693,14 @@ void PartitionLog::run_pass(uint64_t op_id) {
       if (!op.states[i]) {
         op.states[i] = &p;
         if (std::find(p.waiters.begin(), p.waiters.end(), op_id) == p.waiters.end()) p.waiters.push_back(op_id);
+      }
+      // Later passes of a long poll re-read only partitions that moved: appends through this
+      // bridge wake the op, and appends by others show in check_for_news' GetTopic. The first
+      // pass polls every partition, at the high watermark too, as others may have appended.
+      if (op.passes > 1 && p.loaded && rq.fetch_offset == p.high_watermark &&
+          op.seen_high_watermark[i] == p.high_watermark) {
+        read_finished(op_id);
+        return;
       }
       read_partition(p, rq.fetch_offset, rq.max_bytes, false, [this, op_id, i](PartitionRead read) {
         auto it = fetches_.find(op_id);
@@ -649,8 +746,8 @@ void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_byte
   }
   // At the high watermark too: another writer may have appended since.
   const uint32_t count = poll_count_for(static_cast<uint64_t>(std::max(0, max_bytes)), p.avg_message_bytes);
-  poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count,
-       [this, pp = &p, offset, refreshed, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
+  fetch_poll(p, offset, count,
+       [this, pp = &p, offset, count, refreshed, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
          Partition& p = *pp;
          if (!r) {
            spdlog::debug("poll {}-{} at {} failed: {}", p.topic, p.id, offset, r.error().message);
@@ -680,8 +777,74 @@ void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_byte
              return;
            }
          }
+         if (!polled.records.empty()) start_read_ahead(p, polled.records.back().offset + 1, count);
          cb(PartitionRead{ErrorCode::kNone, r->buffer, std::move(polled.records)});
        });
+}
+
+void PartitionLog::fetch_poll(Partition& p, int64_t offset, uint32_t count, iggy::Callback<iggy::PolledMessages> cb) {
+  if (p.read_ahead && p.read_ahead->offset == offset && p.read_ahead->count >= count &&
+      uv_now(loop_) - p.read_ahead->started_ms <= kReadAheadMaxAgeMs) {
+    Partition::ReadAhead& ra = *p.read_ahead;
+    if (!ra.reply) {
+      ra.waiting.push_back(std::move(cb));
+      return;
+    }
+    if (*ra.reply) {
+      Result<iggy::PolledMessages> reply = std::move(*ra.reply);
+      drop_read_ahead(p);
+      tasks_.post([cb = std::move(cb), reply = std::move(reply)]() mutable { cb(std::move(reply)); });
+      return;
+    }
+  }
+  if (p.read_ahead && p.read_ahead->reply) drop_read_ahead(p);  // stale or for another offset
+  poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(cb));
+}
+
+void PartitionLog::start_read_ahead(Partition& p, int64_t offset, uint32_t count) {
+  if (p.read_ahead || offset >= p.high_watermark) return;
+  const uint64_t bytes = static_cast<uint64_t>(count) * std::max<uint64_t>(p.avg_message_bytes, 1);
+  if (read_ahead_bytes_ + bytes > kReadAheadBudgetBytes) {
+    // Read-aheads nobody came for (a consumer that stopped or moved) give their room back.
+    const uint64_t now = uv_now(loop_);
+    for (auto& [key, other] : partitions_)
+      if (other->read_ahead && other->read_ahead->reply && now - other->read_ahead->started_ms > kReadAheadMaxAgeMs)
+        drop_read_ahead(*other);
+    if (read_ahead_bytes_ + bytes > kReadAheadBudgetBytes) return;
+  }
+  read_ahead_bytes_ += bytes;
+  p.read_ahead = std::make_unique<Partition::ReadAhead>();
+  Partition::ReadAhead* ra = p.read_ahead.get();
+  ra->offset = offset;
+  ra->count = count;
+  ra->started_ms = uv_now(loop_);
+  ra->budget_bytes = bytes;
+  poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count,
+       [this, pp = &p, ra](Result<iggy::PolledMessages> r) {
+         Partition& p = *pp;
+         if (p.read_ahead.get() != ra) return;  // dropped meanwhile
+         if (r) observe_poll(p, *r);
+         if (ra->waiting.empty()) {
+           ra->reply = std::move(r);
+           return;
+         }
+         // Fetches already wait for it: the first takes the reply, any other polls for itself,
+         // and after a failure every one of them does (their own poll reports real errors).
+         auto waiting = std::move(ra->waiting);
+         const int64_t offset = ra->offset;
+         const uint32_t count = ra->count;
+         drop_read_ahead(p);
+         size_t first = 0;
+         if (r) waiting[first++](std::move(r));
+         for (size_t i = first; i < waiting.size(); ++i)
+           poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(waiting[i]));
+       });
+}
+
+void PartitionLog::drop_read_ahead(Partition& p) {
+  if (!p.read_ahead) return;
+  read_ahead_bytes_ -= p.read_ahead->budget_bytes;
+  p.read_ahead.reset();
 }
 
 void PartitionLog::pass_done(uint64_t op_id) {

@@ -12,6 +12,9 @@
 //     must be the offset order. Different partitions append in parallel.
 //   * Fetch long-polls: it wakes at once when this bridge appends to a requested partition and
 //     otherwise asks Iggy (GetTopic per topic) with backoff, so native Iggy producers are seen.
+//   * Fetch reads ahead: once a fetch got data from a partition, the poll for the offset after
+//     it starts at once, so a consumer's next fetch does not wait for Iggy (bounded in age and
+//     in total bytes).
 //   * ListOffsets by timestamp and max timestamp (-3) use a time index (time_index.h) built by
 //     scanning the partition once and extended incrementally: exact even where CreateTime does
 //     not grow with the offset, which Iggy's own timestamp poll (append time) cannot be. The
@@ -156,6 +159,7 @@ class PartitionLog {
 
   // Produce.
   void pump_appends(Partition& p);
+  void stamp_producer_ids(AppendJob& job);
   void finish_append(Partition& p, ProduceResult result);
   void notify_waiters(Partition& p);
 
@@ -164,6 +168,9 @@ class PartitionLog {
                       std::function<void(PartitionRead)> cb);
   void run_pass(uint64_t op_id);
   void read_finished(uint64_t op_id);
+  void fetch_poll(Partition& p, int64_t offset, uint32_t count, iggy::Callback<iggy::PolledMessages> cb);
+  void start_read_ahead(Partition& p, int64_t offset, uint32_t count);
+  void drop_read_ahead(Partition& p);
   void pass_done(uint64_t op_id);
   void arm_wait(uint64_t op_id);
   void wake(uint64_t op_id);
@@ -186,6 +193,7 @@ class PartitionLog {
   std::map<std::string, uint64_t> topic_refreshed_at_;  // loop ms of the last GetTopic reply
   std::unordered_map<uint64_t, std::unique_ptr<FetchOp>> fetches_;
   uint64_t next_fetch_id_ = 1;
+  uint64_t read_ahead_bytes_ = 0;  // estimated bytes of every partition's read-ahead
   bool stop_waiting_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // Iggy callbacks check it
 };

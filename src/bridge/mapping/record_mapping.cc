@@ -407,8 +407,21 @@ Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch) {
   return out;
 }
 
+// The exact user-header block of a record with a value and nothing else (no key, no headers, its
+// own timestamp): kafka.v = 1 alone, as map_batch_to_iggy shares it. Most records look like this.
+constexpr std::array<uint8_t, 18> kVersionOnlyBlock = {
+    static_cast<uint8_t>(HeaderKind::kString), 7, 0, 0, 0, 'k', 'a', 'f', 'k', 'a', '.', 'v',
+    static_cast<uint8_t>(HeaderKind::kRaw),    1, 0, 0, 0, kMappingVersion};
+
 Result<KafkaRecordView> map_iggy_to_record(const iggy::MessageView& message) {
   KafkaRecordView out;
+  if (message.user_headers.size() == kVersionOnlyBlock.size() &&
+      std::memcmp(message.user_headers.data(), kVersionOnlyBlock.data(), kVersionOnlyBlock.size()) == 0) {
+    // What the general path below yields for this block, without parsing it into a vector.
+    out.value = message.payload;
+    out.timestamp_ms = origin_or_server_ms(message);
+    return out;
+  }
   // An unparsable block is an error, never "no headers": that would serve an envelope as a value.
   auto parsed = iggy::parse_user_headers(message.user_headers);
   if (!parsed) return unreadable(message.offset, "user headers: " + parsed.error().message);

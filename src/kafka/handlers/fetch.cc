@@ -59,6 +59,7 @@ void handle_fetch(Services& s, Request&& req) {
                  msg::FetchResponse resp;
                  resp.session_id = 0;
                  size_t k = 0;
+                 size_t record_bytes = 0;
                  for (const auto& [topic, ids] : shape) {
                    auto& tr = resp.responses.emplace_back();
                    tr.topic = topic;
@@ -73,10 +74,12 @@ void handle_fetch(Services& s, Request&& req) {
                      // No transactions yet: nothing was ever aborted.
                      if (read_committed) pd.aborted_transactions.emplace();
                      else pd.aborted_transactions.reset();
+                     record_bytes += r.records.size();
                      pd.records = std::move(r.records);
                    }
                  }
-                 respond.send(resp);
+                 // Topic names and per-partition fields are small beside the records.
+                 respond.send(resp, record_bytes + 1024 + 64 * results.size());
                });
 }
 

@@ -116,6 +116,12 @@ void handle_produce(Services& s, Request&& req) {
         continue;
       }
       auto decoded = decode_record_batches(records, budget);
+      if (decoded) {
+        // Decompressed records stay in memory until Iggy has them: they count as in flight.
+        size_t held = 0;
+        for (const DecodedBatch& b : *decoded) held += b.decompressed_bytes();
+        if (held) req.respond.charge(held);
+      }
       if (!decoded) {
         call->fail(pr, produce_error_for(record_error(decoded.error())), decoded.error().message);
         continue;

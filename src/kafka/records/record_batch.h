@@ -114,6 +114,8 @@ class DecodedBatch {
   std::vector<Record> records;
 
   int64_t offset_of(const Record& r) const { return header.base_offset + r.offset_delta; }
+  // Bytes this batch owns beyond the input it was decoded from (its decompressed records).
+  size_t decompressed_bytes() const { return decompressed_.size(); }
   // LogAppendTime batches carry the append time in maxTimestamp for every record.
   int64_t timestamp_of(const Record& r) const {
     return header.timestamp_type() == TimestampType::kLogAppendTime ? header.max_timestamp

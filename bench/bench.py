@@ -1,0 +1,812 @@
+#!/usr/bin/env python3
+"""make bench / make bench-quick: the same Kafka workloads against the bridge and a Kafka broker,
+and their nearest native-Iggy analogue, in one run on this machine, alternating targets so noise
+hits all three alike. Writes bench/results/<UTC timestamp>.{md,csv,jsonl,png}.
+
+Targets (bench/README.md says what each column means):
+  bridge  kafka-iggy-bridge (release build) in front of iggy-server
+  kafka   a single-node Apache Kafka 4.x broker (KRaft), from tests/.java/lib
+  iggy    iggy-server driven natively by build/<b>/iggy-client-bench (the bridge's src/iggy client)
+
+Tools: build/<b>/kafka-load (librdkafka), kafka-producer-perf-test / kafka-consumer-perf-test
+(org.apache.kafka.tools.ProducerPerformance / ConsumerPerformance, Java), iggy-client-bench.
+Nothing here asserts a timing; every figure is measured in this run, ratios come from one run.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import logging
+import os
+import platform
+import random
+import resource
+import shutil
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "clients"))
+from harness import util  # noqa: E402
+from harness.iggy_server import IggyServer, find_binary as find_iggy  # noqa: E402
+from harness.kafka_broker import KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
+
+TARGETS = ("bridge", "kafka", "iggy")
+# With --before DIR a second bridge (another build, e.g. main's) runs beside the first, in front
+# of the same iggy-server (its own stream), as target "before": before/after ratios from one run.
+KAFKA_TARGETS = ("bridge", "kafka")
+# Durability profiles. pagecache: acknowledged from memory, written later (Kafka's default;
+# Iggy with enforce_fsync=false and its default messages_required_to_save). fsync: every
+# append written and fsynced before the acknowledgement (the bridge's default topics; Kafka
+# with flush.messages=1).
+PROFILES = {
+    "pagecache": {"bridge": {"iggy.enforce.fsync": "false", "iggy.messages.required.to.save": "1024"},
+                  "kafka": {}, "iggy": (False, 1024)},
+    "fsync": {"bridge": {"iggy.enforce.fsync": "true", "iggy.messages.required.to.save": "1"},
+              "kafka": {"flush.messages": "1"}, "iggy": (True, 1)},
+}
+
+
+def log(msg: str):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# ---- processes -------------------------------------------------------------------------------
+
+def proc_cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_status_kb(pid: int, key: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class BridgeProcess:
+    def __init__(self, binary: Path, iggy_address: str, stream: str = "kafka", name: str = "bridge"):
+        self.binary, self.iggy_address, self.stream = binary, iggy_address, stream
+        self.tmp = util.make_temp_dir("kib-bench-bridge-")
+        self.port = util.free_port()
+        cfg = self.tmp / "bridge.toml"
+        cfg.write_text(f"""[kafka]
+listeners = ["127.0.0.1:{self.port}"]
+auto_create_topics = true
+[groups]
+initial_rebalance_delay_ms = 0
+[iggy]
+address = "{iggy_address}"
+username = "iggy"
+password = "iggy"
+stream = "{stream}"
+[state]
+path = "{self.tmp / 'state.db'}"
+[log]
+level = "warn"
+[http]
+listen = ""
+""")
+        self.child = util.ChildProcess("kafka-iggy-bridge", [str(binary), "serve", "--config", str(cfg)],
+                                       env=dict(os.environ), cwd=self.tmp,
+                                       log_path=util.log_dir() / f"bench-{name}.log")
+        util.wait_until(lambda: util.port_accepts("127.0.0.1", self.port), 30, "the bridge to listen", self.child)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.child.stop(timeout=15)
+        util.remove_tree(self.tmp)
+
+
+class Env:
+    """The three servers, and how to reach and create topics on each."""
+
+    def __init__(self, build: Path, iggy_bin: Path, heap: str, before: Path | None = None):
+        self.build = build
+        self.tools = {"load": build / "kafka-load", "iggy": build / "iggy-client-bench"}
+        log("starting iggy-server")
+        self.iggy = IggyServer(iggy_bin, log_name="bench-iggy-server.log").start()
+        log(f"iggy-server at {self.iggy.address}; starting the bridge")
+        self.bridge = BridgeProcess(build / "kafka-iggy-bridge", self.iggy.address)
+        time.sleep(1.0)
+        self.bridge_idle_rss_kb = proc_status_kb(self.bridge.child.pid, "VmRSS")
+        self.before = None
+        if before:
+            self.before = BridgeProcess(before / "kafka-iggy-bridge", self.iggy.address, "kafka-before", "bridge-before")
+            log(f"bridge (before: {before}) at {self.before.bootstrap}")
+        log(f"bridge at {self.bridge.bootstrap} (idle RSS {self.bridge_idle_rss_kb / 1024:.1f} MiB); starting Kafka")
+        self.kafka = KafkaBroker(heap=heap, log_name="bench-kafka-broker.log").start()
+        log(f"Kafka {kafka_version(self.kafka.lib)} at {self.kafka.bootstrap} (started in {self.kafka.total_seconds:.1f}s)")
+        from confluent_kafka.admin import AdminClient
+        quiet = logging.getLogger("bench.admin")
+        quiet.setLevel(logging.CRITICAL)  # connection-closed chatter when the servers stop
+        self.admin = {t: AdminClient({"bootstrap.servers": self.bootstrap(t), "logger": quiet})
+                      for t in KAFKA_TARGETS}
+        self.pids = {"bridge": self.bridge.child.pid, "kafka": self.kafka.child.pid, "iggy": self.iggy.child.pid}
+        if self.before:
+            self.pids["before"] = self.before.child.pid
+
+    def bootstrap(self, target: str) -> str:
+        return {"bridge": self.bridge, "before": self.before, "kafka": self.kafka}[target].bootstrap
+
+    def port(self, target: str) -> int:
+        return {"bridge": self.bridge, "before": self.before, "kafka": self.kafka, "iggy": self.iggy}[target].port
+
+    def create_topic(self, target: str, name: str, partitions: int, profile: str):
+        if target == "iggy":
+            fsync, save = PROFILES[profile]["iggy"]
+            run([self.tools["iggy"], "--address", self.iggy.address, "--topic", name, "--partitions", str(partitions),
+                 "--fsync", "1" if fsync else "0", "--save", str(save), "--create-only"], timeout=60)
+            return
+        from confluent_kafka.admin import NewTopic
+        options = PROFILES[profile]["bridge" if target == "before" else target]
+        nt = NewTopic(name, num_partitions=partitions, replication_factor=1, config=dict(options))
+        for _, fut in self.admin[target].create_topics([nt], operation_timeout=30).items():
+            fut.result(timeout=60)
+        time.sleep(0.2)  # metadata propagation on the broker
+
+    def delete_topic(self, target: str, name: str):
+        # The bridge has no DeleteTopics: its topics are deleted in Iggy (stream "kafka").
+        try:
+            if target == "kafka":
+                for _, fut in self.admin["kafka"].delete_topics([name], operation_timeout=30).items():
+                    fut.result(timeout=60)
+            else:
+                run([self.tools["iggy"], "--address", self.iggy.address, "--stream",
+                     {"bridge": "kafka", "before": "kafka-before"}.get(target, "bench"), "--topic", name,
+                     "--delete"], timeout=60)
+        except Exception as e:  # noqa: BLE001 - disk space only; the figures are already taken
+            log(f"  could not delete {target} topic {name}: {e}")
+
+    def stop(self):
+        stops = [("kafka", self.kafka.stop), ("bridge", self.bridge.stop)]
+        if self.before:
+            stops.append(("before", self.before.stop))
+        for name, stop in stops + [("iggy", self.iggy.stop)]:
+            try:
+                stop()
+            except Exception as e:  # noqa: BLE001
+                log(f"stopping {name}: {e}")
+
+
+def run(argv, timeout: float, json_despite_exit: bool = False) -> str:
+    p = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0 and json_despite_exit and p.stdout.strip().splitlines()[-1:] and \
+            p.stdout.strip().splitlines()[-1].startswith("{"):
+        # The measurement finished and was printed; the process died at teardown (the Python
+        # SDK's runtime has aborted at interpreter exit). The figure stands; the exit is logged.
+        log(f"  {Path(str(argv[-1])).name}: exited {p.returncode} after printing its result")
+        return p.stdout
+    if p.returncode != 0:
+        raise RuntimeError(f"{Path(str(argv[0])).name} exited {p.returncode}: {(p.stderr or p.stdout)[-800:]}")
+    return p.stdout
+
+
+def json_line(out: str) -> dict:
+    for line in reversed(out.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise RuntimeError(f"no JSON result in: {out[-400:]}")
+
+
+# ---- measurement -------------------------------------------------------------------------------
+
+class Results:
+    def __init__(self):
+        self.samples: dict[tuple, dict[str, list[float]]] = {}
+        self.meta: dict[tuple, dict] = {}
+        self.order: list[tuple] = []
+        self.raw: list[dict] = []
+        self.errors: list[str] = []
+
+    def add(self, key: tuple, target: str, value: float, meta: dict):
+        if key not in self.samples:
+            self.samples[key] = {t: [] for t in TARGETS}
+            self.meta[key] = meta
+            self.order.append(key)
+        self.samples[key][target].append(value)
+
+    def median(self, key, target):
+        v = self.samples.get(key, {}).get(target) or []
+        return statistics.median(v) if v else None
+
+
+class Bench:
+    def __init__(self, env: Env, quick: bool, out: Path):
+        self.env, self.quick, self.out = env, quick, out
+        self.res = Results()
+        self.cpu = {t: {"seconds": 0.0, "messages": 0} for t in TARGETS}
+        self.cpu_iggy_behind_bridge = 0.0
+        self.seq = 0
+        self.rss_peak_kb = 0
+
+    def topic(self, target, tag) -> str:
+        self.seq += 1
+        return f"b{self.seq}-{target}-{tag}"
+
+    def measured(self, target: str, fn, messages_of=lambda r: r.get("messages", 0)):
+        """Runs fn() and charges the server CPU it used to `target` (the bridge also to Iggy behind it)."""
+        pids = self.env.pids
+        before = {t: proc_cpu_seconds(p) for t, p in pids.items()}
+        r = fn()
+        after = {t: proc_cpu_seconds(p) for t, p in pids.items()}
+        msgs = messages_of(r)
+        self.cpu[target]["seconds"] += after[target] - before[target]
+        self.cpu[target]["messages"] += msgs
+        if target == "bridge":  # "before" is charged to itself only
+            self.cpu_iggy_behind_bridge += after["iggy"] - before["iggy"]
+            self.rss_peak_kb = max(self.rss_peak_kb, proc_status_kb(pids["bridge"], "VmHWM"))
+        if target in ("bridge", "before"):
+            r = dict(r, server_rss_kb=proc_status_kb(pids[target], "VmRSS"),
+                     server_hwm_kb=proc_status_kb(pids[target], "VmHWM"))
+        self.res.raw.append({"target": target, **r})
+        return r
+
+    def attempt(self, what: str, fn):
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001 - a failed run is reported, never papered over
+            msg = f"{what}: {e}"
+            log("  FAILED " + msg)
+            self.res.errors.append(msg)
+            return None
+
+    # -- tools
+    def rdkafka(self, mode, target, topic, **kw):
+        a = [self.env.tools["load"], mode, "-b", self.env.bootstrap(target), "-t", topic]
+        flags = {"size": "-s", "acks": "-a", "compression": "-z", "partitions": "-p", "seconds": "-d",
+                 "messages": "-n", "rate": "-r", "threads": "-c"}
+        for k, v in kw.items():
+            a += [flags[k], v]
+        return json_line(run(a, timeout=240))
+
+    def native(self, mode, topic, **kw):
+        a = [self.env.tools["iggy"], "--address", self.env.iggy.address, "--topic", topic, "--mode", mode]
+        for k, v in kw.items():
+            a += [f"--{k}", v]
+        return json_line(run(a, timeout=240))
+
+    def java_produce(self, target, topic, size, acks, compression, records):
+        out = run([java_bin(), "-Xmx512m", "-cp", classpath(self.env.kafka.lib), "org.apache.kafka.tools.ProducerPerformance",
+                   "--topic", topic, "--num-records", records, "--record-size", size, "--throughput", "-1",
+                   "--producer-props", f"bootstrap.servers={self.env.bootstrap(target)}", f"acks={acks}",
+                   f"compression.type={compression}"], timeout=300)
+        # "N records sent, X records/sec (Y MB/sec), A ms avg latency, M ms max latency, p50 ms 50th, ..."
+        line = [l for l in out.splitlines() if "records sent" in l][-1]
+        parts = [p.strip() for p in line.split(",")]
+        n = int(parts[0].split()[0])
+        rate = float(parts[1].split()[0])
+        p99 = float(parts[6].split()[0])
+        return {"tool": "kafka-producer-perf-test", "mode": "produce", "messages": n, "msgs_per_s": rate,
+                "mb_per_s": rate * int(size) / 1e6, "p99_ms": p99}
+
+    def java_consume(self, target, topic, messages):
+        out = run([java_bin(), "-Xmx512m", "-cp", classpath(self.env.kafka.lib), "org.apache.kafka.tools.ConsumerPerformance",
+                   "--bootstrap-server", self.env.bootstrap(target), "--topic", topic, "--messages", messages,
+                   "--timeout", "60000", "--group", f"perf-{topic}"], timeout=300)
+        rows = [l for l in out.splitlines() if l and l[0].isdigit()]
+        v = [x.strip() for x in rows[-1].split(",")]
+        # start, end, MB, MB/s, nMsg, nMsg/s, rebalance ms, fetch ms, fetch MB/s, fetch nMsg/s
+        return {"tool": "kafka-consumer-perf-test", "mode": "consume", "messages": int(float(v[4])),
+                "msgs_per_s": float(v[9]), "mb_per_s": float(v[8]), "rebalance_ms": float(v[6])}
+
+    # -- workloads
+    def order(self, rep: int, targets=None):
+        t = list(TARGETS if targets is None else targets)
+        if not t:
+            return t
+        k = rep % len(t)
+        return t[k:] + t[:k]
+
+    def produce_case(self, rep, size, acks, comp, parts, profile, seconds, consume_after=False, java=False,
+                     java_consume=False):
+        key_base = dict(size=size, acks=acks, compression=comp, partitions=parts, durability=profile)
+        targets = TARGETS if comp == "none" else KAFKA_TARGETS
+        topics = {}
+        for target in self.order(rep, targets):
+            topic = self.topic(target, f"p{size}-{acks}-{comp}-{parts}")
+            def go(target=target, topic=topic):
+                self.env.create_topic(target, topic, parts, profile)
+                if target == "iggy":
+                    batch = 1000 if size <= 1024 else max(1, (1 << 20) // size)
+                    r = self.measured(target, lambda: self.native("produce", topic, size=size, partitions=parts,
+                                                                  seconds=seconds, batch=batch, inflight=4))
+                else:
+                    r = self.measured(target, lambda: self.rdkafka("produce", target, topic, size=size, acks=acks,
+                                                                   compression=comp, partitions=parts,
+                                                                   seconds=seconds))
+                return r
+            r = self.attempt(f"produce {target} {key_base}", go)
+            if r:
+                tool = "librdkafka"  # the native column's analogue shares the row (bench/README.md)
+                self.res.add(("produce", tool, size, acks, comp, parts, profile, "msgs/s"), target, r["msgs_per_s"],
+                             dict(key_base, tool=tool, workload="produce", unit="msgs/s"))
+                self.res.add(("produce", tool, size, acks, comp, parts, profile, "MB/s"), target, r["mb_per_s"],
+                             dict(key_base, tool=tool, workload="produce", unit="MB/s"))
+                topics[target] = (topic, r["messages"])
+        if java:
+            for target in self.order(rep, KAFKA_TARGETS):
+                rate = self.res.samples.get(("produce", "librdkafka", size, acks, comp, parts, profile, "msgs/s"),
+                                            {}).get(target)
+                records = int(min(max((rate[-1] if rate else 20000) * seconds, 20000), 3_000_000))
+                topic = self.topic(target, f"j{size}-{acks}-{comp}-{parts}")
+                def go(target=target, topic=topic):
+                    self.env.create_topic(target, topic, parts, profile)
+                    r = self.measured(target, lambda: self.java_produce(target, topic, size, acks, comp, records))
+                    self.env.delete_topic(target, topic)
+                    return r
+                r = self.attempt(f"java produce {target} {key_base}", go)
+                if r:
+                    meta = dict(key_base, tool="kafka-producer-perf-test", workload="produce")
+                    self.res.add(("produce", "java", size, acks, comp, parts, profile, "msgs/s"), target,
+                                 r["msgs_per_s"], dict(meta, unit="msgs/s"))
+                    self.res.add(("produce", "java", size, acks, comp, parts, profile, "MB/s"), target,
+                                 r["mb_per_s"], dict(meta, unit="MB/s"))
+        if consume_after:
+            self.consume_cases(rep, size, parts, profile, topics, java_consume)
+        for target, (topic, _) in topics.items():
+            self.env.delete_topic(target, topic)
+
+    def consume_cases(self, rep, size, parts, profile, topics, java):
+        base = dict(size=size, acks="-", compression="none", partitions=parts, durability=profile)
+        for target in self.order(rep, tuple(t for t in TARGETS if t in topics)):
+            topic, n = topics[target]
+            if target == "iggy":
+                r = self.attempt(f"consume iggy {base}", lambda: self.measured(
+                    "iggy", lambda: self.native("consume", topic, partitions=parts, batch=1000)))
+            else:
+                r = self.attempt(f"consume {target} {base}", lambda: self.measured(
+                    target, lambda: self.rdkafka("consume", target, topic, partitions=parts, messages=n)))
+            if r:
+                meta = dict(base, tool="librdkafka", workload="consume")
+                self.res.add(("consume", "librdkafka", size, parts, profile, "msgs/s"), target, r["msgs_per_s"],
+                             dict(meta, unit="msgs/s"))
+                self.res.add(("consume", "librdkafka", size, parts, profile, "MB/s"), target, r["mb_per_s"],
+                             dict(meta, unit="MB/s"))
+        for target in self.order(rep, tuple(t for t in KAFKA_TARGETS if t in topics and java)):
+            topic, n = topics[target]
+            r = self.attempt(f"java consume {target} {base}", lambda: self.measured(
+                target, lambda: self.java_consume(target, topic, n)))
+            if r:
+                meta = dict(base, tool="kafka-consumer-perf-test", workload="consume")
+                self.res.add(("consume", "java", size, parts, profile, "msgs/s"), target, r["msgs_per_s"],
+                             dict(meta, unit="msgs/s"))
+                self.res.add(("consume", "java", size, parts, profile, "MB/s"), target, r["mb_per_s"],
+                             dict(meta, unit="MB/s"))
+
+    def latency_case(self, rep, profile, rate, seconds, size=1024):
+        for target in self.order(rep):
+            topic = self.topic(target, "lat")
+            def go(target=target, topic=topic):
+                self.env.create_topic(target, topic, 1, profile)
+                if target == "iggy":
+                    r = self.native("latency", topic, rate=rate, seconds=seconds, size=size)
+                else:
+                    r = self.rdkafka("latency", target, topic, rate=rate, seconds=seconds, size=size, acks="all")
+                self.env.delete_topic(target, topic)
+                return r
+            r = self.attempt(f"latency {target} {profile}", go)
+            if r:
+                self.res.raw.append({"target": target, **r})
+                for kind in ("produce", "e2e"):
+                    for p in ("p50", "p99", "p999"):
+                        self.res.add(("latency", kind, p, profile), target, r[f"{kind}_{p}_ms"],
+                                     dict(tool="librdkafka", workload=f"{kind} latency {p}", size=size, acks="all",
+                                          compression="none", partitions=1, durability=profile, unit="ms",
+                                          rate=rate))
+
+    def commit_case(self, rep, seconds, threads=4):
+        for target in self.order(rep):
+            topic = self.topic(target, "commit")
+            def go(target=target, topic=topic):
+                self.env.create_topic(target, topic, 1, "pagecache")
+                if target == "iggy":
+                    r = self.native("commit", topic, seconds=seconds, inflight=threads)
+                else:
+                    r = self.rdkafka("commit", target, topic, seconds=seconds, threads=threads)
+                self.env.delete_topic(target, topic)
+                return r
+            r = self.attempt(f"commit {target}", go)
+            if r:
+                self.res.raw.append({"target": target, **r})
+                self.res.add(("commit", threads), target, r["commits_per_s"],
+                             dict(tool="librdkafka", workload=f"offset commits, {threads} committers", size="-",
+                                  acks="-", compression="-", partitions=1, durability="-", unit="commits/s"))
+
+    def idle_connections(self, n: int):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, n * 3 + 256)), hard))
+        # ApiVersions v0, correlation id 1, client id "idle": a connection the server has served.
+        body = struct.pack(">hhih", 18, 0, 1, 4) + b"idle"
+        frame = struct.pack(">i", len(body)) + body
+        for target in TARGETS:
+            pid = self.env.pids[target]
+            port = self.env.port(target)
+            time.sleep(0.5)
+            before = proc_status_kb(pid, "VmRSS")
+            socks = []
+            try:
+                for _ in range(n):
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    if target != "iggy":
+                        s.sendall(frame)
+                    socks.append(s)
+                for s in socks:
+                    if target != "iggy":
+                        s.recv(4096)
+                time.sleep(1.0)
+                after = proc_status_kb(pid, "VmRSS")
+                per = (after - before) * 1024 / n
+                self.res.add(("idle",), target, per, dict(tool="raw TCP", workload=f"memory per idle connection ({n})",
+                                                          size="-", acks="-", compression="-", partitions="-",
+                                                          durability="-", unit="bytes"))
+                self.res.raw.append({"target": target, "mode": "idle", "connections": n, "rss_before_kb": before,
+                                     "rss_after_kb": after})
+                log(f"  {target}: {n} idle connections, RSS {before / 1024:.1f} -> {after / 1024:.1f} MiB")
+            except Exception as e:  # noqa: BLE001
+                self.res.errors.append(f"idle connections {target}: {e}")
+                log(f"  FAILED idle connections {target}: {e}")
+            finally:
+                for s in socks:
+                    s.close()
+
+    def sdk_comparison(self, messages: int):
+        py = ROOT / ".venv" / "bin" / "python"
+        py = py if py.exists() else Path(sys.executable)
+        if subprocess.run([str(py), "-c", "import apache_iggy"], capture_output=True).returncode != 0:
+            self.res.errors.append("Iggy client vs SDK: SKIPPED (apache-iggy missing: run tests/clients/setup.sh)")
+            return
+        addr = self.env.iggy.address
+        for r in range(1 if self.quick else 3):
+            ours = self.attempt("iggy client", lambda: json_line(run(
+                [self.env.tools["iggy"], "--address", addr, "--topic", f"client-{r}", "--messages", messages], 240)))
+            self.attempt("sdk create", lambda: run([self.env.tools["iggy"], "--address", addr, "--topic", f"sdk-{r}",
+                                                    "--create-only"], 60))
+            sdk = self.attempt("iggy sdk", lambda: json_line(run(
+                [py, ROOT / "bench" / "iggy_sdk_bench.py", "--address", addr, "--topic", f"sdk-{r}",
+                 "--messages", messages], 240, json_despite_exit=True)))
+            for x in (ours, sdk):
+                if x:
+                    self.res.raw.append({"target": "sdk-comparison", **x})
+            for t in (f"client-{r}", f"sdk-{r}"):
+                self.attempt("delete", lambda t=t: run([self.env.tools["iggy"], "--address", addr, "--topic", t,
+                                                         "--delete"], 60))
+
+
+# ---- report --------------------------------------------------------------------------------------
+
+def fmt(v, unit):
+    if v is None:
+        return "–"
+    if unit == "ms":
+        return f"{v:.2f}"
+    if unit in ("MB/s",):
+        return f"{v:,.1f}"
+    return f"{v:,.0f}"
+
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({model}), {mem:.1f} GiB RAM, Linux {platform.release()}"
+
+
+def label(m: dict) -> str:
+    w = m["workload"]
+    if w in ("produce", "consume"):
+        parts = [f"{m['size']} B" if m['size'] != 1024 else "1 KiB", f"{m['partitions']}p"]
+        if w == "produce":
+            parts += [f"acks={m['acks']}", m["compression"]]
+        return f"{w} {m['tool']} " + " ".join(parts) + (f" [{m['durability']}]" if m["durability"] == "fsync" else "")
+    if "latency" in w:
+        return f"{w} @ {m['rate']:.0f} msg/s 1 KiB" + (f" [{m['durability']}]" if m["durability"] == "fsync" else "")
+    return w
+
+
+def write_report(bench: Bench, out: Path, started: float, args, env_desc: dict):
+    res = bench.res
+    rows = []
+    for key in res.order:
+        m = res.meta[key]
+        med = {t: res.median(key, t) for t in TARGETS}
+        runs = max(len(v) for v in res.samples[key].values())
+        rows.append((key, m, med, runs))
+
+    with open(out.with_suffix(".csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        before = "before" in TARGETS
+        w.writerow(["figure", "workload", "tool", "size", "acks", "compression", "partitions", "durability", "unit"]
+                   + list(TARGETS) + ["bridge_over_kafka", "bridge_over_iggy"]
+                   + (["bridge_over_before"] if before else []) + ["runs"])
+        r3 = lambda r: "" if r is None else round(r, 3)  # noqa: E731
+        for key, m, med, runs in rows:
+            w.writerow([label(m), m["workload"], m["tool"], m["size"], m["acks"], m["compression"], m["partitions"],
+                        m["durability"], m["unit"]] + [("" if med[t] is None else round(med[t], 3)) for t in TARGETS] +
+                       [r3(ratio(med["bridge"], med["kafka"])), r3(ratio(med["bridge"], med["iggy"]))]
+                       + ([r3(ratio(med["bridge"], med["before"]))] if before else []) + [runs])
+
+    elapsed = time.time() - started
+    L = [f"# kafka-iggy-bridge benchmark, {dt.datetime.utcfromtimestamp(started):%Y-%m-%d %H:%M} UTC"
+         + (" (quick)" if bench.quick else ""), "",
+         f"Machine: {machine()}. {env_desc['versions']}. Wall time {elapsed / 60:.1f} min; "
+         f"median of {args.runs} alternating run(s) per figure. Ratios are from this run only; "
+         "lower is better for latency and bytes, higher for the rest.", "",
+         "| figure | unit | bridge | Kafka | native Iggy | bridge/Kafka | bridge/Iggy |"
+         + (" bridge before | after/before |" if "before" in TARGETS else ""),
+         "|---|---|---|---|---|---|---|" + ("---|---|" if "before" in TARGETS else "")]
+    r2 = lambda r: "–" if r is None else f"{r:.2f}"  # noqa: E731
+    for key, m, med, runs in rows:
+        if key[0] in ("produce", "consume") and m["unit"] == "MB/s":
+            continue
+        line = (f"| {label(m)} | {m['unit']} | {fmt(med['bridge'], m['unit'])} | {fmt(med['kafka'], m['unit'])} | "
+                f"{fmt(med['iggy'], m['unit'])} | {r2(ratio(med['bridge'], med['kafka']))} | "
+                f"{r2(ratio(med['bridge'], med['iggy']))} |")
+        if "before" in TARGETS:
+            line += f" {fmt(med['before'], m['unit'])} | {r2(ratio(med['bridge'], med['before']))} |"
+        L.append(line)
+    cpu = bench.cpu
+    def per_m(t):
+        c = cpu[t]
+        return None if not c["messages"] else c["seconds"] / c["messages"] * 1e6
+    bridge_pm, iggy_behind = per_m("bridge"), (None if not cpu["bridge"]["messages"] else
+                                               bench.cpu_iggy_behind_bridge / cpu["bridge"]["messages"] * 1e6)
+    L += ["", "Bridge process:", "",
+          f"- RSS idle (after start-up, before any load): {env_desc['idle_rss_kb'] / 1024:.1f} MiB",
+          f"- peak RSS (VmHWM over the whole run): {bench.rss_peak_kb / 1024:.1f} MiB",
+          f"- CPU per million messages (all throughput runs, produce and consume): "
+          f"bridge {fmt(bridge_pm, 'ms') if bridge_pm is not None else '–'} s, plus iggy-server behind it "
+          f"{fmt(iggy_behind, 'ms') if iggy_behind is not None else '–'} s; Kafka broker "
+          f"{fmt(per_m('kafka'), 'ms') if per_m('kafka') is not None else '–'} s; iggy-server driven natively "
+          f"{fmt(per_m('iggy'), 'ms') if per_m('iggy') is not None else '–'} s"]
+    L += ["", "Targets (issue \"Benchmarks\"; measured and reported, never asserted):", ""] + targets(bench, env_desc)
+    sdk = [r for r in res.raw if r.get("target") == "sdk-comparison"]
+    if sdk:
+        by: dict[str, list] = {}
+        for r in sdk:
+            by.setdefault(r["client"], []).append(r)
+        L += ["", "Iggy client layer: the bridge's src/iggy client beside Iggy's own SDK (apache-iggy, Python binding "
+              "of the Rust SDK), same iggy-server, 1 KiB messages in batches of 100, 4 in flight:", "",
+              "| figure | bridge Iggy client | Iggy SDK | ratio |", "|---|---|---|---|"]
+        ours, theirs = by.get("kafka-iggy-bridge src/iggy", []), by.get("apache-iggy (Iggy Rust SDK)", [])
+        for k in ("send_msgs_per_s", "poll_msgs_per_s"):
+            a = statistics.median(x[k] for x in ours) if ours else None
+            b = statistics.median(x[k] for x in theirs) if theirs else None
+            L.append(f"| {k} | {fmt(a, '')} | {fmt(b, '')} | {'–' if ratio(a, b) is None else f'{ratio(a, b):.2f}'} |")
+    if res.errors:
+        L += ["", "Failed or skipped runs (their figures are missing above):", ""] + [f"- {e}" for e in res.errors]
+    L += ["", f"Chart: {out.with_suffix('.png').name}. Raw results: {out.with_suffix('.jsonl').name}; "
+          f"table as CSV: {out.with_suffix('.csv').name}. Column meanings: bench/README.md."]
+    text = "\n".join(L) + "\n"
+    out.with_suffix(".md").write_text(text)
+    with open(out.with_suffix(".jsonl"), "w") as f:
+        for r in res.raw:
+            f.write(json.dumps(r) + "\n")
+    chart(bench, out)
+    return text
+
+
+def targets(bench: Bench, env_desc: dict) -> list[str]:
+    """Each target of the issue against this run's figures: met or missed, and by how much."""
+    res, out = bench.res, []
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+    for key in res.order:
+        m = res.meta[key]
+        if key[0] not in ("produce", "consume") or m["unit"] != "msgs/s" or m["size"] != 1024:
+            continue
+        if m["compression"] not in ("none", "-") or m["durability"] != "pagecache":
+            continue
+        b, k, i = (res.median(key, t) for t in ("bridge", "kafka", "iggy"))
+        parts = []
+        if b and k:
+            parts.append(f"bridge/Kafka {b / k:.2f} (>= 1.0: {verdict(b / k >= 1.0)})")
+        if b and i:
+            parts.append(f"bridge/native Iggy {b / i:.2f} (>= 0.8: {verdict(b / i >= 0.8)})")
+        if parts:
+            out.append(f"- {label(m)}: " + ", ".join(parts))
+    for profile in ("pagecache", "fsync"):
+        key = ("latency", "produce", "p99", profile)
+        b, i = res.median(key, "bridge"), res.median(key, "iggy")
+        if b is not None and i is not None:
+            out.append(f"- p99 produce latency [{profile}]: bridge {b:.2f} ms, native Iggy {i:.2f} ms "
+                       f"(<= native + 1 ms: {verdict(b <= i + 1.0)}, by {b - i - 1.0:+.2f} ms)")
+    idle = env_desc["idle_rss_kb"] / 1024
+    out.append(f"- bridge RSS idle {idle:.1f} MiB (<= 50 MB: {verdict(idle * 1.048576 <= 50)})")
+    peak = bench.rss_peak_kb / 1024
+    out.append(f"- bridge peak RSS {peak:.1f} MiB (<= 200 MB: {verdict(peak * 1.048576 <= 200)})")
+    per = res.median(("idle",), "bridge")
+    if per is not None:
+        out.append(f"- bridge memory per idle connection {per / 1024:.1f} KiB (<= 20 KB: {verdict(per <= 20000)})")
+    return out
+
+
+def chart(bench: Bench, out: Path):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        bench.res.errors.append("chart: gnuplot missing (make deps installs gnuplot-nox)")
+        return
+    res = bench.res
+    tp = [(label(res.meta[k]).replace("librdkafka ", "").replace(" none", ""), k) for k in res.order
+          if k[0] in ("produce", "consume") and res.meta[k]["unit"] == "MB/s" and res.meta[k]["size"] == 1024
+          and res.meta[k]["tool"] == "librdkafka" and res.meta[k]["compression"] == "none"]
+    lat = [(f"{k[1]} {k[2]}" + (" fsync" if k[3] == "fsync" else ""), k) for k in res.order if k[0] == "latency"]
+    dat = out.with_suffix(".chart.dat")
+    with open(dat, "w") as f:
+        for block in (tp, lat):
+            for name, k in block:
+                vals = [res.median(k, t) for t in ("bridge", "kafka", "iggy")]
+                f.write('"' + name + '" ' + " ".join("NaN" if v is None else f"{v:.4f}" for v in vals) + "\n")
+            f.write("\n\n")
+    def plot(index, has_data):
+        if not has_data:
+            return 'set label 1 "not measured in this run" at graph 0.5,0.5 center\nplot NaN notitle\nunset label 1'
+        return (f'plot "{dat}" index {index} using 2:xtic(1) title "bridge" lc rgb "#1f77b4", '
+                f"'' index {index} using 3 title \"Kafka\" lc rgb \"#7f7f7f\", "
+                f"'' index {index} using 4 title \"native Iggy\" lc rgb \"#ff7f0e\"")
+    lat_rate = f"{res.meta[lat[0][1]]['rate']:.0f}" if lat else "a fixed rate"
+    script = f"""set terminal pngcairo size 1500,560 font ",9"
+set output "{out.with_suffix('.png')}"
+set multiplot layout 1,2 title "kafka-iggy-bridge vs Apache Kafka vs native Iggy — {machine()}"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xtics rotate by -35 left noenhanced
+set key top right
+set grid ytics
+set title "Throughput, 1 KiB records, librdkafka (MB/s, higher is better)"
+set ylabel "MB/s"
+set yrange [0:*]
+{plot(0, bool(tp))}
+set title "Latency at {lat_rate} msg/s, 1 KiB, acks=all (ms, log scale, lower is better)"
+set ylabel "ms"
+set yrange [*:*]
+set logscale y
+{plot(1, bool(lat))}
+unset multiplot
+"""
+    gpf = out.with_suffix(".gnuplot")
+    gpf.write_text(script)
+    p = subprocess.run([gp, str(gpf)], capture_output=True, text=True)
+    if p.returncode != 0:
+        bench.res.errors.append(f"chart: gnuplot failed: {p.stderr[-300:]}")
+    gpf.unlink(missing_ok=True)
+    dat.unlink(missing_ok=True)
+
+
+# ---- plan ----------------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--build-dir", default="build/release")
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--before", help="a second build dir whose bridge runs beside, as column 'bridge before'")
+    ap.add_argument("--only", help="comma list of sections: produce,java,fsync,consume,latency,commit,idle,sdk")
+    args = ap.parse_args()
+    args.runs = args.runs or (1 if args.quick else 3)
+    build = (ROOT / args.build_dir).resolve()
+    missing = [str(p) for p in (build / "kafka-iggy-bridge", build / "kafka-load", build / "iggy-client-bench")
+               if not p.exists()]
+    if missing:
+        print(f"SKIPPED: missing {', '.join(missing)} (make bench builds them)")
+        return 1
+    iggy_bin = find_iggy()
+    if not iggy_bin:
+        print("SKIPPED: no iggy-server (set IGGY_SERVER, or install /usr/local/bin/iggy-server)")
+        return 1
+    try:
+        java_bin()
+        import confluent_kafka  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        print(f"SKIPPED: {e} (run make deps and tests/clients/setup.sh)")
+        return 1
+
+    sections = set((args.only or "produce,java,fsync,consume,latency,commit,idle,sdk").split(","))
+    results_dir = ROOT / "bench" / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    out = results_dir / (dt.datetime.utcfromtimestamp(started).strftime("%Y%m%dT%H%M%SZ") + ("-quick" if args.quick else ""))
+    global TARGETS, KAFKA_TARGETS
+    before = (ROOT / args.before).resolve() if args.before else None
+    if before:
+        TARGETS = ("bridge", "before", "kafka", "iggy")
+        KAFKA_TARGETS = ("bridge", "before", "kafka")
+    env = Env(build, iggy_bin, heap="1g", before=before)
+    bench = Bench(env, args.quick, out)
+    try:
+        iggy_version = subprocess.run([str(iggy_bin), "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        versions = (f"iggy-server {iggy_version or iggy_bin}, Apache Kafka {kafka_version(env.kafka.lib)} "
+                    f"(1 GiB heap), librdkafka {rdkafka_version()}, Java {java_version()}")
+        if args.quick:
+            produce = [(1024, "1", "none", 1), (1024, "all", "none", 1), (1024, "all", "lz4", 8), (100, "1", "none", 8)]
+            java = [(1024, "all", "none", 1)]
+            fsync = [(1024, "all", "none", 1)]
+            seconds, lat_seconds, idle_n = 1.0, 2, 200
+        else:
+            produce = [(s, a, c, p) for s in (1024, 100) for a in ("1", "all") for c in ("none", "lz4", "zstd")
+                       for p in (1, 8)]
+            java = [(s, "all", "none", p) for s in (1024, 100) for p in (1, 8)]
+            fsync = [(1024, "all", "none", 1), (1024, "all", "none", 8)]
+            seconds, lat_seconds, idle_n = 1.5, 4, 1000
+        if "idle" in sections:
+            # First, on fresh processes: after load, freed memory hides what connections cost.
+            log("idle connections")
+            bench.idle_connections(idle_n)
+        for rep in range(args.runs):
+            log(f"run {rep + 1}/{args.runs}")
+            cases = list(produce)
+            random.Random(rep).shuffle(cases)
+            if "produce" in sections:
+                for (s, a, c, p) in cases:
+                    consume = "consume" in sections and s == 1024 and a == "1" and c == "none"
+                    with_java = "java" in sections and (s, a, c, p) in java
+                    log(f"  produce {s} B acks={a} {c} {p}p" + (" + java" if with_java else "")
+                        + (" + consume" if consume else ""))
+                    bench.produce_case(rep, s, a, c, p, "pagecache", seconds, consume_after=consume, java=with_java,
+                                       java_consume="java" in sections)
+            if "fsync" in sections:
+                for (s, a, c, p) in fsync:
+                    log(f"  produce {s} B acks={a} {c} {p}p [fsync]")
+                    bench.produce_case(rep, s, a, c, p, "fsync", seconds)
+            if "latency" in sections:
+                log("  latency")
+                bench.latency_case(rep, "pagecache", 1000, lat_seconds)
+                if not args.quick:
+                    bench.latency_case(rep, "fsync", 1000, lat_seconds)
+            if "commit" in sections:
+                log("  commits")
+                bench.commit_case(rep, 2.0 if not args.quick else 1.5)
+        if "sdk" in sections:
+            log("Iggy client vs Iggy SDK")
+            bench.sdk_comparison("20000" if args.quick else "50000")
+    finally:
+        env.stop()
+    text = write_report(bench, out, started, args, {"versions": versions, "idle_rss_kb": env.bridge_idle_rss_kb})
+    print(text)
+    log(f"results: {out}.md, .csv, .jsonl, .png")
+    return 0
+
+
+def rdkafka_version() -> str:
+    try:
+        import ctypes
+        lib = ctypes.CDLL("librdkafka.so.1")
+        lib.rd_kafka_version_str.restype = ctypes.c_char_p
+        return lib.rd_kafka_version_str().decode()
+    except OSError:
+        return "?"
+
+
+def java_version() -> str:
+    p = subprocess.run([java_bin(), "-version"], capture_output=True, text=True)
+    first = (p.stderr or p.stdout).splitlines()[0] if (p.stderr or p.stdout) else "?"
+    return first.split('"')[1] if '"' in first else first
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,410 @@
+/* kafka-load: librdkafka load generator for bench/run. Speaks only the Kafka protocol, so the
+ * same binary drives the bridge and a Kafka broker. Prints one JSON line per run.
+ *
+ *   kafka-load produce  -b HOST:PORT -t TOPIC [-s SIZE] [-a ACKS] [-z none|lz4|zstd|gzip|snappy]
+ *                       [-p PARTITIONS] [-d SECONDS] [-n MAX_MESSAGES]
+ *       As fast as possible for SECONDS (or N messages), round-robin over the partitions;
+ *       then flushes. Throughput counts delivered messages over first send .. last delivery.
+ *   kafka-load consume  -b .. -t TOPIC [-p PARTITIONS] -n MESSAGES
+ *       Reads MESSAGES from the beginning of every partition (assign, no group).
+ *   kafka-load latency  -b .. -t TOPIC [-s SIZE] [-a ACKS] [-r RATE] [-d SECONDS]
+ *       One producer (linger 0) at RATE msg/s to partition 0 and one consumer on the same
+ *       partition: produce latency (send -> delivery report) and end-to-end latency (send ->
+ *       consumed), p50/p99/p999, after a one-second warm-up.
+ *   kafka-load commit   -b .. -t TOPIC [-c THREADS] [-d SECONDS]
+ *       THREADS consumers, each of its own group, commit offsets synchronously in a loop
+ *       (OffsetCommit as a simple consumer, generation -1): commits per second in total.
+ *
+ * Payloads are random capital letters (as kafka-producer-perf-test's), 1024 distinct ones
+ * cycled, so compression works on realistic-ish data rather than one repeated record. */
+#include <errno.h>
+#include <inttypes.h>
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct args {
+  const char *mode, *brokers, *topic, *acks, *compression;
+  int size, partitions, threads;
+  double seconds, rate;
+  long long messages;
+};
+
+static void die(const char *what, const char *why) {
+  fprintf(stderr, "kafka-load: %s: %s\n", what, why);
+  exit(1);
+}
+
+static void set(rd_kafka_conf_t *conf, const char *k, const char *v) {
+  char err[512];
+  if (rd_kafka_conf_set(conf, k, v, err, sizeof err) != RD_KAFKA_CONF_OK) die(k, err);
+}
+
+static void quiet_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+  (void)rk;
+  if (level <= 3) fprintf(stderr, "librdkafka %s: %s\n", fac, buf);
+}
+
+static rd_kafka_conf_t *base_conf(const struct args *a) {
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  set(conf, "bootstrap.servers", a->brokers);
+  set(conf, "client.id", "kafka-load");
+  rd_kafka_conf_set_log_cb(conf, quiet_log);
+  return conf;
+}
+
+#define PAYLOADS 1024
+static char *make_payloads(int size) {
+  char *p = malloc((size_t)size * PAYLOADS + 1);
+  unsigned s = 12345;
+  for (size_t i = 0; i < (size_t)size * PAYLOADS; ++i) {
+    s = s * 1103515245u + 12345u;
+    p[i] = (char)('A' + (s >> 16) % 26);
+  }
+  return p;
+}
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? -1 : a > b;
+}
+static double pct_ms(int64_t *v, size_t n, double q) {
+  if (n == 0) return -1;
+  size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+  return (double)v[i] / 1e6;
+}
+
+/* ---- produce ------------------------------------------------------------------------------ */
+
+struct produce_state {
+  long long delivered, failed;
+  double last_delivery;
+  char first_error[256];
+};
+
+static void produce_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+  (void)rk;
+  struct produce_state *st = opaque;
+  if (m->err) {
+    if (!st->failed++) snprintf(st->first_error, sizeof st->first_error, "%s", rd_kafka_err2str(m->err));
+  } else {
+    st->delivered++;
+  }
+  st->last_delivery = now_s();
+}
+
+static int run_produce(const struct args *a) {
+  struct produce_state st = {0};
+  rd_kafka_conf_t *conf = base_conf(a);
+  set(conf, "acks", a->acks);
+  set(conf, "compression.codec", a->compression);
+  set(conf, "linger.ms", "5");
+  set(conf, "queue.buffering.max.messages", "1000000");
+  set(conf, "queue.buffering.max.kbytes", "262144");
+  rd_kafka_conf_set_dr_msg_cb(conf, produce_dr);
+  rd_kafka_conf_set_opaque(conf, &st);
+  char err[512];
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (!rk) die("producer", err);
+  rd_kafka_topic_t *t = rd_kafka_topic_new(rk, a->topic, NULL);
+  char *payloads = make_payloads(a->size);
+  long long sent = 0;
+  double t0 = now_s(), stop = t0 + a->seconds;
+  while ((a->messages <= 0 || sent < a->messages) && (a->seconds <= 0 || (sent & 255) || now_s() < stop)) {
+    char *payload = payloads + (size_t)(sent % PAYLOADS) * (size_t)a->size;
+    int32_t partition = (int32_t)(sent % a->partitions);
+    if (rd_kafka_produce(t, partition, 0, payload, (size_t)a->size, NULL, 0, NULL) == -1) {
+      rd_kafka_resp_err_t e = rd_kafka_last_error();
+      if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        rd_kafka_poll(rk, 1);
+        continue;
+      }
+      die("produce", rd_kafka_err2str(e));
+    }
+    ++sent;
+    if ((sent & 1023) == 0) rd_kafka_poll(rk, 0);
+  }
+  rd_kafka_flush(rk, 120000);
+  double elapsed = st.last_delivery - t0;
+  printf("{\"tool\": \"librdkafka\", \"mode\": \"produce\", \"topic\": \"%s\", \"size\": %d, \"acks\": \"%s\", "
+         "\"compression\": \"%s\", \"partitions\": %d, \"messages\": %lld, \"failed\": %lld, \"seconds\": %.3f, "
+         "\"msgs_per_s\": %.1f, \"mb_per_s\": %.3f%s%s%s}\n",
+         a->topic, a->size, a->acks, a->compression, a->partitions, st.delivered, st.failed, elapsed,
+         st.delivered / elapsed, (double)st.delivered * a->size / 1e6 / elapsed,
+         st.failed ? ", \"error\": \"" : "", st.failed ? st.first_error : "", st.failed ? "\"" : "");
+  free(payloads);
+  rd_kafka_topic_destroy(t);
+  rd_kafka_destroy(rk);
+  return st.failed ? 1 : 0;
+}
+
+/* ---- consume ------------------------------------------------------------------------------ */
+
+static rd_kafka_t *new_consumer(const struct args *a, const char *group, int fast_fetch) {
+  rd_kafka_conf_t *conf = base_conf(a);
+  set(conf, "group.id", group);
+  set(conf, "enable.auto.commit", "false");
+  set(conf, "enable.auto.offset.store", "false");
+  set(conf, "enable.partition.eof", "false");
+  if (fast_fetch) set(conf, "fetch.wait.max.ms", "100");
+  char err[512];
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+  if (!rk) die("consumer", err);
+  rd_kafka_poll_set_consumer(rk);
+  return rk;
+}
+
+static void assign_all(rd_kafka_t *rk, const char *topic, int partitions, int64_t offset) {
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; ++p) rd_kafka_topic_partition_list_add(l, topic, p)->offset = offset;
+  rd_kafka_resp_err_t e = rd_kafka_assign(rk, l);
+  if (e) die("assign", rd_kafka_err2str(e));
+  rd_kafka_topic_partition_list_destroy(l);
+}
+
+static int run_consume(const struct args *a) {
+  rd_kafka_t *rk = new_consumer(a, "kafka-load-consume", 0);
+  double t0 = now_s(), last = t0, deadline = t0 + 120;
+  assign_all(rk, a->topic, a->partitions, RD_KAFKA_OFFSET_BEGINNING);
+  long long got = 0, bytes = 0;
+  while (got < a->messages && now_s() < deadline) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+    if (!m) continue;
+    if (m->err) {
+      fprintf(stderr, "consume: %s\n", rd_kafka_message_errstr(m));
+    } else {
+      ++got;
+      bytes += (long long)m->len;
+      last = now_s();
+    }
+    rd_kafka_message_destroy(m);
+  }
+  double elapsed = last - t0;
+  printf("{\"tool\": \"librdkafka\", \"mode\": \"consume\", \"topic\": \"%s\", \"partitions\": %d, "
+         "\"messages\": %lld, \"seconds\": %.3f, \"msgs_per_s\": %.1f, \"mb_per_s\": %.3f}\n",
+         a->topic, a->partitions, got, elapsed, got / elapsed, (double)bytes / 1e6 / elapsed);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return got == a->messages ? 0 : 1;
+}
+
+/* ---- latency ------------------------------------------------------------------------------ */
+
+struct latency_state {
+  int64_t *produce, *e2e;
+  size_t n_produce, n_e2e, cap;
+  int64_t warm_until_ns;
+  volatile int done;
+  long long failed;
+};
+
+static void latency_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+  (void)rk;
+  struct latency_state *st = opaque;
+  if (m->err) {
+    st->failed++;
+    return;
+  }
+  int64_t sent;
+  memcpy(&sent, m->payload, sizeof sent);
+  if (sent >= st->warm_until_ns && st->n_produce < st->cap) st->produce[st->n_produce++] = now_ns() - sent;
+}
+
+struct latency_consumer {
+  rd_kafka_t *rk;
+  struct latency_state *st;
+  long long expected;
+};
+
+static void *latency_consume(void *arg) {
+  struct latency_consumer *c = arg;
+  long long got = 0;
+  while (!c->st->done || got < c->expected) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(c->rk, 50);
+    if (!m) {
+      if (c->st->done == 2) break;
+      continue;
+    }
+    if (!m->err && m->len >= sizeof(int64_t)) {
+      int64_t sent;
+      memcpy(&sent, m->payload, sizeof sent);
+      ++got;
+      if (sent >= c->st->warm_until_ns && c->st->n_e2e < c->st->cap) c->st->e2e[c->st->n_e2e++] = now_ns() - sent;
+    }
+    rd_kafka_message_destroy(m);
+  }
+  return NULL;
+}
+
+static int run_latency(const struct args *a) {
+  struct latency_state st = {0};
+  st.cap = (size_t)(a->rate * (a->seconds + 2)) + 16;
+  st.produce = calloc(st.cap, sizeof(int64_t));
+  st.e2e = calloc(st.cap, sizeof(int64_t));
+
+  rd_kafka_t *consumer = new_consumer(a, "kafka-load-latency", 1);
+  assign_all(consumer, a->topic, 1, RD_KAFKA_OFFSET_END);
+  /* Let the consumer resolve the end offset before the first timed message. */
+  for (int i = 0; i < 10; ++i) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, 100);
+    if (m) rd_kafka_message_destroy(m);
+  }
+
+  rd_kafka_conf_t *conf = base_conf(a);
+  set(conf, "acks", a->acks);
+  set(conf, "linger.ms", "0");
+  rd_kafka_conf_set_dr_msg_cb(conf, latency_dr);
+  rd_kafka_conf_set_opaque(conf, &st);
+  char err[512];
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (!rk) die("producer", err);
+  rd_kafka_topic_t *t = rd_kafka_topic_new(rk, a->topic, NULL);
+
+  long long total = (long long)(a->rate * (a->seconds + 1));
+  struct latency_consumer lc = {consumer, &st, total};
+  pthread_t th;
+  pthread_create(&th, NULL, latency_consume, &lc);
+
+  char *payload = make_payloads(a->size);
+  int64_t start = now_ns();
+  st.warm_until_ns = start + 1000000000LL;
+  const double interval_ns = 1e9 / a->rate;
+  for (long long i = 0; i < total; ++i) {
+    int64_t due = start + (int64_t)(i * interval_ns);
+    int64_t now;
+    while ((now = now_ns()) < due) {
+      rd_kafka_poll(rk, 0);
+      int64_t left = due - now;
+      if (left > 200000) usleep((useconds_t)(left / 2000));
+    }
+    memcpy(payload, &now, sizeof now);
+    if (rd_kafka_produce(t, 0, RD_KAFKA_MSG_F_COPY, payload, (size_t)a->size, NULL, 0, NULL) == -1)
+      die("produce", rd_kafka_err2str(rd_kafka_last_error()));
+    rd_kafka_poll(rk, 0);
+  }
+  rd_kafka_flush(rk, 60000);
+  st.done = 1;
+  /* Give the consumer up to 10 s for the tail, then stop it. */
+  double wait_until = now_s() + 10;
+  while (now_s() < wait_until && st.n_e2e + 16 < st.n_produce) usleep(10000);
+  st.done = 2;
+  pthread_join(th, NULL);
+
+  qsort(st.produce, st.n_produce, sizeof(int64_t), cmp_i64);
+  qsort(st.e2e, st.n_e2e, sizeof(int64_t), cmp_i64);
+  printf("{\"tool\": \"librdkafka\", \"mode\": \"latency\", \"topic\": \"%s\", \"size\": %d, \"acks\": \"%s\", "
+         "\"rate\": %.0f, \"samples\": %zu, \"e2e_samples\": %zu, \"failed\": %lld, "
+         "\"produce_p50_ms\": %.3f, \"produce_p99_ms\": %.3f, \"produce_p999_ms\": %.3f, "
+         "\"e2e_p50_ms\": %.3f, \"e2e_p99_ms\": %.3f, \"e2e_p999_ms\": %.3f}\n",
+         a->topic, a->size, a->acks, a->rate, st.n_produce, st.n_e2e, st.failed,
+         pct_ms(st.produce, st.n_produce, 0.5), pct_ms(st.produce, st.n_produce, 0.99),
+         pct_ms(st.produce, st.n_produce, 0.999), pct_ms(st.e2e, st.n_e2e, 0.5), pct_ms(st.e2e, st.n_e2e, 0.99),
+         pct_ms(st.e2e, st.n_e2e, 0.999));
+  free(payload);
+  rd_kafka_topic_destroy(t);
+  rd_kafka_destroy(rk);
+  rd_kafka_consumer_close(consumer);
+  rd_kafka_destroy(consumer);
+  return st.failed ? 1 : 0;
+}
+
+/* ---- commit ------------------------------------------------------------------------------- */
+
+struct committer {
+  const struct args *a;
+  int index;
+  long long commits, failed;
+  double stop;
+};
+
+static void *commit_loop(void *arg) {
+  struct committer *c = arg;
+  char group[64];
+  snprintf(group, sizeof group, "kafka-load-commit-%d-%d", (int)getpid(), c->index);
+  rd_kafka_t *rk = new_consumer(c->a, group, 0);
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(l, c->a->topic, 0);
+  int64_t offset = 0;
+  while (now_s() < c->stop) {
+    tp->offset = ++offset;
+    rd_kafka_resp_err_t e = rd_kafka_commit(rk, l, 0);
+    if (e) {
+      if (!c->failed++) fprintf(stderr, "commit: %s\n", rd_kafka_err2str(e));
+    } else {
+      c->commits++;
+    }
+  }
+  rd_kafka_topic_partition_list_destroy(l);
+  rd_kafka_destroy(rk);
+  return NULL;
+}
+
+static int run_commit(const struct args *a) {
+  struct committer cs[64];
+  pthread_t th[64];
+  int n = a->threads < 1 ? 1 : a->threads > 64 ? 64 : a->threads;
+  double t0 = now_s();
+  for (int i = 0; i < n; ++i) {
+    cs[i] = (struct committer){a, i, 0, 0, t0 + a->seconds};
+    pthread_create(&th[i], NULL, commit_loop, &cs[i]);
+  }
+  long long commits = 0, failed = 0;
+  for (int i = 0; i < n; ++i) {
+    pthread_join(th[i], NULL);
+    commits += cs[i].commits;
+    failed += cs[i].failed;
+  }
+  double elapsed = now_s() - t0;
+  printf("{\"tool\": \"librdkafka\", \"mode\": \"commit\", \"topic\": \"%s\", \"threads\": %d, \"commits\": %lld, "
+         "\"failed\": %lld, \"seconds\": %.3f, \"commits_per_s\": %.1f}\n",
+         a->topic, n, commits, failed, elapsed, commits / elapsed);
+  return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  struct args a = {.brokers = "127.0.0.1:9092", .acks = "1", .compression = "none", .size = 1024,
+                   .partitions = 1, .threads = 4, .seconds = 3, .rate = 1000, .messages = 0};
+  if (argc < 2) die("usage", "kafka-load produce|consume|latency|commit [options]");
+  a.mode = argv[1];
+  int opt;
+  optind = 2;
+  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:")) != -1) {
+    switch (opt) {
+      case 'b': a.brokers = optarg; break;
+      case 't': a.topic = optarg; break;
+      case 's': a.size = atoi(optarg); break;
+      case 'a': a.acks = optarg; break;
+      case 'z': a.compression = optarg; break;
+      case 'p': a.partitions = atoi(optarg); break;
+      case 'd': a.seconds = atof(optarg); break;
+      case 'n': a.messages = atoll(optarg); break;
+      case 'r': a.rate = atof(optarg); break;
+      case 'c': a.threads = atoi(optarg); break;
+      default: die("usage", "unknown option");
+    }
+  }
+  if (!a.topic) die("usage", "-t TOPIC is required");
+  if (a.size < (int)sizeof(int64_t)) a.size = sizeof(int64_t);
+  if (a.partitions < 1) a.partitions = 1;
+  if (!strcmp(a.mode, "produce")) return run_produce(&a);
+  if (!strcmp(a.mode, "consume")) return run_consume(&a);
+  if (!strcmp(a.mode, "latency")) return run_latency(&a);
+  if (!strcmp(a.mode, "commit")) return run_commit(&a);
+  die("usage", "mode must be produce, consume, latency or commit");
+  return 2;
+}
