@@ -29,7 +29,8 @@ namespace kib {
 namespace {
 
 net::ServerLimits server_limits(const config::LimitsConfig& l) {
-  return {l.max_frame_bytes, l.max_connections, l.idle_timeout_ms, l.max_pending_response_bytes, l.max_inflight_requests};
+  return {l.max_frame_bytes,           l.max_connections,      l.idle_timeout_ms,
+          l.max_pending_response_bytes, l.max_inflight_requests, l.max_inflight_request_bytes};
 }
 
 }  // namespace
@@ -309,6 +310,7 @@ void Bridge::reload() {
   limit("[limits] idle_timeout_ms", a.idle_timeout_ms, b.idle_timeout_ms);
   limit("[limits] max_pending_response_bytes", a.max_pending_response_bytes, b.max_pending_response_bytes);
   limit("[limits] max_inflight_requests", a.max_inflight_requests, b.max_inflight_requests);
+  limit("[limits] max_inflight_request_bytes", a.max_inflight_request_bytes, b.max_inflight_request_bytes);
   limit("[limits] max_decompressed_bytes_per_request", a.max_decompressed_bytes_per_request, b.max_decompressed_bytes_per_request);
   limit("[limits] shutdown_deadline_ms", a.shutdown_deadline_ms, b.shutdown_deadline_ms);
   cfg_.limits = next->limits;

@@ -168,6 +168,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("idle_timeout_ms", c.limits.idle_timeout_ms, 0, kMaxU);
     s.integer("max_pending_response_bytes", c.limits.max_pending_response_bytes, 1024, kMaxU);
     s.integer("max_inflight_requests", c.limits.max_inflight_requests, 1, 100000);
+    s.integer("max_inflight_request_bytes", c.limits.max_inflight_request_bytes, 1024, kMaxU);
     s.integer("max_decompressed_bytes_per_request", c.limits.max_decompressed_bytes_per_request, 1024, 1LL << 34);
     s.integer("shutdown_deadline_ms", c.limits.shutdown_deadline_ms, 0, 3600000);
     s.finish();
@@ -252,6 +253,7 @@ std::string render_config(const Config& c) {
      << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
      << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes
      << "\nmax_inflight_requests = " << c.limits.max_inflight_requests
+     << "\nmax_inflight_request_bytes = " << c.limits.max_inflight_request_bytes
      << "\nmax_decompressed_bytes_per_request = " << c.limits.max_decompressed_bytes_per_request
      << "\nshutdown_deadline_ms = " << c.limits.shutdown_deadline_ms << "\n\n[iggy]\naddress = "
      << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "

@@ -55,6 +55,7 @@ struct LimitsConfig {
   uint64_t idle_timeout_ms = 600000;
   uint64_t max_pending_response_bytes = 64u << 20;
   uint32_t max_inflight_requests = 1000;
+  uint64_t max_inflight_request_bytes = 64u << 20;
   uint64_t max_decompressed_bytes_per_request = 256u << 20;
   uint64_t shutdown_deadline_ms = 10000;
 };

@@ -29,7 +29,7 @@ struct ServerLimits {
   uint32_t max_inflight_requests = 1000;
   // Request bytes read but not yet answered, per connection: past it the connection is not read
   // (a client pipelining 1 MB Produce requests would otherwise hold up to max_inflight_requests
-  // of them in memory). Not a [limits] key yet.
+  // of them in memory).
   uint64_t max_inflight_request_bytes = 64u << 20;
 };
 

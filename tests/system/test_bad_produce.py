@@ -173,3 +173,18 @@ def test_produce_to_missing_partition_is_unknown_topic_or_partition(topic_conn):
     assert parse_produce_v7(recv_frame(s))[:2] == (16, UNKNOWN_TOPIC_OR_PARTITION)
     assert latest_offset(s, topic) == 0
     still_serving(s, b)
+
+
+def test_pipelined_produces_past_max_inflight_request_bytes_pause_reading_and_lose_nothing(bridge_factory, iggy):
+    # 100 pipelined 8 KiB Produce requests span many 64 KiB reads against a 1 KiB budget: the
+    # bridge stops reading while Iggy answers, reads on, and appends every one in order.
+    b = bridge_factory('[limits]\nmax_inflight_request_bytes = 1024\n', iggy_address=iggy.address).start().wait_ready()
+    topic = "pause-" + uuid.uuid4().hex[:8]
+    with connect(b.port) as s:
+        create_topic(s, topic)
+        n = 100
+        s.sendall(b"".join(produce_v7(100 + i, topic, 0, batch(record(bytes([i]) * 8192), 1)) for i in range(n)))
+        for i in range(n):
+            assert parse_produce_v7(recv_frame(s)) == (100 + i, 0, i)
+        assert latest_offset(s, topic) == n
+        still_serving(s, b)

@@ -48,6 +48,16 @@ BOOST_AUTO_TEST_CASE(out_of_range_value_names_key_and_bounds) {
   BOOST_TEST(c.error().message.find("default_partitions: must be between 1 and 1000, got 0") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(max_inflight_request_bytes_is_a_limits_key_with_a_floor) {
+  auto c = parse_config("[limits]\nmax_inflight_request_bytes = 2048\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->limits.max_inflight_request_bytes == 2048u);
+  BOOST_TEST(render_config(*c).find("max_inflight_request_bytes = 2048") != std::string::npos);
+  auto low = parse_config("[limits]\nmax_inflight_request_bytes = 10\n", "t.toml");
+  BOOST_REQUIRE(!low.ok());
+  BOOST_TEST(low.error().message.find("max_inflight_request_bytes: must be between 1024") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(wrong_type_and_bad_address_are_rejected_together) {
   auto c = parse_config("[iggy]\naddress = \"nohost\"\npool_size = \"four\"\n", "t.toml");
   BOOST_REQUIRE(!c.ok());
