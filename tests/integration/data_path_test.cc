@@ -238,6 +238,8 @@ std::vector<kafka::DecodedBatch> decode(const Bytes& bytes) {
   BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
   return std::move(r.value());
 }
+// The batches point into `bytes`: decoding a temporary would leave them dangling.
+std::vector<kafka::DecodedBatch> decode(Bytes&&) = delete;
 
 std::vector<TestRecord> sample_records() {
   std::vector<TestRecord> rs(5);
@@ -450,7 +452,8 @@ BOOST_FIXTURE_TEST_CASE(appends_queued_behind_a_send_share_the_next_iggy_send_wi
     for (int k = 0; k < i % 3 + 1; ++k) values.push_back("r" + std::to_string(i) + "." + std::to_string(k));
     expected += i % 3 + 1;
   }
-  auto batches = decode(fetch_one(topic, 0, 1, 10 << 20).records);
+  const FetchPartitionResult fetched = fetch_one(topic, 0, 1, 10 << 20);
+  auto batches = decode(fetched.records);
   BOOST_REQUIRE(batches.size() == 1u);
   BOOST_REQUIRE(batches[0].records.size() == values.size());
   for (size_t k = 0; k < values.size(); ++k) BOOST_TEST(str(batches[0].records[k].value) == values[k]);
