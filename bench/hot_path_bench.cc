@@ -10,9 +10,12 @@
 //
 //   hot-path-bench [--records 1000] [--size 1024] [--compression none|lz4|zstd|gzip|snappy]
 //                  [--iterations N] [--path produce|fetch|both] [--no-reserve]
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -126,31 +129,25 @@ size_t fetch_once(const std::shared_ptr<const Bytes>& reply, bool reserve_respon
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (k == "--records") a.records = std::stoul(next());
-    else if (k == "--size") a.size = std::stoul(next());
-    else if (k == "--iterations") a.iterations = std::stoul(next());
-    else if (k == "--path") a.path = next();
-    else if (k == "--no-reserve") a.reserve_response = false;
-    else if (k == "--compression") {
-      const std::string name = next();
-      bool known = false;
-      for (int id = 0; id <= 4; ++id)
-        if (kafka::compression_name(static_cast<kafka::Compression>(id)) == name) {
-          a.compression = static_cast<kafka::Compression>(id);
-          known = true;
-        }
-      if (!known) {
-        std::fprintf(stderr, "unknown compression %s\n", name.c_str());
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "unknown argument %s\n", k.c_str());
-      return 2;
-    }
+  std::map<std::string, kafka::Compression> codecs;
+  std::vector<std::string> codec_names;
+  for (int id = 0; id <= 4; ++id) {
+    const auto c = static_cast<kafka::Compression>(id);
+    codecs.emplace(kafka::compression_name(c), c);
+    codec_names.emplace_back(kafka::compression_name(c));
   }
+  std::string codec = "none";
+  bool no_reserve = false;
+  CLI::App app{"hot-path-bench: the bridge's Produce and Fetch mapping in process, no sockets"};
+  app.add_option("--records", a.records, "records per request")->check(CLI::PositiveNumber);
+  app.add_option("--size", a.size, "bytes per record value")->check(CLI::PositiveNumber);
+  app.add_option("--iterations", a.iterations, "requests to time")->check(CLI::PositiveNumber);
+  app.add_option("--path", a.path, "which path to time")->check(CLI::IsMember({"produce", "fetch", "both"}));
+  app.add_option("--compression", codec, "codec of the produced batch")->check(CLI::IsMember(codec_names));
+  app.add_flag("--no-reserve", no_reserve, "encode Fetch responses without reserving their size first");
+  CLI11_PARSE(app, argc, argv);
+  a.reserve_response = !no_reserve;
+  a.compression = codecs.at(codec);
   const Bytes body = produce_body(a);
   auto reply = std::make_shared<const Bytes>(produce_once(body, true).poll_reply);
   if (a.path != "fetch") {

@@ -16,6 +16,7 @@
 //
 // Topics are created with --fsync (enforce_fsync) and --save (messages_required_to_save) so
 // native runs use the same durability options as the bridge's topics (docs/durability.md).
+#include <CLI/CLI.hpp>
 #include <uv.h>
 
 #include <algorithm>
@@ -366,29 +367,24 @@ struct Bench {
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (k == "--address") a.address = next();
-    else if (k == "--stream") a.stream = next();
-    else if (k == "--topic") a.topic = next();
-    else if (k == "--mode") a.mode = next();
-    else if (k == "--messages") a.messages = std::stoull(next());
-    else if (k == "--batch") a.batch = static_cast<uint32_t>(std::stoul(next()));
-    else if (k == "--size") a.size = static_cast<uint32_t>(std::stoul(next()));
-    else if (k == "--inflight") a.inflight = static_cast<uint32_t>(std::stoul(next()));
-    else if (k == "--partitions") a.partitions = static_cast<uint32_t>(std::stoul(next()));
-    else if (k == "--seconds") a.seconds = std::stod(next());
-    else if (k == "--rate") a.rate = std::stod(next());
-    else if (k == "--fsync") a.fsync = next() != "0";
-    else if (k == "--save") a.save = static_cast<uint32_t>(std::stoul(next()));
-    else if (k == "--create-only") a.create_only = true;
-    else if (k == "--delete") a.remove = true;
-    else {
-      std::fprintf(stderr, "unknown argument %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"iggy-client-bench: iggy-server driven natively through the bridge's Iggy client"};
+  app.add_option("--address", a.address, "iggy-server TCP address");
+  app.add_option("--stream", a.stream);
+  app.add_option("--topic", a.topic);
+  app.add_option("--mode", a.mode, "workload (none: the classic send/poll run)")
+      ->check(CLI::IsMember({"produce", "consume", "latency", "commit"}));
+  app.add_option("--messages", a.messages)->check(CLI::PositiveNumber);
+  app.add_option("--batch", a.batch, "messages per SendMessages")->check(CLI::PositiveNumber);
+  app.add_option("--size", a.size, "payload bytes (at least 8)");
+  app.add_option("--inflight", a.inflight, "requests in flight (connections)")->check(CLI::PositiveNumber);
+  app.add_option("--partitions", a.partitions)->check(CLI::PositiveNumber);
+  app.add_option("--seconds", a.seconds, "latency run length")->check(CLI::PositiveNumber);
+  app.add_option("--rate", a.rate, "latency run messages per second")->check(CLI::PositiveNumber);
+  app.add_option("--fsync", a.fsync, "topic enforce_fsync (0 or 1; default: the server's)");
+  app.add_option("--save", a.save, "topic messages_required_to_save");
+  app.add_flag("--create-only", a.create_only, "create the stream and topic, then exit");
+  app.add_flag("--delete", a.remove, "delete the topic, then exit");
+  CLI11_PARSE(app, argc, argv);
   if (a.size < sizeof(int64_t)) a.size = sizeof(int64_t);
   if (a.partitions < 1) a.partitions = 1;
   if (a.inflight < 1) a.inflight = 1;
