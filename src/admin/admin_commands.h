@@ -14,6 +14,7 @@
 
 #include "admin/offset_listing.h"
 #include "admin/iggy_offset_export.h"
+#include "common/result.h"
 #include "config/config.h"
 
 namespace kib::admin {
@@ -25,6 +26,12 @@ struct AdminContext {
   std::ostream& out;
   std::ostream& err;
 };
+
+// Prints why a command failed and gives its exit status (1).
+inline int fail(const AdminContext& c, const Error& e) {
+  c.err << e.message << "\n";
+  return 1;
+}
 
 // The first [kafka] listener, wildcard addresses meaning loopback.
 config::HostPort default_bootstrap(const config::Config& cfg);

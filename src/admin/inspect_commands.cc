@@ -30,23 +30,14 @@ config::HostPort default_bootstrap(const config::Config& cfg) {
 
 int topics_list(const AdminContext& c) {
   auto admin = BridgeAdmin::connect(c.bootstrap);
-  if (!admin) {
-    c.err << admin.error().message << "\n";
-    return 1;
-  }
+  if (!admin) return fail(c, admin.error());
   auto topics = admin->topics();
-  if (!topics) {
-    c.err << topics.error().message << "\n";
-    return 1;
-  }
+  if (!topics) return fail(c, topics.error());
   std::vector<TopicPartition> parts;
   for (const auto& t : *topics)
     for (int32_t p = 0; p < t.partitions; ++p) parts.emplace_back(t.name, p);
   auto ranges = admin->offset_ranges(parts);
-  if (!ranges) {
-    c.err << ranges.error().message << "\n";
-    return 1;
-  }
+  if (!ranges) return fail(c, ranges.error());
   json doc = json::array();
   TextTable table({"TOPIC", "PARTITIONS", "MESSAGES", "TOPIC-ID"});
   for (const auto& t : *topics) {
@@ -68,22 +59,13 @@ int topics_list(const AdminContext& c) {
 
 int groups_list(const AdminContext& c) {
   auto admin = BridgeAdmin::connect(c.bootstrap);
-  if (!admin) {
-    c.err << admin.error().message << "\n";
-    return 1;
-  }
+  if (!admin) return fail(c, admin.error());
   auto listed = admin->list_groups();
-  if (!listed) {
-    c.err << listed.error().message << "\n";
-    return 1;
-  }
+  if (!listed) return fail(c, listed.error());
   std::vector<std::string> ids;
   for (const auto& [id, state] : *listed) ids.push_back(id);
   auto described = admin->describe_groups(ids);
-  if (!described) {
-    c.err << described.error().message << "\n";
-    return 1;
-  }
+  if (!described) return fail(c, described.error());
   json doc = json::array();
   TextTable table({"GROUP", "STATE", "MEMBERS", "PROTOCOL-TYPE", "ASSIGNOR"});
   for (const auto& g : *described) {
@@ -98,15 +80,9 @@ int groups_list(const AdminContext& c) {
 
 int groups_describe(const AdminContext& c, const std::vector<std::string>& group_ids) {
   auto admin = BridgeAdmin::connect(c.bootstrap);
-  if (!admin) {
-    c.err << admin.error().message << "\n";
-    return 1;
-  }
+  if (!admin) return fail(c, admin.error());
   auto described = admin->describe_groups(group_ids);
-  if (!described) {
-    c.err << described.error().message << "\n";
-    return 1;
-  }
+  if (!described) return fail(c, described.error());
   int rc = 0;
   json doc = json::array();
   std::string text;

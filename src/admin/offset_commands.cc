@@ -38,10 +38,7 @@ const char* kDryRunNote = "Dry run: nothing was changed. Add --execute to apply 
 
 int offsets_import(const AdminContext& c, const ImportOptions& o) {
   auto text = read_input(o.file);
-  if (!text) {
-    c.err << text.error().message << "\n";
-    return 1;
-  }
+  if (!text) return fail(c, text.error());
   auto rows = parse_offset_listing(*text, o.format, o.group);
   if (!rows) {
     c.err << (o.file == "-" ? "<stdin>" : o.file) << ": " << rows.error().message << "\n";
@@ -53,10 +50,7 @@ int offsets_import(const AdminContext& c, const ImportOptions& o) {
     return 1;
   }
   auto admin = BridgeAdmin::connect(c.bootstrap);
-  if (!admin) {
-    c.err << admin.error().message << "\n";
-    return 1;
-  }
+  if (!admin) return fail(c, admin.error());
 
   struct Planned {
     OffsetRow row;
@@ -96,10 +90,7 @@ int offsets_import(const AdminContext& c, const ImportOptions& o) {
     else known.emplace_back(p.row.topic, p.row.partition);
   }
   auto ranges = admin->offset_ranges(known);
-  if (!ranges) {
-    c.err << ranges.error().message << "\n";
-    return 1;
-  }
+  if (!ranges) return fail(c, ranges.error());
   // Offsets outside the partition's range are moved into it, as kafka-consumer-groups does.
   for (auto& p : plan) {
     if (!p.error.empty()) continue;
@@ -150,25 +141,16 @@ int offsets_import(const AdminContext& c, const ImportOptions& o) {
 
 int offsets_export(const AdminContext& c, const ExportOptions& o) {
   auto admin = BridgeAdmin::connect(c.bootstrap);
-  if (!admin) {
-    c.err << admin.error().message << "\n";
-    return 1;
-  }
+  if (!admin) return fail(c, admin.error());
   auto groups = admin->describe_groups({o.group});
-  if (!groups) {
-    c.err << groups.error().message << "\n";
-    return 1;
-  }
+  if (!groups) return fail(c, groups.error());
   if (!groups->empty() && !inactive(groups->front().state)) {
     c.err << "group " << o.group << " is " << groups->front().state << " with " << groups->front().members.size()
           << " members: stop its Kafka consumers first, or their commits would move on after the export\n";
     return 1;
   }
   auto committed = admin->committed_offsets(o.group);
-  if (!committed) {
-    c.err << committed.error().message << "\n";
-    return 1;
-  }
+  if (!committed) return fail(c, committed.error());
   std::vector<ExportItem> items;
   const std::set<std::string> only(o.topics.begin(), o.topics.end());
   for (const auto& x : *committed)
@@ -181,10 +163,7 @@ int offsets_export(const AdminContext& c, const ExportOptions& o) {
   IggyOffsetTarget target = o.target;
   if (target.name.empty()) target.name = o.group;
   auto outcomes = export_offsets_to_iggy(c.cfg, target, items, o.execute);
-  if (!outcomes) {
-    c.err << outcomes.error().message << "\n";
-    return 1;
-  }
+  if (!outcomes) return fail(c, outcomes.error());
   const char* kind = target.kind == IggyOffsetTarget::Kind::kConsumerGroup ? "consumer group" : "consumer";
   int rc = 0;
   TextTable table({"TOPIC", "PARTITION", "KAFKA-COMMITTED", "IGGY-OFFSET", "RESULT"});
