@@ -29,8 +29,16 @@ namespace kib {
 namespace {
 
 net::ServerLimits server_limits(const config::LimitsConfig& l) {
-  return {l.max_frame_bytes,           l.max_connections,      l.idle_timeout_ms,
-          l.max_pending_response_bytes, l.max_inflight_requests, l.max_inflight_request_bytes};
+  net::ServerLimits s;
+  s.max_frame_bytes = l.max_frame_bytes;
+  s.max_connections = l.max_connections;
+  s.idle_timeout_ms = l.idle_timeout_ms;
+  s.max_pending_response_bytes = l.max_pending_response_bytes;
+  s.max_inflight_requests = l.max_inflight_requests;
+  s.max_inflight_request_bytes = l.max_inflight_request_bytes;
+  s.frame_read_timeout_ms = l.frame_read_timeout_ms;
+  s.max_connections_per_ip = l.max_connections_per_ip;
+  return s;
 }
 
 }  // namespace
@@ -126,7 +134,9 @@ Status Bridge::start() {
   if (!cfg_.http.listen.empty()) {
     auto addr = config::parse_host_port(cfg_.http.listen);  // validated when the config was loaded
     if (!addr) return addr.error();
-    http_ = std::make_unique<http::HttpServer>(&loop_, http::ops_handlers([this] { return readiness(); }));
+    http::HttpLimits http_limits;
+    http_limits.max_connections_per_ip = cfg_.http.max_connections_per_ip;
+    http_ = std::make_unique<http::HttpServer>(&loop_, http::ops_handlers([this] { return readiness(); }), http_limits);
     auto port = http_->listen(*addr);
     if (!port) return port.error();
   }
@@ -134,6 +144,17 @@ Status Bridge::start() {
     metrics::BridgeMetrics& m = metrics::bridge_metrics();
     m.connections.set(static_cast<double>(kafka_->tcp().connection_count()));
     m.connections_refused.mirror(static_cast<double>(kafka_->tcp().refused_connections()));
+    const net::ServerStats& ts = kafka_->tcp().stats();
+    m.connections_closed.labels({"max_connections"}).mirror(static_cast<double>(ts.refused_max_connections));
+    m.connections_closed.labels({"max_connections_per_ip"}).mirror(static_cast<double>(ts.refused_per_ip));
+    m.connections_closed.labels({"frame_read_timeout"}).mirror(static_cast<double>(ts.frame_read_timeouts));
+    m.connections_closed.labels({"idle_timeout"}).mirror(static_cast<double>(ts.idle_timeouts));
+    if (http_) {
+      const http::HttpStats& hs = http_->stats();
+      m.http_connections_closed.labels({"max_connections"}).mirror(static_cast<double>(hs.refused_max_connections));
+      m.http_connections_closed.labels({"max_connections_per_ip"}).mirror(static_cast<double>(hs.refused_per_ip));
+      m.http_connections_closed.labels({"timeout"}).mirror(static_cast<double>(hs.timeouts));
+    }
     iggy::PoolStats s = iggy_pool_->stats();
     m.iggy_pool_connections.set(static_cast<double>(s.connections));
     m.iggy_pool_connected.set(static_cast<double>(s.connected));
@@ -313,6 +334,8 @@ void Bridge::reload() {
   limit("[limits] max_inflight_request_bytes", a.max_inflight_request_bytes, b.max_inflight_request_bytes);
   limit("[limits] max_decompressed_bytes_per_request", a.max_decompressed_bytes_per_request, b.max_decompressed_bytes_per_request);
   limit("[limits] shutdown_deadline_ms", a.shutdown_deadline_ms, b.shutdown_deadline_ms);
+  limit("[limits] frame_read_timeout_ms", a.frame_read_timeout_ms, b.frame_read_timeout_ms);
+  limit("[limits] max_connections_per_ip", a.max_connections_per_ip, b.max_connections_per_ip);
   cfg_.limits = next->limits;
   kafka_->tcp().set_limits(server_limits(cfg_.limits));
   // Topic auto-creation and the options of topics created from now on are read from cfg_
@@ -333,6 +356,13 @@ void Bridge::reload() {
                                 g.offsets_retention_minutes != ng.offsets_retention_minutes ||
                                 g.offset_metadata_max_bytes != ng.offset_metadata_max_bytes);
   needs_restart("[http] listen", next->http.listen != cfg_.http.listen);
+  limit("[http] max_connections_per_ip", cfg_.http.max_connections_per_ip, next->http.max_connections_per_ip);
+  cfg_.http.max_connections_per_ip = next->http.max_connections_per_ip;
+  if (http_) {
+    http::HttpLimits http_limits;
+    http_limits.max_connections_per_ip = cfg_.http.max_connections_per_ip;
+    http_->set_limits(http_limits);
+  }
   spdlog::info("SIGHUP: configuration reloaded from {}", config_path_);
   sd_notify(0, "READY=1");
 }

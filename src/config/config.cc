@@ -171,6 +171,15 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("max_inflight_request_bytes", c.limits.max_inflight_request_bytes, 1024, kMaxU);
     s.integer("max_decompressed_bytes_per_request", c.limits.max_decompressed_bytes_per_request, 1024, 1LL << 34);
     s.integer("shutdown_deadline_ms", c.limits.shutdown_deadline_ms, 0, 3600000);
+    s.integer("frame_read_timeout_ms", c.limits.frame_read_timeout_ms, 0, 3600000);
+    s.integer("max_connections_per_ip", c.limits.max_connections_per_ip, 1, 1000000);
+    // A frame being received counts against max_inflight_request_bytes, so a frame limit above
+    // it would let one connection hold more than that bound.
+    if (c.limits.max_frame_bytes > c.limits.max_inflight_request_bytes)
+      s.bad("max_frame_bytes", std::to_string(c.limits.max_frame_bytes) + " exceeds max_inflight_request_bytes " +
+                                   std::to_string(c.limits.max_inflight_request_bytes) +
+                                   "; a request being received counts against that bound, so lower "
+                                   "max_frame_bytes or raise max_inflight_request_bytes");
     s.finish();
   }
   {
@@ -201,6 +210,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
   {
     Section s(table("http"), "http", errors);
     s.str("listen", c.http.listen);
+    s.integer("max_connections_per_ip", c.http.max_connections_per_ip, 1, 64);
     if (!c.http.listen.empty()) {
       auto hp = parse_host_port(c.http.listen);
       if (!hp) s.bad("listen", hp.error().message);
@@ -255,13 +265,16 @@ std::string render_config(const Config& c) {
      << "\nmax_inflight_requests = " << c.limits.max_inflight_requests
      << "\nmax_inflight_request_bytes = " << c.limits.max_inflight_request_bytes
      << "\nmax_decompressed_bytes_per_request = " << c.limits.max_decompressed_bytes_per_request
-     << "\nshutdown_deadline_ms = " << c.limits.shutdown_deadline_ms << "\n\n[iggy]\naddress = "
+     << "\nshutdown_deadline_ms = " << c.limits.shutdown_deadline_ms
+     << "\nframe_read_timeout_ms = " << c.limits.frame_read_timeout_ms
+     << "\nmax_connections_per_ip = " << c.limits.max_connections_per_ip << "\n\n[iggy]\naddress = "
      << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
      << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
      << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size
      << "\nrequest_timeout_ms = " << c.iggy.request_timeout_ms << "\nstream = " << q(c.iggy.stream)
      << "\n\n[state]\npath = " << q(c.state.path) << "\n\n[log]\nlevel = " << q(c.log.level)
-     << "\n\n[http]\nlisten = " << q(c.http.listen) << "\n";
+     << "\n\n[http]\nlisten = " << q(c.http.listen) << "\nmax_connections_per_ip = " << c.http.max_connections_per_ip
+     << "\n";
   return os.str();
 }
 

@@ -50,7 +50,7 @@ struct GroupsConfig {
 };
 
 struct LimitsConfig {
-  uint64_t max_frame_bytes = 100u << 20;
+  uint64_t max_frame_bytes = 64u << 20;  // at most max_inflight_request_bytes (checked)
   uint32_t max_connections = 10000;
   uint64_t idle_timeout_ms = 600000;
   uint64_t max_pending_response_bytes = 64u << 20;
@@ -58,6 +58,8 @@ struct LimitsConfig {
   uint64_t max_inflight_request_bytes = 64u << 20;
   uint64_t max_decompressed_bytes_per_request = 256u << 20;
   uint64_t shutdown_deadline_ms = 10000;
+  uint64_t frame_read_timeout_ms = 30000;  // a started frame must be complete within it
+  uint32_t max_connections_per_ip = 1000;  // Kafka's max.connections.per.ip
 };
 
 struct IggyConfig {
@@ -80,6 +82,7 @@ struct LogConfig {
 
 struct HttpConfig {
   std::string listen = "127.0.0.1:9644";
+  uint32_t max_connections_per_ip = 8;  // of the listener's 64
 };
 
 struct Config {

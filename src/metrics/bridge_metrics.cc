@@ -70,8 +70,18 @@ BridgeMetrics& bridge_metrics() {
         r.counter("kib_bytes_received_total", "Bytes of Kafka request frames received, length prefix included.").get(),
         r.counter("kib_bytes_sent_total", "Bytes of Kafka responses sent, length prefix included.").get(),
         r.gauge("kib_connections", "Open Kafka client connections.").get(),
-        r.counter("kib_connections_refused_total", "Kafka connections closed at accept because of limits.max_connections.")
+        r.counter("kib_connections_refused_total",
+                  "Kafka connections closed at accept because of limits.max_connections or "
+                  "limits.max_connections_per_ip.")
             .get(),
+        r.counter("kib_connections_closed_total",
+                  "Kafka connections the bridge closed because of a limit, by reason: max_connections, "
+                  "max_connections_per_ip, frame_read_timeout, idle_timeout.",
+                  {"reason"}),
+        r.counter("kib_http_connections_closed_total",
+                  "Connections to the HTTP listener closed because of a limit, by reason: max_connections, "
+                  "max_connections_per_ip, timeout (no whole request, or the response not read, within 5 s).",
+                  {"reason"}),
         r.gauge("kib_iggy_pool_connections", "Configured connections to Iggy (iggy.pool_size).").get(),
         r.gauge("kib_iggy_pool_connected", "Connections to Iggy that are logged in.").get(),
         r.gauge("kib_iggy_pool_busy", "Connections to Iggy with a request in flight.").get(),

@@ -22,6 +22,8 @@ struct BridgeMetrics {
   Counter& bytes_sent;                  // kib_bytes_sent_total
   Gauge& connections;                   // kib_connections
   Counter& connections_refused;         // kib_connections_refused_total
+  CounterFamily& connections_closed;    // kib_connections_closed_total{reason} (by a limit)
+  CounterFamily& http_connections_closed;  // kib_http_connections_closed_total{reason}
   Gauge& iggy_pool_connections;         // kib_iggy_pool_connections (configured)
   Gauge& iggy_pool_connected;           // kib_iggy_pool_connected
   Gauge& iggy_pool_busy;                // kib_iggy_pool_busy

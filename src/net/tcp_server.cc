@@ -15,10 +15,11 @@ thread_local uint8_t g_read_buf[kReadChunk];
 
 uint64_t now_ms(uv_loop_t* loop) { return uv_now(loop); }
 
-std::string peer_name(uv_tcp_t* h) {
+// The peer's address and "address:port".
+std::pair<std::string, std::string> peer_name(uv_tcp_t* h) {
   sockaddr_storage ss{};
   int len = sizeof(ss);
-  if (uv_tcp_getpeername(h, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  if (uv_tcp_getpeername(h, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {"?", "?"};
   char ip[INET6_ADDRSTRLEN] = "?";
   int port = 0;
   if (ss.ss_family == AF_INET) {
@@ -30,7 +31,7 @@ std::string peer_name(uv_tcp_t* h) {
     uv_ip6_name(a, ip, sizeof(ip));
     port = ntohs(a->sin6_port);
   }
-  return std::string(ip) + ":" + std::to_string(port);
+  return {std::string(ip), std::string(ip) + ":" + std::to_string(port)};
 }
 
 struct WriteReq {
@@ -50,17 +51,31 @@ Connection::~Connection() = default;
 
 void Connection::start() {
   uv_tcp_nodelay(handle_, 1);
-  peer_ = peer_name(handle_);
   last_activity_ms_ = now_ms(server_.loop_);
   update_reading();
 }
 
+// Whether the connection may take more input: read the socket, or hand the next buffered
+// frame to the frame callback. Requests already answered but queued behind an unfinished
+// one count against max_inflight_requests (they hold a slot) and their responses against
+// max_pending_response_bytes. The bytes bound is waived while nothing is unanswered, so a
+// frame within max_frame_bytes can always be completed (even after SIGHUP lowered the bound).
+bool Connection::can_take_more() const {
+  const ServerLimits& l = server_.limits_;
+  return !closing_ && !server_.shutting_down_ && slots_.size() < l.max_inflight_requests &&
+         pending_response_bytes() <= l.max_pending_response_bytes &&
+         (slots_.empty() || inflight_request_bytes_ < l.max_inflight_request_bytes);
+}
+
 void Connection::update_reading() {
-  bool want = !closing_ && !server_.shutting_down_ && slots_.size() < server_.limits_.max_inflight_requests &&
-              pending_write_bytes_ <= server_.limits_.max_pending_response_bytes &&
-              inflight_request_bytes_ < server_.limits_.max_inflight_request_bytes;
+  // Frames left over from an earlier read are parsed before the socket is read again.
+  if (!parsing_ && buffered_bytes() > 0 && can_take_more()) drain_buffered();
+  bool want = can_take_more() && buffered_bytes() == 0;
   if (want == reading_) return;
   reading_ = want;
+  // The deadline of a frame being received runs only while the bridge reads: a frame paused
+  // by backpressure gets the whole frame_read_timeout_ms again once reading resumes.
+  if (want && in_frame_) frame_started_ms_ = now_ms(server_.loop_);
   auto* stream = reinterpret_cast<uv_stream_t*>(handle_);
   if (want) {
     uv_read_start(
@@ -78,27 +93,58 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (nread == UV_EOF) return close("peer closed");
   if (nread < 0) return close(std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
   if (nread == 0) return;
-  last_activity_ms_ = now_ms(server_.loop_);
   auto self = shared_from_this();  // the frame callback may close us
-  consume(reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread));
+  const auto* p = reinterpret_cast<const uint8_t*>(buf->base);
+  size_t n = static_cast<size_t>(nread);
+  size_t used = parse(p, n);
+  // A bound was reached at a frame boundary: the rest of this read (at most kReadChunk bytes)
+  // waits here, and the socket is not read, until slots free up.
+  if (used < n && !closing_) {
+    pending_in_.assign(p + used, p + n);
+    pending_off_ = 0;
+  }
   update_reading();
 }
 
-void Connection::consume(const uint8_t* p, size_t n) {
+void Connection::drain_buffered() {
+  auto self = shared_from_this();  // the frame callback may close us
+  size_t used = parse(pending_in_.data() + pending_off_, pending_in_.size() - pending_off_);
+  pending_off_ += used;
+  if (closing_ || pending_off_ == pending_in_.size()) {
+    pending_in_ = Bytes();
+    pending_off_ = 0;
+  }
+}
+
+size_t Connection::parse(const uint8_t* p, size_t n) {
+  parsing_ = true;
+  const size_t total = n;
   while (n > 0 && !closing_) {
     if (frame_len_ < 0) {
+      if (!in_frame_) {
+        // At a frame boundary: one read can hold thousands of small frames; stop handing them
+        // over at the first bound reached (the caller keeps the rest).
+        if (!can_take_more()) break;
+        in_frame_ = true;
+        frame_started_ms_ = now_ms(server_.loop_);
+      }
       size_t take = std::min(n, sizeof(len_buf_) - len_have_);
       std::memcpy(len_buf_ + len_have_, p, take);
       len_have_ += take;
       p += take;
       n -= take;
-      if (len_have_ < sizeof(len_buf_)) return;
+      if (len_have_ < sizeof(len_buf_)) break;
       int32_t len = static_cast<int32_t>((uint32_t(len_buf_[0]) << 24) | (uint32_t(len_buf_[1]) << 16) |
                                          (uint32_t(len_buf_[2]) << 8) | uint32_t(len_buf_[3]));
-      if (len < 0) return close("negative frame length " + std::to_string(len));
-      if (static_cast<uint64_t>(len) > server_.limits_.max_frame_bytes)
-        return close("frame of " + std::to_string(len) + " bytes exceeds max_frame_bytes " +
-                     std::to_string(server_.limits_.max_frame_bytes));
+      if (len < 0) {
+        close("negative frame length " + std::to_string(len));
+        break;
+      }
+      if (static_cast<uint64_t>(len) > server_.limits_.max_frame_bytes) {
+        close("frame of " + std::to_string(len) + " bytes exceeds max_frame_bytes " +
+              std::to_string(server_.limits_.max_frame_bytes));
+        break;
+      }
       frame_len_ = len;
       frame_.clear();
       frame_.reserve(std::min<size_t>(static_cast<size_t>(len), kReadChunk));
@@ -110,20 +156,24 @@ void Connection::consume(const uint8_t* p, size_t n) {
     // far). Pages of a large reservation become resident only as the bytes arrive.
     if (frame_.size() + take > frame_.capacity()) frame_.reserve(static_cast<size_t>(frame_len_));
     frame_.insert(frame_.end(), p, p + take);
+    inflight_request_bytes_ += take;  // a frame being received holds memory too
     p += take;
     n -= take;
     if (frame_.size() == static_cast<size_t>(frame_len_)) {
       frame_len_ = -1;
       len_have_ = 0;
+      in_frame_ = false;
+      last_activity_ms_ = now_ms(server_.loop_);
       uint64_t seq = next_seq_++;
       if (slots_.empty()) first_slot_seq_ = seq;
-      slots_.emplace_back().request_bytes = frame_.size();
-      inflight_request_bytes_ += frame_.size();
+      slots_.emplace_back().request_bytes = frame_.size();  // already in inflight_request_bytes_
       Bytes frame;
       frame.swap(frame_);
       server_.on_frame_(shared_from_this(), seq, std::move(frame));
     }
   }
+  parsing_ = false;
+  return total - n;
 }
 
 void Connection::complete(uint64_t seq, std::optional<Bytes> framed) {
@@ -139,6 +189,8 @@ void Connection::complete(uint64_t seq, std::optional<Bytes> framed) {
   }
   s.done = true;
   s.data = std::move(framed);
+  ++done_slots_;
+  if (s.data) queued_response_bytes_ += s.data->size();
   inflight_request_bytes_ -= s.request_bytes;
   flush();
 }
@@ -157,6 +209,8 @@ void Connection::flush() {
     std::optional<Bytes> data = std::move(slots_.front().data);
     slots_.pop_front();
     ++first_slot_seq_;
+    --done_slots_;
+    if (data) queued_response_bytes_ -= data->size();
     if (!data || data->empty()) continue;
     auto* w = new WriteReq{};
     w->data = std::move(*data);
@@ -197,8 +251,16 @@ void Connection::close(const std::string& reason) {
   closing_ = true;
   reading_ = false;
   slots_.clear();
+  done_slots_ = 0;
+  queued_response_bytes_ = 0;
   inflight_request_bytes_ = 0;
   frame_ = Bytes();
+  // Not freed while parse() may be reading it; drain_buffered() frees it after.
+  if (!parsing_) {
+    pending_in_ = Bytes();
+    pending_off_ = 0;
+  }
+  server_.release_ip(this);
   spdlog::info("conn={} peer={} closed: {}", id_, peer_, reason);
   uv_close(reinterpret_cast<uv_handle_t*>(handle_), [](uv_handle_t* h) {
     auto* c = static_cast<Connection*>(h->data);
@@ -213,7 +275,11 @@ TcpServer::TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame)
 }
 
 void TcpServer::arm_idle_timer() {
-  if (limits_.idle_timeout_ms == 0) {
+  // One sweep serves both deadlines, at a quarter of the shorter one (10 ms .. 1 s).
+  uint64_t shortest = 0;
+  for (uint64_t t : {limits_.idle_timeout_ms, limits_.frame_read_timeout_ms})
+    if (t != 0 && (shortest == 0 || t < shortest)) shortest = t;
+  if (shortest == 0) {
     if (idle_timer_) uv_timer_stop(idle_timer_);
     return;
   }
@@ -223,7 +289,7 @@ void TcpServer::arm_idle_timer() {
     idle_timer_->data = this;
     uv_unref(reinterpret_cast<uv_handle_t*>(idle_timer_));
   }
-  uint64_t every = std::clamp<uint64_t>(limits_.idle_timeout_ms / 4, 10, 1000);
+  uint64_t every = std::clamp<uint64_t>(shortest / 4, 10, 1000);
   uv_timer_start(idle_timer_, [](uv_timer_t* t) { static_cast<TcpServer*>(t->data)->sweep_idle(); }, every, every);
 }
 
@@ -279,14 +345,35 @@ void TcpServer::accept_one(uv_stream_t* listener) {
     return;
   }
   connections_[conn.get()] = conn;
-  if (connections_.size() > limits_.max_connections || shutting_down_) {
-    ++refused_;
-    conn->peer_ = peer_name(conn->handle_);
-    conn->close(shutting_down_ ? "refused: shutting down"
-                               : "refused: max_connections " + std::to_string(limits_.max_connections) + " reached");
-    return;
+  std::tie(conn->ip_, conn->peer_) = peer_name(conn->handle_);
+  if (shutting_down_) return conn->close("refused: shutting down");
+  if (connections_.size() > limits_.max_connections) {
+    ++stats_.refused_max_connections;
+    return conn->close("refused: max_connections " + std::to_string(limits_.max_connections) + " reached");
   }
+  uint32_t& from_ip = per_ip_[conn->ip_];
+  if (from_ip >= limits_.max_connections_per_ip) {
+    ++stats_.refused_per_ip;
+    if (from_ip == 0) per_ip_.erase(conn->ip_);
+    return conn->close("refused: max_connections_per_ip " + std::to_string(limits_.max_connections_per_ip) +
+                       " reached for " + conn->ip_);
+  }
+  ++from_ip;
+  conn->ip_counted_ = true;
   conn->start();
+}
+
+void TcpServer::release_ip(Connection* c) {
+  if (!c->ip_counted_) return;
+  c->ip_counted_ = false;
+  auto it = per_ip_.find(c->ip_);
+  if (it == per_ip_.end()) return;
+  if (--it->second == 0) per_ip_.erase(it);
+}
+
+uint32_t TcpServer::connections_from(const std::string& ip) const {
+  auto it = per_ip_.find(ip);
+  return it == per_ip_.end() ? 0 : it->second;
 }
 
 void TcpServer::remove(Connection* c) {
@@ -300,10 +387,27 @@ void TcpServer::remove(Connection* c) {
 
 void TcpServer::sweep_idle() {
   uint64_t now = now_ms(loop_);
-  std::vector<std::shared_ptr<Connection>> idle;
-  for (auto& [p, c] : connections_)
-    if (!c->closing_ && c->slots_.empty() && now - c->last_activity_ms_ >= limits_.idle_timeout_ms) idle.push_back(c);
-  for (auto& c : idle) c->close("idle for " + std::to_string(limits_.idle_timeout_ms) + " ms");
+  const uint64_t idle_ms = limits_.idle_timeout_ms, frame_ms = limits_.frame_read_timeout_ms;
+  std::vector<std::shared_ptr<Connection>> idle, slow;
+  for (auto& [p, c] : connections_) {
+    if (c->closing_) continue;
+    // A frame started and not finished while the bridge was reading: a slowloris client, or
+    // one that stopped mid-request.
+    if (frame_ms != 0 && c->in_frame_ && c->reading_ && now - c->frame_started_ms_ >= frame_ms)
+      slow.push_back(c);
+    // Bytes of an unfinished frame are not activity: only whole requests and responses are.
+    else if (idle_ms != 0 && c->slots_.empty() && now - c->last_activity_ms_ >= idle_ms)
+      idle.push_back(c);
+  }
+  for (auto& c : slow) {
+    ++stats_.frame_read_timeouts;
+    c->close("frame not completed within frame_read_timeout_ms " + std::to_string(frame_ms) + " (" +
+             std::to_string(c->frame_.size() + c->len_have_) + " bytes of it received)");
+  }
+  for (auto& c : idle) {
+    ++stats_.idle_timeouts;
+    c->close("idle for " + std::to_string(idle_ms) + " ms");
+  }
 }
 
 void TcpServer::shutdown(uint64_t deadline_ms, std::function<void()> done) {

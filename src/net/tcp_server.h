@@ -1,7 +1,9 @@
 // Kafka-framed TCP server on one libuv loop: 4-byte big-endian length framing, a frame-size
 // limit checked before anything is allocated, pipelined requests answered in request order,
-// backpressure (a connection is not read while its unwritten responses or in-flight requests
-// exceed their bounds), idle timeout, a connection limit, TCP_NODELAY and a graceful drain.
+// backpressure (a connection is neither read nor handed another buffered frame while its
+// responses not yet written, its requests in flight or their bytes exceed their bounds), an
+// idle timeout, a deadline to finish a started frame, connection limits (total and per client
+// address), TCP_NODELAY and a graceful drain.
 #pragma once
 
 #include <uv.h>
@@ -22,15 +24,34 @@
 namespace kib::net {
 
 struct ServerLimits {
-  uint64_t max_frame_bytes = 100u << 20;
+  // Never above max_inflight_request_bytes (the configuration refuses it): a frame being
+  // received counts against that bound, so a larger one could never be completed.
+  uint64_t max_frame_bytes = 64u << 20;
   uint32_t max_connections = 10000;
+  // Only whole requests read and responses written count as activity (Kafka's
+  // connections.max.idle.ms); bytes of a frame that never completes do not.
   uint64_t idle_timeout_ms = 600000;
+  // Responses not yet written, per connection: those being written and those finished but
+  // queued behind an earlier request still being handled.
   uint64_t max_pending_response_bytes = 64u << 20;
   uint32_t max_inflight_requests = 1000;
-  // Request bytes read but not yet answered, per connection: past it the connection is not read
-  // (a client pipelining 1 MB Produce requests would otherwise hold up to max_inflight_requests
-  // of them in memory).
+  // Request bytes read but not yet answered, per connection, the frame being received
+  // included: past it the connection is not read (a client pipelining 1 MB Produce requests
+  // would otherwise hold up to max_inflight_requests of them in memory).
   uint64_t max_inflight_request_bytes = 64u << 20;
+  // A frame whose first byte has arrived must be complete within this (while the bridge is
+  // reading the connection), else the connection is closed; 0 = no deadline.
+  uint64_t frame_read_timeout_ms = 30000;
+  // Open connections from one client IP address; the next one is closed at accept.
+  uint32_t max_connections_per_ip = 1000;
+};
+
+// Totals since the server started, for /metrics.
+struct ServerStats {
+  uint64_t refused_max_connections = 0;   // closed at accept: max_connections reached
+  uint64_t refused_per_ip = 0;            // closed at accept: max_connections_per_ip reached
+  uint64_t frame_read_timeouts = 0;       // closed: a frame not completed within frame_read_timeout_ms
+  uint64_t idle_timeouts = 0;             // closed: idle for idle_timeout_ms
 };
 
 class TcpServer;
@@ -61,8 +82,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Protocol-layer state attached to the connection (e.g. the Kafka session).
   std::shared_ptr<void> attachment;
 
-  size_t inflight() const { return slots_.size(); }
+  // Requests handed to the frame callback and not yet completed.
+  size_t inflight() const { return slots_.size() - done_slots_; }
+  // Requests read and not yet answered (in flight, or completed and queued behind one that is).
+  size_t unanswered() const { return slots_.size(); }
   uint64_t pending_write_bytes() const { return pending_write_bytes_; }
+  // Responses being written plus finished ones queued behind an unfinished earlier request.
+  uint64_t pending_response_bytes() const { return pending_write_bytes_ + queued_response_bytes_; }
+  // Bytes of requests not yet completed, the frame being received included.
+  uint64_t inflight_request_bytes() const { return inflight_request_bytes_; }
+  // Bytes read from the socket but not yet parsed into frames (held while at a bound).
+  size_t buffered_bytes() const { return pending_in_.size() - pending_off_; }
+  bool reading() const { return reading_; }
+  const std::string& ip() const { return ip_; }
 
  private:
   friend class TcpServer;
@@ -73,7 +105,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
   void start();
   void on_read(ssize_t nread, const uv_buf_t* buf);
-  void consume(const uint8_t* p, size_t n);
+  // Parses frames from p..p+n, dispatching each whole one while can_take_more(); returns how
+  // many bytes it used (all of them unless a bound was reached at a frame boundary).
+  size_t parse(const uint8_t* p, size_t n);
+  void drain_buffered();
+  bool can_take_more() const;
   void flush();
   void update_reading();
   void on_write_done(size_t bytes, int status);
@@ -82,8 +118,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t id_;
   uv_tcp_t* handle_;
   std::string peer_;
+  std::string ip_;         // peer address without the port, counted by max_connections_per_ip
+  bool ip_counted_ = false;
   bool reading_ = false;
   bool closing_ = false;
+  bool parsing_ = false;   // inside parse(): a nested complete() must not re-enter it
   uint8_t len_buf_[4];
   size_t len_have_ = 0;
   int64_t frame_len_ = -1;  // length of the frame being assembled, -1 while reading the prefix
@@ -91,9 +130,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t next_seq_ = 0;       // sequence number of the next request read
   uint64_t first_slot_seq_ = 0; // sequence number of slots_.front()
   std::deque<Slot> slots_;
+  size_t done_slots_ = 0;                 // slots completed, queued behind an unfinished one
   uint64_t pending_write_bytes_ = 0;
-  uint64_t inflight_request_bytes_ = 0;  // of requests read and not yet completed
-  uint64_t last_activity_ms_ = 0;
+  uint64_t queued_response_bytes_ = 0;    // of completed slots not yet written
+  uint64_t inflight_request_bytes_ = 0;   // of requests read and not yet completed, and frame_
+  // Bytes read past a frame boundary at which a bound was reached; at most one read's worth,
+  // since the connection is not read again until they are parsed.
+  Bytes pending_in_;
+  size_t pending_off_ = 0;
+  uint64_t last_activity_ms_ = 0;         // last whole request read or response written
+  uint64_t frame_started_ms_ = 0;         // when the frame being received started (or resumed)
+  bool in_frame_ = false;                 // some bytes of the next frame have arrived
 };
 
 class TcpServer {
@@ -115,11 +162,15 @@ class TcpServer {
   ConnFn on_close;  // optional: called when a connection closes
 
   size_t connection_count() const { return connections_.size(); }
-  uint64_t refused_connections() const { return refused_; }
+  // Closed at accept because of max_connections or max_connections_per_ip.
+  uint64_t refused_connections() const { return stats_.refused_max_connections + stats_.refused_per_ip; }
+  const ServerStats& stats() const { return stats_; }
+  // Open connections from `ip` (as Connection::ip() spells it).
+  uint32_t connections_from(const std::string& ip) const;
   const ServerLimits& limits() const { return limits_; }
   // Applies new limits to every connection from now on (SIGHUP): frames already being read
   // keep the bound they were checked against; connections above a lowered max_connections
-  // stay open.
+  // or max_connections_per_ip stay open.
   void set_limits(const ServerLimits& limits);
   uv_loop_t* loop() const { return loop_; }
 
@@ -130,6 +181,7 @@ class TcpServer {
   void remove(Connection* c);
   void sweep_idle();
   void arm_idle_timer();
+  void release_ip(Connection* c);
   void maybe_finish_shutdown();
 
   uv_loop_t* loop_;
@@ -137,8 +189,9 @@ class TcpServer {
   FrameFn on_frame_;
   std::vector<uv_tcp_t*> listeners_;
   std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
+  std::unordered_map<std::string, uint32_t> per_ip_;  // open connections by peer address
   uint64_t next_conn_id_ = 1;
-  uint64_t refused_ = 0;
+  ServerStats stats_;
   uv_timer_t* idle_timer_ = nullptr;
   uv_timer_t* shutdown_timer_ = nullptr;
   bool shutting_down_ = false;

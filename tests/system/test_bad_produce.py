@@ -176,9 +176,11 @@ def test_produce_to_missing_partition_is_unknown_topic_or_partition(topic_conn):
 
 
 def test_pipelined_produces_past_max_inflight_request_bytes_pause_reading_and_lose_nothing(bridge_factory, iggy):
-    # 100 pipelined 8 KiB Produce requests span many 64 KiB reads against a 1 KiB budget: the
-    # bridge stops reading while Iggy answers, reads on, and appends every one in order.
-    b = bridge_factory('[limits]\nmax_inflight_request_bytes = 1024\n', iggy_address=iggy.address).start().wait_ready()
+    # 100 pipelined 8 KiB Produce requests span many 64 KiB reads against a 16 KiB budget (the
+    # frame limit may not exceed it): the bridge stops reading while Iggy answers, reads on, and
+    # appends every one in order.
+    b = bridge_factory('[limits]\nmax_inflight_request_bytes = 16384\nmax_frame_bytes = 16384\n',
+                       iggy_address=iggy.address).start().wait_ready()
     topic = "pause-" + uuid.uuid4().hex[:8]
     with connect(b.port) as s:
         create_topic(s, topic)

@@ -64,7 +64,7 @@ def test_sighup_applies_connection_and_frame_limits_at_once(bridge_factory):
             recv_frame(s)
             set_key(b, "limits", "max_frame_bytes", 1024)
             b.proc.send_signal(signal.SIGHUP)
-            wait_log(b, "SIGHUP: [limits] max_frame_bytes 104857600 -> 1024")
+            wait_log(b, "SIGHUP: [limits] max_frame_bytes 67108864 -> 1024")
             s.sendall(struct.pack(">i", 4096) + b"\0" * 4096)
             with pytest.raises((ConnectionError, OSError)):
                 recv_frame(s)

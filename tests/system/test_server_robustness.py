@@ -107,7 +107,7 @@ def test_thousand_concurrent_connections_each_served_memory_bounded(bridge_facto
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 2200:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
-    b = bridge_factory('[limits]\nmax_connections = 2000\n').start()
+    b = bridge_factory('[limits]\nmax_connections = 2000\nmax_connections_per_ip = 2000\n').start()
     rss_idle = b.rss_kb()
     socks = []
     try:
@@ -150,6 +150,101 @@ def test_idle_connection_is_closed_after_idle_timeout(bridge_factory):
     with connect(b.port) as s:
         assert is_closed(s, timeout=5)
     assert "idle for 300 ms" in b.read_log()
+
+
+def metrics_text(bridge):
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % bridge.http_port, timeout=5) as r:
+        return r.read().decode()
+
+
+def with_http(bridge):
+    from conftest import free_port
+    bridge.http_port = free_port()
+    with open(bridge.config) as f:
+        text = f.read()
+    assert 'listen = ""' in text
+    with open(bridge.config, "w") as f:
+        f.write(text.replace('listen = ""', 'listen = "127.0.0.1:%d"' % bridge.http_port, 1))
+    return bridge
+
+
+def test_slowloris_client_is_closed_after_frame_read_timeout_while_others_are_served(bridge_factory):
+    # One byte a second never completes a request: the connection is closed once
+    # frame_read_timeout_ms has passed since its first byte, whatever idle_timeout_ms says.
+    b = with_http(bridge_factory('[limits]\nframe_read_timeout_ms = 3000\nidle_timeout_ms = 600000\n')).start()
+    frame = struct.pack(">i", 100) + b"\x00\x12\x00\x00" + b"\x00" * 96
+    with connect(b.port) as slow:
+        started = time.monotonic()
+        sent = 0
+        closed = False
+        while sent < len(frame) and time.monotonic() - started < 20:
+            try:
+                slow.sendall(frame[sent:sent + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            sent += 1
+            if is_closed(slow, timeout=1.0):
+                closed = True
+                break
+            assert_still_serving(b)
+        assert closed, "a client sending one byte a second was not closed"
+        assert sent < len(frame)
+    log = b.read_log()
+    assert "frame not completed within frame_read_timeout_ms 3000" in log, log
+    assert 'kib_connections_closed_total{reason="frame_read_timeout"} 1' in metrics_text(b)
+    assert_still_serving(b)
+
+
+def test_connections_over_max_connections_per_ip_are_refused_while_others_work(bridge_factory):
+    b = with_http(bridge_factory('[limits]\nmax_connections_per_ip = 3\n')).start()
+    time.sleep(0.3)  # let the readiness probe's connection close first
+    keep = [connect(b.port) for _ in range(3)]
+    for i, s in enumerate(keep):  # all three are served
+        s.sendall(api_versions_request(3, i))
+        assert parse_api_versions(recv_frame(s), 3)[:2] == (i, 0)
+    extra = connect(b.port)
+    assert is_closed(extra)
+    extra.close()
+    assert "refused: max_connections_per_ip 3 reached for 127.0.0.1" in b.read_log()
+    text = metrics_text(b)
+    assert 'kib_connections_closed_total{reason="max_connections_per_ip"} 1' in text, text
+    assert "kib_connections_refused_total 1" in text
+    for i, s in enumerate(keep):  # the three still work
+        s.sendall(api_versions_request(3, 10 + i))
+        assert parse_api_versions(recv_frame(s), 3)[:2] == (10 + i, 0)
+    # A client from another address is not counted with them.
+    other = socket.socket()
+    other.bind(("127.0.0.2", 0))
+    other.settimeout(10)
+    other.connect(("127.0.0.1", b.port))
+    with other:
+        other.sendall(api_versions_request(3, 99))
+        assert parse_api_versions(recv_frame(other), 3)[:2] == (99, 0)
+    keep[0].close()  # a closed connection frees its place
+    deadline = time.time() + 5
+    while True:
+        with connect(b.port) as again:
+            again.sendall(api_versions_request(3, 7))
+            try:
+                assert parse_api_versions(recv_frame(again), 3)[:2] == (7, 0)
+                break
+            except (ConnectionError, OSError, EOFError):
+                assert time.time() < deadline, "the closed connection's place was not freed"
+                time.sleep(0.1)
+    for s in keep[1:]:
+        s.close()
+
+
+def test_5000_pipelined_api_versions_past_max_inflight_requests_are_all_answered_in_order(bridge_factory):
+    b = bridge_factory('[limits]\nmax_inflight_requests = 10\n').start()
+    n = 5000
+    with connect(b.port) as s:
+        s.sendall(b"".join(api_versions_request(3, i) for i in range(n)))
+        for i in range(n):
+            assert parse_api_versions(recv_frame(s), 3)[:2] == (i, 0)
+    assert_still_serving(b)
 
 
 def test_sigterm_drains_and_exits_zero(bridge):

@@ -49,13 +49,46 @@ BOOST_AUTO_TEST_CASE(out_of_range_value_names_key_and_bounds) {
 }
 
 BOOST_AUTO_TEST_CASE(max_inflight_request_bytes_is_a_limits_key_with_a_floor) {
-  auto c = parse_config("[limits]\nmax_inflight_request_bytes = 2048\n", "t.toml");
+  auto c = parse_config("[limits]\nmax_inflight_request_bytes = 2048\nmax_frame_bytes = 2048\n", "t.toml");
   BOOST_REQUIRE(c.ok());
   BOOST_TEST(c->limits.max_inflight_request_bytes == 2048u);
   BOOST_TEST(render_config(*c).find("max_inflight_request_bytes = 2048") != std::string::npos);
   auto low = parse_config("[limits]\nmax_inflight_request_bytes = 10\n", "t.toml");
   BOOST_REQUIRE(!low.ok());
   BOOST_TEST(low.error().message.find("max_inflight_request_bytes: must be between 1024") != std::string::npos);
+}
+
+// A frame being received counts against max_inflight_request_bytes: the defaults agree, and a
+// frame limit above the bytes bound is refused with both values named.
+BOOST_AUTO_TEST_CASE(max_frame_bytes_may_not_exceed_max_inflight_request_bytes) {
+  auto d = parse_config("", "t.toml");
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(d->limits.max_frame_bytes <= d->limits.max_inflight_request_bytes);
+  auto c = parse_config("[limits]\nmax_inflight_request_bytes = 1048576\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("[limits] max_frame_bytes: 67108864 exceeds max_inflight_request_bytes 1048576; "
+                                    "a request being received counts against that bound") != std::string::npos,
+             c.error().message);
+  auto both = parse_config("[limits]\nmax_inflight_request_bytes = 1048576\nmax_frame_bytes = 1048576\n", "t.toml");
+  BOOST_TEST(both.ok());
+}
+
+BOOST_AUTO_TEST_CASE(frame_read_timeout_and_per_ip_connection_limit_are_limits_keys) {
+  auto d = parse_config("", "t.toml");
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(d->limits.frame_read_timeout_ms == 30000u);
+  BOOST_TEST(d->limits.max_connections_per_ip == 1000u);
+  auto c = parse_config("[limits]\nframe_read_timeout_ms = 0\nmax_connections_per_ip = 7\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->limits.frame_read_timeout_ms == 0u);
+  BOOST_TEST(c->limits.max_connections_per_ip == 7u);
+  std::string r = render_config(*c);
+  BOOST_TEST(r.find("frame_read_timeout_ms = 0\n") != std::string::npos);
+  BOOST_TEST(r.find("max_connections_per_ip = 7\n") != std::string::npos);
+  auto bad = parse_config("[limits]\nmax_connections_per_ip = 0\nframe_read_timeout_ms = -1\n", "t.toml");
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.error().message.find("max_connections_per_ip: must be between 1") != std::string::npos);
+  BOOST_TEST(bad.error().message.find("frame_read_timeout_ms: must be between 0") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(wrong_type_and_bad_address_are_rejected_together) {

@@ -1,0 +1,172 @@
+// The TCP server's deadline to finish a frame, its per-address connection limit, and the
+// counters and accessors that show its per-connection bounds (see tcp_server_test.cc).
+#include <boost/test/unit_test.hpp>
+
+#include "tcp_server_test_support.h"
+
+using namespace kib;
+using namespace kib::net;
+using kib::test::LoopClient;
+using kib::test::ServerFixture;
+
+namespace {
+
+std::shared_ptr<Connection> only_connection(ServerFixture& f) {
+  return f.held.empty() ? nullptr : f.held.front().conn;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(tcp_server_limits)
+
+BOOST_AUTO_TEST_CASE(a_frame_trickled_a_byte_at_a_time_is_closed_after_frame_read_timeout_ms) {
+  ServerLimits limits;
+  limits.idle_timeout_ms = 0;  // only the frame deadline can close it
+  limits.frame_read_timeout_ms = 300;
+  ServerFixture f(limits);
+  LoopClient c(f.port);
+  // A whole request first: the connection works, and whole requests are not held to it.
+  c.send(kib::test::frame(0, 20));
+  f.pump(c, [&] { return f.dispatched == 1; });
+  f.complete_held();
+  Bytes fr = kib::test::frame(1, 100);
+  size_t sent = 0;
+  uint64_t first_byte_at = f.elapsed_ms();
+  f.pump(c, [&] {
+    if (c.peer_closed()) return true;
+    if (sent < fr.size() && f.elapsed_ms() >= first_byte_at + sent * 50) c.send(Bytes{fr[sent++]});
+    return false;
+  }, 10000);
+  BOOST_TEST(c.peer_closed());
+  BOOST_TEST(f.dispatched == 1u);
+  BOOST_TEST(sent < fr.size());
+  BOOST_TEST(f.server->stats().frame_read_timeouts == 1u);
+  BOOST_TEST(f.server->stats().idle_timeouts == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_frame_paused_by_backpressure_is_not_timed_out) {
+  ServerLimits limits;
+  limits.idle_timeout_ms = 0;
+  limits.frame_read_timeout_ms = 200;
+  limits.max_inflight_request_bytes = 8192;
+  ServerFixture f(limits);
+  LoopClient c(f.port);
+  c.send(kib::test::frame(0, 3000));
+  f.pump(c, [&] { return f.held.size() == 1; });
+  auto conn = only_connection(f);
+  BOOST_REQUIRE(conn);
+  Bytes second = kib::test::frame(1, 8000);
+  c.send(Bytes(second.begin(), second.begin() + 6004));
+  f.pump(c, [&] { return conn->inflight_request_bytes() == 9000; });
+  BOOST_TEST(conn->inflight_request_bytes() == 9000u);  // 3000 in flight + 6000 being received
+  BOOST_TEST(!conn->reading());
+  c.send(Bytes(second.begin() + 6004, second.end()));
+  f.settle(c, 600);  // three deadlines pass while the bridge is not reading
+  BOOST_TEST(!c.peer_closed());
+  BOOST_TEST(f.server->stats().frame_read_timeouts == 0u);
+  f.complete_held();
+  f.pump(c, [&] {
+    f.complete_held();
+    c.read_frames();
+    return c.frames.size() == 2;
+  });
+  BOOST_TEST(c.frames.size() == 2u);
+  BOOST_TEST(conn->inflight_request_bytes() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(queued_responses_are_counted_in_pending_response_bytes) {
+  ServerLimits limits;
+  limits.max_pending_response_bytes = 4096;
+  ServerFixture f(limits);
+  f.answer_at_once = [](uint64_t seq) { return seq != 0; };
+  f.response_bytes = 1000;
+  LoopClient c(f.port);
+  Bytes all;
+  for (int i = 0; i < 50; ++i) {
+    Bytes fr = kib::test::api_versions_v0(i);
+    all.insert(all.end(), fr.begin(), fr.end());
+  }
+  c.send(all);
+  f.pump(c, [&] { return f.dispatched >= 6; });
+  f.settle(c);
+  auto conn = only_connection(f);
+  BOOST_REQUIRE(conn);
+  BOOST_TEST(conn->pending_response_bytes() == 5u * 1004);
+  BOOST_TEST(conn->inflight() == 1u);     // the head
+  BOOST_TEST(conn->unanswered() == 6u);   // the head and the five queued behind it
+  BOOST_TEST(conn->buffered_bytes() > 0u);
+  BOOST_TEST(!conn->reading());
+}
+
+BOOST_AUTO_TEST_CASE(connections_past_max_connections_per_ip_are_refused_and_others_still_work) {
+  ServerLimits limits;
+  limits.max_connections_per_ip = 2;
+  ServerFixture f(limits);
+  f.answer_at_once = [](uint64_t) { return true; };
+  auto a = std::make_unique<LoopClient>(f.port);
+  LoopClient b(f.port);
+  for (LoopClient* c : {a.get(), &b}) {
+    c->send(kib::test::api_versions_v0(1));
+    BOOST_TEST(f.pump(*c, [&] {
+      c->read_frames();
+      return c->frames.size() == 1;
+    }));
+  }
+  LoopClient extra(f.port);
+  BOOST_TEST(f.pump(extra, [&] { return extra.peer_closed(); }));
+  BOOST_TEST(f.server->stats().refused_per_ip == 1u);
+  BOOST_TEST(f.server->refused_connections() == 1u);
+  BOOST_TEST(f.server->connections_from("127.0.0.1") == 2u);
+  // The two open ones still work, and so does a client from another address.
+  for (LoopClient* c : {a.get(), &b}) {
+    c->send(kib::test::api_versions_v0(2));
+    BOOST_TEST(f.pump(*c, [&] {
+      c->read_frames();
+      return c->frames.size() == 2;
+    }));
+  }
+  LoopClient other(f.port, "127.0.0.2");
+  other.send(kib::test::api_versions_v0(3));
+  BOOST_TEST(f.pump(other, [&] {
+    other.read_frames();
+    return other.frames.size() == 1;
+  }));
+  // A closed connection frees its place.
+  a.reset();
+  BOOST_TEST(f.pump(b, [&] { return f.server->connections_from("127.0.0.1") == 1u; }));
+  a = std::make_unique<LoopClient>(f.port);
+  a->send(kib::test::api_versions_v0(4));
+  BOOST_TEST(f.pump(*a, [&] {
+    a->read_frames();
+    return a->frames.size() == 1;
+  }));
+  BOOST_TEST(f.server->stats().refused_per_ip == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(set_limits_applies_a_raised_max_inflight_requests_to_buffered_frames) {
+  ServerLimits limits;
+  limits.max_inflight_requests = 5;
+  ServerFixture f(limits);
+  LoopClient c(f.port);
+  Bytes all;
+  for (int i = 0; i < 100; ++i) {
+    Bytes fr = kib::test::api_versions_v0(i);
+    all.insert(all.end(), fr.begin(), fr.end());
+  }
+  c.send(all);
+  f.pump(c, [&] { return f.dispatched >= 5; });
+  f.settle(c);
+  BOOST_TEST(f.dispatched == 5u);
+  limits.max_inflight_requests = 200;  // SIGHUP
+  f.server->set_limits(limits);
+  BOOST_TEST(f.pump(c, [&] { return f.dispatched == 100; }));
+  f.complete_held();
+  f.pump(c, [&] {
+    c.read_frames();
+    return c.frames.size() == 100;
+  });
+  BOOST_REQUIRE(c.frames.size() == 100u);
+  for (int i = 0; i < 100; ++i) BOOST_TEST(kib::test::corr_of(c.frames[i]) == i);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
