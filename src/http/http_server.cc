@@ -155,6 +155,7 @@ struct HttpServer::Conn {
   uv_write_t write_req{};
   uv_shutdown_t shutdown_req{};
   std::string in, out;
+  std::string ip;   // the peer's address
   int handles = 0;  // initialised handles not yet closed
   bool closing = false;
   bool responded = false;
@@ -264,13 +265,35 @@ void HttpServer::accept_one(uv_stream_t* listener) {
   open_handles_ += 2;
   connections_.push_back(c);
   if (uv_accept(listener, c->stream()) != 0) return close_conn(c);
-  size_t active = std::count_if(connections_.begin(), connections_.end(), [](Conn* x) { return !x->closing; });
-  if (closing_ || active > limits_.max_connections) {
-    spdlog::warn("http: connection refused: {} connections open (limit {})", active - 1, limits_.max_connections);
+  sockaddr_storage ss{};
+  int len = sizeof(ss);
+  char ip[INET6_ADDRSTRLEN] = "?";
+  if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET) uv_ip4_name(reinterpret_cast<sockaddr_in*>(&ss), ip, sizeof(ip));
+    else if (ss.ss_family == AF_INET6) uv_ip6_name(reinterpret_cast<sockaddr_in6*>(&ss), ip, sizeof(ip));
+  }
+  c->ip = ip;
+  if (closing_) return close_conn(c);
+  size_t active = 0, from_ip = 0;
+  for (Conn* x : connections_) {
+    if (x->closing) continue;
+    ++active;
+    if (x->ip == c->ip) ++from_ip;
+  }
+  if (active > limits_.max_connections) {
+    ++stats_.refused_max_connections;
+    spdlog::warn("http: connection from {} refused: {} connections open (limit {})", c->ip, active - 1,
+                 limits_.max_connections);
+    return close_conn(c);
+  }
+  if (from_ip > limits_.max_connections_per_ip) {
+    ++stats_.refused_per_ip;
+    spdlog::warn("http: connection from {} refused: {} connections open from it (max_connections_per_ip {})", c->ip,
+                 from_ip - 1, limits_.max_connections_per_ip);
     return close_conn(c);
   }
   uv_timer_start(
-      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->close_conn(static_cast<Conn*>(t->data)); },
+      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->on_timeout(static_cast<Conn*>(t->data)); },
       limits_.timeout_ms, 0);
   uv_read_start(
       c->stream(),
@@ -314,7 +337,7 @@ void HttpServer::respond(Conn* c, const Response& r, bool head) {
   c->out = serialize(r, head);
   // The timer keeps guarding the write: a client that does not read its response is dropped.
   uv_timer_start(
-      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->close_conn(static_cast<Conn*>(t->data)); },
+      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->on_timeout(static_cast<Conn*>(t->data)); },
       limits_.timeout_ms, 0);
   c->write_req.data = c;
   uv_buf_t buf = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
@@ -330,6 +353,14 @@ void HttpServer::respond(Conn* c, const Response& r, bool head) {
     if (rc != 0) conn->server->close_conn(conn);
   });
   if (rc != 0) close_conn(c);
+}
+
+void HttpServer::on_timeout(Conn* c) {
+  if (c->closing) return;
+  ++stats_.timeouts;
+  spdlog::info("http: connection from {} closed: {} within {} ms", c->ip,
+               c->responded ? "response not read" : "no whole request", limits_.timeout_ms);
+  close_conn(c);
 }
 
 void HttpServer::close_conn(Conn* c) {

@@ -45,7 +45,19 @@ using Handlers = std::map<std::string, Handler>;  // by exact path
 struct HttpLimits {
   size_t max_request_bytes = 8192;  // request line + headers; larger gets 431
   uint32_t max_connections = 64;    // above: accepted and closed at once
-  uint64_t timeout_ms = 5000;       // a connection that has not sent a whole request by then is closed
+  // From one client address ([http] max_connections_per_ip): one host cannot take every one
+  // of max_connections and lock the monitoring out.
+  uint32_t max_connections_per_ip = 8;
+  // A connection that has not sent a whole request this long after it was accepted is closed,
+  // however it trickles its bytes (no byte extends it); the same bound then covers the write.
+  uint64_t timeout_ms = 5000;
+};
+
+// Totals since the server started, for /metrics (kib_http_connections_closed_total).
+struct HttpStats {
+  uint64_t refused_max_connections = 0;
+  uint64_t refused_per_ip = 0;
+  uint64_t timeouts = 0;
 };
 
 // Parsing, exposed for tests.
@@ -80,6 +92,9 @@ class HttpServer {
 
   size_t connection_count() const { return connections_.size(); }
   uint64_t requests_served() const { return served_; }
+  const HttpStats& stats() const { return stats_; }
+  // New limits for connections accepted from now on (SIGHUP).
+  void set_limits(const HttpLimits& limits) { limits_ = limits; }
 
  private:
   struct Conn;
@@ -88,6 +103,7 @@ class HttpServer {
   void on_data(Conn* c, const char* data, size_t n);
   void respond(Conn* c, const Response& r, bool head);
   void close_conn(Conn* c);
+  void on_timeout(Conn* c);
   void handle_closed();
   static void on_close_listener(uv_handle_t* h);
   static void on_close_conn_handle(uv_handle_t* h);
@@ -99,6 +115,7 @@ class HttpServer {
   std::vector<Conn*> connections_;
   size_t open_handles_ = 0;
   uint64_t served_ = 0;
+  HttpStats stats_;
   bool closing_ = false;
   std::function<void()> close_done_;
   char read_buf_[4096];  // every read is consumed before the next one is allocated

@@ -2,6 +2,8 @@
 // client from another thread.
 #include <boost/test/unit_test.hpp>
 
+#include <arpa/inet.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -149,6 +151,91 @@ BOOST_AUTO_TEST_CASE(a_client_that_never_finishes_its_request_is_disconnected) {
   std::string wire = f.raw("GET /healthz HTTP/1.1\r\n");  // no blank line: the server times out
   BOOST_TEST(wire.empty());
   BOOST_TEST(f.server->connection_count() == 0u);
+}
+
+// Slowloris: a byte every 50 ms keeps a connection busy, but the deadline runs from accept
+// and no byte extends it.
+BOOST_AUTO_TEST_CASE(a_request_trickled_a_byte_at_a_time_is_cut_off_at_the_deadline) {
+  HttpLimits limits;
+  limits.timeout_ms = 300;
+  Fixture f(limits);
+  std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n" + std::string(200, 'X') + ": y\r\n\r\n";
+  struct Out {
+    std::string got;
+    size_t sent = 0;
+  };
+  Out out = with_loop<Out>(&f.loop, [&] {
+    Out o;
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(f.port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return o;
+    for (; o.sent < request.size(); ++o.sent) {
+      if (::send(fd, &request[o.sent], 1, MSG_NOSIGNAL) != 1) break;
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) > 0) break;  // closed (or answered)
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) o.got.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    return o;
+  });
+  BOOST_TEST(out.sent < request.size());  // cut off before the request was complete
+  BOOST_TEST(out.got.empty());
+  BOOST_TEST(f.server->stats().timeouts == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(connections_from_one_address_past_max_connections_per_ip_are_refused) {
+  HttpLimits limits;
+  limits.max_connections_per_ip = 2;
+  Fixture f(limits);
+  struct Out {
+    std::string third, other, after;
+  };
+  Out out = with_loop<Out>(&f.loop, [&] {
+    Out o;
+    auto open_from = [&](const char* ip) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in src{};
+      src.sin_family = AF_INET;
+      inet_pton(AF_INET, ip, &src.sin_addr);
+      ::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(f.port);
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      return fd;
+    };
+    auto exchange = [](int fd) {
+      std::string req = "GET /healthz HTTP/1.1\r\n\r\n", got;
+      ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, static_cast<size_t>(n));
+      ::close(fd);
+      return got;
+    };
+    int a = open_from("127.0.0.1"), b = open_from("127.0.0.1");
+    // Both are accepted before the third arrives: their requests are half sent.
+    ::send(a, "GET", 3, MSG_NOSIGNAL);
+    ::send(b, "GET", 3, MSG_NOSIGNAL);
+    ::usleep(100000);
+    o.third = exchange(open_from("127.0.0.1"));
+    o.other = exchange(open_from("127.0.0.2"));
+    ::close(a);
+    ::close(b);
+    ::usleep(100000);
+    o.after = exchange(open_from("127.0.0.1"));
+    return o;
+  });
+  BOOST_TEST(out.third.empty());
+  BOOST_TEST(out.other.starts_with("HTTP/1.1 200 OK\r\n"));
+  BOOST_TEST(out.after.starts_with("HTTP/1.1 200 OK\r\n"));
+  BOOST_TEST(f.server->stats().refused_per_ip == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(connections_above_the_limit_are_closed_at_once) {
