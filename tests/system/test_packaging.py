@@ -134,6 +134,32 @@ def test_unit_declares_notify_user_directories_and_hardening():
     assert one["SystemCallArchitectures"] == "native" and one["UMask"] == "0077"
 
 
+def unit_keys():
+    with open(UNIT) as f:
+        return {k: v for k, v in (line.rstrip("\n").split("=", 1) for line in f
+                                  if "=" in line and not line.startswith("#"))}
+
+
+def size_bytes(v):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return int(v[:-1]) * units[v[-1]] if v[-1] in units else int(v)
+
+
+def test_unit_memory_and_task_ceilings_fit_the_limits():
+    # MemoryHigh throttles before MemoryMax kills; both leave room for many connections at the
+    # shipped per-connection bounds (requests in flight plus responses not yet written) and
+    # for max_connections idle ones; TasksMax covers the bridge's few threads.
+    one = unit_keys()
+    with open(SHIPPED_TOML, "rb") as f:
+        limits = tomllib.load(f)["limits"]
+    per_conn = limits["max_inflight_request_bytes"] + limits["max_pending_response_bytes"]
+    high, mx = size_bytes(one["MemoryHigh"]), size_bytes(one["MemoryMax"])
+    assert high < mx
+    assert high >= 16 * per_conn + limits["max_connections"] * 16 * 1024, (high, per_conn)
+    assert limits["max_frame_bytes"] <= limits["max_inflight_request_bytes"]
+    assert 16 <= int(one["TasksMax"]) <= 1024
+
+
 # ---- man pages --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", [MAN8, MAN5], ids=["kafka-iggy-bridge.8", "kafka-iggy-bridge.toml.5"])
