@@ -59,18 +59,32 @@ class ProducerRun:
         self.acked: dict[str, tuple[int, int]] = {}
         self.ack_times: list[float] = []  # monotonic arrival time of each acknowledgement line
         self.failed: dict[str, str] = {}
+        self.no_offset: list[str] = []  # acknowledged without an offset
         self.double_acks = 0  # the same id acknowledged twice by the client (a client bug)
         self.done: dict[str, int] | None = None
+        self.reader_error = ""
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self):
+        try:
+            self._parse()
+        except Exception as e:  # noqa: BLE001 - a parse error must not silently stop the ledger
+            self.reader_error = repr(e)
+            for _ in self.proc.stdout:  # keep draining, or the producer blocks on a full pipe
+                pass
+
+    def _parse(self):
         for line in self.proc.stdout:
             parts = line.rstrip("\n").split(" ", 3)
             if parts[0] == "A" and len(parts) >= 4:
                 if parts[1] in self.acked:
                     self.double_acks += 1
-                self.acked[parts[1]] = (int(parts[2]), int(parts[3]))
+                # confluent-kafka reports offset None when the broker's answer carried none (-1)
+                off = int(parts[3]) if parts[3].lstrip("-").isdigit() else -1
+                if off < 0:
+                    self.no_offset.append(parts[1])
+                self.acked[parts[1]] = (int(parts[2]), off)
                 self.ack_times.append(time.monotonic())
             elif parts[0] == "F" and len(parts) >= 2:
                 self.failed[parts[1]] = " ".join(parts[2:])
@@ -152,7 +166,7 @@ def verify(acked: dict[str, tuple[int, int]], read: list[tuple[str, int, int]]) 
     at = {(p, o): rid for rid, p, o in read}
     lost = sorted(rid for rid in acked if rid not in counts)
     dups = {rid: n for rid, n in counts.items() if n > 1}
-    mismatch = sorted(rid for rid, po in acked.items() if rid in counts and at.get(po) != rid)
+    mismatch = sorted(rid for rid, po in acked.items() if rid in counts and po[1] >= 0 and at.get(po) != rid)
     offsets_seen = Counter((p, o) for _, p, o in read)
     return {
         "read": len(read),

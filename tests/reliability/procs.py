@@ -208,14 +208,18 @@ class Bridge:
         t_listen = time.monotonic() - t0
         if not ready:
             return t_listen, t_listen
-        deadline = t0 + timeout
+        self.wait_ready(timeout - t_listen)
+        return t_listen, time.monotonic() - t0
+
+    def wait_ready(self, timeout: float = 60.0):
+        """Until this run of the bridge logged "ready" (logged in to Iggy, topics loaded)."""
+        deadline = time.monotonic() + timeout
         while "kafka-iggy-bridge ready" not in self.proc.log_since_start():
             if not self.proc.alive():
                 raise RuntimeError(f"bridge exited ({self.proc.proc.returncode}):\n{util.tail(self.proc.log_path)}")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"bridge not ready after {timeout:.0f}s:\n{util.tail(self.proc.log_path)}")
             time.sleep(0.02)
-        return t_listen, time.monotonic() - t0
 
     def kill9(self):
         self.proc.kill9()

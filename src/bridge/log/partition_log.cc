@@ -659,8 +659,8 @@ void PartitionLog::recover_tail(Partition& p, std::function<void()> done) {
            ++recovered;
          }
          if (recovered)
-           spdlog::warn("{}-{}: recovered {} producer batches that reached Iggy before a restart without their "
-                        "sequence stored; their retries are answered as duplicates",
+           spdlog::warn("{}-{}: recovered {} producer batches that reached Iggy without their sequence stored "
+                        "(a restart, or a send whose reply was lost); their retries are answered as duplicates",
                         p.topic, p.id, recovered);
          p.tail_recovered = true;
          done();
