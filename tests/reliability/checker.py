@@ -119,6 +119,8 @@ class ProducerRun:
         if self.alive():
             self.proc.kill()
             self.proc.wait()
+        if not self.stderr.closed:
+            self.stderr.close()
 
 
 def readback(bootstrap: str, topic: str, partitions: int, timeout: float = 300.0) -> tuple[list, dict]:
