@@ -49,6 +49,7 @@ LIBA      := $(BUILDDIR)/libbridge.a
 UNIT_BIN  := $(BUILDDIR)/unit-tests
 INT_BIN   := $(BUILDDIR)/integration-tests
 
+.PHONY: reliability reliability-smoke soak
 .PHONY: all help test test-built setup run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration
 all: check-deps $(BIN)
 
@@ -63,6 +64,13 @@ help:
 	@echo "make schema     regenerate db/schema.sql from migrations/"
 	@echo "make bench      benchmarks against native Iggy and a real Kafka broker (not part of test)"
 	@echo "make deb / rpm  packages under build/pkg"
+	@echo "make reliability        acknowledged-writes checker and fault tests (tests/reliability/run):"
+	@echo "                        100 bridge kill -9s under idempotent produce, iggy-server kills, SQLite"
+	@echo "                        full disk / read-only, 10,000 idle connections + slowloris; figures in"
+	@echo "                        build/reliability/ (not part of make test; KILLS=, SEED= override)"
+	@echo "make reliability-smoke  the same with 5 bridge kills and 2 iggy kills (a few minutes; for CI)"
+	@echo "make soak               producers, consumers, rebalancing groups for SOAK_SECONDS (default 3600);"
+	@echo "                        RSS and open fds of the bridge sampled and checked for flatness"
 
 check-deps:
 	@tools/check-deps
@@ -147,6 +155,19 @@ check-schema:
 
 bench bench-quick: all $(BENCH_BINS)
 	@BUILD_DIR=$(BUILDDIR) bench/run $(if $(filter bench-quick,$@),--quick,)
+
+# The acknowledged-writes checker (tests/reliability/run): needs iggy-server, the client tier's
+# venv and Kafka jars (make setup); mounts a small tmpfs for the SQLite faults when root.
+RELIABILITY_ARGS = $(if $(KILLS),--kills $(KILLS),) $(if $(SEED),--seed $(SEED),)
+RELIABILITY_PY = $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+reliability: all
+	@$(RELIABILITY_PY) tests/reliability/run --profile full $(RELIABILITY_ARGS)
+
+reliability-smoke: all
+	@$(RELIABILITY_PY) tests/reliability/run --profile smoke $(RELIABILITY_ARGS)
+
+soak: all
+	@$(RELIABILITY_PY) tests/reliability/run --profile soak --soak-seconds $(or $(SOAK_SECONDS),3600) $(RELIABILITY_ARGS)
 
 deb rpm: all
 	packaging/build-$@ $(BIN)

@@ -115,6 +115,9 @@ struct PartitionLog::Partition {
   bool loaded = false;  // high watermark and log start read from Iggy at least once
   bool load_tried_for_append = false;
   bool tail_recovered = false;  // producer batches in Iggy's tail reconciled after startup
+  // An idempotent send failed with its outcome unknown (Iggy may have stored it): the high
+  // watermark and the tail are read again before the next idempotent append.
+  bool tail_unknown = false;
   int64_t high_watermark = 0;
   int64_t log_start = 0;
   uint64_t avg_message_bytes = 0;  // Iggy bytes per message, sizes poll counts (0 = unknown)
@@ -420,10 +423,33 @@ void PartitionLog::pump_appends(Partition& p) {
   }
   std::shared_ptr<AppendJob> job = p.appends.front();
   const kafka::RecordBatchHeader& h = job->header();
+  if (h.producer_id >= 0 && producers_ && p.tail_unknown) {
+    // The retry of a batch whose send failed may be at the head now. If Iggy stored that send
+    // (a reply lost when the connection dropped, or a timeout), appending the retry would store
+    // it twice: learn Iggy's end first, then recover_tail() records what is there.
+    p.appending = true;
+    refresh_offsets(p, [this, pp = &p](Status s) {
+      Partition& p = *pp;
+      p.appending = false;
+      if (!s) {
+        // Still unknown: refuse (retriable) rather than risk a duplicate.
+        return finish_append(p, produce_error(s.error()));
+      }
+      p.tail_unknown = false;
+      p.tail_recovered = false;
+      pump_appends(p);
+    });
+    return;
+  }
   if (h.producer_id >= 0 && producers_ && !p.tail_recovered && p.loaded) {
     p.appending = true;
     recover_tail(p, [this, pp = &p] {
       pp->appending = false;
+      // The tail could not be read: answer this batch retriably (its retry tries the tail
+      // again) instead of appending it unchecked or retrying the read at once, forever.
+      if (!pp->tail_recovered)
+        return finish_append(*pp, produce_error(ErrorCode::kRequestTimedOut,
+                                                "the partition's tail could not be read from Iggy; retry"));
       pump_appends(*pp);
     });
     return;
@@ -522,7 +548,9 @@ void PartitionLog::pump_appends(Partition& p) {
           spdlog::warn("append to {}-{} failed: {}", p.topic, p.id, r.error().message);
           for (const auto& j : jobs) {
             const kafka::RecordBatchHeader& h = j->header();
-            if (j->reserved) producers_->abort_append(h.producer_id, p.topic, p.id, h.base_sequence);
+            if (!j->reserved) continue;
+            producers_->abort_append(h.producer_id, p.topic, p.id, h.base_sequence);
+            p.tail_unknown = true;  // see pump_appends: the client's retry must not be stored twice
           }
           for (const auto& j : jobs) j->cb(produce_error(r.error()));
           pump_appends(p);
@@ -631,8 +659,8 @@ void PartitionLog::recover_tail(Partition& p, std::function<void()> done) {
            ++recovered;
          }
          if (recovered)
-           spdlog::warn("{}-{}: recovered {} producer batches that reached Iggy before a restart without their "
-                        "sequence stored; their retries are answered as duplicates",
+           spdlog::warn("{}-{}: recovered {} producer batches that reached Iggy without their sequence stored "
+                        "(a restart, or a send whose reply was lost); their retries are answered as duplicates",
                         p.topic, p.id, recovered);
          p.tail_recovered = true;
          done();
