@@ -104,6 +104,13 @@ void handle_produce(Services& s, Request&& req) {
     return call->done();
   }
 
+  // The decoded request and its response cost far more per partition than the 8 bytes a
+  // partition entry needs on the wire: count them as in flight while the request is handled.
+  size_t partitions = 0;
+  for (const auto& topic : body->topic_data) partitions += topic.partition_data.size();
+  req.respond.charge(partitions * (sizeof(msg::ProduceRequest::PartitionProduceData) +
+                                   sizeof(msg::ProduceResponse::PartitionProduceResponse)));
+
   DecompressionBudget budget{s.config->limits.max_decompressed_bytes_per_request};
   for (size_t t = 0; t < body->topic_data.size(); ++t) {
     const auto& topic = body->topic_data[t];
@@ -111,21 +118,26 @@ void handle_produce(Services& s, Request&& req) {
       const auto& data = topic.partition_data[p];
       auto& pr = call->resp.responses[t].partition_responses[p];
       const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
+      // A partition that cannot be appended to is answered before its records are decoded:
+      // decompressing them would only spend the request's budget (and the loop's time).
+      if (Status target = s.log ? s.log->precheck_produce(topic.name, data.index) : ok_status(); !target) {
+        call->fail(pr, bridge::to_kafka_error(target.error()), target.error().message);
+        continue;
+      }
       if (version < kFirstZstdVersion && names_zstd(records)) {
         call->fail(pr, ErrorCode::kUnsupportedCompressionType, "zstd needs Produce v7 or later");
         continue;
       }
       auto decoded = decode_record_batches(records, budget);
-      if (decoded) {
-        // Decompressed records stay in memory until Iggy has them: they count as in flight.
-        size_t held = 0;
-        for (const DecodedBatch& b : *decoded) held += b.decompressed_bytes();
-        if (held) req.respond.charge(held);
-      }
       if (!decoded) {
         call->fail(pr, produce_error_for(record_error(decoded.error())), decoded.error().message);
         continue;
       }
+      // Decompressed records and the decoded record structs stay in memory until Iggy has them:
+      // they count as in flight.
+      size_t held = 0;
+      for (const DecodedBatch& b : *decoded) held += b.memory_bytes();
+      if (held) req.respond.charge(held);
       if (!s.log) {
         call->fail(pr, ErrorCode::kUnknownServerError, "the partition log is not running");
         continue;
