@@ -369,6 +369,27 @@ BOOST_AUTO_TEST_CASE(timestamp_delta_overflowing_the_base_timestamp_is_an_invali
   BOOST_TEST(r->front().timestamp_of(r->front().records.front()) == kMax);
 }
 
+BOOST_AUTO_TEST_CASE(encoding_timestamps_far_apart_wraps_the_delta_as_readers_add_it_back) {
+  // Timestamps read back from Iggy are whatever a native client stored. Before, the encoder's
+  // record.timestamp - baseTimestamp overflowed (UBSan aborts the ASan tier; release wrapped).
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  RecordToEncode recs[] = {{kMin + 1, std::nullopt, std::nullopt, {}}, {kMax, std::nullopt, std::nullopt, {}}};
+  ByteWriter w;
+  encode_record_batch(w, BatchSettings{}, recs);
+  // The second record's delta is kMax - (kMin + 1) mod 2^64 = -2: what Java's
+  // baseTimestamp + timestampDelta turns back into kMax.
+  ByteReader all(w.buffer());
+  all.skip(kRecordBatchHeaderSize);
+  for (int i = 0; i < 2; ++i) {
+    ByteReader rec(all.take(static_cast<size_t>(all.varint())));
+    rec.be<int8_t>();
+    int64_t delta = rec.varlong();
+    BOOST_TEST(delta == (i == 0 ? 0 : -2));
+    BOOST_TEST(static_cast<int64_t>(static_cast<uint64_t>(kMin + 1) + static_cast<uint64_t>(delta)) == recs[i].timestamp);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(offsets_of_a_client_base_offset_near_the_top_wrap_instead_of_overflowing) {
   DecodedBatch b;
   b.header.base_offset = std::numeric_limits<int64_t>::max();
