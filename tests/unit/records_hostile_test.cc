@@ -8,7 +8,6 @@
 #include <lz4frame.h>
 #include <zstd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -21,17 +20,16 @@
 
 namespace {
 
-// While g_counting is set: the largest single allocation and the sum of all allocations.
-std::atomic<bool> g_counting{false};
-std::atomic<size_t> g_largest{0};
-std::atomic<size_t> g_total{0};
+// While g_counting is set on a thread: the largest single allocation that thread made and the
+// sum of its allocations (per thread, so other threads' allocations never blur a measurement).
+thread_local bool g_counting = false;
+thread_local size_t g_largest = 0;
+thread_local size_t g_total = 0;
 
 void* counted_alloc(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_total.fetch_add(n, std::memory_order_relaxed);
-    size_t prev = g_largest.load(std::memory_order_relaxed);
-    while (n > prev && !g_largest.compare_exchange_weak(prev, n, std::memory_order_relaxed)) {
-    }
+  if (g_counting) {
+    g_total += n;
+    if (n > g_largest) g_largest = n;
   }
   void* p = std::malloc(n ? n : 1);
   if (!p) throw std::bad_alloc();
@@ -62,8 +60,8 @@ struct AllocProbe {
     g_counting = true;
   }
   ~AllocProbe() { g_counting = false; }
-  size_t largest() const { return g_largest.load(); }
-  size_t total() const { return g_total.load(); }
+  size_t largest() const { return g_largest; }
+  size_t total() const { return g_total; }
 };
 
 DecompressFailure failure_of(const Result<Bytes>& r) { return static_cast<DecompressFailure>(r.error().code); }
