@@ -61,6 +61,7 @@ struct ProduceCall {
   std::string first_error;  // acks=0: the connection is closed instead of answering
 
   void fail(msg::ProduceResponse::PartitionProduceResponse& pr, ErrorCode code, const std::string& message) {
+    respond.count_error(to_int16(code));  // kib_request_errors_total{api="Produce",code=...}, per partition
     pr.error_code = to_int16(code);
     pr.base_offset = -1;
     pr.log_append_time_ms = -1;
@@ -112,6 +113,7 @@ void handle_produce(Services& s, Request&& req) {
                                    sizeof(msg::ProduceResponse::PartitionProduceResponse)));
 
   DecompressionBudget budget{s.config->limits.max_decompressed_bytes_per_request};
+  size_t refused_at_decode = 0;  // logged once per request, with the count when there are more
   for (size_t t = 0; t < body->topic_data.size(); ++t) {
     const auto& topic = body->topic_data[t];
     for (size_t p = 0; p < topic.partition_data.size(); ++p) {
@@ -130,7 +132,11 @@ void handle_produce(Services& s, Request&& req) {
       }
       auto decoded = decode_record_batches(records, budget);
       if (!decoded) {
-        call->fail(pr, produce_error_for(record_error(decoded.error())), decoded.error().message);
+        const ErrorCode code = produce_error_for(record_error(decoded.error()));
+        if (refused_at_decode++ == 0)
+          spdlog::warn("client={} produce to {}-{} refused: {}: {}", req.header.client_id, topic.name, data.index,
+                       error_name(code), decoded.error().message);
+        call->fail(pr, code, decoded.error().message);
         continue;
       }
       // Decompressed records and the decoded record structs stay in memory until Iggy has them:
@@ -157,6 +163,9 @@ void handle_produce(Services& s, Request&& req) {
                      });
     }
   }
+  if (refused_at_decode > 1)
+    spdlog::warn("client={} produce: {} partitions of the request refused at decode", req.header.client_id,
+                 refused_at_decode);
   call->done();
 }
 
