@@ -307,3 +307,31 @@ def test_timestamp_delta_overflowing_the_base_is_an_invalid_record(topic_conn):
     assert parse_produce_v7(recv_frame(s))[:2] == (23, INVALID_RECORD)
     assert latest_offset(s, topic) == 0
     still_serving(s, b)
+
+
+def test_a_produce_naming_more_partitions_than_the_budget_holds_is_closed_cleanly(bridge_factory, iggy):
+    # 500,000 partition entries of 8 bytes (null records): a 4 MB frame that decodes and answers
+    # as 144 bytes a partition (72 MB). Before, the bridge built all of it, then a produce job
+    # per partition; now the request's decode budget (16 MiB here) refuses it up front.
+    b = bridge_factory("[limits]\nmax_decompressed_bytes_per_request = 16777216\n", iggy_address=iggy.address).start().wait_ready()
+    s = connect(b.port, timeout=60)
+    topic = "wide-" + uuid.uuid4().hex[:8]
+    create_topic(s, topic)
+    t = topic.encode()
+    body = struct.pack(">hhi", -1, 1, 30000) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
+    body += struct.pack(">i", 500_000) + struct.pack(">ii", 0, -1) * 500_000
+    hwm = vm_hwm_kb(b)
+    s.sendall(request(0, 7, 24, body))
+    try:
+        closed = s.recv(1) == b""
+    except ConnectionResetError:
+        closed = True
+    assert closed, "expected the connection to be closed"
+    grew = vm_hwm_kb(b) - hwm
+    print(f"peak RSS (VmHWM) grew by {grew} KiB")
+    assert grew < 48 * 1024, f"peak RSS grew by {grew} KiB"
+    s.close()
+    s = connect(b.port)
+    assert latest_offset(s, topic) == 0
+    still_serving(s, b)
+    s.close()

@@ -2,6 +2,7 @@
 // budget and hands them to the partition log, which applies Kafka's append rules. Served v3-11,
 // advertised from v0 (GOTCHAS: librdkafka < 2.11 disables compression otherwise); v0-2
 // requests (legacy message sets, removed by KIP-896) get UNSUPPORTED_VERSION per partition.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "kafka/protocol/generated/produce.h"
 #include "kafka/records/record_batch.h"
 #include "kafka/services.h"
+#include "metrics/bridge_metrics.h"
 
 namespace kib::kafka {
 namespace {
@@ -85,6 +87,23 @@ void handle_produce(Services& s, Request&& req) {
   // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
   auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
   const int16_t version = req.header.api_version;
+  // A partition entry is 8 bytes on the wire and 144 in memory once decoded and answered
+  // (request + response structs): the request's decode budget pays for them first. A request
+  // naming more partitions than the budget can hold is hostile; it gets a clean close rather
+  // than gigabytes of per-partition answers.
+  size_t partitions = 0;
+  for (const auto& topic : body->topic_data) partitions += topic.partition_data.size();
+  const size_t partition_bytes = partitions * (sizeof(msg::ProduceRequest::PartitionProduceData) +
+                                               sizeof(msg::ProduceResponse::PartitionProduceResponse));
+  const uint64_t budget_bytes = s.config->limits.max_decompressed_bytes_per_request;
+  if (partition_bytes > budget_bytes) {
+    metrics::record_request_error("Produce", "too_many_partitions");
+    return req.respond.close(fmt::format("Produce names {} partitions; their decoded structs ({} bytes) pass "
+                                         "[limits] max_decompressed_bytes_per_request ({} bytes)",
+                                         partitions, partition_bytes, budget_bytes));
+  }
+  req.respond.charge(partition_bytes);  // in flight until answered, like the records
+
   auto call = std::make_shared<ProduceCall>();
   call->respond = req.respond;
   call->acks_zero = body->acks == 0;
@@ -105,14 +124,7 @@ void handle_produce(Services& s, Request&& req) {
     return call->done();
   }
 
-  // The decoded request and its response cost far more per partition than the 8 bytes a
-  // partition entry needs on the wire: count them as in flight while the request is handled.
-  size_t partitions = 0;
-  for (const auto& topic : body->topic_data) partitions += topic.partition_data.size();
-  req.respond.charge(partitions * (sizeof(msg::ProduceRequest::PartitionProduceData) +
-                                   sizeof(msg::ProduceResponse::PartitionProduceResponse)));
-
-  DecompressionBudget budget{s.config->limits.max_decompressed_bytes_per_request};
+  DecompressionBudget budget{budget_bytes - partition_bytes};
   size_t refused_at_decode = 0;  // logged once per request, with the count when there are more
   for (size_t t = 0; t < body->topic_data.size(); ++t) {
     const auto& topic = body->topic_data[t];
