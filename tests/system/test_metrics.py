@@ -241,3 +241,24 @@ def test_group_metrics_count_groups_by_state_and_report_lag_also_for_native_appe
     got, samples, _ = lag_is(7, 25)
     assert got == 7, "lag did not follow the native appends"
     assert value(samples, "kib_group_lag_sum", group=group) == 7
+
+
+def test_produce_partition_errors_are_counted_per_partition(http_bridge_on_iggy):
+    # Before, only a response's top-level error_code was counted, and Produce has none: 64
+    # partitions refused as CORRUPT_MESSAGE left kib_request_errors_total untouched.
+    import uuid
+    from test_bad_produce import (CORRUPT_MESSAGE, batch, create_topic, parse_produce_v7_partitions,
+                                  produce_v7_partitions, zstd_frame_claiming)
+    from kafka_wire import connect, recv_frame
+    b = http_bridge_on_iggy
+    wait_ready(b)
+    s = connect(b.port)
+    topic = "cnt-" + uuid.uuid4().hex[:8]
+    create_topic(s, topic)
+    before = value(scrape(b)[0], "kib_request_errors_total", api="Produce", code="CORRUPT_MESSAGE")
+    s.sendall(produce_v7_partitions(30, topic, [(0, batch(zstd_frame_claiming(256 << 20), 1, attributes=4))] * 5))
+    _corr, parts = parse_produce_v7_partitions(recv_frame(s))
+    assert [err for _i, err in parts] == [CORRUPT_MESSAGE] * 5
+    after = value(scrape(b)[0], "kib_request_errors_total", api="Produce", code="CORRUPT_MESSAGE")
+    assert after - before == 5
+    s.close()

@@ -239,6 +239,18 @@ void PartitionLog::lookup(const std::string& topic, int32_t partition, std::func
                   });
 }
 
+Status PartitionLog::precheck_produce(const std::string& topic, int32_t partition) const {
+  if (const TopicMetadata* m = catalog_.find(topic)) {
+    if (partition < 0 || partition >= m->partitions)
+      return kafka_error(ErrorCode::kUnknownTopicOrPartition,
+                         "topic " + topic + " has no partition " + std::to_string(partition));
+    return ok_status();
+  }
+  if (auto why = TopicCatalog::invalid_topic_name(topic))
+    return kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic: " + *why);
+  return ok_status();
+}
+
 PartitionLog::Partition& PartitionLog::partition(const std::string& topic, int32_t id) {
   auto& slot = partitions_[{topic, id}];
   if (!slot) {

@@ -110,6 +110,13 @@ class PartitionLog {
   void produce(const std::string& topic, int32_t partition, std::vector<kafka::DecodedBatch> batches,
                std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb);
 
+  // What produce() would refuse for sure, from the catalog's cache alone, checked by the Produce
+  // handler before it decodes (and decompresses) a partition's records: a name that cannot be a
+  // topic, or a partition a cached topic does not have (UNKNOWN_TOPIC_OR_PARTITION, as Kafka
+  // answers before looking at the records). OK when the cache does not know the topic:
+  // produce() asks Iggy then.
+  Status precheck_produce(const std::string& topic, int32_t partition) const;
+
   void fetch(std::vector<FetchPartitionRequest> partitions, const FetchParams& params, FetchCallback cb);
 
   // `timestamp`: kLatestTimestamp, kEarliestTimestamp, kEarliestLocalTimestamp, kMaxTimestamp, or

@@ -2,6 +2,7 @@
 // budget and hands them to the partition log, which applies Kafka's append rules. Served v3-11,
 // advertised from v0 (GOTCHAS: librdkafka < 2.11 disables compression otherwise); v0-2
 // requests (legacy message sets, removed by KIP-896) get UNSUPPORTED_VERSION per partition.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "kafka/protocol/generated/produce.h"
 #include "kafka/records/record_batch.h"
 #include "kafka/services.h"
+#include "metrics/bridge_metrics.h"
 
 namespace kib::kafka {
 namespace {
@@ -61,6 +63,7 @@ struct ProduceCall {
   std::string first_error;  // acks=0: the connection is closed instead of answering
 
   void fail(msg::ProduceResponse::PartitionProduceResponse& pr, ErrorCode code, const std::string& message) {
+    respond.count_error(to_int16(code));  // kib_request_errors_total{api="Produce",code=...}, per partition
     pr.error_code = to_int16(code);
     pr.base_offset = -1;
     pr.log_append_time_ms = -1;
@@ -84,6 +87,23 @@ void handle_produce(Services& s, Request&& req) {
   // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
   auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
   const int16_t version = req.header.api_version;
+  // A partition entry is 8 bytes on the wire and 144 in memory once decoded and answered
+  // (request + response structs): the request's decode budget pays for them first. A request
+  // naming more partitions than the budget can hold is hostile; it gets a clean close rather
+  // than gigabytes of per-partition answers.
+  size_t partitions = 0;
+  for (const auto& topic : body->topic_data) partitions += topic.partition_data.size();
+  const size_t partition_bytes = partitions * (sizeof(msg::ProduceRequest::PartitionProduceData) +
+                                               sizeof(msg::ProduceResponse::PartitionProduceResponse));
+  const uint64_t budget_bytes = s.config->limits.max_decompressed_bytes_per_request;
+  if (partition_bytes > budget_bytes) {
+    metrics::record_request_error("Produce", "too_many_partitions");
+    return req.respond.close(fmt::format("Produce names {} partitions; their decoded structs ({} bytes) pass "
+                                         "[limits] max_decompressed_bytes_per_request ({} bytes)",
+                                         partitions, partition_bytes, budget_bytes));
+  }
+  req.respond.charge(partition_bytes);  // in flight until answered, like the records
+
   auto call = std::make_shared<ProduceCall>();
   call->respond = req.respond;
   call->acks_zero = body->acks == 0;
@@ -104,28 +124,38 @@ void handle_produce(Services& s, Request&& req) {
     return call->done();
   }
 
-  DecompressionBudget budget{s.config->limits.max_decompressed_bytes_per_request};
+  DecompressionBudget budget{budget_bytes - partition_bytes};
+  size_t refused_at_decode = 0;  // logged once per request, with the count when there are more
   for (size_t t = 0; t < body->topic_data.size(); ++t) {
     const auto& topic = body->topic_data[t];
     for (size_t p = 0; p < topic.partition_data.size(); ++p) {
       const auto& data = topic.partition_data[p];
       auto& pr = call->resp.responses[t].partition_responses[p];
       const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
+      // A partition that cannot be appended to is answered before its records are decoded:
+      // decompressing them would only spend the request's budget (and the loop's time).
+      if (Status target = s.log ? s.log->precheck_produce(topic.name, data.index) : ok_status(); !target) {
+        call->fail(pr, bridge::to_kafka_error(target.error()), target.error().message);
+        continue;
+      }
       if (version < kFirstZstdVersion && names_zstd(records)) {
         call->fail(pr, ErrorCode::kUnsupportedCompressionType, "zstd needs Produce v7 or later");
         continue;
       }
       auto decoded = decode_record_batches(records, budget);
-      if (decoded) {
-        // Decompressed records stay in memory until Iggy has them: they count as in flight.
-        size_t held = 0;
-        for (const DecodedBatch& b : *decoded) held += b.decompressed_bytes();
-        if (held) req.respond.charge(held);
-      }
       if (!decoded) {
-        call->fail(pr, produce_error_for(record_error(decoded.error())), decoded.error().message);
+        const ErrorCode code = produce_error_for(record_error(decoded.error()));
+        if (refused_at_decode++ == 0)
+          spdlog::warn("client={} produce to {}-{} refused: {}: {}", req.header.client_id, topic.name, data.index,
+                       error_name(code), decoded.error().message);
+        call->fail(pr, code, decoded.error().message);
         continue;
       }
+      // Decompressed records and the decoded record structs stay in memory until Iggy has them:
+      // they count as in flight.
+      size_t held = 0;
+      for (const DecodedBatch& b : *decoded) held += b.memory_bytes();
+      if (held) req.respond.charge(held);
       if (!s.log) {
         call->fail(pr, ErrorCode::kUnknownServerError, "the partition log is not running");
         continue;
@@ -145,6 +175,9 @@ void handle_produce(Services& s, Request&& req) {
                      });
     }
   }
+  if (refused_at_decode > 1)
+    spdlog::warn("client={} produce: {} partitions of the request refused at decode", req.header.client_id,
+                 refused_at_decode);
   call->done();
 }
 

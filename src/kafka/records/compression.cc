@@ -26,6 +26,10 @@ constexpr int kZstdLevel = 3;                  // Kafka's default compression.zs
 constexpr int kZstdMinWindowLog = 23;
 constexpr int kZstdMaxWindowLog = 27;  // zstd's own default limit (ZSTD_WINDOWLOG_LIMIT_DEFAULT)
 constexpr size_t kMinGrowth = 64 * 1024;
+// First output reserve: 4x the input, within these bounds; the buffer doubles from there as
+// decoded bytes arrive.
+constexpr size_t kMinFirstReserve = 4096;
+constexpr size_t kMaxFirstReserve = 1 << 20;
 
 Error failure(DecompressFailure kind, std::string message) {
   return Error{ErrorDomain::kProtocol, static_cast<uint32_t>(kind), std::move(message)};
@@ -41,15 +45,20 @@ Error corrupt(Compression c, std::string_view what) {
 
 // Output buffer that never grows past max_output + 1 bytes: codecs may write one byte more than
 // allowed, which is how "over budget" is detected without trusting any length claimed by input.
+// It grows only as decoded bytes fill it (doubling, from a first reserve of at most
+// kMaxFirstReserve), so what it zero-fills and holds stays within about twice what the codec
+// really produced, whatever a frame header claims. peak() is the most it reserved, which the
+// caller charges to its budget whether decoding succeeds or not.
 class BoundedOutput {
  public:
   BoundedOutput(size_t max_output, size_t size_hint)
       : max_(max_output), limit_(max_output == SIZE_MAX ? SIZE_MAX : max_output + 1) {
-    grow_to(std::min(std::max(size_hint, size_t{4096}), limit_));
+    grow_to(std::min(std::clamp(size_hint, kMinFirstReserve, kMaxFirstReserve), limit_));
   }
 
   bool exceeded() const { return used_ > max_; }
   size_t used() const { return used_; }
+  size_t peak() const { return peak_; }
 
   // Free space after the written bytes; empty once the limit is reached.
   std::span<uint8_t> space() {
@@ -59,7 +68,8 @@ class BoundedOutput {
     }
     return {buf_.data() + used_, buf_.size() - used_};
   }
-  // Exactly n writable bytes, or nullptr when they would pass max_output.
+  // Exactly n writable bytes, or nullptr when they would pass max_output. Only for lengths
+  // already proven real (a validated snappy block), never for a claimed one.
   uint8_t* take(size_t n) {
     if (n > max_ - used_) return nullptr;
     if (used_ + n > buf_.size()) grow_to(std::min(limit_, std::max(used_ + n, buf_.size() * 2)));
@@ -81,14 +91,17 @@ class BoundedOutput {
   void grow_to(size_t n) {
     buf_.reserve(n);  // exact: keeps the allocation within the limit
     buf_.resize(n);
+    peak_ = std::max(peak_, buf_.capacity());
   }
 
   size_t max_;
   size_t limit_;
   size_t used_ = 0;
+  size_t peak_ = 0;
   Bytes buf_;
 };
 
+// The first reserve: a guess from the input's size, never from what the input claims.
 size_t hint_for(ByteSpan input, size_t max_output) {
   size_t guess = input.size() > SIZE_MAX / 4 ? SIZE_MAX : input.size() * 4;
   return std::min(guess, max_output);
@@ -113,7 +126,7 @@ Bytes gzip_compress(ByteSpan input) {
   return out;
 }
 
-Result<Bytes> gzip_decompress(ByteSpan input, size_t max_output) {
+Result<Unit> gzip_decompress(ByteSpan input, BoundedOutput& out, size_t max_output) {
   constexpr auto c = Compression::kGzip;
   if (input.size() > UINT_MAX) return corrupt(c, "input larger than 4 GiB");
   z_stream zs{};
@@ -121,7 +134,6 @@ Result<Bytes> gzip_decompress(ByteSpan input, size_t max_output) {
   std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, inflateEnd);
   zs.next_in = const_cast<Bytef*>(input.data());
   zs.avail_in = static_cast<uInt>(input.size());
-  BoundedOutput out(max_output, hint_for(input, max_output));
   for (;;) {
     std::span<uint8_t> space = out.space();
     if (space.empty()) return over_budget(c, max_output);
@@ -144,7 +156,7 @@ Result<Bytes> gzip_decompress(ByteSpan input, size_t max_output) {
     if (rc == Z_BUF_ERROR && zs.avail_in == 0) return corrupt(c, "truncated stream");
     return corrupt(c, zs.msg ? zs.msg : "invalid stream");
   }
-  return out.finish();
+  return Unit{};
 }
 
 // ---- snappy (xerial framing) --------------------------------------------------------------------
@@ -173,27 +185,25 @@ bool starts_with_xerial_magic(ByteSpan s) {
   return s.size() >= kXerialHeaderSize && std::memcmp(s.data(), kXerialMagic, sizeof kXerialMagic) == 0;
 }
 
-// One raw snappy block appended to `out`; its claimed length is checked against the budget first.
+// One raw snappy block appended to `out`. The length its varint claims is checked against the
+// budget, then proven by a validating pass (which writes nothing) before any output is reserved
+// for it: a 5-byte block claiming 4 GiB costs nothing.
 Result<Unit> snappy_raw_into(ByteSpan block, BoundedOutput& out, size_t max_output) {
   constexpr auto c = Compression::kSnappy;
   const char* p = reinterpret_cast<const char*>(block.data());
   size_t n = 0;
   if (!snappy::GetUncompressedLength(p, block.size(), &n)) return corrupt(c, "invalid block length");
+  if (n > max_output - out.used()) return over_budget(c, max_output);
+  if (!snappy::IsValidCompressedBuffer(p, block.size())) return corrupt(c, "invalid block");
   uint8_t* dst = out.take(n);
   if (dst == nullptr) return over_budget(c, max_output);
   if (!snappy::RawUncompress(p, block.size(), reinterpret_cast<char*>(dst))) return corrupt(c, "invalid block");
   return Unit{};
 }
 
-Result<Bytes> snappy_decompress(ByteSpan input, size_t max_output) {
+Result<Unit> snappy_decompress(ByteSpan input, BoundedOutput& out, size_t max_output) {
   constexpr auto c = Compression::kSnappy;
-  if (!starts_with_xerial_magic(input)) {
-    BoundedOutput out(max_output, 0);
-    auto r = snappy_raw_into(input, out, max_output);
-    if (!r) return r.error();
-    return out.finish();
-  }
-  BoundedOutput out(max_output, hint_for(input, max_output));
+  if (!starts_with_xerial_magic(input)) return snappy_raw_into(input, out, max_output);
   ByteReader in(input);
   while (!in.empty()) {
     // xerial's reader also accepts concatenated streams, each with its own header. A block
@@ -211,7 +221,7 @@ Result<Bytes> snappy_decompress(ByteSpan input, size_t max_output) {
     auto r = snappy_raw_into(in.take(static_cast<size_t>(len)), out, max_output);
     if (!r) return r.error();
   }
-  return out.finish();
+  return Unit{};
 }
 
 // ---- lz4 frame ----------------------------------------------------------------------------------
@@ -230,13 +240,12 @@ Bytes lz4_compress(ByteSpan input) {
   return out;
 }
 
-Result<Bytes> lz4_decompress(ByteSpan input, size_t max_output) {
+Result<Unit> lz4_decompress(ByteSpan input, BoundedOutput& out, size_t max_output) {
   constexpr auto c = Compression::kLz4;
   LZ4F_dctx* dctx = nullptr;
   if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
     throw std::runtime_error("lz4: cannot create a decompression context");
   std::unique_ptr<LZ4F_dctx, LZ4F_errorCode_t (*)(LZ4F_dctx*)> guard(dctx, LZ4F_freeDecompressionContext);
-  BoundedOutput out(max_output, hint_for(input, max_output));
   const uint8_t* src = input.data();
   size_t left = input.size();
   for (;;) {
@@ -256,7 +265,7 @@ Result<Bytes> lz4_decompress(ByteSpan input, size_t max_output) {
     }
     if (src_n == 0 && dst_n == 0) return corrupt(c, "truncated frame");
   }
-  return out.finish();
+  return Unit{};
 }
 
 // ---- zstd ---------------------------------------------------------------------------------------
@@ -275,7 +284,7 @@ int window_log_for(size_t max_output) {
   return std::clamp(log, kZstdMinWindowLog, kZstdMaxWindowLog);
 }
 
-Result<Bytes> zstd_decompress(ByteSpan input, size_t max_output) {
+Result<Unit> zstd_decompress(ByteSpan input, BoundedOutput& out, size_t max_output) {
   constexpr auto c = Compression::kZstd;
   // One context per thread, reset for every input: a fresh context per batch allocated and
   // freed its window buffer (MBs) every time, and glibc kept the freed blocks resident (8
@@ -284,12 +293,6 @@ Result<Bytes> zstd_decompress(ByteSpan input, size_t max_output) {
   if (!dctx) throw std::runtime_error("zstd: cannot create a decompression context");
   ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_and_parameters);
   ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, window_log_for(max_output));
-
-  size_t hint = hint_for(input, max_output);
-  unsigned long long claimed = ZSTD_getFrameContentSize(input.data(), input.size());
-  if (claimed != ZSTD_CONTENTSIZE_UNKNOWN && claimed != ZSTD_CONTENTSIZE_ERROR)
-    hint = static_cast<size_t>(std::min<unsigned long long>(claimed, max_output));
-  BoundedOutput out(max_output, hint);
 
   ZSTD_inBuffer in{input.data(), input.size(), 0};
   for (;;) {
@@ -312,7 +315,7 @@ Result<Bytes> zstd_decompress(ByteSpan input, size_t max_output) {
     if (!output_full && in.pos == in.size) return corrupt(c, "truncated frame");
     if (o.pos == 0 && in.pos == in_before) return corrupt(c, "no progress decoding frame");
   }
-  return out.finish();
+  return Unit{};
 }
 
 }  // namespace
@@ -344,17 +347,44 @@ Bytes compress(Compression codec, ByteSpan input) {
   throw std::invalid_argument("compress: unknown codec");
 }
 
-Result<Bytes> decompress(Compression codec, ByteSpan input, size_t max_output) {
+Result<Bytes> decompress(Compression codec, ByteSpan input, size_t max_output, size_t* reserved) {
+  if (reserved) *reserved = 0;
+  size_t hint = hint_for(input, max_output);
   switch (codec) {
     case Compression::kNone:
       if (input.size() > max_output) return over_budget(codec, max_output);
+      if (reserved) *reserved = input.size();
       return Bytes(input.begin(), input.end());
-    case Compression::kGzip: return gzip_decompress(input, max_output);
-    case Compression::kSnappy: return snappy_decompress(input, max_output);
-    case Compression::kLz4: return lz4_decompress(input, max_output);
-    case Compression::kZstd: return zstd_decompress(input, max_output);
+    case Compression::kSnappy:
+      // A raw block reserves exactly its proven length; xerial blocks are small.
+      if (!starts_with_xerial_magic(input)) hint = 0;
+      break;
+    case Compression::kZstd: {
+      // A content size the frame claims may only lower the first reserve (a small frame that
+      // says so exactly); never raise it: the claim is unverified until the bytes decode.
+      unsigned long long claimed = ZSTD_getFrameContentSize(input.data(), input.size());
+      if (claimed != ZSTD_CONTENTSIZE_UNKNOWN && claimed != ZSTD_CONTENTSIZE_ERROR && claimed < hint)
+        hint = static_cast<size_t>(claimed);
+      break;
+    }
+    case Compression::kGzip:
+    case Compression::kLz4:
+      break;
+    default:
+      return failure(DecompressFailure::kCorrupt, "decompress: unknown codec");
   }
-  return failure(DecompressFailure::kCorrupt, "decompress: unknown codec");
+  BoundedOutput out(max_output, hint);
+  Result<Unit> r = Unit{};
+  switch (codec) {
+    case Compression::kGzip: r = gzip_decompress(input, out, max_output); break;
+    case Compression::kSnappy: r = snappy_decompress(input, out, max_output); break;
+    case Compression::kLz4: r = lz4_decompress(input, out, max_output); break;
+    case Compression::kZstd: r = zstd_decompress(input, out, max_output); break;
+    case Compression::kNone: break;
+  }
+  if (reserved) *reserved = out.peak();
+  if (!r) return r.error();
+  return out.finish();
 }
 
 }  // namespace kib::kafka

@@ -8,10 +8,13 @@
 //   zstd   zstd frames; the decoder streams, so frames without a content size are fine
 //
 // decompress() is fed peer bytes, so its output is bounded: it stops as soon as the output would
-// pass `max_output`, and its output buffer never exceeds max_output + 1 bytes whatever a header
-// claims (a raw snappy length is checked before allocating). Codec working memory is bounded
-// too: a zstd frame whose window exceeds max(8 MiB, max_output) is refused as over budget, and
-// LZ4 frames use at most 4 MiB blocks.
+// pass `max_output`, and its output buffer never exceeds max_output + 1 bytes. No length a
+// header claims (a zstd frame content size, a raw snappy varint) makes it reserve memory: the
+// buffer starts at a small reserve (at most 1 MiB, from the input's size) and doubles only as
+// decoded bytes fill it, and a snappy block's length is proven by a validating pass before
+// anything is reserved for it. So a 20-byte frame claiming 256 MiB costs a few KiB. Codec
+// working memory is bounded too: a zstd frame whose window exceeds max(8 MiB, max_output) is
+// refused as over budget, and LZ4 frames use at most 4 MiB blocks.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,8 @@ enum class DecompressFailure : uint32_t {
 // library itself fails (allocation), which is out of memory or a bug, not bad input.
 Bytes compress(Compression codec, ByteSpan input);
 
-Result<Bytes> decompress(Compression codec, ByteSpan input, size_t max_output);
+// `reserved`, when given, receives the most output memory the call reserved (success or failure):
+// what a caller charges to its budget, so failed attempts cost the budget too.
+Result<Bytes> decompress(Compression codec, ByteSpan input, size_t max_output, size_t* reserved = nullptr);
 
 }  // namespace kib::kafka

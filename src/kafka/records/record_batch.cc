@@ -119,24 +119,40 @@ struct BatchDecoder {
 
     ByteSpan body = r.rest();
     if (*codec != Compression::kNone) {
-      auto plain = decompress(*codec, body, budget.remaining);
+      size_t reserved = 0;
+      auto plain = decompress(*codec, body, budget.remaining, &reserved);
       if (!plain) {
+        // A failed attempt costs the budget what it reserved: otherwise every partition of a
+        // request could decompress up to the whole budget and fail, one after the other.
+        budget.remaining -= std::min(reserved, budget.remaining);
         auto failure = static_cast<DecompressFailure>(plain.error().code);
         reject(failure == DecompressFailure::kOverBudget ? RecordError::kTooLarge : RecordError::kCorrupt,
                "record batch at baseOffset " + std::to_string(h.base_offset) + ": " + plain.error().message);
       }
       out.decompressed_ = std::move(plain.value());
-      budget.remaining -= out.decompressed_.size();
+      budget.remaining -= std::min(out.decompressed_.capacity(), budget.remaining);
       body = out.decompressed_;
     }
-    decode_records(body, out);
+    decode_records(body, out, budget);
     return out;
   }
 
-  static void decode_records(ByteSpan body, DecodedBatch& out) {
+  // Takes `bytes` of decoded-structure memory from the budget before it is allocated.
+  static void charge(DecompressionBudget& budget, size_t bytes, const char* what, int32_t count) {
+    if (bytes > budget.remaining)
+      reject(RecordError::kTooLarge, std::to_string(count) + " " + what + " take " + std::to_string(bytes) +
+                                         " bytes decoded, above the " + std::to_string(budget.remaining) +
+                                         " bytes left of the request's decode budget");
+    budget.remaining -= bytes;
+  }
+
+  static void decode_records(ByteSpan body, DecodedBatch& out, DecompressionBudget& budget) {
     const int32_t count = out.header.record_count;
+    const int64_t base_timestamp = out.header.base_timestamp;
     ByteReader r(body);
     r.check_count(static_cast<uint64_t>(count), kMinRecordSize, "recordCount");
+    // A 7-byte record decodes to a sizeof(Record) (88-byte) struct: charge that, not the wire.
+    charge(budget, static_cast<size_t>(count) * sizeof(Record), "records", count);
     out.records.reserve(static_cast<size_t>(count));
     std::vector<uint32_t> header_counts;  // filled only once some record has headers
     for (int32_t i = 0; i < count; ++i) {
@@ -146,6 +162,10 @@ struct BatchDecoder {
       Record& record = out.records.emplace_back();
       record.attributes = rec.be<int8_t>("record attributes");
       record.timestamp_delta = rec.varlong("timestampDelta");
+      if (int64_t ts; __builtin_add_overflow(base_timestamp, record.timestamp_delta, &ts))
+        reject(RecordError::kInvalidRecord, "record " + std::to_string(i) + ": baseTimestamp " +
+                                                std::to_string(base_timestamp) + " + timestampDelta " +
+                                                std::to_string(record.timestamp_delta) + " overflows 64 bits");
       record.offset_delta = rec.varint("offsetDelta");
       if (record.offset_delta != i)
         reject(RecordError::kInvalidRecord,
@@ -156,7 +176,19 @@ struct BatchDecoder {
       if (headers < 0)
         reject(RecordError::kInvalidRecord, "record " + std::to_string(i) + " has header count " + std::to_string(headers));
       rec.check_count(static_cast<uint64_t>(headers), kMinHeaderSize, "header count");
-      if (headers > 0 && header_counts.empty()) header_counts.resize(static_cast<size_t>(count));
+      if (headers > 0 && header_counts.empty()) {
+        charge(budget, static_cast<size_t>(count) * sizeof(uint32_t), "header counts", count);
+        header_counts.resize(static_cast<size_t>(count));
+      }
+      // A 2-byte header decodes to a sizeof(RecordHeader) (40-byte) struct; the storage grows
+      // by doubling and each growth is charged before it is allocated.
+      const size_t needed = out.header_storage_.size() + static_cast<size_t>(headers);
+      if (needed > out.header_storage_.capacity()) {
+        const size_t grown = std::max({needed, out.header_storage_.capacity() * 2, size_t{16}});
+        charge(budget, (grown - out.header_storage_.capacity()) * sizeof(RecordHeader), "headers",
+               static_cast<int32_t>(std::min<size_t>(needed, INT32_MAX)));
+        out.header_storage_.reserve(grown);
+      }
       for (int32_t k = 0; k < headers; ++k) {
         int32_t key_len = rec.varint("header key length");
         if (key_len < 0)
@@ -253,7 +285,10 @@ void RecordBatchBuilder::write_header() {
 }
 
 void RecordBatchBuilder::write_record(ByteWriter& w, const RecordToEncode& record) {
-  const int64_t timestamp_delta = record.timestamp - base_timestamp_;
+  // Wrapping, not overflowing: timestamps read back from Iggy are anyone's, and a reader's
+  // baseTimestamp + timestampDelta (Java's long arithmetic) wraps back to the same value.
+  const int64_t timestamp_delta =
+      static_cast<int64_t>(static_cast<uint64_t>(record.timestamp) - static_cast<uint64_t>(base_timestamp_));
   const int32_t offset_delta = count_;
   size_t body = 1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + nullable_size(record.key) +
                 nullable_size(record.value) + varint_size(checked_length(record.headers.size(), "header list"));

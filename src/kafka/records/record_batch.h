@@ -77,7 +77,10 @@ struct RecordBatchHeader {
   bool is_transactional() const { return attributes & BatchAttributes::kTransactional; }
   bool is_control() const { return attributes & BatchAttributes::kControl; }
   bool has_delete_horizon() const { return attributes & BatchAttributes::kDeleteHorizon; }
-  int64_t last_offset() const { return base_offset + last_offset_delta; }
+  // Wraps rather than overflows: baseOffset is the client's (Kafka assigns its own).
+  int64_t last_offset() const {
+    return static_cast<int64_t>(static_cast<uint64_t>(base_offset) + static_cast<uint64_t>(int64_t{last_offset_delta}));
+  }
 };
 
 // Nullable bytes are std::optional<ByteSpan>: nullopt is Kafka's null (length -1), an empty span
@@ -113,13 +116,23 @@ class DecodedBatch {
   ByteSpan wire;  // the whole batch as received, header included (a view into the input)
   std::vector<Record> records;
 
-  int64_t offset_of(const Record& r) const { return header.base_offset + r.offset_delta; }
+  // Wraps rather than overflows (baseOffset is the client's); offsetDelta is checked on decode.
+  int64_t offset_of(const Record& r) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(header.base_offset) + static_cast<uint64_t>(int64_t{r.offset_delta}));
+  }
   // Bytes this batch owns beyond the input it was decoded from (its decompressed records).
   size_t decompressed_bytes() const { return decompressed_.size(); }
-  // LogAppendTime batches carry the append time in maxTimestamp for every record.
+  // Memory this batch holds: decompressed bytes plus the decoded record and header structs.
+  size_t memory_bytes() const {
+    return decompressed_.capacity() + records.capacity() * sizeof(Record) +
+           header_storage_.capacity() * sizeof(RecordHeader);
+  }
+  // LogAppendTime batches carry the append time in maxTimestamp for every record. Decoding
+  // refuses a record whose baseTimestamp + timestampDelta overflows; for records built by hand
+  // the sum wraps instead of being undefined.
   int64_t timestamp_of(const Record& r) const {
-    return header.timestamp_type() == TimestampType::kLogAppendTime ? header.max_timestamp
-                                                                     : header.base_timestamp + r.timestamp_delta;
+    if (header.timestamp_type() == TimestampType::kLogAppendTime) return header.max_timestamp;
+    return static_cast<int64_t>(static_cast<uint64_t>(header.base_timestamp) + static_cast<uint64_t>(r.timestamp_delta));
   }
 
  private:
@@ -128,16 +141,20 @@ class DecodedBatch {
   Bytes decompressed_;
 };
 
-// Decompressed bytes one request may still produce, shared by all of its batches; each
-// compressed batch subtracts its decompressed size.
+// Memory one request's decoding may still take, shared by all of its batches: each compressed
+// batch subtracts what its decompression reserved (also when it fails), and every batch the
+// decoded record and header structs it allocates (sizeof(Record) per record, sizeof(RecordHeader)
+// per header; a minimal record is 7 bytes on the wire and 88 in memory). Past it a batch is
+// refused with RecordError::kTooLarge before the memory is allocated.
 struct DecompressionBudget {
   size_t remaining;
 };
 
 // Decodes a Produce partition's `records`: one or more whole v2 batches, nothing else. Checks
 // magic, batchLength against the bytes present, CRC32C, codec, lastOffsetDelta == recordCount-1,
-// recordCount against the bytes that can hold it (before reserving anything), every record's
-// length, offsetDelta == its index, and that the records fill the batch exactly.
+// recordCount against the bytes that can hold it and against the budget (before reserving
+// anything), every record's length, offsetDelta == its index, that baseTimestamp +
+// timestampDelta does not overflow, and that the records fill the batch exactly.
 Result<std::vector<DecodedBatch>> decode_record_batches(ByteSpan records, DecompressionBudget& budget);
 
 // ---- encoding -------------------------------------------------------------------------------
