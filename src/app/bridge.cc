@@ -125,6 +125,11 @@ Status Bridge::start() {
   services_->cluster_id = cluster_id;
 
   kafka_ = std::make_unique<kafka::KafkaServer>(*services_, &loop_, server_limits(cfg_.limits));
+  // A closed connection's work ends with it: its long-polling fetches and its reads still
+  // queued for Iggy are dropped (nobody is left to answer), instead of running to their deadline.
+  kafka_->tcp().on_close = [this](const std::shared_ptr<net::Connection>& c) {
+    if (log_) log_->cancel_fetches(c->id());
+  };
   for (const auto& l : cfg_.kafka.listeners) {
     auto port = kafka_->listen(l);
     if (!port) return port.error();
@@ -165,6 +170,22 @@ Status Bridge::start() {
     m.iggy_request_failures.mirror(static_cast<double>(s.failed));
     m.iggy_reconnects.mirror(static_cast<double>(s.reconnects));
     m.state_write_batches.mirror(static_cast<double>(state_->batches_committed()));
+    static metrics::Gauge& fetch_waiters =
+        metrics::global().gauge("kib_fetch_waiters", "Fetch requests being read or long-polling for data.").get();
+    static metrics::Counter& iggy_cancelled =
+        metrics::global()
+            .counter("kib_iggy_requests_cancelled_total",
+                     "Queued Iggy reads dropped unsent because the Kafka connection they were for closed.")
+            .get();
+    static metrics::Counter& iggy_share_full =
+        metrics::global()
+            .counter("kib_iggy_connection_queue_full_total",
+                     "Iggy requests refused because their Kafka connection already had "
+                     "limits.max_iggy_queue_per_connection queued.")
+            .get();
+    fetch_waiters.set(static_cast<double>(log_ ? log_->waiting_fetches() : 0));
+    iggy_cancelled.mirror(static_cast<double>(s.cancelled));
+    iggy_share_full.mirror(static_cast<double>(s.owner_queue_full));
     collect_group_metrics();
   });
 
@@ -336,6 +357,10 @@ void Bridge::reload() {
   limit("[limits] shutdown_deadline_ms", a.shutdown_deadline_ms, b.shutdown_deadline_ms);
   limit("[limits] frame_read_timeout_ms", a.frame_read_timeout_ms, b.frame_read_timeout_ms);
   limit("[limits] max_connections_per_ip", a.max_connections_per_ip, b.max_connections_per_ip);
+  limit("[limits] fetch_max_bytes", a.fetch_max_bytes, b.fetch_max_bytes);
+  limit("[limits] fetch_max_wait_ms", a.fetch_max_wait_ms, b.fetch_max_wait_ms);
+  limit("[limits] max_iggy_queue_per_connection", a.max_iggy_queue_per_connection, b.max_iggy_queue_per_connection);
+  iggy_pool_->set_max_queue_per_owner(b.max_iggy_queue_per_connection);
   cfg_.limits = next->limits;
   kafka_->tcp().set_limits(server_limits(cfg_.limits));
   // Topic auto-creation and the options of topics created from now on are read from cfg_

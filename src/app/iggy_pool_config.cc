@@ -11,6 +11,7 @@ iggy::PoolConfig iggy_pool_config(const config::Config& cfg) {
                                   : iggy::Credentials::personal_access_token(cfg.iggy.personal_access_token);
   pc.connection.request_timeout = std::chrono::milliseconds(cfg.iggy.request_timeout_ms);
   pc.connections = cfg.iggy.pool_size;
+  pc.max_queue_per_owner = cfg.limits.max_iggy_queue_per_connection;
   return pc;
 }
 

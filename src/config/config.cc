@@ -180,6 +180,9 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
                                    std::to_string(c.limits.max_inflight_request_bytes) +
                                    "; a request being received counts against that bound, so lower "
                                    "max_frame_bytes or raise max_inflight_request_bytes");
+    s.integer("fetch_max_bytes", c.limits.fetch_max_bytes, 1024, kMaxI);
+    s.integer("fetch_max_wait_ms", c.limits.fetch_max_wait_ms, 0, kMaxI);
+    s.integer("max_iggy_queue_per_connection", c.limits.max_iggy_queue_per_connection, 1, 100000);
     s.finish();
   }
   {
@@ -267,7 +270,9 @@ std::string render_config(const Config& c) {
      << "\nmax_decompressed_bytes_per_request = " << c.limits.max_decompressed_bytes_per_request
      << "\nshutdown_deadline_ms = " << c.limits.shutdown_deadline_ms
      << "\nframe_read_timeout_ms = " << c.limits.frame_read_timeout_ms
-     << "\nmax_connections_per_ip = " << c.limits.max_connections_per_ip << "\n\n[iggy]\naddress = "
+     << "\nmax_connections_per_ip = " << c.limits.max_connections_per_ip
+     << "\nfetch_max_bytes = " << c.limits.fetch_max_bytes << "\nfetch_max_wait_ms = " << c.limits.fetch_max_wait_ms
+     << "\nmax_iggy_queue_per_connection = " << c.limits.max_iggy_queue_per_connection << "\n\n[iggy]\naddress = "
      << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
      << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
      << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size

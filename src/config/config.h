@@ -60,6 +60,10 @@ struct LimitsConfig {
   uint64_t shutdown_deadline_ms = 10000;
   uint64_t frame_read_timeout_ms = 30000;  // a started frame must be complete within it
   uint32_t max_connections_per_ip = 1000;  // Kafka's max.connections.per.ip
+  // Amplification bounds (issue 12): what one request may make the bridge read, hold or queue.
+  uint64_t fetch_max_bytes = 55u << 20;        // Kafka's fetch.max.bytes: caps a Fetch's max_bytes
+  uint64_t fetch_max_wait_ms = 30000;          // caps a Fetch's max_wait_ms (the long poll)
+  uint64_t max_iggy_queue_per_connection = 10000;  // Iggy requests one connection may have queued
 };
 
 struct IggyConfig {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "iggy/owner.h"
+
 namespace kib::iggy {
 
 LoopTimer::LoopTimer(uv_loop_t* loop) : handle_(new uv_timer_t) {
@@ -17,6 +19,12 @@ LoopTimer::~LoopTimer() {
 }
 
 void LoopTimer::start(std::chrono::milliseconds after, std::function<void()> fn) {
+  // The owner of the work that armed the timer owns what it runs (see owner.h).
+  if (const WorkOwner owner = current_owner(); owner.id != 0 && fn)
+    fn = [owner, fn = std::move(fn)] {
+      OwnerScope scope(WorkOwner{owner.id, false});
+      fn();
+    };
   fn_ = std::move(fn);
   uint64_t ms = after.count() < 0 ? 0 : static_cast<uint64_t>(after.count());
   uv_timer_start(handle_, &LoopTimer::on_timer, ms, 0);
@@ -50,6 +58,11 @@ LoopTasks::~LoopTasks() {
 }
 
 void LoopTasks::post(std::function<void()> task) {
+  if (const WorkOwner owner = current_owner(); owner.id != 0 && task)
+    task = [owner, task = std::move(task)] {
+      OwnerScope scope(WorkOwner{owner.id, false});
+      task();
+    };
   tasks_.push_back(std::move(task));
   uv_idle_start(handle_, &LoopTasks::on_idle);
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "iggy/errors.h"
+#include "iggy/owner.h"
 
 namespace kib::iggy {
 
@@ -37,8 +38,11 @@ bool IggyPool::any_connected() const {
 
 void IggyPool::submit(wire::RequestFrame frame, ReplyCallback done, int affinity) {
   ++counters_.submitted;
-  auto fail_later = [this, &done](Error e) {
-    tasks_.post([this, done = std::move(done), e = std::move(e)]() mutable { finish(done, std::move(e)); });
+  const WorkOwner owner = current_owner();
+  auto fail_later = [this, &done, owner](Error e) {
+    tasks_.post([this, done = std::move(done), e = std::move(e), owner]() mutable {
+      finish(owner.id, done, std::move(e));
+    });
   };
   if (closed_) return fail_later(transport_error(TransportCode::kClosed, "Iggy pool is closed"));
   if (affinity >= static_cast<int>(connections_.size()))
@@ -46,15 +50,24 @@ void IggyPool::submit(wire::RequestFrame frame, ReplyCallback done, int affinity
                                                    connections_.size())));
   start();
   if (login_error_ && !any_connected()) return fail_later(*login_error_);
-  if (queue_.size() >= config_.max_queue)
+  if (queued_ >= config_.max_queue)
     return fail_later(transport_error(TransportCode::kQueueTimeout,
                                       fmt::format("request queue full ({} requests)", config_.max_queue)));
+  auto lane = lanes_.find(owner.id);
+  if (owner.id != 0 && config_.max_queue_per_owner > 0 && lane != lanes_.end() &&
+      lane->second.size() >= config_.max_queue_per_owner) {
+    ++counters_.owner_queue_full;
+    return fail_later(transport_error(
+        TransportCode::kQueueTimeout,
+        fmt::format("this client's share of the Iggy request queue is full ({} requests)", config_.max_queue_per_owner)));
+  }
   auto req = std::make_unique<PendingRequest>();
   req->frame = std::move(frame);
   req->done = std::move(done);
   req->affinity = affinity;
   req->deadline_ms = uv_now(loop_) + static_cast<uint64_t>(std::max<int64_t>(0, config_.queue_timeout.count()));
-  queue_.push_back(std::move(req));
+  lanes_[owner.id].push_back(Queued{std::move(req), owner.id, owner.cancellable});
+  ++queued_;
   arm_queue_timer();
   schedule_dispatch();
 }
@@ -69,60 +82,117 @@ void IggyPool::dispatch() {
   dispatch_scheduled_ = false;
   const size_t n = connections_.size();
   const size_t first = next_connection_;
-  for (size_t k = 0; k < n && !queue_.empty() && !closed_; ++k) {
+  for (size_t k = 0; k < n && queued_ > 0 && !closed_; ++k) {
     const size_t i = (first + k) % n;
     IggyConnection& c = *connections_[i];
     if (!c.available()) continue;
-    auto it = std::find_if(queue_.begin(), queue_.end(),
-                           [i](const auto& r) { return r->affinity < 0 || static_cast<size_t>(r->affinity) == i; });
-    if (it == queue_.end()) continue;
-    std::unique_ptr<PendingRequest> req = std::move(*it);
-    queue_.erase(it);
-    req->done = [this, user = std::move(req->done)](Result<Reply> r) mutable { finish(user, std::move(r)); };
+    // The next owner, round-robin from next_owner_, with a request this connection may serve.
+    auto eligible = [i](const Queued& q) {
+      return q.req->affinity < 0 || static_cast<size_t>(q.req->affinity) == i;
+    };
+    auto lane = lanes_.lower_bound(next_owner_);
+    std::deque<Queued>::iterator it;
+    bool found = false;
+    for (size_t scanned = 0; scanned < lanes_.size() && !found; ++scanned, ++lane) {
+      if (lane == lanes_.end()) lane = lanes_.begin();
+      it = std::find_if(lane->second.begin(), lane->second.end(), eligible);
+      found = it != lane->second.end();
+      if (found) break;
+    }
+    if (!found) continue;
+    Queued q = std::move(*it);
+    lane->second.erase(it);
+    --queued_;
+    next_owner_ = q.owner + 1;
+    if (lane->second.empty()) lanes_.erase(lane);
+    std::unique_ptr<PendingRequest> req = std::move(q.req);
+    req->done = [this, owner = q.owner, user = std::move(req->done)](Result<Reply> r) mutable {
+      finish(owner, user, std::move(r));
+    };
     next_connection_ = (i + 1) % n;
     c.send(std::move(req));
   }
 }
 
-void IggyPool::finish(ReplyCallback& done, Result<Reply> r) {
+void IggyPool::finish(uint64_t owner, ReplyCallback& done, Result<Reply> r) {
   if (r.ok()) {
     ++counters_.completed_ok;
   } else {
     ++counters_.failed;
     if (is_transport(r.error())) ++counters_.transport_failures;
   }
+  // What the reply's callback starts is still done for the request's owner (owner.h).
+  OwnerScope scope(WorkOwner{owner, false});
   if (done) done(std::move(r));
+}
+
+std::deque<IggyPool::Queued> IggyPool::take_all() {
+  std::deque<Queued> all;
+  for (auto& [owner, lane] : lanes_)
+    for (auto& q : lane) all.push_back(std::move(q));
+  lanes_.clear();
+  queued_ = 0;
+  return all;
+}
+
+void IggyPool::cancel_owner(uint64_t owner) {
+  if (owner == 0) return;
+  auto lane = lanes_.find(owner);
+  if (lane == lanes_.end()) return;
+  std::vector<std::shared_ptr<PendingRequest>> dropped;
+  auto& q = lane->second;
+  for (auto it = q.begin(); it != q.end();) {
+    if (it->cancellable) {
+      dropped.push_back(std::shared_ptr<PendingRequest>(std::move(it->req)));
+      it = q.erase(it);
+      --queued_;
+    } else {
+      ++it;
+    }
+  }
+  if (q.empty()) lanes_.erase(lane);
+  counters_.cancelled += dropped.size();
+  for (auto& r : dropped)
+    tasks_.post([this, r, owner] {
+      finish(owner, r->done, transport_error(TransportCode::kClosed, "cancelled: its Kafka connection closed"));
+    });
 }
 
 void IggyPool::on_login_failed(const Error& e) {
   if (is_transport(e)) return;
   login_error_ = e;
   if (any_connected()) return;  // an older session may still serve the queue
-  std::deque<std::unique_ptr<PendingRequest>> failed;
-  failed.swap(queue_);
+  std::deque<Queued> failed = take_all();
   queue_timer_.stop();
-  for (auto& r : failed) finish(r->done, e);
+  for (auto& q : failed) finish(q.owner, q.req->done, e);
 }
 
 void IggyPool::arm_queue_timer() {
-  if (queue_.empty() || queue_timer_.active() || closed_) return;
+  if (queued_ == 0 || queue_timer_.active() || closed_) return;
   const uint64_t now = uv_now(loop_);
-  const uint64_t deadline = queue_.front()->deadline_ms;
+  uint64_t deadline = UINT64_MAX;
+  for (const auto& [owner, lane] : lanes_) deadline = std::min(deadline, lane.front().req->deadline_ms);
   queue_timer_.start(std::chrono::milliseconds(deadline > now ? deadline - now : 0), [this] { expire_queued(); });
 }
 
 void IggyPool::expire_queued() {
   const uint64_t now = uv_now(loop_);
-  std::vector<std::unique_ptr<PendingRequest>> expired;
-  while (!queue_.empty() && queue_.front()->deadline_ms <= now) {
-    expired.push_back(std::move(queue_.front()));
-    queue_.pop_front();
+  std::vector<Queued> expired;
+  for (auto lane = lanes_.begin(); lane != lanes_.end();) {
+    auto& q = lane->second;
+    while (!q.empty() && q.front().req->deadline_ms <= now) {
+      expired.push_back(std::move(q.front()));
+      q.pop_front();
+      --queued_;
+    }
+    lane = q.empty() ? lanes_.erase(lane) : std::next(lane);
   }
   arm_queue_timer();
-  for (auto& r : expired)
-    finish(r->done, transport_error(TransportCode::kQueueTimeout,
-                                    fmt::format("no Iggy connection available within {} ms ({})",
-                                                config_.queue_timeout.count(), wire::command_name(r->frame.code))));
+  for (auto& q : expired)
+    finish(q.owner, q.req->done,
+           transport_error(TransportCode::kQueueTimeout,
+                           fmt::format("no Iggy connection available within {} ms ({})", config_.queue_timeout.count(),
+                                       wire::command_name(q.req->frame.code))));
 }
 
 void IggyPool::close(std::function<void()> done) {
@@ -132,11 +202,12 @@ void IggyPool::close(std::function<void()> done) {
   }
   closed_ = true;
   queue_timer_.stop();
-  std::deque<std::unique_ptr<PendingRequest>> pending;
-  pending.swap(queue_);
-  for (auto& r : pending) {
-    auto shared = std::shared_ptr<PendingRequest>(std::move(r));
-    tasks_.post([this, shared] { finish(shared->done, transport_error(TransportCode::kClosed, "Iggy pool closed")); });
+  std::deque<Queued> pending = take_all();
+  for (auto& q : pending) {
+    auto shared = std::shared_ptr<PendingRequest>(std::move(q.req));
+    tasks_.post([this, shared, owner = q.owner] {
+      finish(owner, shared->done, transport_error(TransportCode::kClosed, "Iggy pool closed"));
+    });
   }
   auto remaining = std::make_shared<size_t>(connections_.size());
   auto on_done = std::make_shared<std::function<void()>>(std::move(done));
@@ -157,7 +228,7 @@ PoolStats IggyPool::stats() const {
     if (c->busy()) ++s.busy;
     s.reconnects += c->reconnects();
   }
-  s.queued = queue_.size();
+  s.queued = queued_;
   s.login_refused = login_error_.has_value();
   return s;
 }

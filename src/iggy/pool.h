@@ -1,7 +1,12 @@
-// IggyPool: N lockstep connections of one Iggy identity behind one fair FIFO queue.
+// IggyPool: N lockstep connections of one Iggy identity behind one fair queue.
 //
-// submit() queues a request; whenever a connection is logged in with nothing in flight it takes
-// the oldest queued request it may serve (any request, or one pinned to that connection). A
+// submit() queues a request in its owner's FIFO (owner.h: the Kafka connection it is done for,
+// 0 for the bridge itself); whenever a connection is logged in with nothing in flight it takes
+// the oldest request it may serve (any request, or one pinned to that connection) of the next
+// owner in round-robin order, so one client's request with 100k partitions delays another
+// client's by at most one request per owner ahead of it. One owner may queue at most
+// max_queue_per_owner requests (beyond: fail at once, kTransport kQueueTimeout), and
+// cancel_owner() drops an owner's queued cancellable requests when its connection closes. A
 // request in flight on a connection that drops fails with ErrorDomain::kTransport (retriable);
 // queued requests wait for a reconnect, up to queue_timeout. If the server refuses the
 // credentials (bad password, token, inactive user, incompatible version) every queued request
@@ -37,6 +42,7 @@ struct PoolConfig {
   size_t connections = 4;
   std::chrono::milliseconds queue_timeout{30000};  // max wait for a connection
   size_t max_queue = 100000;                       // beyond: fail at once (kTransport kQueueTimeout)
+  size_t max_queue_per_owner = 10000;              // one owner's share of it (0 = no bound); not owner 0
 };
 
 // For metrics.
@@ -50,6 +56,8 @@ struct PoolStats {
   uint64_t failed = 0;
   uint64_t transport_failures = 0;
   uint64_t reconnects = 0;   // successful re-logins after a drop
+  uint64_t cancelled = 0;    // queued requests dropped because their owner went away
+  uint64_t owner_queue_full = 0;  // requests refused because their owner's share was full
   bool login_refused = false;  // last login attempt was refused by the server
 };
 
@@ -67,6 +75,10 @@ class IggyPool {
   // per connection); -1 = any connection.
   void submit(wire::RequestFrame frame, ReplyCallback done, int affinity = -1);
 
+  // Fails the queued requests of `owner` that were submitted cancellable (owner.h) with
+  // kTransport kClosed, without sending them: their Kafka connection closed. Others still run.
+  void cancel_owner(uint64_t owner);
+
   // Fails queued and in-flight requests with kTransport kClosed and closes every connection.
   void close(std::function<void()> done = {});
   bool closed() const { return closed_; }
@@ -75,6 +87,8 @@ class IggyPool {
   size_t size() const { return connections_.size(); }
   const IggyConnection& connection(size_t i) const { return *connections_[i]; }
   const PoolConfig& config() const { return config_; }
+  // From now on (SIGHUP); requests already queued stay.
+  void set_max_queue_per_owner(size_t n) { config_.max_queue_per_owner = n; }
   uv_loop_t* loop() const { return loop_; }
 
   // Runs `task` on a later loop iteration.
@@ -86,13 +100,21 @@ class IggyPool {
   void on_login_failed(const Error& e);
   void arm_queue_timer();
   void expire_queued();
-  void finish(ReplyCallback& done, Result<Reply> r);
+  struct Queued {
+    std::unique_ptr<PendingRequest> req;
+    uint64_t owner = 0;
+    bool cancellable = false;
+  };
+  void finish(uint64_t owner, ReplyCallback& done, Result<Reply> r);
   bool any_connected() const;
+  std::deque<Queued> take_all();
 
   uv_loop_t* loop_;
   PoolConfig config_;
   std::vector<std::unique_ptr<IggyConnection>> connections_;
-  std::deque<std::unique_ptr<PendingRequest>> queue_;
+  std::map<uint64_t, std::deque<Queued>> lanes_;  // per owner, FIFO; no empty lane
+  size_t queued_ = 0;                             // over every lane
+  uint64_t next_owner_ = 0;                       // round-robin: serve owners >= it first
   LoopTasks tasks_;
   LoopTimer queue_timer_;
   std::optional<Error> login_error_;

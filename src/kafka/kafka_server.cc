@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "iggy/owner.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/api_keys.h"
@@ -134,6 +135,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
                 info.api_version, info.correlation_id);
   Responder fallback = req.respond;
   try {
+    iggy::OwnerScope owner(conn->id());  // Iggy work this request starts is this connection's
     spec->handle(services_, std::move(req));
   } catch (const DecodeError& e) {
     metrics::record_request_error(msg::api_name(fallback.header().api_key), "malformed_request");

@@ -3,6 +3,7 @@
 // reconnect and re-login, queue timeouts, close.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -14,6 +15,7 @@
 
 #include "iggy/client.h"
 #include "iggy/errors.h"
+#include "iggy/owner.h"
 #include "iggy/pool.h"
 #include "iggy/protocol.h"
 
@@ -540,6 +542,127 @@ BOOST_AUTO_TEST_CASE(pinned_requests_only_run_on_their_connection) {
   client.pinned(7).ping([&](Result<Unit> r) { bad = std::move(r); });
   BOOST_REQUIRE(l.run_until([&] { return bad.has_value(); }));
   BOOST_TEST((bad->error().domain == ErrorDomain::kInvalid));
+  close_pool(l, pool);
+}
+
+BOOST_AUTO_TEST_CASE(owners_are_served_round_robin_so_a_late_small_owner_is_not_queued_behind_a_big_one) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
+  IggyPool pool(&l.loop, fake_config(server.port(), 1));
+  IggyClient client(pool);
+  BOOST_REQUIRE(l.run_until([&] {
+    pool.start();
+    return pool.stats().connected == 1;
+  }));
+  std::vector<uint64_t> order;  // owner of each completed ping
+  {
+    OwnerScope big(1);
+    for (int i = 0; i < 50; ++i) client.ping([&](Result<Unit>) { order.push_back(1); });
+  }
+  {
+    OwnerScope small(2);
+    client.ping([&](Result<Unit> r) {
+      BOOST_TEST(r.ok());
+      order.push_back(2);
+    });
+  }
+  BOOST_REQUIRE(l.run_until([&] { return order.size() == 51; }));
+  const auto pos = std::find(order.begin(), order.end(), 2u) - order.begin();
+  BOOST_TEST(pos <= 2);  // after at most the big owner's request in flight and one more
+  close_pool(l, pool);
+}
+
+BOOST_AUTO_TEST_CASE(one_owner_may_queue_at_most_its_share_and_others_still_queue) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
+  PoolConfig cfg = fake_config(server.port(), 1);
+  cfg.max_queue_per_owner = 5;
+  IggyPool pool(&l.loop, cfg);
+  IggyClient client(pool);
+  int ok = 0, refused = 0;
+  auto count = [&](Result<Unit> r) {
+    if (r.ok()) {
+      ++ok;
+    } else {
+      BOOST_TEST(r.error().code == static_cast<uint32_t>(TransportCode::kQueueTimeout));
+      BOOST_TEST(is_retriable(r.error()));
+      ++refused;
+    }
+  };
+  {
+    OwnerScope owner(7);
+    for (int i = 0; i < 12; ++i) client.ping(count);
+  }
+  for (int i = 0; i < 8; ++i) client.ping(count);  // the bridge's own work: no share bound
+  BOOST_REQUIRE(l.run_until([&] { return ok + refused == 20; }));
+  BOOST_TEST(ok == 13);
+  BOOST_TEST(refused == 7);
+  BOOST_TEST(pool.stats().owner_queue_full == 7u);
+  close_pool(l, pool);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_owner_drops_its_queued_cancellable_requests_unsent) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
+  IggyPool pool(&l.loop, fake_config(server.port(), 1));
+  IggyClient client(pool);
+  BOOST_REQUIRE(l.run_until([&] {
+    pool.start();
+    return pool.stats().connected == 1;
+  }));
+  int cancelled = 0, ok = 0, others = 0;
+  {
+    OwnerScope reads(WorkOwner{3, true});
+    for (int i = 0; i < 5; ++i)
+      client.ping([&](Result<Unit> r) {
+        if (r.ok()) return void(++ok);
+        BOOST_TEST(r.error().code == static_cast<uint32_t>(TransportCode::kClosed));
+        ++cancelled;
+      });
+  }
+  {
+    OwnerScope write(3);  // not cancellable: still sent
+    client.ping([&](Result<Unit> r) { ok += r.ok(); });
+  }
+  {
+    OwnerScope other(WorkOwner{4, true});
+    client.ping([&](Result<Unit> r) { others += r.ok(); });
+  }
+  const size_t pings_before = server.seen.size();
+  pool.cancel_owner(3);
+  BOOST_TEST(cancelled == 0);  // callbacks never run inside the call
+  BOOST_REQUIRE(l.run_until([&] { return cancelled + ok + others == 7; }));
+  BOOST_TEST(cancelled == 5);
+  BOOST_TEST(ok == 1);
+  BOOST_TEST(others == 1);
+  BOOST_TEST(pool.stats().cancelled == 5u);
+  BOOST_TEST(server.seen.size() - pings_before == 2u);
+  close_pool(l, pool);
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_callback_runs_as_its_request_owner_and_loop_tasks_keep_the_owner) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
+  IggyPool pool(&l.loop, fake_config(server.port(), 1));
+  IggyClient client(pool);
+  LoopTasks tasks(&l.loop);
+  uint64_t in_callback = 99, in_task = 99;
+  bool done = false;
+  {
+    OwnerScope owner(WorkOwner{11, true});
+    client.ping([&](Result<Unit>) {
+      in_callback = current_owner().id;
+      BOOST_TEST(!current_owner().cancellable);  // what it starts is not cancellable by default
+      tasks.post([&] {
+        in_task = current_owner().id;
+        done = true;
+      });
+    });
+  }
+  BOOST_TEST(current_owner().id == 0u);
+  BOOST_REQUIRE(l.run_until([&] { return done; }));
+  BOOST_TEST(in_callback == 11u);
+  BOOST_TEST(in_task == 11u);
   close_pool(l, pool);
 }
 

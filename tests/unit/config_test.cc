@@ -91,6 +91,27 @@ BOOST_AUTO_TEST_CASE(frame_read_timeout_and_per_ip_connection_limit_are_limits_k
   BOOST_TEST(bad.error().message.find("frame_read_timeout_ms: must be between 0") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(fetch_and_iggy_queue_bounds_are_limits_keys_with_kafka_defaults) {
+  auto d = parse_config("", "t.toml");
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(d->limits.fetch_max_bytes == 57671680u);  // Kafka's broker fetch.max.bytes (55 MiB)
+  BOOST_TEST(d->limits.fetch_max_wait_ms == 30000u);
+  BOOST_TEST(d->limits.max_iggy_queue_per_connection == 10000u);
+  auto c = parse_config("[limits]\nfetch_max_bytes = 65536\nfetch_max_wait_ms = 1500\n"
+                        "max_iggy_queue_per_connection = 64\n",
+                        "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->limits.fetch_max_bytes == 65536u);
+  BOOST_TEST(c->limits.fetch_max_wait_ms == 1500u);
+  BOOST_TEST(c->limits.max_iggy_queue_per_connection == 64u);
+  const std::string r = render_config(*c);
+  BOOST_TEST(r.find("fetch_max_bytes = 65536") != std::string::npos);
+  BOOST_TEST(r.find("fetch_max_wait_ms = 1500") != std::string::npos);
+  BOOST_TEST(r.find("max_iggy_queue_per_connection = 64") != std::string::npos);
+  BOOST_TEST(!parse_config("[limits]\nfetch_max_bytes = 2147483648\n", "t.toml").ok());
+  BOOST_TEST(!parse_config("[limits]\nmax_iggy_queue_per_connection = 0\n", "t.toml").ok());
+}
+
 BOOST_AUTO_TEST_CASE(wrong_type_and_bad_address_are_rejected_together) {
   auto c = parse_config("[iggy]\naddress = \"nohost\"\npool_size = \"four\"\n", "t.toml");
   BOOST_REQUIRE(!c.ok());

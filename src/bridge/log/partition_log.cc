@@ -14,6 +14,7 @@
 #include "bridge/log/time_index.h"
 #include "bridge/mapping/record_mapping.h"
 #include "bridge/producers/producer_registry.h"
+#include "iggy/owner.h"
 
 namespace kib::bridge {
 
@@ -172,7 +173,9 @@ struct PartitionLog::FetchOp {
   std::vector<FetchPartitionRequest> requests;
   FetchParams params;
   FetchCallback cb;
+  uint64_t owner = 0;        // the Kafka connection (iggy/owner.h)
   uint64_t deadline_ms = 0;  // loop time
+  uint64_t read_budget = 0;  // of the pass in progress: params.max_bytes less what reads took
   std::vector<Partition*> states;          // per request; nullptr while the topic is unknown
   std::vector<PartitionRead> reads;        // of the pass in progress
   std::vector<FetchPartitionResult> results;  // of the last complete pass
@@ -693,13 +696,15 @@ void PartitionLog::notify_waiters(Partition& p) {
 
 // ---- fetch ------------------------------------------------------------------------------------
 
-void PartitionLog::fetch(std::vector<FetchPartitionRequest> partitions, const FetchParams& params, FetchCallback cb) {
+void PartitionLog::fetch(std::vector<FetchPartitionRequest> partitions, const FetchParams& params, FetchCallback cb,
+                         uint64_t owner) {
   auto in_call = std::make_shared<bool>(true);
   const uint64_t id = next_fetch_id_++;
   auto op = std::make_unique<FetchOp>();
   op->cb = deferred_if_sync<std::vector<FetchPartitionResult>>(std::move(cb), in_call);
   op->requests = std::move(partitions);
   op->params = params;
+  op->owner = owner;
   op->deadline_ms = uv_now(loop_) + static_cast<uint64_t>(std::max(0, params.max_wait_ms));
   op->states.assign(op->requests.size(), nullptr);
   op->results.assign(op->requests.size(), {});
@@ -716,6 +721,7 @@ void PartitionLog::run_pass(uint64_t op_id) {
   op.rerun = false;
   ++op.passes;
   op.reads.assign(op.requests.size(), {});
+  op.read_budget = static_cast<uint64_t>(std::max(0, op.params.max_bytes));
   op.pending = op.requests.size() + 1;  // +1: released below, after every read has started
   for (size_t i = 0; i < op.requests.size(); ++i) {
     const FetchPartitionRequest& rq = op.requests[i];
@@ -742,7 +748,15 @@ void PartitionLog::run_pass(uint64_t op_id) {
         read_finished(op_id);
         return;
       }
-      read_partition(p, rq.fetch_offset, rq.max_bytes, false, [this, op_id, i](PartitionRead read) {
+      // Like Kafka's sequential log reads: each partition may read what the response has
+      // left (at least one message), so a fetch of many partitions each allowed
+      // partition_max_bytes holds about max_bytes of data, not partitions x 16 MiB. A partition
+      // known to be at its high watermark takes nothing from the others.
+      const uint64_t budget = std::min<uint64_t>(static_cast<uint64_t>(std::max(0, rq.max_bytes)), op.read_budget);
+      const bool at_end = p.loaded && rq.fetch_offset >= p.high_watermark;
+      if (!at_end) op.read_budget -= budget;
+      read_partition(p, rq.fetch_offset, static_cast<int32_t>(budget), false, op.owner,
+                     [this, op_id, i](PartitionRead read) {
         auto it = fetches_.find(op_id);
         if (it == fetches_.end()) return;
         it->second->reads[i] = std::move(read);
@@ -759,15 +773,15 @@ void PartitionLog::read_finished(uint64_t op_id) {
   if (--it->second->pending == 0) pass_done(op_id);
 }
 
-void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_bytes, bool refreshed,
+void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_bytes, bool refreshed, uint64_t owner,
                                   std::function<void(PartitionRead)> cb) {
-  auto retry_refreshed = [this, pp = &p, offset, max_bytes, cb]() {
-    refresh_offsets(*pp, [this, pp, offset, max_bytes, cb](Status s) {
+  auto retry_refreshed = [this, pp = &p, offset, max_bytes, owner, cb]() {
+    refresh_offsets(*pp, [this, pp, offset, max_bytes, owner, cb](Status s) {
       if (!s) {
         cb(PartitionRead{to_kafka_error(s.error()), nullptr, {}});
         return;
       }
-      read_partition(*pp, offset, max_bytes, true, cb);
+      read_partition(*pp, offset, max_bytes, true, owner, cb);
     });
   };
   if (!p.loaded && !refreshed) {
@@ -786,7 +800,7 @@ void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_byte
   }
   // At the high watermark too: another writer may have appended since.
   const uint32_t count = poll_count_for(static_cast<uint64_t>(std::max(0, max_bytes)), p.avg_message_bytes);
-  fetch_poll(p, offset, count,
+  fetch_poll(p, offset, count, owner,
        [this, pp = &p, offset, count, refreshed, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
          Partition& p = *pp;
          if (!r) {
@@ -822,7 +836,8 @@ void PartitionLog::read_partition(Partition& p, int64_t offset, int32_t max_byte
        });
 }
 
-void PartitionLog::fetch_poll(Partition& p, int64_t offset, uint32_t count, iggy::Callback<iggy::PolledMessages> cb) {
+void PartitionLog::fetch_poll(Partition& p, int64_t offset, uint32_t count, uint64_t owner,
+                              iggy::Callback<iggy::PolledMessages> cb) {
   if (p.read_ahead && p.read_ahead->offset == offset && p.read_ahead->count >= count &&
       uv_now(loop_) - p.read_ahead->started_ms <= kReadAheadMaxAgeMs) {
     Partition::ReadAhead& ra = *p.read_ahead;
@@ -838,6 +853,9 @@ void PartitionLog::fetch_poll(Partition& p, int64_t offset, uint32_t count, iggy
     }
   }
   if (p.read_ahead && p.read_ahead->reply) drop_read_ahead(p);  // stale or for another offset
+  // Only this fetch waits for this poll: it may be dropped unsent when the fetch's connection
+  // closes (IggyPool::cancel_owner).
+  iggy::OwnerScope scope(iggy::WorkOwner{owner, owner != 0});
   poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(cb));
 }
 
@@ -1002,6 +1020,23 @@ void PartitionLog::respond(uint64_t op_id) {
   for (Partition* p : op->states)
     if (p) std::erase(p->waiters, op_id);
   op->cb(std::move(op->results));
+}
+
+void PartitionLog::cancel_fetches(uint64_t owner) {
+  if (owner == 0) return;
+  std::vector<uint64_t> ids;
+  for (const auto& [id, op] : fetches_)
+    if (op->owner == owner) ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto it = fetches_.find(id);
+    std::unique_ptr<FetchOp> op = std::move(it->second);
+    fetches_.erase(it);
+    op->timer->stop();
+    for (Partition* p : op->states)
+      if (p) std::erase(p->waiters, id);
+    // Reads in flight find the op gone and stop; the callback is never called.
+  }
+  iggy_.pool().cancel_owner(owner);
 }
 
 void PartitionLog::stop_waiting() {

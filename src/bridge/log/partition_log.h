@@ -117,7 +117,15 @@ class PartitionLog {
   // produce() asks Iggy then.
   Status precheck_produce(const std::string& topic, int32_t partition) const;
 
-  void fetch(std::vector<FetchPartitionRequest> partitions, const FetchParams& params, FetchCallback cb);
+  // `partitions`: each at most once (the handler merges repeats, as Kafka does). The partitions'
+  // reads share params.max_bytes in request order, so one fetch holds about that much read data
+  // whatever its partition_max_bytes say. `owner`: the Kafka connection (iggy/owner.h); its
+  // fetches are dropped by cancel_fetches() when it closes.
+  void fetch(std::vector<FetchPartitionRequest> partitions, const FetchParams& params, FetchCallback cb,
+             uint64_t owner = 0);
+  // Drops `owner`'s pending fetches without calling their callbacks (its connection closed), and
+  // their polls still queued for Iggy.
+  void cancel_fetches(uint64_t owner);
 
   // `timestamp`: kLatestTimestamp, kEarliestTimestamp, kEarliestLocalTimestamp, kMaxTimestamp, or
   // a time in ms (the first offset whose record timestamp is >= it; -1/-1 without error if none).
@@ -171,11 +179,12 @@ class PartitionLog {
   void notify_waiters(Partition& p);
 
   // Fetch.
-  void read_partition(Partition& p, int64_t offset, int32_t max_bytes, bool refreshed,
+  void read_partition(Partition& p, int64_t offset, int32_t max_bytes, bool refreshed, uint64_t owner,
                       std::function<void(PartitionRead)> cb);
   void run_pass(uint64_t op_id);
   void read_finished(uint64_t op_id);
-  void fetch_poll(Partition& p, int64_t offset, uint32_t count, iggy::Callback<iggy::PolledMessages> cb);
+  void fetch_poll(Partition& p, int64_t offset, uint32_t count, uint64_t owner,
+                  iggy::Callback<iggy::PolledMessages> cb);
   void start_read_ahead(Partition& p, int64_t offset, uint32_t count);
   void drop_read_ahead(Partition& p);
   void pass_done(uint64_t op_id);

@@ -2,6 +2,8 @@
 // for Stable groups. A group that does not exist is "Dead": without error up to v5, with
 // GROUP_ID_NOT_FOUND and Kafka's message from v6 (KIP-1043), which Kafka 4 tools print.
 #include <limits>
+#include <set>
+#include <string_view>
 
 #include "bridge/groups/group_coordinator.h"
 #include "kafka/handlers/registry.h"
@@ -20,7 +22,11 @@ constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) 
 void handle_describe_groups(Services& s, Request&& req) {
   auto body = req.decode<msg::DescribeGroupsRequest>();
   msg::DescribeGroupsResponse resp;
+  // A group named twice is described once: each description carries every member's metadata
+  // and assignment, which a request repeating one group id would otherwise multiply.
+  std::set<std::string_view> seen;
   for (const auto& id : body.groups) {
+    if (!seen.insert(id).second) continue;
     auto& g = resp.groups.emplace_back();
     g.group_id = id;
     g.authorized_operations =

@@ -7,8 +7,11 @@
 // meaningless and ignored. A request that continues a session (epoch other than 0 and -1) names
 // one this bridge never issued: FETCH_SESSION_ID_NOT_FOUND, after which clients start over
 // with a full request.
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,19 +38,38 @@ void handle_fetch(Services& s, Request&& req) {
     return req.respond.send(resp);
   }
 
+  // A partition named more than once is read and answered once, at its first position and with
+  // its last entry's parameters: Kafka's FetchRequest.fetchData() is a LinkedHashMap keyed by
+  // partition, so a later entry replaces an earlier one in place.
   std::vector<bridge::FetchPartitionRequest> partitions;
   std::vector<std::pair<std::string, std::vector<int32_t>>> shape;  // response mirrors the request
+  std::map<std::pair<std::string_view, int32_t>, size_t> index;
   for (auto& topic : body.topics) {
-    auto& ids = shape.emplace_back(topic.topic, std::vector<int32_t>()).second;
+    std::vector<int32_t>* ids = nullptr;
     for (const auto& p : topic.partitions) {
+      auto [it, inserted] = index.try_emplace({topic.topic, p.partition}, partitions.size());
+      if (!inserted) {
+        auto& earlier = partitions[it->second];
+        earlier.fetch_offset = p.fetch_offset;
+        earlier.max_bytes = p.partition_max_bytes;
+        continue;
+      }
+      if (!ids) ids = &shape.emplace_back(topic.topic, std::vector<int32_t>()).second;
       partitions.push_back({topic.topic, p.partition, p.fetch_offset, p.partition_max_bytes});
-      ids.push_back(p.partition);
+      ids->push_back(p.partition);
     }
   }
+  index.clear();
+  // Kafka caps the response at the broker's fetch.max.bytes whatever the request asks for; the
+  // long poll is capped too, so a request cannot hold its waiter (and its connection's slot)
+  // for 24 days.
+  const config::LimitsConfig& limits = s.config->limits;
   bridge::FetchParams params;
-  params.max_wait_ms = body.max_wait_ms;
+  params.max_wait_ms = static_cast<int32_t>(
+      std::min<int64_t>(body.max_wait_ms, static_cast<int64_t>(limits.fetch_max_wait_ms)));
   params.min_bytes = body.min_bytes;
-  params.max_bytes = body.max_bytes;
+  params.max_bytes = static_cast<int32_t>(
+      std::min<int64_t>(body.max_bytes, static_cast<int64_t>(limits.fetch_max_bytes)));
   params.isolation = body.isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
                                                : bridge::IsolationLevel::kReadUncommitted;
 
@@ -80,7 +102,8 @@ void handle_fetch(Services& s, Request&& req) {
                  }
                  // Topic names and per-partition fields are small beside the records.
                  respond.send(resp, record_bytes + 1024 + 64 * results.size());
-               });
+               },
+               req.conn ? req.conn->id() : 0);
 }
 
 }  // namespace kib::kafka

@@ -2,6 +2,9 @@
 // or several (v8+); a null topic list means every partition the group committed. There are no
 // transactional offsets yet, so require_stable never has anything to wait for.
 #include <map>
+#include <set>
+#include <string_view>
+#include <utility>
 
 #include "bridge/groups/group_coordinator.h"
 #include "kafka/handlers/registry.h"
@@ -17,9 +20,13 @@ std::vector<TopicOut> fetch_group(const bridge::GroupCoordinator& groups, const 
                                   const std::optional<Topics>& topics) {
   std::vector<bridge::FetchedOffset> fetched;
   if (topics) {
+    // A partition named twice is answered once (Kafka repeats it; clients keep one entry per
+    // partition either way), so a response cannot repeat a 4 KiB metadata string 250,000 times.
     std::vector<bridge::TopicPartitionIndex> tps;
+    std::set<std::pair<std::string_view, int32_t>> seen;
     for (const auto& t : *topics)
-      for (int32_t p : t.partition_indexes) tps.push_back({t.name, p});
+      for (int32_t p : t.partition_indexes)
+        if (seen.insert({t.name, p}).second) tps.push_back({t.name, p});
     fetched = groups.fetch_offsets(group_id, &tps);
   } else {
     fetched = groups.fetch_offsets(group_id, nullptr);
@@ -50,15 +57,20 @@ void handle_offset_fetch(Services& s, Request&& req) {
         for (const auto& t : *body.topics) {
           auto& rt = resp.topics.emplace_back();
           rt.name = t.name;
+          std::set<int32_t> seen;
           for (int32_t p : t.partition_indexes)
-            rt.partitions.push_back({p, -1, -1, std::string(), to_int16(ErrorCode::kCoordinatorNotAvailable)});
+            if (seen.insert(p).second)
+              rt.partitions.push_back({p, -1, -1, std::string(), to_int16(ErrorCode::kCoordinatorNotAvailable)});
         }
       return req.respond.send(resp);
     }
     using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
     resp.topics = fetch_group<Topic>(*s.groups, body.group_id, body.topics);
   } else {
+    // A group named twice is answered once, for the same reason.
+    std::set<std::string_view> groups_seen;
     for (const auto& g : body.groups) {
+      if (!groups_seen.insert(g.group_id).second) continue;
       auto& rg = resp.groups.emplace_back();
       rg.group_id = g.group_id;
       if (!s.groups) {
