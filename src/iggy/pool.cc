@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/guard.h"
 #include "iggy/errors.h"
 
 namespace kib::iggy {
@@ -91,7 +92,9 @@ void IggyPool::finish(ReplyCallback& done, Result<Reply> r) {
     ++counters_.failed;
     if (is_transport(r.error())) ++counters_.transport_failures;
   }
-  if (done) done(std::move(r));
+  // The one place every pool completion passes: a callback that throws fails only itself (the
+  // Kafka request it served is closed when its Responder is dropped), never the pool.
+  if (done) guard::run(guard::Boundary::kIggyCompletion, "Iggy reply", [&] { done(std::move(r)); });
 }
 
 void IggyPool::on_login_failed(const Error& e) {
