@@ -17,9 +17,9 @@ BOOST_AUTO_TEST_CASE(cells_with_control_characters_are_escaped_and_aligned) {
   const std::string out = t.render();
   BOOST_TEST(out.find('\x1b') == std::string::npos);
   BOOST_TEST(out ==
-             "GROUP      CLIENT-ID\n"
+             "GROUP     CLIENT-ID\n"
              "g\\x1b[2J  c\\x0aFORGED\n"
-             "plain      x\n");
+             "plain     x\n");
 }
 
 BOOST_AUTO_TEST_CASE(huge_cells_are_cut_with_their_size) {

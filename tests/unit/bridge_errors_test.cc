@@ -12,8 +12,8 @@ using kib::kafka::ErrorCode;
 namespace code = kib::iggy::code;
 
 namespace {
-int kafka(const Error& e) { return static_cast<int>(bridge::to_kafka_error(e)); }
-int of_iggy(uint32_t c) { return kafka(iggy::iggy_error(c)); }
+int mapped(const Error& e) { return static_cast<int>(bridge::to_kafka_error(e)); }
+int of_iggy(uint32_t c) { return mapped(iggy::iggy_error(c)); }
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(bridge_errors)
@@ -21,25 +21,25 @@ BOOST_AUTO_TEST_SUITE(bridge_errors)
 BOOST_AUTO_TEST_CASE(an_iggy_invalid_argument_never_maps_to_success) {
   // It used to share ErrorDomain::kInvalid with kafka_error(), so its code 0 read as NONE.
   Error e = iggy::invalid_argument("SendMessages: frame of 70000000 bytes exceeds the 67108864 byte limit");
-  BOOST_TEST(kafka(e) != 0);
-  BOOST_TEST(kafka(e) == int(ErrorCode::kUnknownServerError));
+  BOOST_TEST(mapped(e) != 0);
+  BOOST_TEST(mapped(e) == int(ErrorCode::kUnknownServerError));
   // Whatever code an invalid argument carries.
   for (uint32_t c : {0u, 1u, 3u, 36u, 87u, 65535u})
-    BOOST_TEST(kafka(Error{ErrorDomain::kInvalid, c, "x"}) == int(ErrorCode::kUnknownServerError));
+    BOOST_TEST(mapped(Error{ErrorDomain::kInvalid, c, "x"}) == int(ErrorCode::kUnknownServerError));
 }
 
 BOOST_AUTO_TEST_CASE(kafka_errors_carry_their_code_in_their_own_domain) {
   Error e = bridge::kafka_error(ErrorCode::kInvalidConfig, "bad");
   BOOST_TEST((e.domain == ErrorDomain::kKafka));
-  BOOST_TEST(kafka(e) == int(ErrorCode::kInvalidConfig));
-  BOOST_TEST(kafka(bridge::kafka_error(ErrorCode::kUnknownServerError, "")) == -1);
-  BOOST_TEST(kafka(bridge::kafka_error(ErrorCode::kUnknownTopicId, "")) == 100);
+  BOOST_TEST(mapped(e) == int(ErrorCode::kInvalidConfig));
+  BOOST_TEST(mapped(bridge::kafka_error(ErrorCode::kUnknownServerError, "")) == -1);
+  BOOST_TEST(mapped(bridge::kafka_error(ErrorCode::kUnknownTopicId, "")) == 100);
 }
 
 BOOST_AUTO_TEST_CASE(other_domains_map_to_retriable_or_corrupt) {
-  BOOST_TEST(kafka(iggy::transport_error(iggy::TransportCode::kTimeout)) == int(ErrorCode::kRequestTimedOut));
-  BOOST_TEST(kafka(Error{ErrorDomain::kState, 0, "disk full"}) == int(ErrorCode::kCoordinatorNotAvailable));
-  BOOST_TEST(kafka(iggy::protocol_error("short")) == int(ErrorCode::kCorruptMessage));
+  BOOST_TEST(mapped(iggy::transport_error(iggy::TransportCode::kTimeout)) == int(ErrorCode::kRequestTimedOut));
+  BOOST_TEST(mapped(Error{ErrorDomain::kState, 0, "disk full"}) == int(ErrorCode::kCoordinatorNotAvailable));
+  BOOST_TEST(mapped(iggy::protocol_error("short")) == int(ErrorCode::kCorruptMessage));
 }
 
 BOOST_AUTO_TEST_CASE(each_iggy_code_maps_as_intended) {
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(each_iggy_code_maps_as_intended) {
 BOOST_AUTO_TEST_CASE(no_iggy_code_maps_to_success) {
   for (uint32_t c = 0; c <= 15000; ++c) {
     if (of_iggy(c) == 0) BOOST_FAIL("iggy code " << c << " maps to Kafka NONE");
-    if (kafka(Error{ErrorDomain::kTransport, c, ""}) == 0) BOOST_FAIL("transport code " << c << " maps to NONE");
+    if (mapped(Error{ErrorDomain::kTransport, c, ""}) == 0) BOOST_FAIL("transport code " << c << " maps to NONE");
   }
 }
 
