@@ -8,6 +8,7 @@
 #include "admin/admin_commands.h"
 #include "admin/bridge_admin.h"
 #include "admin/text_table.h"
+#include "common/text.h"
 #include "net/blocking_socket.h"
 
 namespace kib::admin {
@@ -17,6 +18,9 @@ using nlohmann::json;
 
 std::string dash_if_negative(int64_t v) { return v < 0 ? "-" : std::to_string(v); }
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+// Strings from clients need not be UTF-8: shown with U+FFFD rather than failing the command.
+std::string dump_json(const json& doc) { return doc.dump(2, ' ', false, json::error_handler_t::replace); }
 
 json offset_or_null(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
 
@@ -52,7 +56,7 @@ int topics_list(const AdminContext& c) {
     table.add({t.name, std::to_string(t.partitions), std::to_string(messages), t.topic_id});
     doc.push_back({{"topic", t.name}, {"topic_id", t.topic_id}, {"messages", messages}, {"partitions", partitions}});
   }
-  if (c.json) c.out << doc.dump(2) << "\n";
+  if (c.json) c.out << dump_json(doc) << "\n";
   else c.out << table.render();
   return 0;
 }
@@ -73,7 +77,7 @@ int groups_list(const AdminContext& c) {
     doc.push_back({{"group", g.group_id}, {"state", g.state}, {"members", g.members.size()},
                    {"protocol_type", g.protocol_type}, {"assignor", g.protocol}});
   }
-  if (c.json) c.out << doc.dump(2) << "\n";
+  if (c.json) c.out << dump_json(doc) << "\n";
   else c.out << table.render();
   return 0;
 }
@@ -88,7 +92,7 @@ int groups_describe(const AdminContext& c, const std::vector<std::string>& group
   std::string text;
   for (const auto& g : *described) {
     if (g.error != kafka::ErrorCode::kNone) {
-      c.err << "group " << g.group_id << ": " << describe_error(g.error) << "\n";
+      c.err << "group " << escape(g.group_id) << ": " << describe_error(g.error) << "\n";
       rc = 1;
       continue;
     }
@@ -99,7 +103,7 @@ int groups_describe(const AdminContext& c, const std::vector<std::string>& group
       continue;
     }
     if (g.state == "Dead" && committed->empty()) {
-      c.err << "Consumer group '" << g.group_id << "' does not exist.\n";
+      c.err << "Consumer group '" << escape(g.group_id) << "' does not exist.\n";
       rc = 1;
       continue;
     }
@@ -119,9 +123,9 @@ int groups_describe(const AdminContext& c, const std::vector<std::string>& group
       continue;
     }
 
-    text += "Consumer group '" + g.group_id + "': " + g.state + ", " + std::to_string(g.members.size()) +
-            (g.members.size() == 1 ? " member" : " members") + (g.protocol.empty() ? "" : ", assignor " + g.protocol) +
-            "\n";
+    text += "Consumer group '" + escape(g.group_id, TextTable::kMaxCellBytes) + "': " + escape(g.state) + ", " +
+            std::to_string(g.members.size()) + (g.members.size() == 1 ? " member" : " members") +
+            (g.protocol.empty() ? "" : ", assignor " + escape(g.protocol)) + "\n";
     TextTable table({"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
                      "CLIENT-ID"});
     json rows = json::array();
@@ -150,7 +154,7 @@ int groups_describe(const AdminContext& c, const std::vector<std::string>& group
     doc.push_back({{"group", g.group_id}, {"state", g.state}, {"protocol_type", g.protocol_type},
                    {"assignor", g.protocol}, {"members", members}, {"offsets", rows}});
   }
-  if (c.json) c.out << doc.dump(2) << "\n";
+  if (c.json) c.out << dump_json(doc) << "\n";
   else c.out << text;
   return rc;
 }

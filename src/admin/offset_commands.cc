@@ -133,7 +133,7 @@ int offsets_import(const AdminContext& c, const ImportOptions& o) {
                    {"listed_offset", p.row.offset}, {"new_offset", p.offset}, {"note", p.note},
                    {"committed", o.execute && p.error.empty()}, {"error", p.error.empty() ? json(nullptr) : json(p.error)}});
   }
-  if (c.json) c.out << doc.dump(2) << "\n";
+  if (c.json) c.out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   else c.out << table.render();
   if (!o.execute) c.err << kDryRunNote;
   return rc;
@@ -179,7 +179,7 @@ int offsets_export(const AdminContext& c, const ExportOptions& o) {
   if (c.json) {
     c.out << json{{"group", o.group}, {"iggy_stream", c.cfg.iggy.stream}, {"iggy_target_kind", kind},
                   {"iggy_target", target.name}, {"executed", o.execute}, {"partitions", rows}}
-                 .dump(2)
+                 .dump(2, ' ', false, json::error_handler_t::replace)
           << "\n";
   } else {
     c.out << "Kafka group '" << o.group << "' -> Iggy " << kind << " '" << target.name << "' in stream '"

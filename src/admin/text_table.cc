@@ -2,7 +2,14 @@
 
 #include <algorithm>
 
+#include "common/text.h"
+
 namespace kib::admin {
+
+void TextTable::add(std::vector<std::string> row) {
+  for (auto& cell : row) cell = escape(cell, kMaxCellBytes);
+  rows_.push_back(std::move(row));
+}
 
 std::string TextTable::render() const {
   std::vector<size_t> width;

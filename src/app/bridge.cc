@@ -14,6 +14,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "common/guard.h"
 #include "common/log.h"
 #include "http/http_server.h"
 #include "iggy/client.h"
@@ -197,12 +198,17 @@ Status Bridge::start() {
     signals_.push_back(s);
   };
   auto on_stop = [](uv_signal_t* s, int signum) {
-    spdlog::info("received {}, shutting down", signum == SIGTERM ? "SIGTERM" : "SIGINT");
-    static_cast<Bridge*>(s->data)->shutdown();
+    guard::run(guard::Boundary::kSignal, "shutdown signal", [&] {
+      spdlog::info("received {}, shutting down", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+      static_cast<Bridge*>(s->data)->shutdown();
+    });
   };
   add_signal(SIGTERM, on_stop);
   add_signal(SIGINT, on_stop);
-  add_signal(SIGHUP, [](uv_signal_t* s, int) { static_cast<Bridge*>(s->data)->reload(); });
+  add_signal(SIGHUP, [](uv_signal_t* s, int) {
+    // A reload that throws changes nothing more than it had; the bridge keeps serving.
+    guard::run(guard::Boundary::kSignal, "SIGHUP reload", [&] { static_cast<Bridge*>(s->data)->reload(); });
+  });
 
   spdlog::info("kafka-iggy-bridge listening; advertised as {}; cluster id {}", cfg_.advertised().str(), cluster_id);
   start_watchdog();
@@ -230,7 +236,12 @@ void Bridge::start_catalog() {
       uv_timer_init(&loop_, catalog_retry_);
       catalog_retry_->data = this;
     }
-    uv_timer_start(catalog_retry_, [](uv_timer_t* t) { static_cast<Bridge*>(t->data)->start_catalog(); }, 1000, 0);
+    uv_timer_start(
+        catalog_retry_,
+        [](uv_timer_t* t) {
+          guard::run(guard::Boundary::kTimer, "catalog start retry", [&] { static_cast<Bridge*>(t->data)->start_catalog(); });
+        },
+        1000, 0);
   });
 }
 

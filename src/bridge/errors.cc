@@ -1,18 +1,89 @@
 #include "bridge/errors.h"
 
+#include "iggy/errors.h"
+
 namespace kib::bridge {
 
 using kafka::ErrorCode;
 
 Error kafka_error(ErrorCode code, std::string message) {
-  return Error{ErrorDomain::kInvalid, static_cast<uint32_t>(static_cast<uint16_t>(code)), std::move(message)};
+  return Error{ErrorDomain::kKafka, static_cast<uint32_t>(static_cast<uint16_t>(code)), std::move(message)};
+}
+
+ErrorCode iggy_to_kafka_error(uint32_t iggy_code) {
+  namespace c = iggy::code;
+  switch (iggy_code) {
+    case c::kUnauthorized:
+      return ErrorCode::kTopicAuthorizationFailed;
+    case c::kUnauthenticated:
+    case c::kInvalidCredentials:
+    case c::kUserInactive:
+    case c::kInvalidPersonalAccessToken:
+    case c::kPersonalAccessTokenExpired:
+      return ErrorCode::kSaslAuthenticationFailed;
+    case c::kStreamIdNotFound:
+    case c::kStreamNameNotFound:
+    case c::kTopicIdNotFound:
+    case c::kTopicNameNotFound:
+    case c::kPartitionNotFound:
+    case c::kNoPartitions:
+    case c::kResourceNotFound:  // a send to a missing partition
+      return ErrorCode::kUnknownTopicOrPartition;
+    case c::kTopicNameAlreadyExists:
+      return ErrorCode::kTopicAlreadyExists;
+    case c::kInvalidTopicName:
+      return ErrorCode::kInvalidTopicException;
+    case c::kTooManyPartitions:
+    case c::kInvalidPartitionsCount:
+      return ErrorCode::kInvalidPartitions;
+    case c::kInvalidReplicationFactor:
+      return ErrorCode::kInvalidReplicationFactor;
+    case c::kInvalidTopicSize:
+    case c::kInvalidSegmentSize:
+    case c::kUnsupportedOptionKey:
+    case c::kInvalidOptionValue:
+      return ErrorCode::kInvalidConfig;
+    case c::kTooManyTopics:
+    case c::kTooManyStreams:
+      // A server-side quota, as a CreateTopicPolicy refusal would be: not retriable.
+      return ErrorCode::kPolicyViolation;
+    case c::kTooBigUserHeaders:
+    case c::kTooBigMessagePayload:
+      return ErrorCode::kMessageTooLarge;
+    case c::kTooManyMessages:
+      return ErrorCode::kRecordListTooLarge;
+    case c::kInvalidMessageChecksum:
+    case c::kInvalidBatchChecksum:
+      return ErrorCode::kCorruptMessage;
+    case c::kInvalidOffset:
+      return ErrorCode::kOffsetOutOfRange;
+    case c::kTransientNotCommitted:
+    case c::kTransientNotAccepted:
+      return ErrorCode::kNotEnoughReplicas;
+    case c::kInvalidCommand:
+    case c::kInvalidFormat:
+    case c::kInvalidIdentifier:
+    case c::kFeatureUnavailable:
+    case c::kIncompatibleProtocolVersion:
+      // The bridge sent Iggy something it does not take: a bridge bug or version mismatch the
+      // client cannot fix by retrying.
+      return ErrorCode::kUnknownServerError;
+    default:
+      // Anything else from Iggy is a storage-side failure the client may retry.
+      return ErrorCode::kKafkaStorageError;
+  }
 }
 
 ErrorCode to_kafka_error(const Error& e) {
   switch (e.domain) {
-    case ErrorDomain::kInvalid:
+    case ErrorDomain::kKafka:
       // Errors made with kafka_error() carry the Kafka code itself.
       return static_cast<ErrorCode>(static_cast<int16_t>(static_cast<uint16_t>(e.code)));
+    case ErrorDomain::kInvalid:
+      // Someone passed something invalid (e.g. iggy::invalid_argument for a request the Iggy wire
+      // format cannot carry). Never a success: Kafka answers an unexpected failure with
+      // UNKNOWN_SERVER_ERROR, which clients do not retry.
+      return ErrorCode::kUnknownServerError;
     case ErrorDomain::kTransport:
       // Iggy unreachable, timed out or the connection dropped: the client should retry.
       return ErrorCode::kRequestTimedOut;
@@ -22,38 +93,7 @@ ErrorCode to_kafka_error(const Error& e) {
     case ErrorDomain::kProtocol:
       return ErrorCode::kCorruptMessage;
     case ErrorDomain::kIggy:
-      switch (e.code) {
-        case 41:    // Unauthorized
-          return ErrorCode::kTopicAuthorizationFailed;
-        case 40:    // Unauthenticated
-        case 42:    // InvalidCredentials
-          return ErrorCode::kSaslAuthenticationFailed;
-        case 1009:  // StreamIdNotFound
-        case 2010:  // TopicIdNotFound
-        case 3007:  // PartitionNotFound
-        case 20:    // ResourceNotFound (send to a missing partition)
-          return ErrorCode::kUnknownTopicOrPartition;
-        case 2013:  // TopicNameAlreadyExists
-          return ErrorCode::kTopicAlreadyExists;
-        case 2015:  // TooManyPartitions
-        case 2019:  // InvalidPartitionsCount
-          return ErrorCode::kInvalidPartitions;
-        case 1019:  // InvalidTopicSize
-        case 4041:  // UnsupportedOptionKey
-        case 4042:  // InvalidOptionValue
-          return ErrorCode::kInvalidConfig;
-        case 4017:  // TooBigUserHeaders
-        case 4022:  // TooBigMessagePayload
-          return ErrorCode::kMessageTooLarge;
-        case 4100:  // InvalidOffset
-          return ErrorCode::kOffsetOutOfRange;
-        case 57:    // TransientNotCommitted
-        case 58:    // TransientNotAccepted
-          return ErrorCode::kNotEnoughReplicas;
-        default:
-          // Anything else from Iggy is a storage-side failure the client may retry.
-          return ErrorCode::kKafkaStorageError;
-      }
+      return iggy_to_kafka_error(e.code);
   }
   return ErrorCode::kUnknownServerError;
 }

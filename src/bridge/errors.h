@@ -7,9 +7,13 @@
 
 namespace kib::bridge {
 
+// Never kNone for an error: ErrorDomain::kKafka carries its code, every Iggy code maps by name
+// (iggy/errors.h), kInvalid (a caller bug) is UNKNOWN_SERVER_ERROR.
 kafka::ErrorCode to_kafka_error(const Error& e);
+// The Kafka error for an Iggy status code (ErrorDomain::kIggy).
+kafka::ErrorCode iggy_to_kafka_error(uint32_t iggy_code);
 
-// Builds an Error that carries a Kafka error code (domain kInvalid, code = the Kafka code).
+// Builds an Error that carries a Kafka error code (domain kKafka, code = the Kafka code).
 Error kafka_error(kafka::ErrorCode code, std::string message);
 
 }  // namespace kib::bridge

@@ -14,7 +14,8 @@ enum class ErrorDomain : uint8_t {
   kIggy,       // the Iggy server answered with a non-zero status; `code` is Iggy's code
   kState,      // SQLite failure
   kProtocol,   // malformed bytes from a peer
-  kInvalid,    // caller passed something invalid
+  kInvalid,    // caller passed something invalid (a bug of the caller, never a success)
+  kKafka,      // `code` is a Kafka error code (bridge::kafka_error); only this domain carries one
 };
 
 struct Error {

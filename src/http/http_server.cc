@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/guard.h"
+#include "common/text.h"
 #include "metrics/bridge_metrics.h"
 #include "metrics/metrics.h"
 
@@ -132,7 +134,7 @@ Response route(const Handlers& handlers, const Request& request) {
   try {
     return it->second(request);
   } catch (const std::exception& e) {
-    spdlog::error("http: {} failed: {}", request.path, e.what());
+    spdlog::error("http: {} failed: {}", esc(request.path), esc(e.what(), 1024));
     return Response{500, "text/plain; charset=utf-8", "internal error\n", {}};
   }
 }
@@ -251,7 +253,7 @@ void HttpServer::on_connection(uv_stream_t* listener, int status) {
     if (status < 0) spdlog::warn("http: accept failed: {}", uv_strerror(status));
     return;
   }
-  self->accept_one(listener);
+  guard::run(guard::Boundary::kHttp, "accept", [&] { self->accept_one(listener); });
 }
 
 void HttpServer::accept_one(uv_stream_t* listener) {
@@ -292,9 +294,7 @@ void HttpServer::accept_one(uv_stream_t* listener) {
                  from_ip - 1, limits_.max_connections_per_ip);
     return close_conn(c);
   }
-  uv_timer_start(
-      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->on_timeout(static_cast<Conn*>(t->data)); },
-      limits_.timeout_ms, 0);
+  uv_timer_start(&c->timer, &HttpServer::on_conn_timeout, limits_.timeout_ms, 0);
   uv_read_start(
       c->stream(),
       [](uv_handle_t* h, size_t, uv_buf_t* buf) {
@@ -303,8 +303,10 @@ void HttpServer::accept_one(uv_stream_t* listener) {
       },
       [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
         auto* conn = static_cast<Conn*>(s->data);
-        if (nread > 0) conn->server->on_data(conn, buf->base, static_cast<size_t>(nread));
-        else if (nread < 0) conn->server->close_conn(conn);  // EOF before a whole request, or an error
+        guard::run(guard::Boundary::kHttp, "read", [&] {
+          if (nread > 0) conn->server->on_data(conn, buf->base, static_cast<size_t>(nread));
+          else if (nread < 0) conn->server->close_conn(conn);  // EOF before a whole request, or an error
+        }, [&](std::string_view) { conn->server->close_conn(conn); });
       });
 }
 
@@ -316,8 +318,10 @@ void HttpServer::on_data(Conn* c, const char* data, size_t n) {
     case ParseStatus::kIncomplete:
       return;
     case ParseStatus::kComplete: {
-      Response r = route(handlers_, p.request);
-      spdlog::debug("http: {} {} -> {}", p.request.method, p.request.target, r.status);
+      Response r;
+      guard::run(guard::Boundary::kHttp, "request handler", [&] { r = route(handlers_, p.request); },
+                 [&](std::string_view) { r = Response{500, "text/plain; charset=utf-8", "internal error\n", {}}; });
+      spdlog::debug("http: {} {} -> {}", esc(p.request.method), esc(p.request.target), r.status);
       return respond(c, r, p.request.method == "HEAD");
     }
     case ParseStatus::kBadRequest:
@@ -336,21 +340,23 @@ void HttpServer::respond(Conn* c, const Response& r, bool head) {
   c->in.clear();
   c->out = serialize(r, head);
   // The timer keeps guarding the write: a client that does not read its response is dropped.
-  uv_timer_start(
-      &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->server->on_timeout(static_cast<Conn*>(t->data)); },
-      limits_.timeout_ms, 0);
+  uv_timer_start(&c->timer, &HttpServer::on_conn_timeout, limits_.timeout_ms, 0);
   c->write_req.data = c;
   uv_buf_t buf = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
   int rc = uv_write(&c->write_req, c->stream(), &buf, 1, [](uv_write_t* req, int status) {
     auto* conn = static_cast<Conn*>(req->data);
-    if (conn->closing) return;
-    if (status < 0) return conn->server->close_conn(conn);
-    conn->shutdown_req.data = conn;
-    int rc = uv_shutdown(&conn->shutdown_req, conn->stream(), [](uv_shutdown_t* sreq, int) {
-      auto* sc = static_cast<Conn*>(sreq->data);
-      if (!sc->closing) sc->server->close_conn(sc);
-    });
-    if (rc != 0) conn->server->close_conn(conn);
+    guard::run(guard::Boundary::kHttp, "write done", [&] {
+      if (conn->closing) return;
+      if (status < 0) return conn->server->close_conn(conn);
+      conn->shutdown_req.data = conn;
+      int rc = uv_shutdown(&conn->shutdown_req, conn->stream(), [](uv_shutdown_t* sreq, int) {
+        auto* sc = static_cast<Conn*>(sreq->data);
+        guard::run(guard::Boundary::kHttp, "shutdown", [&] {
+          if (!sc->closing) sc->server->close_conn(sc);
+        });
+      });
+      if (rc != 0) conn->server->close_conn(conn);
+    }, [&](std::string_view) { conn->server->close_conn(conn); });
   });
   if (rc != 0) close_conn(c);
 }
@@ -361,6 +367,11 @@ void HttpServer::on_timeout(Conn* c) {
   spdlog::info("http: connection from {} closed: {} within {} ms", c->ip,
                c->responded ? "response not read" : "no whole request", limits_.timeout_ms);
   close_conn(c);
+}
+
+void HttpServer::on_conn_timeout(uv_timer_t* t) {
+  auto* c = static_cast<Conn*>(t->data);
+  guard::run(guard::Boundary::kHttp, "connection timeout", [&] { c->server->on_timeout(c); });
 }
 
 void HttpServer::close_conn(Conn* c) {

@@ -107,6 +107,7 @@ class HttpServer {
   void handle_closed();
   static void on_close_listener(uv_handle_t* h);
   static void on_close_conn_handle(uv_handle_t* h);
+  static void on_conn_timeout(uv_timer_t* t);
 
   uv_loop_t* loop_;
   Handlers handlers_;

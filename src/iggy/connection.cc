@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/guard.h"
 #include "iggy/errors.h"
 
 namespace kib::iggy {
@@ -14,6 +15,12 @@ namespace {
 std::shared_ptr<spdlog::logger> log() {
   auto l = spdlog::get("iggy");
   return l ? l : spdlog::default_logger();
+}
+
+// What a guard hands to fail_connection when the bridge's own code threw inside a socket
+// callback: the connection's framing state is unknown, so it starts over.
+Error internal_error(std::string_view what) {
+  return transport_error(TransportCode::kDisconnected, fmt::format("internal error: {}", what));
 }
 
 bool is_transient(const Error& e) {
@@ -42,6 +49,14 @@ struct IggyConnection::Socket {
   uv_connect_t connect_req;
   IggyConnection* owner = nullptr;
 };
+
+// A libuv callback of socket `s`: an exception fails (and reconnects) that connection only.
+template <typename Fn>
+void IggyConnection::guarded_socket_callback(Socket* s, const char* what, Fn&& fn) {
+  guard::run(guard::Boundary::kIggyConnection, what, std::forward<Fn>(fn), [s](std::string_view why) {
+    if (s->owner) s->owner->fail_connection(internal_error(why));
+  });
+}
 
 struct IggyConnection::WriteOp {
   uv_write_t req;
@@ -117,7 +132,7 @@ void IggyConnection::begin_connect() {
         auto* r = static_cast<Resolve*>(req->data);
         IggyConnection* c = r->owner;
         delete r;
-        if (c) {
+        if (c) guard::run(guard::Boundary::kIggyConnection, "resolve", [&] {
           c->resolve_ = nullptr;
           if (status < 0 || !res) {
             c->fail_connection(transport_error(TransportCode::kConnectFailed,
@@ -132,7 +147,7 @@ void IggyConnection::begin_connect() {
               }
             c->connect_to(pick->ai_addr);
           }
-        }
+        }, [&](std::string_view what) { c->fail_connection(internal_error(what)); });
         if (res) uv_freeaddrinfo(res);
       },
       config_.host.c_str(), port.c_str(), &hints);
@@ -154,7 +169,7 @@ void IggyConnection::connect_to(const sockaddr* addr) {
   uv_tcp_nodelay(&s->tcp, 1);
   int rc = uv_tcp_connect(&s->connect_req, &s->tcp, addr, [](uv_connect_t* req, int status) {
     auto* s = static_cast<Socket*>(req->data);
-    if (s->owner) s->owner->on_connected(status);
+    if (s->owner) guarded_socket_callback(s, "connect", [&] { s->owner->on_connected(status); });
   });
   if (rc < 0)
     fail_connection(transport_error(TransportCode::kConnectFailed,
@@ -187,7 +202,7 @@ void IggyConnection::on_connected(int status) {
       },
       [](uv_stream_t* stream, ssize_t nread, const uv_buf_t*) {
         auto* s = static_cast<Socket*>(stream->data);
-        if (s->owner) s->owner->on_read(nread);
+        if (s->owner) guarded_socket_callback(s, "read", [&] { s->owner->on_read(nread); });
       });
   if (rc < 0) {
     fail_connection(transport_error(TransportCode::kDisconnected, fmt::format("read start: {}", uv_strerror(rc))));
@@ -228,8 +243,10 @@ void IggyConnection::write_frame(const Bytes& bytes) {
     Socket* s = op->socket;
     delete op;
     if (status < 0 && s->owner)
-      s->owner->fail_connection(
-          transport_error(TransportCode::kDisconnected, fmt::format("write failed: {}", uv_strerror(status))));
+      guarded_socket_callback(s, "write", [&] {
+        s->owner->fail_connection(
+            transport_error(TransportCode::kDisconnected, fmt::format("write failed: {}", uv_strerror(status))));
+      });
   });
   if (rc < 0) {
     delete op;
@@ -393,7 +410,8 @@ void IggyConnection::transmit_in_flight() {
 void IggyConnection::complete_in_flight(Result<Reply> result) {
   auto req = std::move(in_flight_);
   in_flight_is_heartbeat_ = false;
-  if (req && req->done) req->done(std::move(result));
+  if (req && req->done)
+    guard::run(guard::Boundary::kIggyCompletion, "Iggy reply", [&] { req->done(std::move(result)); });
   if (state_ == ConnectionState::kReady && !in_flight_ && listener_.on_available) listener_.on_available();
 }
 
@@ -415,7 +433,7 @@ void IggyConnection::fail_connection(const Error& error) {
   auto req = std::move(in_flight_);
   in_flight_is_heartbeat_ = false;
   schedule_reconnect();
-  if (req && req->done) req->done(error);
+  if (req && req->done) guard::run(guard::Boundary::kIggyCompletion, "Iggy request failed", [&] { req->done(error); });
 }
 
 void IggyConnection::schedule_reconnect() {

@@ -107,6 +107,10 @@ class IggyConnection {
   struct WriteOp;
   struct Resolve;
 
+  // Runs a libuv callback of socket `s`; an exception fails (and reconnects) this connection only.
+  template <typename Fn>
+  static void guarded_socket_callback(Socket* s, const char* what, Fn&& fn);
+
   void set_state(ConnectionState s);
   void begin_connect();
   void connect_to(const sockaddr* addr);

@@ -55,6 +55,20 @@ inline constexpr uint32_t kInvalidOffset = 4100;
 inline constexpr uint32_t kConsumerGroupIdNotFound = 5000;
 inline constexpr uint32_t kConsumerGroupNameAlreadyExists = 5004;
 inline constexpr uint32_t kConsumerGroupMemberNotFound = 5006;
+inline constexpr uint32_t kTooManyStreams = 1020;
+inline constexpr uint32_t kStreamNameNotFound = 1010;
+inline constexpr uint32_t kTopicNameNotFound = 2011;
+inline constexpr uint32_t kInvalidTopicName = 2014;
+inline constexpr uint32_t kInvalidReplicationFactor = 2018;
+inline constexpr uint32_t kTooManyTopics = 2021;
+inline constexpr uint32_t kNoPartitions = 3008;
+inline constexpr uint32_t kInvalidSegmentSize = 4002;
+inline constexpr uint32_t kTooBigUserHeaders = 4017;
+inline constexpr uint32_t kTooBigMessagePayload = 4022;
+inline constexpr uint32_t kTooManyMessages = 4023;
+inline constexpr uint32_t kInvalidMessageChecksum = 4027;
+inline constexpr uint32_t kInvalidBatchChecksum = 4039;
+inline constexpr uint32_t kPersonalAccessTokenExpired = 54;
 inline constexpr uint32_t kIncompatibleProtocolVersion = 14003;
 }  // namespace code
 

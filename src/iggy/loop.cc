@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/guard.h"
 #include "iggy/owner.h"
 
 namespace kib::iggy {
@@ -42,7 +43,7 @@ void LoopTimer::on_timer(uv_timer_t* h) {
   if (!self) return;
   auto fn = std::move(self->fn_);
   self->fn_ = nullptr;
-  if (fn) fn();
+  if (fn) guard::run(guard::Boundary::kTimer, "loop timer", fn);
 }
 
 LoopTasks::LoopTasks(uv_loop_t* loop) : handle_(new uv_idle_t) {
@@ -75,7 +76,8 @@ void LoopTasks::on_idle(uv_idle_t* h) {
   uv_idle_stop(h);
   // A task may destroy the owner of this LoopTasks only via close callbacks that run later, so
   // `self` stays valid while the batch runs; tasks posted meanwhile run next iteration.
-  for (auto& t : batch) t();
+  // Each task alone: one that throws does not take the others (or the process) with it.
+  for (auto& t : batch) guard::run(guard::Boundary::kLoopTask, "posted task", t);
 }
 
 uint64_t loop_now_ms(uv_loop_t* loop) { return uv_now(loop); }

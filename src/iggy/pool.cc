@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/guard.h"
 #include "iggy/errors.h"
 #include "iggy/owner.h"
 
@@ -121,9 +122,11 @@ void IggyPool::finish(uint64_t owner, ReplyCallback& done, Result<Reply> r) {
     ++counters_.failed;
     if (is_transport(r.error())) ++counters_.transport_failures;
   }
-  // What the reply's callback starts is still done for the request's owner (owner.h).
+  // What the reply's callback starts is still done for the request's owner (owner.h). This is
+  // the one place every pool completion passes: a callback that throws fails only itself (the
+  // Kafka request it served is closed when its Responder is dropped), never the pool.
   OwnerScope scope(WorkOwner{owner, false});
-  if (done) done(std::move(r));
+  if (done) guard::run(guard::Boundary::kIggyCompletion, "Iggy reply", [&] { done(std::move(r)); });
 }
 
 std::deque<IggyPool::Queued> IggyPool::take_all() {

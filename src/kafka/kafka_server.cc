@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/guard.h"
+#include "common/text.h"
 #include "iggy/owner.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
@@ -13,38 +15,89 @@
 
 namespace kib::kafka {
 
+namespace {
+const RequestHeaderInfo kNoHeader{};
+
+std::string request_context(const RequestHeaderInfo& h) {
+  return fmt::format("api={} v={} client={} corr={}", msg::api_name(h.api_key), h.api_version, esc(h.client_id),
+                     h.correlation_id);
+}
+}  // namespace
+
+const RequestHeaderInfo& Responder::header() const { return state_ ? state_->header : kNoHeader; }
+
+Responder::State::~State() {
+  if (answered) return;
+  auto c = conn.lock();
+  if (!c || c->closed()) return;
+  // Whatever held this request failed or forgot it; nothing will answer it now. Closing is
+  // what lets the client see it at once (and retry) instead of waiting behind it.
+  metrics::record_request_error(msg::api_name(header.api_key), "dropped");
+  c->close("request dropped without a response (" + request_context(header) + ")");
+}
+
 void Responder::begin(ByteWriter& w) const {
   w.be<int32_t>(0);  // length, patched in finish()
   msg::ResponseHeader h;
-  h.correlation_id = header_.correlation_id;
-  h.encode(w, response_header_version_);
+  h.correlation_id = header().correlation_id;
+  h.encode(w, state_ ? state_->response_header_version : 0);
 }
 
-void Responder::finish(ByteWriter&& w) const {
-  w.patch_be<int32_t>(0, static_cast<int32_t>(w.size() - 4));
-  metrics::record_response(msg::api_name(header_.api_key), std::chrono::steady_clock::now() - header_.received_at,
-                           w.size());
-  if (auto c = conn_.lock()) c->complete(seq_, w.take());
+void Responder::finish(ByteWriter&& w) const noexcept {
+  if (!state_ || state_->answered) return;
+  try {
+    w.patch_be<int32_t>(0, static_cast<int32_t>(w.size() - 4));
+    metrics::record_response(msg::api_name(state_->header.api_key),
+                             std::chrono::steady_clock::now() - state_->header.received_at, w.size());
+    state_->answered = true;
+    if (auto c = state_->conn.lock()) c->complete(state_->seq, w.take());
+  } catch (...) {
+    encode_failed(std::current_exception());
+  }
+}
+
+void Responder::encode_failed(std::exception_ptr e) const noexcept {
+  if (!state_) return;
+  state_->answered = true;
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    what = ex.what();
+  } catch (...) {
+  }
+  guard::run(guard::Boundary::kKafkaResponse, "encoding a response", [&] {
+    metrics::record_request_error(msg::api_name(state_->header.api_key), "encode_failed");
+    guard::detail::report(guard::Boundary::kKafkaResponse, request_context(state_->header), what);
+    if (auto c = state_->conn.lock())
+      c->close("response could not be encoded: " + escape(what, 1024) + " (" + request_context(state_->header) + ")");
+  });
 }
 
 void Responder::charge(size_t bytes) const {
-  if (auto c = conn_.lock()) c->charge(seq_, bytes);
+  if (!state_ || state_->answered) return;
+  if (auto c = state_->conn.lock()) c->charge(state_->seq, bytes);
 }
 
 void Responder::no_response() const {
-  metrics::record_response(msg::api_name(header_.api_key), std::chrono::steady_clock::now() - header_.received_at, 0);
-  if (auto c = conn_.lock()) c->complete(seq_, std::nullopt);
+  if (!state_ || state_->answered) return;
+  state_->answered = true;
+  metrics::record_response(msg::api_name(state_->header.api_key),
+                           std::chrono::steady_clock::now() - state_->header.received_at, 0);
+  if (auto c = state_->conn.lock()) c->complete(state_->seq, std::nullopt);
 }
 
 void Responder::count_error(int16_t error_code) const {
   if (error_code != 0)
-    metrics::record_request_error(msg::api_name(header_.api_key), error_name(static_cast<ErrorCode>(error_code)));
+    metrics::record_request_error(msg::api_name(header().api_key), error_name(static_cast<ErrorCode>(error_code)));
 }
 
 void Responder::close(const std::string& reason) const {
-  if (auto c = conn_.lock())
-    c->close(fmt::format("{} (api={} v={} client={} corr={})", reason, msg::api_name(header_.api_key),
-                         header_.api_version, header_.client_id, header_.correlation_id));
+  if (!state_) return;
+  state_->answered = true;
+  // `reason` may quote client input (an error message, a topic name): escaped for the log.
+  if (auto c = state_->conn.lock())
+    c->close(fmt::format("{} ({})", escape(reason, 2048), request_context(state_->header)));
 }
 
 KafkaServer::KafkaServer(Services& services, uv_loop_t* loop, net::ServerLimits limits)
@@ -91,7 +144,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
   if (!spec) {
     metrics::record_request_error("Unknown", "unsupported_api");
     conn->close(fmt::format("unsupported api key {} v{} from client={}", info.api_key, info.api_version,
-                            session->client_id));
+                            esc(session->client_id)));
     return;
   }
   bool version_ok = info.api_version >= spec->min_version && info.api_version <= spec->max_version;
@@ -121,7 +174,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
       return;
     }
     conn->close(fmt::format("unsupported version: api={} ({}) v{} served v{}-v{} client={}", msg::api_name(info.api_key),
-                            info.api_key, info.api_version, spec->min_version, spec->max_version, info.client_id));
+                            info.api_key, info.api_version, spec->min_version, spec->max_version, esc(info.client_id)));
     return;
   }
 
@@ -131,7 +184,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
   req.conn = conn;
   req.session = session;
   req.respond = Responder(conn, seq, info, msg::response_header_version(info.api_key, info.api_version));
-  spdlog::trace("conn={} client={} api={} v={} corr={}", conn->id(), info.client_id, msg::api_name(info.api_key),
+  spdlog::trace("conn={} client={} api={} v={} corr={}", conn->id(), esc(info.client_id), msg::api_name(info.api_key),
                 info.api_version, info.correlation_id);
   Responder fallback = req.respond;
   try {
@@ -139,11 +192,15 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
     spec->handle(services_, std::move(req));
   } catch (const DecodeError& e) {
     metrics::record_request_error(msg::api_name(fallback.header().api_key), "malformed_request");
-    fallback.close(std::string("malformed request: ") + e.what());
+    fallback.close(std::string("malformed request: ") + escape(e.what(), 1024));
   } catch (const std::exception& e) {
     metrics::record_request_error(msg::api_name(fallback.header().api_key), "internal_error");
-    spdlog::error("conn={} handler failed: {}", conn->id(), e.what());
-    fallback.close(std::string("internal error: ") + e.what());
+    spdlog::error("conn={} handler failed: {}", conn->id(), esc(e.what(), 1024));
+    fallback.close(std::string("internal error: ") + escape(e.what(), 1024));
+  } catch (...) {
+    metrics::record_request_error(msg::api_name(fallback.header().api_key), "internal_error");
+    spdlog::error("conn={} handler failed: unknown exception", conn->id());
+    fallback.close("internal error: unknown exception");
   }
 }
 

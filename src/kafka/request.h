@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,23 +29,34 @@ struct Session {
   std::string client_software_version;
 };
 
-// Answers exactly one request. Copyable; the first send/no_response wins, later calls are
-// ignored. Safe to call after the connection closed (it then does nothing).
+// Answers exactly one request. Copies share one state: the first send/no_response/close wins,
+// later calls are ignored. Safe to call after the connection closed (it then does nothing).
+//
+// Never throws: a response that cannot be encoded (a string or array over the wire format's
+// bounds) closes the connection with a log line and counts in kib_request_errors_total
+// {code="encode_failed"} and kib_callback_exceptions_total{boundary="kafka_response"}. And a
+// request whose last Responder copy goes away unanswered (the callback that held it failed
+// or was dropped) closes its connection too: the client would otherwise wait forever behind it.
 class Responder {
  public:
   Responder() = default;
   Responder(std::weak_ptr<net::Connection> conn, uint64_t seq, RequestHeaderInfo header, int16_t response_header_version)
-      : conn_(std::move(conn)), seq_(seq), header_(std::move(header)), response_header_version_(response_header_version) {}
+      : state_(std::make_shared<State>(std::move(conn), seq, std::move(header), response_header_version)) {}
 
   // Encodes `msg` at the request's version behind the right response header. `size_hint`:
   // bytes to reserve up front (a Fetch response's record bytes), so encoding does not regrow.
   template <typename Msg>
-  void send(const Msg& msg, size_t size_hint = 256) const {
-    if constexpr (requires { msg.error_code; }) count_error(static_cast<int16_t>(msg.error_code));
-    ByteWriter w(size_hint);
-    begin(w);
-    msg.encode(w, header_.api_version);
-    finish(std::move(w));
+  void send(const Msg& msg, size_t size_hint = 256) const noexcept {
+    if (!state_ || state_->answered) return;
+    try {
+      if constexpr (requires { msg.error_code; }) count_error(static_cast<int16_t>(msg.error_code));
+      ByteWriter w(size_hint);
+      begin(w);
+      msg.encode(w, state_->header.api_version);
+      finish(std::move(w));
+    } catch (...) {
+      encode_failed(std::current_exception());
+    }
   }
   // For requests that get no response (Produce with acks=0).
   void no_response() const;
@@ -54,19 +66,30 @@ class Responder {
   // Closes the connection (protocol violation); `reason` is logged with the request's context.
   void close(const std::string& reason) const;
 
-  const RequestHeaderInfo& header() const { return header_; }
+  const RequestHeaderInfo& header() const;
 
   // Low level: writes the length placeholder and response header into `w`.
   void begin(ByteWriter& w) const;
-  void finish(ByteWriter&& w) const;
+  void finish(ByteWriter&& w) const noexcept;
   // Counts a non-zero Kafka error code in kib_request_errors_total.
   void count_error(int16_t error_code) const;
 
  private:
-  std::weak_ptr<net::Connection> conn_;
-  uint64_t seq_ = 0;
-  RequestHeaderInfo header_;
-  int16_t response_header_version_ = 0;
+  struct State {
+    State(std::weak_ptr<net::Connection> c, uint64_t s, RequestHeaderInfo h, int16_t v)
+        : conn(std::move(c)), seq(s), header(std::move(h)), response_header_version(v) {}
+    ~State();
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    std::weak_ptr<net::Connection> conn;
+    uint64_t seq = 0;
+    RequestHeaderInfo header;
+    int16_t response_header_version = 0;
+    bool answered = false;
+  };
+  void encode_failed(std::exception_ptr e) const noexcept;
+
+  std::shared_ptr<State> state_;
 };
 
 struct Request {

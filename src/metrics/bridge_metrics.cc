@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/version.h"
+#include "common/guard.h"
 
 namespace kib::metrics {
 namespace {
@@ -102,6 +103,10 @@ BridgeMetrics& bridge_metrics() {
                 {"group", "topic", "partition"}),
         r.gauge("kib_group_lag_sum", "Consumer lag summed over a group's partitions.", {"group"}),
         r.gauge("kib_build_info", "Always 1; the version label names the bridge build.", {"version"}),
+        r.counter("kib_callback_exceptions_total",
+                  "Exceptions caught at a callback boundary (libuv, Iggy completion, state store); each failed "
+                  "one request or closed one connection instead of ending the process.",
+                  {"boundary"}),
     };
     b->build_info.labels({kBridgeVersion}).set(1);
 
@@ -115,6 +120,12 @@ BridgeMetrics& bridge_metrics() {
     };
     process.start_time.set(kProcessStartTime);
     static CollectHook hook = r.on_collect([] { process.collect(); });
+    static CollectHook guards = r.on_collect([b] {
+      for (size_t i = 0; i < guard::kBoundaryCount; ++i) {
+        auto boundary = static_cast<guard::Boundary>(i);
+        b->callback_exceptions.labels({guard::boundary_name(boundary)}).mirror(static_cast<double>(guard::caught(boundary)));
+      }
+    });
     return b;
   }();
   return *m;

@@ -40,6 +40,7 @@ struct BridgeMetrics {
   GaugeFamily& group_lag;               // kib_group_lag{group,topic,partition} (idem)
   GaugeFamily& group_lag_sum;           // kib_group_lag_sum{group} (idem)
   GaugeFamily& build_info;              // kib_build_info{version}
+  CounterFamily& callback_exceptions;   // kib_callback_exceptions_total{boundary} (common/guard.h)
 };
 
 // Registers on first use (on global()).

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/guard.h"
+
 namespace kib::net {
 namespace {
 
@@ -82,7 +84,9 @@ void Connection::update_reading() {
         stream,
         [](uv_handle_t*, size_t, uv_buf_t* buf) { *buf = uv_buf_init(reinterpret_cast<char*>(g_read_buf), kReadChunk); },
         [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
-          static_cast<Connection*>(s->data)->on_read(nread, buf);
+          auto* c = static_cast<Connection*>(s->data);
+          guard::run(guard::Boundary::kKafkaConnection, "read", [&] { c->on_read(nread, buf); },
+                     [&](std::string_view what) { c->close("internal error while reading: " + std::string(what)); });
         });
   } else {
     uv_read_stop(stream);
@@ -223,7 +227,8 @@ void Connection::flush() {
       size_t bytes = wr->data.size();
       Connection* c = wr->conn;
       delete wr;
-      c->on_write_done(bytes, status);
+      guard::run(guard::Boundary::kKafkaConnection, "write done", [&] { c->on_write_done(bytes, status); },
+                 [&](std::string_view what) { c->close("internal error after a write: " + std::string(what)); });
     });
     if (rc != 0) {
       pending_write_bytes_ -= w->data.size();
@@ -265,7 +270,7 @@ void Connection::close(const std::string& reason) {
   uv_close(reinterpret_cast<uv_handle_t*>(handle_), [](uv_handle_t* h) {
     auto* c = static_cast<Connection*>(h->data);
     delete reinterpret_cast<uv_tcp_t*>(h);
-    c->server_.remove(c);
+    guard::run(guard::Boundary::kKafkaConnection, "connection closed", [&] { c->server_.remove(c); });
   });
 }
 
@@ -290,7 +295,12 @@ void TcpServer::arm_idle_timer() {
     uv_unref(reinterpret_cast<uv_handle_t*>(idle_timer_));
   }
   uint64_t every = std::clamp<uint64_t>(shortest / 4, 10, 1000);
-  uv_timer_start(idle_timer_, [](uv_timer_t* t) { static_cast<TcpServer*>(t->data)->sweep_idle(); }, every, every);
+  uv_timer_start(
+      idle_timer_,
+      [](uv_timer_t* t) {
+        guard::run(guard::Boundary::kTimer, "idle sweep", [&] { static_cast<TcpServer*>(t->data)->sweep_idle(); });
+      },
+      every, every);
 }
 
 void TcpServer::set_limits(const ServerLimits& limits) {
@@ -334,7 +344,7 @@ void TcpServer::on_connection(uv_stream_t* listener, int status) {
     spdlog::warn("accept failed: {}", uv_strerror(status));
     return;
   }
-  self->accept_one(listener);
+  guard::run(guard::Boundary::kKafkaConnection, "accept", [&] { self->accept_one(listener); });
 }
 
 void TcpServer::accept_one(uv_stream_t* listener) {
@@ -430,10 +440,13 @@ void TcpServer::shutdown(uint64_t deadline_ms, std::function<void()> done) {
   uv_timer_start(
       shutdown_timer_,
       [](uv_timer_t* t) {
-        auto* self = static_cast<TcpServer*>(t->data);
-        std::vector<std::shared_ptr<Connection>> left;
-        for (auto& [p, c] : self->connections_) left.push_back(c);
-        for (auto& c : left) c->close("shutdown: deadline passed with " + std::to_string(c->inflight()) + " requests in flight");
+        guard::run(guard::Boundary::kTimer, "shutdown deadline", [&] {
+          auto* self = static_cast<TcpServer*>(t->data);
+          std::vector<std::shared_ptr<Connection>> left;
+          for (auto& [p, c] : self->connections_) left.push_back(c);
+          for (auto& c : left)
+            c->close("shutdown: deadline passed with " + std::to_string(c->inflight()) + " requests in flight");
+        });
       },
       deadline_ms, 0);
   maybe_finish_shutdown();

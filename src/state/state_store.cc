@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/guard.h"
 #include "state/migrations.h"
 
 namespace kib::state {
@@ -122,6 +123,13 @@ void StateStore::writer_main() {
           spdlog::warn("state: write failed: {}", e.what());
           results.push_back({std::move(p.done), state_error(e.what())});
           syncs.push_back(p.sync);
+        } catch (...) {
+          // Not an SQLite error: a bug in the job. It fails alone, like any failed job.
+          guard::detail::report(guard::Boundary::kStateWriter, "state write job", "unknown exception");
+          db_->exec("ROLLBACK TO job");
+          db_->exec("RELEASE job");
+          results.push_back({std::move(p.done), state_error("state write job failed: unknown exception")});
+          syncs.push_back(p.sync);
         }
       }
       tx.commit();
@@ -154,7 +162,9 @@ void StateStore::on_async(uv_async_t* h) {
     std::lock_guard lk(self->mu_);
     done.swap(self->completed_);
   }
-  for (auto& c : done) c.done(std::move(c.status));
+  // Each completion alone: one that throws does not lose the others' answers.
+  for (auto& c : done)
+    guard::run(guard::Boundary::kStateCompletion, "state write completion", [&] { c.done(std::move(c.status)); });
 }
 
 void StateStore::close() {

@@ -785,4 +785,29 @@ BOOST_AUTO_TEST_CASE(stopping_answers_waiting_joins_and_syncs_with_not_coordinat
   h.advance(60'000);  // no timer fires any more
 }
 
+// Kafka's memberId is clientId + "-" + UUID; a client id near the 32767-byte STRING bound made
+// a member id the JoinGroup response could not encode (the request then never got an answer).
+BOOST_AUTO_TEST_CASE(member_ids_from_huge_client_or_instance_ids_stay_small_and_encodable) {
+  Harness h;
+  const std::string huge(32'700, 'c');
+  Consumer c(h, "g", huge);
+  c.send_join(4);
+  BOOST_REQUIRE(*c.join_result);
+  BOOST_TEST(int((*c.join_result)->error) == int(ErrorCode::kMemberIdRequired));
+  const std::string id = (*c.join_result)->member_id;
+  BOOST_TEST(id.size() == 255u + 1 + 36);
+  BOOST_TEST(id.rfind(std::string(255, 'c') + "-", 0) == 0);
+
+  // A static member's id starts with its group.instance.id, cut the same way and at a UTF-8
+  // character boundary (a 3-byte character straddles byte 255 here).
+  std::string instance = std::string(254, 'i') + "\u20ac" + std::string(32'000, 'i');
+  Consumer s(h, "g2", "client", {"orders"}, instance);
+  s.send_join(5);
+  h.advance(3000);
+  BOOST_REQUIRE(*s.join_result);
+  const std::string sid = (*s.join_result)->member_id;
+  BOOST_TEST(sid.size() == 254u + 1 + 36);
+  BOOST_TEST(sid.rfind(std::string(254, 'i') + "-", 0) == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,10 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <chrono>
 #include <set>
 
 #include "bridge/errors.h"
+#include "common/guard.h"
+#include "common/text.h"
+#include "iggy/errors.h"
 #include "iggy/pool.h"
 #include "state/state_store.h"
 #include "state/topic_store.h"
@@ -49,12 +53,18 @@ const std::set<std::string> kAcceptedIgnoredConfigs{
     "message.timestamp.difference.max.ms", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
     "local.retention.ms", "local.retention.bytes", "remote.storage.enable"};
 
+// A Java long as Kafka's ConfigDef parses it: optional '-', decimal digits, in range. Never
+// throws (std::stoll did, for 19 digits above INT64_MAX, inside an Iggy callback).
 std::optional<int64_t> parse_long(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  size_t i = (s[0] == '-') ? 1 : 0;
-  if (i == s.size() || s.find_first_not_of("0123456789", i) != std::string::npos || s.size() > 19) return std::nullopt;
-  return std::stoll(s);
+  int64_t v = 0;
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc() || p != end) return std::nullopt;
+  return v;
 }
+
+// A piece of client input quoted in an error message.
+std::string quoted(const std::string& s) { return truncate_message(s, 256); }
 
 }  // namespace
 
@@ -179,7 +189,11 @@ void TopicCatalog::start(std::function<void(Status)> user_done) {
       uv_timer_init(impl->loop, impl->timer);
       impl->timer->data = this;
       uv_timer_start(
-          impl->timer, [](uv_timer_t* t) { static_cast<TopicCatalog*>(t->data)->refresh([](Status) {}); },
+          impl->timer,
+          [](uv_timer_t* t) {
+            guard::run(guard::Boundary::kTimer, "catalog refresh",
+                       [&] { static_cast<TopicCatalog*>(t->data)->refresh([](Status) {}); });
+          },
           kRefreshIntervalMs, kRefreshIntervalMs);
       uv_unref(reinterpret_cast<uv_handle_t*>(impl->timer));
       refresh(done);
@@ -187,7 +201,7 @@ void TopicCatalog::start(std::function<void(Status)> user_done) {
     if (r->has_value()) return refresh_then_done();
     spdlog::info("catalog: creating Iggy stream '{}'", impl->cfg.iggy.stream);
     impl->iggy.create_stream(impl->cfg.iggy.stream, [refresh_then_done, done](Result<iggy::StreamInfo> c) {
-      if (!c && !(c.error().domain == ErrorDomain::kIggy && c.error().code == 1012)) return done(c.error());
+      if (!c && !(iggy::is_iggy(c.error(), iggy::code::kStreamNameAlreadyExists))) return done(c.error());
       refresh_then_done();
     });
   });
@@ -246,7 +260,7 @@ std::optional<std::string> TopicCatalog::invalid_topic_name(const std::string& n
   if (name.size() > 249) return "topic name is longer than 249 characters";
   for (unsigned char c : name)
     if (!(std::isalnum(c) || c == '.' || c == '_' || c == '-'))
-      return "topic name '" + name + "' contains a character other than ASCII alphanumerics, '.', '_' and '-'";
+      return "topic name '" + truncate_message(name, 256) + "' contains a character other than ASCII alphanumerics, '.', '_' and '-'";
   return std::nullopt;
 }
 
@@ -313,7 +327,8 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
   t.settings = impl_->defaults();
   for (const auto& [key, value] : req.configs) {
     auto bad = [&](const std::string& why) {
-      return kafka_error(ErrorCode::kInvalidConfig, "Invalid value " + value.value_or("null") + " for configuration " + key + ": " + why);
+      return kafka_error(ErrorCode::kInvalidConfig, "Invalid value " + quoted(value.value_or("null")) +
+                                                        " for configuration " + quoted(key) + ": " + why);
     };
     if (!value) continue;  // null = broker default
     if (key == "cleanup.policy") {
@@ -345,7 +360,7 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
       if (!v || *v < 1 || *v > 16777216) return done(bad("must be 1..16777216"));
       t.settings.messages_required_to_save = static_cast<uint32_t>(*v);
     } else if (!kAcceptedIgnoredConfigs.count(key)) {
-      return done(kafka_error(ErrorCode::kInvalidConfig, "Unknown topic config name: " + key));
+      return done(kafka_error(ErrorCode::kInvalidConfig, "Unknown topic config name: " + quoted(key)));
     }
   }
   if (req.validate_only) {
@@ -383,7 +398,7 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
 void TopicCatalog::create_partitions(const std::string& name, int32_t total, bool validate_only,
                                      std::function<void(Status)> done) {
   const TopicMetadata* t = find(name);
-  if (!t) return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + name));
+  if (!t) return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + quoted(name)));
   if (total <= t->partitions)
     return done(kafka_error(ErrorCode::kInvalidPartitions, "Topic currently has " + std::to_string(t->partitions) +
                                                                " partitions, which is higher than or equal to the requested " +

@@ -8,6 +8,7 @@
 
 #include "bridge/errors.h"
 #include "bridge/groups/consumer_protocol.h"
+#include "common/text.h"
 #include "state/group_store.h"
 #include "state/state_store.h"
 
@@ -30,6 +31,9 @@ const char* group_state_name(GroupState s) {
 }
 
 namespace {
+
+// The client-id (or group.instance.id) part of a member id, at most (see join_new_member).
+constexpr size_t kMaxMemberIdPrefixBytes = 255;
 
 // Kafka's member ids: "<client id or group instance id>-<random UUID>".
 std::string random_uuid() {
@@ -200,7 +204,7 @@ struct GroupCoordinator::Group {
       auto t = ::kib::bridge::subscribed_topics(*md);
       if (!t) {
         spdlog::warn("group={} member={}: consumer protocol subscription does not parse; subscribed topics unknown",
-                     id, m->member_id);
+                     esc(id), esc(m->member_id));
         return std::nullopt;
       }
       topics.insert(t->begin(), t->end());
@@ -277,7 +281,9 @@ void GroupCoordinator::flush() {
       try {
         f();
       } catch (const std::exception& e) {
-        spdlog::error("groups: answering a request failed: {}", e.what());
+        spdlog::error("groups: answering a request failed: {}", esc(e.what(), 1024));
+      } catch (...) {
+        spdlog::error("groups: answering a request failed: unknown exception");
       }
     }
   }
@@ -457,7 +463,7 @@ void GroupCoordinator::join_group(JoinGroupParams p, JoinCallback done) {
   }
 
   if (!accept_joining_member(*g, p.member_id)) {
-    spdlog::info("group={} refused member={}: group.max.size {} reached", g->id, p.member_id, options_.max_size);
+    spdlog::info("group={} refused member={}: group.max.size {} reached", esc(g->id), esc(p.member_id), options_.max_size);
     remove_member(*g, p.member_id);
     answer(std::move(done), join_error(ErrorCode::kGroupMaxSizeReached, ""));
   } else if (unknown_member) {
@@ -471,12 +477,17 @@ void GroupCoordinator::join_group(JoinGroupParams p, JoinCallback done) {
 void GroupCoordinator::join_new_member(Group& g, JoinGroupParams& p, JoinCallback& done) {
   if (!g.supports_protocols(p.protocol_type, p.protocols))
     return answer(std::move(done), join_error(ErrorCode::kInconsistentGroupProtocol, ""));
-  std::string new_member_id = (p.group_instance_id ? *p.group_instance_id : p.client_id) + "-" + random_uuid();
+  // Kafka's memberId is clientId (or group.instance.id) + "-" + UUID. Both are client strings of
+  // up to 32767 bytes, and the member id goes back in a STRING field of the same bound, so the
+  // prefix is cut (at a character boundary) to keep member ids small and always encodable.
+  std::string new_member_id =
+      std::string(utf8_prefix(p.group_instance_id ? *p.group_instance_id : p.client_id, kMaxMemberIdPrefixBytes)) + "-" +
+      random_uuid();
   if (p.group_instance_id) {
     auto it = g.static_members.find(*p.group_instance_id);
     if (it != g.static_members.end()) {
-      spdlog::info("group={} static member instance={} rejoins in state {}: replacing member {} with {}", g.id,
-                   *p.group_instance_id, group_state_name(g.state), it->second, new_member_id);
+      spdlog::info("group={} static member instance={} rejoins in state {}: replacing member {} with {}", esc(g.id),
+                   esc(*p.group_instance_id), group_state_name(g.state), esc(it->second), esc(new_member_id));
       std::string old_member_id = it->second;
       return update_static_member_and_rebalance(g, old_member_id, new_member_id, p, done);
     }
@@ -540,8 +551,8 @@ std::optional<ErrorCode> GroupCoordinator::validate_current_member(
     auto it = g.static_members.find(*group_instance_id);
     if (it == g.static_members.end()) return ErrorCode::kUnknownMemberId;
     if (it->second != member_id) {
-      spdlog::info("group={} member={} of static instance {} is fenced by member {}", g.id, member_id,
-                   *group_instance_id, it->second);
+      spdlog::info("group={} member={} of static instance {} is fenced by member {}", esc(g.id), esc(member_id),
+                   esc(*group_instance_id), esc(it->second));
       return ErrorCode::kFencedInstanceId;
     }
     return std::nullopt;
@@ -581,8 +592,8 @@ void GroupCoordinator::add_member_and_rebalance(Group& g, const std::string& mem
   // A new member cannot heartbeat before its JoinGroup is answered; one that disconnected
   // and retries with a fresh id would otherwise linger for the whole rebalance.
   schedule_heartbeat_expiration(g, ref, options_.new_member_join_timeout_ms);
-  spdlog::debug("group={} member={} client={} joined (instance {})", g.id, member_id, ref.client_id,
-                ref.group_instance_id.value_or("none"));
+  spdlog::debug("group={} member={} client={} joined (instance {})", esc(g.id), esc(member_id),
+                esc(ref.client_id), esc(ref.group_instance_id.value_or("none")));
   maybe_prepare_rebalance(g, "adding new member " + member_id);
 }
 
@@ -722,8 +733,8 @@ void GroupCoordinator::prepare_rebalance(Group& g, const std::string& reason) {
   g.pending_sync_members.clear();
   g.sync_timer->stop();
   bool initial = g.state == GroupState::kEmpty;
-  spdlog::info("group={} preparing to rebalance in state {} with old generation {} (reason: {})", g.id,
-               group_state_name(g.state), g.generation, reason);
+  spdlog::info("group={} preparing to rebalance in state {} with old generation {} (reason: {})", esc(g.id),
+               group_state_name(g.state), g.generation, esc(reason, 1024));
   transition(g, GroupState::kPreparingRebalance);
   const std::string id = g.id;
   if (initial) {
@@ -776,12 +787,13 @@ void GroupCoordinator::complete_join(Group& g) {
     if (!m->awaiting_join && !m->group_instance_id) gone.push_back(id);
   for (const auto& id : gone) remove_member(g, id);
   if (!gone.empty())
-    spdlog::info("group={} removed {} dynamic members that did not rejoin (first: {})", g.id, gone.size(), gone[0]);
+    spdlog::info("group={} removed {} dynamic members that did not rejoin (first: {})", esc(g.id), gone.size(),
+                 esc(gone[0]));
 
   if (!maybe_elect_new_joined_leader(g) && !g.members.empty()) {
     // Only static members that have not rejoined remain: wait for them (or for their
     // session timeouts) another rebalance timeout.
-    spdlog::warn("group={} could not complete rebalance: no member rejoined", g.id);
+    spdlog::warn("group={} could not complete rebalance: no member rejoined", esc(g.id));
     const std::string id = g.id;
     g.join_timer->start(g.rebalance_timeout_ms(), [this, id] {
       Entry entry(*this);
@@ -792,12 +804,12 @@ void GroupCoordinator::complete_join(Group& g) {
 
   init_next_generation(g);
   if (g.state == GroupState::kEmpty) {
-    spdlog::info("group={} generation {} is now empty", g.id, g.generation);
+    spdlog::info("group={} generation {} is now empty", esc(g.id), g.generation);
     persist_group(g);
     return;
   }
-  spdlog::info("group={} stabilized generation {} ({} members, protocol {}, leader {})", g.id, g.generation,
-               g.members.size(), g.protocol_name.value_or(""), g.leader_id.value_or(""));
+  spdlog::info("group={} stabilized generation {} ({} members, protocol {}, leader {})", esc(g.id), g.generation,
+               g.members.size(), esc(g.protocol_name.value_or("")), esc(g.leader_id.value_or("")));
   for (auto& [id, m] : g.members) {
     // Only the leader's answer carries the members and their metadata.
     answer_join(g, *m, current_generation_result(g, *m, g.is_leader(id)));
@@ -814,7 +826,7 @@ bool GroupCoordinator::maybe_elect_new_joined_leader(Group& g) {
   if (leader && leader->awaiting_join) return true;
   for (const auto& [id, m] : g.members) {
     if (m->awaiting_join) {
-      spdlog::info("group={} leader {} did not rejoin in time; {} leads now", g.id, *g.leader_id, id);
+      spdlog::info("group={} leader {} did not rejoin in time; {} leads now", esc(g.id), esc(*g.leader_id), esc(id));
       g.leader_id = id;
       return true;
     }
@@ -915,9 +927,9 @@ void GroupCoordinator::sync_group(SyncGroupParams p, SyncCallback done) {
         }
       if (missing)
         spdlog::warn("group={} generation {}: leader assigned nothing to {} members; they get an empty assignment",
-                     g->id, g->generation, missing);
-      spdlog::info("group={} assignment received from leader {} for generation {} ({} members, {} static)", g->id,
-                   m.member_id, g->generation, g->members.size(), g->static_members.size());
+                     esc(g->id), g->generation, missing);
+      spdlog::info("group={} assignment received from leader {} for generation {} ({} members, {} static)", esc(g->id),
+                   esc(m.member_id), g->generation, g->members.size(), g->static_members.size());
       persist_group(*g, assignment.get(), GroupState::kStable,
                     [this, id = g->id, incarnation = g->incarnation, generation = g->generation,
                      assignment](Status st) {
@@ -1009,8 +1021,8 @@ LeaveGroupResult GroupCoordinator::leave_group(const std::string& group_id, cons
         e = ErrorCode::kUnknownMemberId;
       } else {
         std::string id = it->second;
-        spdlog::info("group={} member={} (instance {}) removed by LeaveGroup (reason: {})", g->id, id,
-                     *lm.group_instance_id, lm.reason.empty() ? "not provided" : lm.reason);
+        spdlog::info("group={} member={} (instance {}) removed by LeaveGroup (reason: {})", esc(g->id), esc(id),
+                     esc(*lm.group_instance_id), esc(lm.reason.empty() ? "not provided" : lm.reason, 1024));
         remove_member(*g, id);
       }
     } else if (g->pending_members.count(lm.member_id)) {
@@ -1018,8 +1030,8 @@ LeaveGroupResult GroupCoordinator::leave_group(const std::string& group_id, cons
     } else if (auto err = validate_current_member(*g, lm.member_id, lm.group_instance_id)) {
       e = *err;
     } else {
-      spdlog::info("group={} member={} left (reason: {})", g->id, lm.member_id,
-                   lm.reason.empty() ? "not provided" : lm.reason);
+      spdlog::info("group={} member={} left (reason: {})", esc(g->id), esc(lm.member_id),
+                   esc(lm.reason.empty() ? "not provided" : lm.reason, 1024));
       remove_member(*g, lm.member_id);
     }
     any_left |= e == ErrorCode::kNone;
@@ -1050,7 +1062,7 @@ void GroupCoordinator::on_heartbeat_expired(const std::string& group_id, const s
   if (!g) return;
   Member* m = g->get(member_id);
   if (!m || m->alive_without_heartbeat()) return;
-  spdlog::info("group={} member={} failed: no heartbeat within its session timeout of {} ms{}", g->id, member_id,
+  spdlog::info("group={} member={} failed: no heartbeat within its session timeout of {} ms{}", esc(g->id), esc(member_id),
                m->is_new ? options_.new_member_join_timeout_ms : m->session_timeout_ms,
                m->is_new ? " (new member join timeout)" : "");
   remove_member_and_update_group(*g, member_id, "member " + member_id + " expired");
@@ -1068,7 +1080,7 @@ void GroupCoordinator::add_pending_member(Group& g, const std::string& member_id
 void GroupCoordinator::on_pending_member_expired(const std::string& group_id, const std::string& member_id) {
   Group* g = find(group_id);
   if (!g || !g->pending_members.count(member_id)) return;
-  spdlog::info("group={} pending member={} expired: it did not rejoin with its member id", g->id, member_id);
+  spdlog::info("group={} pending member={} expired: it did not rejoin with its member id", esc(g->id), esc(member_id));
   g->pending_members.erase(member_id);  // destroys the timer running this callback: touch nothing of it
   if (g->state == GroupState::kPreparingRebalance) maybe_complete_join(*g);
 }
@@ -1151,7 +1163,7 @@ void GroupCoordinator::commit_offsets(OffsetCommitParams p, std::function<void(s
   if (!g) {
     if (p.generation_id >= 0)
       return fail_all(p.group_id_not_found_error ? ErrorCode::kGroupIdNotFound : ErrorCode::kIllegalGeneration);
-    spdlog::info("group={} created by an offset commit without group management", p.group_id);
+    spdlog::info("group={} created by an offset commit without group management", esc(p.group_id));
     g = &create_group(p.group_id);
   }
   if (auto err = validate_offset_commit(*g, p)) return fail_all(*err);
@@ -1279,7 +1291,7 @@ void GroupCoordinator::delete_offsets(const std::string& group_id, const std::ve
         if (!st)
           for (size_t i : written) errors[i] = to_kafka_error(st.error());
         else
-          spdlog::info("group={} deleted {} committed offsets", group_id, doomed->size());
+          spdlog::info("group={} deleted {} committed offsets", esc(group_id), doomed->size());
         outbox_.push_back([done = std::move(done), errors = std::move(errors)] { done(ErrorCode::kNone, errors); });
       });
 }
@@ -1318,7 +1330,7 @@ void GroupCoordinator::expire_offsets() {
       if (gone) expired->push_back({id, tp.topic, tp.partition, o.offset, o.leader_epoch, "", o.commit_time_ms, {}});
     }
     if (!expired->empty()) {
-      spdlog::info("group={} {} committed offsets expired (retention {} ms)", id, expired->size(),
+      spdlog::info("group={} {} committed offsets expired (retention {} ms)", esc(id), expired->size(),
                    options_.offsets_retention_ms);
       ++g.pending_offset_writes;
       write(
@@ -1354,7 +1366,7 @@ bool GroupCoordinator::is_droppable(const Group& g) const {
 void GroupCoordinator::maybe_drop_empty_group(Group& g) {
   if (!is_droppable(g)) return;
   std::string id = g.id;
-  spdlog::info("group={} removed: empty and without committed offsets", id);
+  spdlog::info("group={} removed: empty and without committed offsets", esc(id));
   groups_.erase(id);
   write([id](SQLite::Database& db) { state::delete_group(db, id); }, nullptr);
 }
@@ -1433,7 +1445,7 @@ void GroupCoordinator::delete_groups(const std::vector<std::string>& group_ids,
         if (!st)
           for (size_t i : written) errors[i] = to_kafka_error(st.error());
         else
-          for (const auto& id : *doomed) spdlog::info("group={} deleted with its committed offsets", id);
+          for (const auto& id : *doomed) spdlog::info("group={} deleted with its committed offsets", esc(id));
         outbox_.push_back([done = std::move(done), errors = std::move(errors)] { done(errors); });
       });
 }

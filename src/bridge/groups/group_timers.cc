@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "common/guard.h"
+
 namespace kib::bridge {
 namespace {
 
@@ -35,7 +37,7 @@ class UvGroupTimer final : public GroupTimer {
     self->armed_ = false;
     // The callback may destroy this timer: run a copy and touch nothing afterwards.
     auto fn = self->fn_;
-    fn();
+    guard::run(guard::Boundary::kTimer, "group timer", fn);
   }
 
   uv_timer_t* handle_;

@@ -26,7 +26,7 @@ struct MappedMessages {
   size_t envelopes = 0;  // how many records took the envelope form (for metrics)
 };
 
-// Errors carry ErrorDomain::kInvalid and the Kafka error code in `code`
+// Errors carry ErrorDomain::kKafka and the Kafka error code in `code`
 // (MESSAGE_TOO_LARGE = 10, INVALID_RECORD = 87, INVALID_TIMESTAMP = 32).
 Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch);
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "bridge/errors.h"
+#include "common/guard.h"
 #include "state/producer_store.h"
 #include "state/state_store.h"
 
@@ -288,7 +289,10 @@ void PersistentProducerRegistry::expire_idle() {
                });
 }
 
-void PersistentProducerRegistry::on_sweep(uv_timer_t* t) { static_cast<PersistentProducerRegistry*>(t->data)->expire_idle(); }
+void PersistentProducerRegistry::on_sweep(uv_timer_t* t) {
+  guard::run(guard::Boundary::kTimer, "producer expiry sweep",
+             [&] { static_cast<PersistentProducerRegistry*>(t->data)->expire_idle(); });
+}
 
 std::unique_ptr<ProducerRegistry> make_producer_registry(state::StateStore& store, uv_loop_t* loop,
                                                          ProducerRegistryOptions options) {

@@ -3,6 +3,7 @@
 
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
+#include "common/text.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/create_topics.h"
 #include "kafka/services.h"
@@ -53,7 +54,8 @@ void handle_create_topics(Services& s, Request&& req) {
         o.configs = std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs>{};
       } else {
         o.error_code = static_cast<int16_t>(bridge::to_kafka_error(r.error()));
-        o.error_message = r.error().message;
+        // Catalog messages quote client input (names, config keys and values).
+        o.error_message = truncate_message(r.error().message);
       }
       if (--call->pending == 0) call->req.respond.send(call->resp);
     });

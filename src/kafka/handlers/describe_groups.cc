@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "bridge/groups/group_coordinator.h"
+#include "common/text.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_groups.h"
 #include "kafka/services.h"
@@ -38,7 +39,7 @@ void handle_describe_groups(Services& s, Request&& req) {
     auto d = s.groups->describe_group(id);
     if (req.header.api_version >= 6 && d.state == "Dead") {
       g.error_code = to_int16(ErrorCode::kGroupIdNotFound);
-      g.error_message = "Group " + id + " not found.";
+      g.error_message = truncate_message("Group " + id + " not found.");
     }
     g.group_state = std::move(d.state);
     g.protocol_type = std::move(d.protocol_type);

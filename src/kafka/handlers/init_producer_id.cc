@@ -6,6 +6,7 @@
 
 #include "bridge/errors.h"
 #include "bridge/producers/producer_registry.h"
+#include "common/text.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/init_producer_id.h"
 #include "kafka/services.h"
@@ -27,7 +28,7 @@ void handle_init_producer_id(Services& s, Request&& req) {
   auto body = req.decode<msg::InitProducerIdRequest>();
   if (body.transactional_id) {
     spdlog::warn("client={} api=InitProducerId v={} transactional_id='{}': transactions are not supported yet",
-                 req.header.client_id, req.header.api_version, *body.transactional_id);
+                 esc(req.header.client_id), req.header.api_version, esc(*body.transactional_id));
     return reply_error(req.respond, ErrorCode::kInvalidRequest);
   }
   // KafkaApis.handleInitProducerIdRequest: id and epoch are both -1 or both set.
@@ -39,7 +40,7 @@ void handle_init_producer_id(Services& s, Request&& req) {
   if (!s.producers) return reply_error(req.respond, ErrorCode::kCoordinatorLoadInProgress);
   s.producers->init_producer(existing, [respond = req.respond](Result<bridge::ProducerIdAndEpoch> r) {
     if (!r) {
-      spdlog::warn("client={} api=InitProducerId: {}", respond.header().client_id, r.error().message);
+      spdlog::warn("client={} api=InitProducerId: {}", esc(respond.header().client_id), esc(r.error().message, 1024));
       return reply_error(respond, bridge::to_kafka_error(r.error()));
     }
     msg::InitProducerIdResponse resp;

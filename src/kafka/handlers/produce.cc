@@ -10,6 +10,7 @@
 
 #include "bridge/errors.h"
 #include "bridge/log/partition_log.h"
+#include "common/text.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/produce.h"
 #include "kafka/records/record_batch.h"
@@ -68,7 +69,7 @@ struct ProduceCall {
     pr.base_offset = -1;
     pr.log_append_time_ms = -1;
     pr.log_start_offset = -1;
-    if (!message.empty()) pr.error_message = message;
+    if (!message.empty()) pr.error_message = truncate_message(message);
     if (first_error.empty()) first_error = std::string(error_name(code)) + ": " + message;
   }
 
@@ -120,7 +121,7 @@ void handle_produce(Services& s, Request&& req) {
     }
   }
   if (version < kFirstServedVersion) {
-    spdlog::warn("client={} sent Produce v{}; answered UNSUPPORTED_VERSION", req.header.client_id, version);
+    spdlog::warn("client={} sent Produce v{}; answered UNSUPPORTED_VERSION", esc(req.header.client_id), version);
     return call->done();
   }
 
