@@ -1,6 +1,7 @@
 // The operations endpoint's HTTP/1.x request parser (src/http/http_server.cc), fed the bytes of
 // one connection with the default 8 KiB head limit; a complete request is routed to handlers of
-// the real paths and its response serialized. http_client's response parser gets the same bytes.
+// the real paths and its response serialized, and the bridge's own HTTP client must read that
+// response back. http_client's response parser also gets the raw input.
 #include "http/http_client.h"
 #include "http/http_server.h"
 #include "fuzz/targets/fuzz_targets.h"
@@ -20,8 +21,12 @@ int fuzz_http_request(const uint8_t* data, size_t size) {
     http::Response resp = http::route(handlers, r.request);
     std::string wire = http::serialize(resp, r.request.method == "HEAD");
     FUZZ_CHECK(wire.rfind("HTTP/1.1 ", 0) == 0, "a response that does not start with a status line");
-    auto parsed = http::parse_response(wire);
-    FUZZ_CHECK(parsed.ok(), "the client cannot parse the server's response");
+    // A HEAD response keeps GET's Content-Length without the body: only the requester knows.
+    if (r.request.method != "HEAD") {
+      auto parsed = http::parse_response(wire);
+      FUZZ_CHECK(parsed.ok(), "the client cannot parse the server's response");
+      FUZZ_CHECK(parsed->status == resp.status && parsed->body == resp.body, "the client reads another status or body");
+    }
   } else if (r.status != http::ParseStatus::kIncomplete) {
     FUZZ_CHECK(!r.error.empty(), "a refused request without a reason");
   }
