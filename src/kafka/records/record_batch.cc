@@ -253,7 +253,9 @@ void RecordBatchBuilder::write_header() {
 }
 
 void RecordBatchBuilder::write_record(ByteWriter& w, const RecordToEncode& record) {
-  const int64_t timestamp_delta = record.timestamp - base_timestamp_;
+  // The inverse of wrapping_add: any two int64 timestamps have a delta that decodes back.
+  const int64_t timestamp_delta =
+      static_cast<int64_t>(static_cast<uint64_t>(record.timestamp) - static_cast<uint64_t>(base_timestamp_));
   const int32_t offset_delta = count_;
   size_t body = 1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + nullable_size(record.key) +
                 nullable_size(record.value) + varint_size(checked_length(record.headers.size(), "header list"));

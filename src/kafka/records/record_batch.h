@@ -30,6 +30,12 @@ inline constexpr size_t kRecordBatchHeaderSize = 61;
 // Bytes before the part batchLength counts (baseOffset + batchLength).
 inline constexpr size_t kRecordBatchLogOverhead = 12;
 
+// base + delta as Kafka computes it (Java long arithmetic wraps): both come from the client, so
+// a signed addition could overflow, which is undefined behaviour in C++.
+constexpr int64_t wrapping_add(int64_t base, int64_t delta) {
+  return static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(delta));
+}
+
 // Error::code of a failed decode (Error::domain is kProtocol); read it with record_error().
 // The caller maps these to Kafka codes, e.g. kCorrupt -> CORRUPT_MESSAGE, kInvalidRecord ->
 // INVALID_RECORD, kTooLarge -> RECORD_LIST_TOO_LARGE / MESSAGE_TOO_LARGE, kUnsupportedMagic ->
@@ -77,7 +83,7 @@ struct RecordBatchHeader {
   bool is_transactional() const { return attributes & BatchAttributes::kTransactional; }
   bool is_control() const { return attributes & BatchAttributes::kControl; }
   bool has_delete_horizon() const { return attributes & BatchAttributes::kDeleteHorizon; }
-  int64_t last_offset() const { return base_offset + last_offset_delta; }
+  int64_t last_offset() const { return wrapping_add(base_offset, last_offset_delta); }
 };
 
 // Nullable bytes are std::optional<ByteSpan>: nullopt is Kafka's null (length -1), an empty span
@@ -113,13 +119,15 @@ class DecodedBatch {
   ByteSpan wire;  // the whole batch as received, header included (a view into the input)
   std::vector<Record> records;
 
-  int64_t offset_of(const Record& r) const { return header.base_offset + r.offset_delta; }
+  int64_t offset_of(const Record& r) const { return wrapping_add(header.base_offset, r.offset_delta); }
   // Bytes this batch owns beyond the input it was decoded from (its decompressed records).
   size_t decompressed_bytes() const { return decompressed_.size(); }
-  // LogAppendTime batches carry the append time in maxTimestamp for every record.
+  // LogAppendTime batches carry the append time in maxTimestamp for every record. A CreateTime
+  // sum that wraps is what Kafka's Java long gives; the mapping refuses the times Iggy cannot
+  // hold (below -1 or past its microsecond range) with INVALID_TIMESTAMP.
   int64_t timestamp_of(const Record& r) const {
     return header.timestamp_type() == TimestampType::kLogAppendTime ? header.max_timestamp
-                                                                     : header.base_timestamp + r.timestamp_delta;
+                                                                     : wrapping_add(header.base_timestamp, r.timestamp_delta);
   }
 
  private:
