@@ -38,6 +38,11 @@ LIB_OBJS  := $(LIB_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 MAIN_OBJ  := $(BUILDDIR)/obj/src/app/main.o
 UNIT_SRCS := $(sort $(wildcard $(UNIT_GLOB)))
 UNIT_OBJS := $(UNIT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
+# tests/unit/fuzz_regressions_test.cc replays the fuzz targets' inputs: it links their code.
+FUZZ_TARGET_SRCS := $(sort $(wildcard tests/fuzz/targets/*.cc))
+ifneq ($(filter tests/unit/fuzz_regressions_test.cc,$(UNIT_SRCS)),)
+  UNIT_OBJS += $(FUZZ_TARGET_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
+endif
 INT_SRCS  := $(sort $(wildcard $(INT_GLOB)))
 INT_OBJS  := $(INT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 TESTSUPPORT_SRCS := $(sort $(wildcard $(SUPPORT_GLOB)))
@@ -49,8 +54,8 @@ LIBA      := $(BUILDDIR)/libbridge.a
 UNIT_BIN  := $(BUILDDIR)/unit-tests
 INT_BIN   := $(BUILDDIR)/integration-tests
 
+.PHONY: all help test test-built setup run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration fuzz fuzz-smoke fuzz-build
 .PHONY: reliability reliability-smoke soak
-.PHONY: all help test test-built setup run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration
 all: check-deps $(BIN)
 
 help:
@@ -63,6 +68,8 @@ help:
 	@echo "make regen      regenerate src/kafka/protocol/generated from $(SPECS)"
 	@echo "make schema     regenerate db/schema.sql from migrations/"
 	@echo "make bench      benchmarks against native Iggy and a real Kafka broker (not part of test)"
+	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS (default 180) each, one after another"
+	@echo "make fuzz-smoke the same for a few seconds per target (CI)"
 	@echo "make deb / rpm  packages under build/pkg"
 	@echo "make reliability        acknowledged-writes checker and fault tests (tests/reliability/run):"
 	@echo "                        100 bridge kill -9s under idempotent produce, iggy-server kills, SQLite"
@@ -169,10 +176,63 @@ reliability-smoke: all
 soak: all
 	@$(RELIABILITY_PY) tests/reliability/run --profile soak --soak-seconds $(or $(SOAK_SECONDS),3600) $(RELIABILITY_ARGS)
 
+# ---- fuzzing (docs/fuzzing.md) ----------------------------------------------------------------
+# libFuzzer targets built with Debian's clang against the library sources they exercise, with
+# ASan+UBSan. The targets' code (tests/fuzz/targets/*.cc) is shared with the unit tests, which
+# replay the seeds and regression inputs with g++ (tests/unit/fuzz_regressions_test.cc).
+FUZZ_CXX     ?= clang++-14
+FUZZ_DIR     ?= build/fuzz
+FUZZ_SECONDS ?= 180
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_RSS_MB  ?= 2048
+FUZZ_TARGETS := $(shell grep -o '{"[a-z_]*", &fuzz_' tests/fuzz/targets/registry.cc | cut -d'"' -f2)
+# -DNDEBUG as in the release build: libraries run as they ship (toml++ 3.3.0's debug assertions
+# fire on inputs its release build refuses cleanly); the bridge's code has no assert().
+FUZZ_CXXFLAGS := -std=c++20 $(WARN) -Isrc -Itests -MMD -MP -pthread -O1 -g -DNDEBUG -fno-omit-frame-pointer \
+  -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+# Only what the targets reach: a fuzz build does not wait for the whole bridge.
+FUZZ_GENERATED := wire api_keys request_header consumer_protocol_subscription consumer_protocol_assignment \
+  produce fetch list_offsets metadata offset_commit offset_fetch find_coordinator join_group heartbeat \
+  leave_group sync_group describe_groups list_groups api_versions create_topics init_producer_id \
+  delete_groups offset_delete
+FUZZ_LIB_SRCS := $(sort $(wildcard src/common/*.cc src/kafka/records/*.cc src/bridge/mapping/*.cc)) \
+  src/kafka/protocol/error_code.cc $(FUZZ_GENERATED:%=src/kafka/protocol/generated/%.cc) \
+  src/bridge/errors.cc src/bridge/groups/consumer_protocol.cc src/iggy/protocol.cc src/iggy/user_headers.cc \
+  src/iggy/errors.cc src/http/http_server.cc src/http/http_client.cc src/net/blocking_socket.cc \
+  src/metrics/metrics.cc src/metrics/bridge_metrics.cc src/config/config.cc
+FUZZ_OBJS := $(FUZZ_LIB_SRCS:%.cc=$(FUZZ_DIR)/obj/%.o) $(FUZZ_TARGET_SRCS:%.cc=$(FUZZ_DIR)/obj/%.o)
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
+
+$(FUZZ_DIR)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -c $< -o $@
+
+$(FUZZ_DIR)/libfuzztargets.a: $(FUZZ_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/obj/main-%.o: tests/fuzz/libfuzzer_main.cc
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -DFUZZ_ENTRY=fuzz_$* -c $< -o $@
+
+$(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/main-%.o $(FUZZ_DIR)/libfuzztargets.a
+	$(FUZZ_CXX) -fsanitize=fuzzer,address,undefined -pthread -o $@ $< $(FUZZ_DIR)/libfuzztargets.a $(LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+# One target after another, one process each (one core): FUZZ_SECONDS each; prints one line per
+# target and "N passed, N failed, N skipped" (a target is one test; a crash fails it).
+fuzz: fuzz-build
+	@tools/fuzz-run --dir $(FUZZ_DIR) --seconds $(FUZZ_SECONDS) --rss-mb $(FUZZ_RSS_MB) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	@tools/fuzz-run --dir $(FUZZ_DIR) --seconds $(FUZZ_SMOKE_SECONDS) --rss-mb $(FUZZ_RSS_MB) $(FUZZ_TARGETS)
+
 deb rpm: all
 	packaging/build-$@ $(BIN)
 
 clean:
 	rm -rf build
 
+-include $(wildcard $(FUZZ_OBJS:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/main-%.d))
 -include $(BUILDDIR)/obj/bench/iggy_client_bench.d $(BUILDDIR)/obj/bench/hot_path_bench.d $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)

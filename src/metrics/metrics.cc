@@ -212,7 +212,10 @@ std::string Registry::render() {
   }
   std::string out;
   std::lock_guard lock(mu_);
-  for (const auto& [name, e] : families_) {
+  for (const auto& family : families_) {
+    // Not a structured binding: the lambdas below capture them, which clang 14 cannot.
+    const auto& name = family.first;
+    const auto& e = family.second;
     if (e.counter) {
       write_header(out, *e.counter, "counter");
       e.counter->each([&](const std::vector<std::string>& values, const Counter& c) {

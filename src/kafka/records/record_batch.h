@@ -30,6 +30,12 @@ inline constexpr size_t kRecordBatchHeaderSize = 61;
 // Bytes before the part batchLength counts (baseOffset + batchLength).
 inline constexpr size_t kRecordBatchLogOverhead = 12;
 
+// base + delta as Kafka computes it (Java long arithmetic wraps): both come from the client, so
+// a signed addition could overflow, which is undefined behaviour in C++.
+constexpr int64_t wrapping_add(int64_t base, int64_t delta) {
+  return static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(delta));
+}
+
 // Error::code of a failed decode (Error::domain is kProtocol); read it with record_error().
 // The caller maps these to Kafka codes, e.g. kCorrupt -> CORRUPT_MESSAGE, kInvalidRecord ->
 // INVALID_RECORD, kTooLarge -> RECORD_LIST_TOO_LARGE / MESSAGE_TOO_LARGE, kUnsupportedMagic ->
@@ -78,9 +84,7 @@ struct RecordBatchHeader {
   bool is_control() const { return attributes & BatchAttributes::kControl; }
   bool has_delete_horizon() const { return attributes & BatchAttributes::kDeleteHorizon; }
   // Wraps rather than overflows: baseOffset is the client's (Kafka assigns its own).
-  int64_t last_offset() const {
-    return static_cast<int64_t>(static_cast<uint64_t>(base_offset) + static_cast<uint64_t>(int64_t{last_offset_delta}));
-  }
+  int64_t last_offset() const { return wrapping_add(base_offset, last_offset_delta); }
 };
 
 // Nullable bytes are std::optional<ByteSpan>: nullopt is Kafka's null (length -1), an empty span
@@ -117,9 +121,7 @@ class DecodedBatch {
   std::vector<Record> records;
 
   // Wraps rather than overflows (baseOffset is the client's); offsetDelta is checked on decode.
-  int64_t offset_of(const Record& r) const {
-    return static_cast<int64_t>(static_cast<uint64_t>(header.base_offset) + static_cast<uint64_t>(int64_t{r.offset_delta}));
-  }
+  int64_t offset_of(const Record& r) const { return wrapping_add(header.base_offset, r.offset_delta); }
   // Bytes this batch owns beyond the input it was decoded from (its decompressed records).
   size_t decompressed_bytes() const { return decompressed_.size(); }
   // Memory this batch holds: decompressed bytes plus the decoded record and header structs.
@@ -128,11 +130,11 @@ class DecodedBatch {
            header_storage_.capacity() * sizeof(RecordHeader);
   }
   // LogAppendTime batches carry the append time in maxTimestamp for every record. Decoding
-  // refuses a record whose baseTimestamp + timestampDelta overflows; for records built by hand
-  // the sum wraps instead of being undefined.
+  // refuses a record whose baseTimestamp + timestampDelta overflows (INVALID_RECORD); for records
+  // built by hand the sum wraps, as Kafka's Java long does, instead of being undefined.
   int64_t timestamp_of(const Record& r) const {
-    if (header.timestamp_type() == TimestampType::kLogAppendTime) return header.max_timestamp;
-    return static_cast<int64_t>(static_cast<uint64_t>(header.base_timestamp) + static_cast<uint64_t>(r.timestamp_delta));
+    return header.timestamp_type() == TimestampType::kLogAppendTime ? header.max_timestamp
+                                                                     : wrapping_add(header.base_timestamp, r.timestamp_delta);
   }
 
  private:
