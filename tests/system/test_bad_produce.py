@@ -6,6 +6,7 @@ import pytest
 from kafka_wire import api_versions_request, connect, parse_api_versions, recv_frame, request, uvarint
 
 CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION, MESSAGE_TOO_LARGE, INVALID_TOPIC, INVALID_RECORD = 2, 3, 10, 17, 87
+INVALID_TIMESTAMP = 32
 
 
 def _crc32c_table():
@@ -296,7 +297,8 @@ def test_a_million_minimal_records_are_charged_at_their_decoded_size(bridge_fact
     s.close()
 
 
-def test_timestamp_delta_overflowing_the_base_is_an_invalid_record(topic_conn):
+def test_timestamp_delta_overflowing_the_base_is_an_invalid_timestamp(topic_conn):
+    """Kafka adds the two as Java longs and refuses the wrapped time: INVALID_TIMESTAMP."""
     b, s, topic = topic_conn
     body = b"\x00" + zigzag(10) + zigzag(0) + zigzag(-1) + zigzag(1) + b"x" + uvarint(0)
     rec = zigzag(len(body)) + body
@@ -304,7 +306,7 @@ def test_timestamp_delta_overflowing_the_base_is_an_invalid_record(topic_conn):
     head = struct.pack(">iBI", -1, 2, crc32c(after_crc))
     blob = struct.pack(">qi", 0, len(head) + len(after_crc)) + head + after_crc
     s.sendall(produce_v7(23, topic, 0, blob))
-    assert parse_produce_v7(recv_frame(s))[:2] == (23, INVALID_RECORD)
+    assert parse_produce_v7(recv_frame(s))[:2] == (23, INVALID_TIMESTAMP)
     assert latest_offset(s, topic) == 0
     still_serving(s, b)
 

@@ -148,7 +148,6 @@ struct BatchDecoder {
 
   static void decode_records(ByteSpan body, DecodedBatch& out, DecompressionBudget& budget) {
     const int32_t count = out.header.record_count;
-    const int64_t base_timestamp = out.header.base_timestamp;
     ByteReader r(body);
     r.check_count(static_cast<uint64_t>(count), kMinRecordSize, "recordCount");
     // A 7-byte record decodes to a sizeof(Record) (88-byte) struct: charge that, not the wire.
@@ -162,10 +161,8 @@ struct BatchDecoder {
       Record& record = out.records.emplace_back();
       record.attributes = rec.be<int8_t>("record attributes");
       record.timestamp_delta = rec.varlong("timestampDelta");
-      if (int64_t ts; __builtin_add_overflow(base_timestamp, record.timestamp_delta, &ts))
-        reject(RecordError::kInvalidRecord, "record " + std::to_string(i) + ": baseTimestamp " +
-                                                std::to_string(base_timestamp) + " + timestampDelta " +
-                                                std::to_string(record.timestamp_delta) + " overflows 64 bits");
+      // baseTimestamp + timestampDelta wraps as Kafka's Java long does (timestamp_of); the Produce
+      // mapping refuses what Iggy cannot hold with INVALID_TIMESTAMP, as Kafka's validator does.
       record.offset_delta = rec.varint("offsetDelta");
       if (record.offset_delta != i)
         reject(RecordError::kInvalidRecord,

@@ -129,9 +129,9 @@ class DecodedBatch {
     return decompressed_.capacity() + records.capacity() * sizeof(Record) +
            header_storage_.capacity() * sizeof(RecordHeader);
   }
-  // LogAppendTime batches carry the append time in maxTimestamp for every record. Decoding
-  // refuses a record whose baseTimestamp + timestampDelta overflows (INVALID_RECORD); for records
-  // built by hand the sum wraps, as Kafka's Java long does, instead of being undefined.
+  // LogAppendTime batches carry the append time in maxTimestamp for every record. A CreateTime
+  // sum wraps, as Kafka's Java long does, instead of being undefined; the Produce mapping refuses
+  // the times Iggy cannot hold (below -1 or past its microsecond range) with INVALID_TIMESTAMP.
   int64_t timestamp_of(const Record& r) const {
     return header.timestamp_type() == TimestampType::kLogAppendTime ? header.max_timestamp
                                                                      : wrapping_add(header.base_timestamp, r.timestamp_delta);
@@ -155,8 +155,8 @@ struct DecompressionBudget {
 // Decodes a Produce partition's `records`: one or more whole v2 batches, nothing else. Checks
 // magic, batchLength against the bytes present, CRC32C, codec, lastOffsetDelta == recordCount-1,
 // recordCount against the bytes that can hold it and against the budget (before reserving
-// anything), every record's length, offsetDelta == its index, that baseTimestamp +
-// timestampDelta does not overflow, and that the records fill the batch exactly.
+// anything), every record's length, offsetDelta == its index, and that the records fill the batch
+// exactly.
 Result<std::vector<DecodedBatch>> decode_record_batches(ByteSpan records, DecompressionBudget& budget);
 
 // ---- encoding -------------------------------------------------------------------------------
