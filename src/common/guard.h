@@ -16,6 +16,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <string_view>
 #include <utility>
 
@@ -47,31 +48,31 @@ namespace detail {
 void report(Boundary b, std::string_view context, std::string_view what) noexcept;
 }  // namespace detail
 
+namespace detail {
+// Calls on_fail(what); an exception from on_fail itself is logged and counted, never rethrown.
+template <typename OnFail>
+void fail_safely(Boundary b, OnFail& on_fail, std::string_view what) noexcept {
+  try {
+    on_fail(what);
+  } catch (const std::exception& e) {
+    report(b, "handling the previous failure", e.what());
+  } catch (...) {
+    report(b, "handling the previous failure", "unknown exception");
+  }
+}
+}  // namespace detail
+
 template <typename Fn, typename OnFail>
 bool run(Boundary b, std::string_view context, Fn&& fn, OnFail&& on_fail) noexcept {
-  std::string_view what;
   try {
     std::forward<Fn>(fn)();
     return true;
   } catch (const std::exception& e) {
     detail::report(b, context, e.what());
-    what = e.what();
-    try {
-      on_fail(what);
-    } catch (const std::exception& e2) {
-      detail::report(b, "handling the previous failure", e2.what());
-    } catch (...) {
-      detail::report(b, "handling the previous failure", "unknown exception");
-    }
+    detail::fail_safely(b, on_fail, e.what());
   } catch (...) {
     detail::report(b, context, "unknown exception");
-    try {
-      on_fail(std::string_view("unknown exception"));
-    } catch (const std::exception& e2) {
-      detail::report(b, "handling the previous failure", e2.what());
-    } catch (...) {
-      detail::report(b, "handling the previous failure", "unknown exception");
-    }
+    detail::fail_safely(b, on_fail, "unknown exception");
   }
   return false;
 }

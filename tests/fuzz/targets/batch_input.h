@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 
 #include "common/bytes.h"
 #include "common/crc32c.h"
@@ -24,6 +25,12 @@ inline Bytes with_valid_crcs(const uint8_t* data, size_t size) {
     at = end;
   }
   return b;
+}
+
+// Equal presence and bytes: a null key or value reads back null, an empty one empty.
+inline bool same(const std::optional<ByteSpan>& a, const std::optional<ByteSpan>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || std::equal(a->begin(), a->end(), b->begin(), b->end());
 }
 
 // A budget well above the seeds' needs and below libFuzzer's -rss_limit_mb.

@@ -17,11 +17,6 @@ namespace {
 
 using namespace kib::kafka;
 
-bool same(const std::optional<ByteSpan>& a, const std::optional<ByteSpan>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  return !a || std::equal(a->begin(), a->end(), b->begin(), b->end());
-}
-
 constexpr uint64_t kServerTimeUs = 1'800'000'000'000'000ull;
 
 void check_batch(const DecodedBatch& batch) {

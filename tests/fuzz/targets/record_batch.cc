@@ -13,11 +13,6 @@ namespace {
 
 using namespace kib::kafka;
 
-bool same(const std::optional<ByteSpan>& a, const std::optional<ByteSpan>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  return !a || std::equal(a->begin(), a->end(), b->begin(), b->end());
-}
-
 void check_reencoding(const DecodedBatch& batch) {
   const RecordBatchHeader& h = batch.header;
   BatchSettings s;
