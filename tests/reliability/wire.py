@@ -33,6 +33,21 @@ def _str(s: str | None) -> bytes:
     return struct.pack(">h", len(b)) + b
 
 
+
+def _per_partition(r: bytes, partition) -> dict:
+    """Walks a non-flexible [topics [partitions]] response body; `partition(r, pos)` reads one
+    partition entry and returns (partition, value, next pos)."""
+    pos = 0
+    out = {}
+    (nt,) = struct.unpack_from(">i", r, pos); pos += 4
+    for _ in range(nt):
+        (ln,) = struct.unpack_from(">h", r, pos); pos += 2 + ln
+        (np_,) = struct.unpack_from(">i", r, pos); pos += 4
+        for _ in range(np_):
+            p, value, pos = partition(r, pos)
+            out[p] = value
+    return out
+
 class Conn:
     def __init__(self, port: int, timeout: float = 15.0):
         self.sock = kafka_wire.connect(port, timeout)
@@ -67,36 +82,22 @@ class Conn:
         parts = b"".join(struct.pack(">iq", p, o) + _str(metadata) for p, o in sorted(offsets.items()))
         body = (_str(group) + struct.pack(">i", -1) + _str("") + struct.pack(">q", -1) +
                 struct.pack(">i", 1) + _str(topic) + struct.pack(">i", len(offsets)) + parts)
-        r = self.call(8, 2, body)
-        pos = 0
-        out = {}
-        (nt,) = struct.unpack_from(">i", r, pos); pos += 4
-        for _ in range(nt):
-            (ln,) = struct.unpack_from(">h", r, pos); pos += 2 + ln
-            (np_,) = struct.unpack_from(">i", r, pos); pos += 4
-            for _ in range(np_):
-                p, err = struct.unpack_from(">ih", r, pos); pos += 6
-                out[p] = err
-        return out
+        def partition(r, pos):
+            p, err = struct.unpack_from(">ih", r, pos)
+            return p, err, pos + 6
+        return _per_partition(self.call(8, 2, body), partition)
 
     def offset_fetch(self, group: str, topic: str, partitions) -> dict[int, tuple[int, int]]:
         """partition -> (committed offset or -1, error code)."""
         parts = list(partitions)
         body = _str(group) + struct.pack(">i", 1) + _str(topic) + struct.pack(">i", len(parts)) + \
             b"".join(struct.pack(">i", p) for p in parts)
-        r = self.call(9, 1, body)
-        pos = 0
-        out = {}
-        (nt,) = struct.unpack_from(">i", r, pos); pos += 4
-        for _ in range(nt):
-            (ln,) = struct.unpack_from(">h", r, pos); pos += 2 + ln
-            (np_,) = struct.unpack_from(">i", r, pos); pos += 4
-            for _ in range(np_):
-                p, off = struct.unpack_from(">iq", r, pos); pos += 12
-                (ml,) = struct.unpack_from(">h", r, pos); pos += 2 + max(ml, 0)
-                (err,) = struct.unpack_from(">h", r, pos); pos += 2
-                out[p] = (off, err)
-        return out
+        def partition(r, pos):
+            p, off = struct.unpack_from(">iq", r, pos); pos += 12
+            (ml,) = struct.unpack_from(">h", r, pos); pos += 2 + max(ml, 0)
+            (err,) = struct.unpack_from(">h", r, pos)
+            return p, (off, err), pos + 2
+        return _per_partition(self.call(9, 1, body), partition)
 
     def init_producer_id(self) -> tuple[int, int]:
         """(error code, producer id) for an idempotent (non-transactional) producer."""
