@@ -57,9 +57,13 @@ void delete_topic(SQLite::Database& db, const std::string& name) {
 
 std::array<uint8_t, 16> random_uuid() {
   std::array<uint8_t, 16> id{};
-  if (RAND_bytes(id.data(), static_cast<int>(id.size())) != 1) throw std::runtime_error("RAND_bytes failed");
-  id[6] = static_cast<uint8_t>((id[6] & 0x0F) | 0x40);
-  id[8] = static_cast<uint8_t>((id[8] & 0x3F) | 0x80);
+  // Like Kafka's Uuid.randomUuid: never hand out an id whose base64 form starts with '-' (the first six
+  // bits 111110), because command-line tools (kafka-storage -t, kafka-topics --topic-id) read it as an option.
+  do {
+    if (RAND_bytes(id.data(), static_cast<int>(id.size())) != 1) throw std::runtime_error("RAND_bytes failed");
+    id[6] = static_cast<uint8_t>((id[6] & 0x0F) | 0x40);
+    id[8] = static_cast<uint8_t>((id[8] & 0x3F) | 0x80);
+  } while ((id[0] >> 2) == 62);
   return id;
 }
 

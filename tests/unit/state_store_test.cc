@@ -5,6 +5,7 @@
 
 #include "state/migrations.h"
 #include "state/state_store.h"
+#include "state/topic_store.h"
 
 using namespace kib;
 using namespace kib::state;
@@ -27,6 +28,20 @@ BOOST_AUTO_TEST_CASE(migrations_are_numbered_from_one_without_gaps) {
   int expect = 1;
   for (const auto& m : migrations()) BOOST_TEST(m.version == expect++);
   BOOST_TEST(latest_schema_version() >= 1);
+}
+
+BOOST_AUTO_TEST_CASE(random_ids_never_start_with_a_dash_and_are_version_4) {
+  // one draw in 64 would start with '-' without the redraw; 20,000 draws make a miss vanishingly unlikely
+  int dashes = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const auto id = random_uuid();
+    const std::string b64 = uuid_to_kafka_base64(id);
+    BOOST_TEST_REQUIRE(b64.size() == 22u);
+    if (b64.front() == '-') ++dashes;
+    BOOST_TEST((id[6] >> 4) == 4);
+    BOOST_TEST((id[8] >> 6) == 2);
+  }
+  BOOST_TEST(dashes == 0);
 }
 
 BOOST_AUTO_TEST_CASE(migrate_is_idempotent_and_sets_user_version) {

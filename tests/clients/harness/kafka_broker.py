@@ -138,7 +138,10 @@ class KafkaBroker:
                 self.controller_port = util.free_port()
             props = self.tmp / "server.properties"
             props.write_text(server_properties(self.tmp, self.port, self.controller_port))
-            self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+            # Kafka's Uuid.randomUuid never starts with '-': StorageTool's argument parser would read it as an option
+            self.cluster_id = "-"
+            while self.cluster_id.startswith("-"):
+                self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
             tf = time.monotonic()
             fmt = subprocess.run(
                 [java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", classpath(self.lib),
