@@ -99,9 +99,17 @@ void IggyClient::get_topics(const Identifier& stream, Callback<std::vector<Topic
 }
 
 void IggyClient::create_topic(const Identifier& stream, const TopicConfig& config, Callback<TopicInfo> cb) {
-  call<TopicInfo>(wire::encode_create_topic(stream, config), std::move(cb), [](const Reply& r) {
-    return required<TopicInfo>(wire::decode_topic_details(r.payload), "CreateTopic");
-  });
+  // Topic options depend on the server (server_profile.h): encoded by the connection that sends it.
+  pool_->submit_encoded(
+      [stream, config](const ServerProfile& server) { return wire::encode_create_topic(stream, config, server); },
+      [cb = std::move(cb)](Result<Reply> r) {
+        if (!r) {
+          cb(r.error());
+          return;
+        }
+        cb(required<TopicInfo>(wire::decode_topic_details(r.value().payload), "CreateTopic"));
+      },
+      affinity_);
 }
 
 void IggyClient::update_topic(const Identifier& stream, const Identifier& topic, const TopicUpdate& update,
@@ -140,7 +148,11 @@ void IggyClient::send_messages(const Identifier& stream, const Identifier& topic
                                std::span<const OutgoingMessage> messages, Callback<SendConfirmation> cb) {
   const auto count = static_cast<uint32_t>(messages.size());
   call<SendConfirmation>(wire::encode_send_messages(stream, topic, partitioning, messages, now_us()), std::move(cb),
-                         [count](const Reply& r) { return wire::decode_send_confirmation(r.payload, count); });
+                         [count, pool = pool_](const Reply& r) {
+                           auto c = wire::decode_send_confirmation(r.payload, count, r.generation);
+                           if (!c) pool->note_unconfirmed_send();
+                           return c;
+                         });
 }
 
 void IggyClient::poll_messages(const PollRequest& request, Callback<PolledMessages> cb) {

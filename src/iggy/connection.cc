@@ -23,6 +23,16 @@ Error internal_error(std::string_view what) {
   return transport_error(TransportCode::kDisconnected, fmt::format("internal error: {}", what));
 }
 
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+bool is_incompatible(const Error& e) {
+  return e.domain == ErrorDomain::kIggy && e.code == code::kIncompatibleProtocolVersion;
+}
+
 bool is_transient(const Error& e) {
   return e.domain == ErrorDomain::kIggy &&
          (e.code == code::kTransientNotCommitted || e.code == code::kTransientNotAccepted);
@@ -38,6 +48,7 @@ const char* connection_state_name(ConnectionState s) {
     case ConnectionState::kReady: return "ready";
     case ConnectionState::kBackoff: return "backoff";
     case ConnectionState::kClosed: return "closed";
+    case ConnectionState::kUnsupported: return "unsupported";
   }
   return "unknown";
 }
@@ -265,6 +276,14 @@ void IggyConnection::on_read(ssize_t nread) {
   auto n = static_cast<size_t>(nread);
   if (header_got_ < wire::kHeaderSize) {
     header_got_ += n;
+    if (state_ == ConnectionState::kLoggingIn && legacy_framing_reply()) {
+      stop_unsupported(iggy_error(
+          code::kIncompatibleProtocolVersion,
+          fmt::format("the Iggy server answered the Register in the legacy framing of Iggy <= 0.8 "
+                      "([u32 status {}][u32 length]); this bridge speaks protocol {} and supports {}",
+                      get_u32(header_), format_protocol_version(wire::kProtocolVersion), supported_servers_text())));
+      return;
+    }
     if (header_got_ < wire::kHeaderSize) return;
     auto h = wire::decode_frame_header(ByteSpan(header_, wire::kHeaderSize), config_.max_frame_size);
     if (!h) {
@@ -310,11 +329,50 @@ void IggyConnection::handle_frame() {
   handle_reply(*h, std::move(body));
 }
 
+// A legacy server reads the 256-byte VSR header as a run of [u32 length][u32 code] requests and
+// answers each with an 8-byte [u32 status][u32 length = 0] error. A VSR frame from the server
+// starts with its 16-byte checksum, which is 0 on every client-facing frame, so a non-zero status
+// word followed by a zero length cannot be the start of one.
+bool IggyConnection::legacy_framing_reply() const {
+  if (header_got_ < 8) return false;
+  const uint32_t status = get_u32(header_);
+  const uint32_t length = get_u32(header_ + 4);
+  return status != 0 && status < 100000 && length == 0;
+}
+
+void IggyConnection::stop_unsupported(const Error& error) {
+  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kUnsupported) return;
+  log()->error("iggy server not supported iggy={}:{} error=\"{}\"; not reconnecting: install a supported Iggy "
+               "server and restart the bridge",
+               config_.host, config_.port, error.message);
+  unsupported_reason_ = error.message;
+  state_timer_.stop();
+  heartbeat_timer_.stop();
+  close_socket();
+  session_ = 0;
+  login_frame_.reset();
+  auto req = std::move(in_flight_);
+  in_flight_is_heartbeat_ = false;
+  set_state(ConnectionState::kUnsupported);
+  if (listener_.on_login_failed) listener_.on_login_failed(error);
+  if (req && req->done) guard::run(guard::Boundary::kIggyCompletion, "Iggy request failed", [&] { req->done(error); });
+}
+
 void IggyConnection::handle_login_reply(const wire::FrameHeader& h, ByteSpan body) {
   state_timer_.stop();
   auto payload = wire::reply_payload(h, body);
   if (!payload) {
     Error e = payload.error();
+    if (is_incompatible(e)) {
+      stop_unsupported(iggy_error(code::kIncompatibleProtocolVersion,
+                                  fmt::format("the Iggy server refused protocol {}: it accepts {} to {}.{}.x; this "
+                                              "bridge supports {}",
+                                              format_protocol_version(wire::kProtocolVersion),
+                                              format_protocol_version(h.server_protocol_version_min),
+                                              (h.server_protocol_version >> 20) & 1023u,
+                                              (h.server_protocol_version >> 10) & 1023u, supported_servers_text())));
+      return;
+    }
     if (!is_transient(e)) {
       // Warn once per distinct refusal; the backoff retries repeat it.
       auto level = e.code == last_refusal_code_ ? spdlog::level::debug : spdlog::level::warn;
@@ -333,6 +391,16 @@ void IggyConnection::handle_login_reply(const wire::FrameHeader& h, ByteSpan bod
     fail_connection(e);
     return;
   }
+  ProfileResult profile = profile_from_login(info->server_protocol_version, info->server_version);
+  if (!profile.refusal.empty()) {
+    stop_unsupported(iggy_error(code::kIncompatibleProtocolVersion, profile.refusal));
+    return;
+  }
+  if (profile.profile.version != profile_.version || profile.profile.protocol != profile_.protocol)
+    log()->debug("iggy server iggy={}:{} version={} protocol={} generation={}", config_.host, config_.port,
+                profile.profile.version, format_protocol_version(profile.profile.protocol),
+                server_generation_name(profile.profile.generation));
+  profile_ = std::move(profile.profile);
   login_ = std::move(info.value());
   session_ = login_.session;
   next_request_ = 1;
@@ -371,6 +439,7 @@ void IggyConnection::handle_reply(const wire::FrameHeader& h, std::shared_ptr<By
   Reply r;
   r.payload = *payload;
   r.operation = h.operation;
+  r.generation = profile_.generation;
   r.body = std::move(body);
   complete_in_flight(std::move(r));
 }
@@ -392,9 +461,25 @@ void IggyConnection::send(std::unique_ptr<PendingRequest> request) {
 void IggyConnection::transmit_in_flight() {
   auto& f = in_flight_->frame;
   if (!in_flight_->stamped) {
-    // Deduplicated ops consume the next request number; partition ops and reads carry it without
-    // advancing (core/sdk/src/vsr.rs).
-    uint64_t number = wire::is_deduplicated_op(f.operation) ? next_request_++ : next_request_;
+    if (in_flight_->encode) {
+      Result<wire::RequestFrame> encoded = in_flight_->encode(profile_);
+      in_flight_->encode = nullptr;
+      if (!encoded) {
+        auto req = std::shared_ptr<PendingRequest>(std::move(in_flight_));
+        tasks_.post([this, req, e = encoded.error()] {
+          if (req->done) guard::run(guard::Boundary::kIggyCompletion, "Iggy request", [&] { req->done(e); });
+          if (state_ == ConnectionState::kReady && !in_flight_ && listener_.on_available) listener_.on_available();
+        });
+        return;
+      }
+      f = std::move(encoded.value());
+    }
+    // Every replicated op (metadata, partition: send, store/delete offset) takes a fresh request
+    // number: the release server deduplicates partition writes on (client, request) too, and
+    // answers a reused number with an empty reply without appending (iggy 0.11.0 vsr.rs). Both
+    // generations accept gaps. Reads (NonReplicated) carry the current number without consuming it.
+    uint64_t number =
+        wire::is_deduplicated_op(f.operation) || wire::is_partition_op(f.operation) ? next_request_++ : next_request_;
     wire::stamp_request(f.bytes, client_id_, session_, number);
     in_flight_->stamped = true;
   }
@@ -416,7 +501,7 @@ void IggyConnection::complete_in_flight(Result<Reply> result) {
 }
 
 void IggyConnection::fail_connection(const Error& error) {
-  if (state_ == ConnectionState::kClosed) return;
+  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kUnsupported) return;
   if (state_ == ConnectionState::kReady || in_flight_)
     log()->warn("iggy connection lost iggy={}:{} error=\"{}\"", config_.host, config_.port, error.message);
   else

@@ -10,6 +10,11 @@
 // Iggy's transient codes 57/58 on deduplicated (metadata) ops, and 58 on partition ops, are
 // retried on the same session with the same frame.
 //
+// The Register reply says which server this is (server_profile.h). A server of another protocol
+// minor — one that evicts the Register with IncompatibleProtocol, accepts it but reports another
+// protocol, or answers in the legacy (Iggy <= 0.8) framing — stops the connection for good
+// (kUnsupported, no reconnect) with one error line and Iggy error 14003 naming both versions.
+//
 // Thread-safety: none; every call and every callback is on the loop thread.
 #pragma once
 
@@ -26,6 +31,7 @@
 #include "common/result.h"
 #include "iggy/loop.h"
 #include "iggy/protocol.h"
+#include "iggy/server_profile.h"
 #include "iggy/types.h"
 
 namespace kib::iggy {
@@ -50,11 +56,16 @@ struct Reply {
   std::shared_ptr<const Bytes> body;
   ByteSpan payload;
   uint8_t operation = 0;
+  ServerGeneration generation = ServerGeneration::kUnknown;  // of the server that answered
 };
 using ReplyCallback = std::function<void(Result<Reply>)>;
 
+// Encodes a request for the server it is about to be sent to (topic options differ by server).
+using FrameEncoder = std::function<Result<wire::RequestFrame>(const ServerProfile&)>;
+
 struct PendingRequest {
-  wire::RequestFrame frame;
+  wire::RequestFrame frame;   // replaced by encode(profile) at first transmission when encode is set
+  FrameEncoder encode;
   ReplyCallback done;
   int affinity = -1;           // pool: connection index, -1 = any
   uint64_t deadline_ms = 0;    // pool: fail if still queued at this loop time
@@ -69,6 +80,7 @@ enum class ConnectionState : uint8_t {
   kReady,       // logged in
   kBackoff,     // waiting to reconnect
   kClosed,      // close() called
+  kUnsupported, // the server speaks a protocol this client does not: stopped, no reconnect
 };
 const char* connection_state_name(ConnectionState s);
 
@@ -99,6 +111,10 @@ class IggyConnection {
   uint64_t session() const { return session_; }
   uint32_t user_id() const { return login_.user_id; }
   const LoginInfo& login_info() const { return login_; }
+  // Of the last successful login (generation kUnknown before one).
+  const ServerProfile& server_profile() const { return profile_; }
+  // Why the connection stopped in kUnsupported (empty otherwise).
+  const std::string& unsupported_reason() const { return unsupported_reason_; }
   uint64_t reconnects() const { return reconnects_; }  // successful logins after the first
   const ConnectionConfig& config() const { return config_; }
 
@@ -123,6 +139,9 @@ class IggyConnection {
   void transmit_in_flight();
   void complete_in_flight(Result<Reply> result);
   void fail_connection(const Error& error);
+  // The server cannot be spoken to: fail, close, stay in kUnsupported.
+  void stop_unsupported(const Error& error);
+  bool legacy_framing_reply() const;
   void schedule_reconnect();
   void close_socket();
   void arm_heartbeat();
@@ -150,6 +169,8 @@ class IggyConnection {
   uint64_t session_ = 0;
   uint64_t next_request_ = 1;
   LoginInfo login_;
+  ServerProfile profile_;
+  std::string unsupported_reason_;
   bool logged_in_once_ = false;
   uint64_t reconnects_ = 0;
   uint32_t backoff_attempts_ = 0;

@@ -158,6 +158,7 @@ constexpr CodeName kIggyCodes[] = {
     {3021, "ConsumerOffsetNotFound"},
     {3022, "NotResolvedConsumer"},
     {3023, "CannotOpenConsumerOffsetsFile"},
+    {3024, "TooManyConsumerOffsets"},  // release 0.9.0 (iggy_common 0.11.0)
     {4000, "SegmentNotFound"},
     {4001, "SegmentClosed"},
     {4002, "InvalidSegmentSize"},
@@ -212,6 +213,7 @@ constexpr CodeName kIggyCodes[] = {
     {4057, "ProducerClosed"},
     {4100, "InvalidOffset"},
     {4101, "InvalidReservedField"},
+    {4102, "SegmentSizeMismatchAtOpen"},  // release 0.9.0 (iggy_common 0.11.0)
     {5000, "ConsumerGroupIdNotFound"},
     {5002, "InvalidConsumerGroupId"},
     {5003, "ConsumerGroupNameNotFound"},
@@ -288,6 +290,7 @@ const char* transport_error_name(TransportCode code) {
     case TransportCode::kQueueTimeout: return "QueueTimeout";
     case TransportCode::kClosed: return "Closed";
     case TransportCode::kNotLoggedIn: return "NotLoggedIn";
+    case TransportCode::kUnconfirmed: return "Unconfirmed";
   }
   return "Unknown";
 }

@@ -49,6 +49,7 @@ inline constexpr uint32_t kTooManyPartitions = 2015;
 inline constexpr uint32_t kInvalidPartitionsCount = 2019;
 inline constexpr uint32_t kPartitionNotFound = 3007;
 inline constexpr uint32_t kConsumerOffsetNotFound = 3021;
+inline constexpr uint32_t kTooManyConsumerOffsets = 3024;
 inline constexpr uint32_t kUnsupportedOptionKey = 4041;
 inline constexpr uint32_t kInvalidOptionValue = 4042;
 inline constexpr uint32_t kInvalidOffset = 4100;
@@ -80,6 +81,10 @@ enum class TransportCode : uint32_t {
   kQueueTimeout = 4,   // no connection became available in time; never sent
   kClosed = 5,         // the pool or connection was closed by its owner
   kNotLoggedIn = 6,    // login keeps failing for a transport reason
+  // The server answered without confirming the write (a SendMessages reply with no body, which a
+  // release server sends for a request it classified as a duplicate): whether the data is stored
+  // is unknown, so it is never reported as a success.
+  kUnconfirmed = 7,
 };
 
 // Eviction reasons (server -> client frame, PROTOCOL.md §1.4).

@@ -38,6 +38,28 @@ bool IggyPool::any_connected() const {
 }
 
 void IggyPool::submit(wire::RequestFrame frame, ReplyCallback done, int affinity) {
+  auto req = std::make_unique<PendingRequest>();
+  req->frame = std::move(frame);
+  enqueue(std::move(req), std::move(done), affinity);
+}
+
+void IggyPool::submit_encoded(FrameEncoder encode, ReplyCallback done, int affinity) {
+  auto req = std::make_unique<PendingRequest>();
+  req->encode = std::move(encode);
+  enqueue(std::move(req), std::move(done), affinity);
+}
+
+ServerProfile IggyPool::server_profile() const {
+  const ServerProfile* best = nullptr;
+  for (const auto& c : connections_) {
+    if (c->server_profile().generation == ServerGeneration::kUnknown) continue;
+    if (c->state() == ConnectionState::kReady) return c->server_profile();
+    if (!best) best = &c->server_profile();
+  }
+  return best ? *best : ServerProfile{};
+}
+
+void IggyPool::enqueue(std::unique_ptr<PendingRequest> req, ReplyCallback done, int affinity) {
   ++counters_.submitted;
   const WorkOwner owner = current_owner();
   auto fail_later = [this, &done, owner](Error e) {
@@ -62,8 +84,6 @@ void IggyPool::submit(wire::RequestFrame frame, ReplyCallback done, int affinity
         TransportCode::kQueueTimeout,
         fmt::format("this client's share of the Iggy request queue is full ({} requests)", config_.max_queue_per_owner)));
   }
-  auto req = std::make_unique<PendingRequest>();
-  req->frame = std::move(frame);
   req->done = std::move(done);
   req->affinity = affinity;
   req->deadline_ms = uv_now(loop_) + static_cast<uint64_t>(std::max<int64_t>(0, config_.queue_timeout.count()));
@@ -233,6 +253,11 @@ PoolStats IggyPool::stats() const {
   }
   s.queued = queued_;
   s.login_refused = login_error_.has_value();
+  s.unsupported_server = !connections_.empty();
+  for (const auto& c : connections_) {
+    if (c->state() != ConnectionState::kUnsupported) s.unsupported_server = false;
+    else if (s.unsupported_reason.empty()) s.unsupported_reason = c->unsupported_reason();
+  }
   return s;
 }
 

@@ -59,6 +59,10 @@ struct PoolStats {
   uint64_t cancelled = 0;    // queued requests dropped because their owner went away
   uint64_t owner_queue_full = 0;  // requests refused because their owner's share was full
   bool login_refused = false;  // last login attempt was refused by the server
+  uint64_t unconfirmed_sends = 0;  // SendMessages answered without a confirmation (never a success)
+  // Every connection stopped because the server speaks another protocol (server_profile.h).
+  bool unsupported_server = false;
+  std::string unsupported_reason;
 };
 
 class IggyPool {
@@ -74,6 +78,8 @@ class IggyPool {
   // `affinity` >= 0 pins the request to that connection (e.g. Iggy consumer-group membership is
   // per connection); -1 = any connection.
   void submit(wire::RequestFrame frame, ReplyCallback done, int affinity = -1);
+  // The frame is encoded for the server of the connection that sends it (at first transmission).
+  void submit_encoded(FrameEncoder encode, ReplyCallback done, int affinity = -1);
 
   // Fails the queued requests of `owner` that were submitted cancellable (owner.h) with
   // kTransport kClosed, without sending them: their Kafka connection closed. Others still run.
@@ -84,6 +90,9 @@ class IggyPool {
   bool closed() const { return closed_; }
 
   PoolStats stats() const;
+  // The server the pool's connections logged in to last (generation kUnknown before any login).
+  ServerProfile server_profile() const;
+  void note_unconfirmed_send() { ++counters_.unconfirmed_sends; }
   size_t size() const { return connections_.size(); }
   const IggyConnection& connection(size_t i) const { return *connections_[i]; }
   const PoolConfig& config() const { return config_; }
@@ -95,6 +104,7 @@ class IggyPool {
   void post(std::function<void()> task) { tasks_.post(std::move(task)); }
 
  private:
+  void enqueue(std::unique_ptr<PendingRequest> req, ReplyCallback done, int affinity);
   void dispatch();
   void schedule_dispatch();
   void on_login_failed(const Error& e);

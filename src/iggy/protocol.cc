@@ -390,8 +390,9 @@ Error eviction_error(const FrameHeader& h) {
   std::string ctx = fmt::format("evicted by server: {} ({})", eviction_reason_name(h.eviction_reason),
                                 static_cast<int>(h.eviction_reason));
   if (h.eviction_reason == static_cast<uint8_t>(EvictionReason::kIncompatibleProtocol))
-    ctx += fmt::format("; client protocol {}, server accepts [{}, {}]", kProtocolVersion,
-                       h.server_protocol_version_min, h.server_protocol_version);
+    ctx += fmt::format("; client protocol {}, server accepts [{}, {}]", format_protocol_version(kProtocolVersion),
+                       format_protocol_version(h.server_protocol_version_min),
+                       format_protocol_version(h.server_protocol_version));
   return iggy_error(c, ctx);
 }
 
@@ -525,7 +526,7 @@ void write_compression(UserHeadersBuilder& b, CompressionAlgorithm c) {
 }
 }  // namespace
 
-Result<RequestFrame> encode_create_topic(const Identifier& s, const TopicConfig& c) {
+Result<RequestFrame> encode_create_topic(const Identifier& s, const TopicConfig& c, const ServerProfile& server) {
   return build(cmd::kCreateTopic, [&](ByteWriter& w) {
     if (c.partitions_count > kMaxPartitionsPerRequest)
       throw ArgumentError(fmt::format("partitions_count {} exceeds {}", c.partitions_count, kMaxPartitionsPerRequest));
@@ -541,7 +542,9 @@ Result<RequestFrame> encode_create_topic(const Identifier& s, const TopicConfig&
     if (c.max_topic_size) write_option_u64(o, "max_topic_size", *c.max_topic_size);
     if (c.segment_size) write_option_u64(o, "segment_size", *c.segment_size);
     if (c.enforce_fsync) {
-      if (auto st = o.add_bool("enforce_fsync", *c.enforce_fsync); !st) throw ArgumentError(st.error().message);
+      auto st = server.durability_option() ? o.add_string("durability", *c.enforce_fsync ? "persisted" : "replicated")
+                                           : o.add_bool("enforce_fsync", *c.enforce_fsync);
+      if (!st) throw ArgumentError(st.error().message);
     }
     if (c.messages_required_to_save) {
       if (auto st = o.add_uint32("messages_required_to_save", *c.messages_required_to_save); !st)
@@ -916,7 +919,11 @@ Result<std::vector<TopicInfo>> decode_topics(ByteSpan payload) {
   });
 }
 
-Result<SendConfirmation> decode_send_confirmation(ByteSpan payload, uint32_t message_count) {
+Result<SendConfirmation> decode_send_confirmation(ByteSpan payload, uint32_t message_count, ServerGeneration server) {
+  if (payload.empty() && server != ServerGeneration::kEdge)
+    return transport_error(TransportCode::kUnconfirmed,
+                           "SendMessages answered with an empty reply (the server classified it as a duplicate); "
+                           "whether the batch is stored is unknown");
   return decode<SendConfirmation>(payload, "send confirmation", [&](ByteReader& r) {
     SendConfirmation c;
     c.message_count = message_count;

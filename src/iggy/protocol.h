@@ -1,7 +1,9 @@
 // Pure encoders/decoders of the Iggy TCP binary protocol 0.11 (VSR framing): 256-byte request
 // header + body; reply / eviction headers; the result section; every command body and reply
-// payload the client uses. No sockets here. Reference: /work/shared/iggy/PROTOCOL.md (apache/iggy
-// cc269ef70ef2, server 0.9.0-edge.5). All integers little-endian.
+// payload the client uses. No sockets here. Reference: the server's own source (apache/iggy
+// cc269ef70ef2, server 0.9.0-edge.5, core/binary_protocol) and the published iggy_binary_protocol
+// 0.11.0 crate (server 0.9.0); what differs between them is decided in server_profile.h.
+// All integers little-endian.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,7 @@
 
 #include "common/bytes.h"
 #include "common/result.h"
+#include "iggy/server_profile.h"
 #include "iggy/types.h"
 
 namespace kib::iggy::wire {
@@ -231,7 +234,10 @@ Result<RequestFrame> encode_purge_stream(const Identifier& stream);
 
 Result<RequestFrame> encode_get_topic(const Identifier& stream, const Identifier& topic);
 Result<RequestFrame> encode_get_topics(const Identifier& stream);
-Result<RequestFrame> encode_create_topic(const Identifier& stream, const TopicConfig& config);
+// Durability is `enforce_fsync` (bool) for an edge server, `durability` = "persisted" /
+// "replicated" for the release (which refuses `enforce_fsync` with 4041).
+Result<RequestFrame> encode_create_topic(const Identifier& stream, const TopicConfig& config,
+                                         const ServerProfile& server);
 Result<RequestFrame> encode_update_topic(const Identifier& stream, const Identifier& topic,
                                          const TopicUpdate& update);
 Result<RequestFrame> encode_delete_topic(const Identifier& stream, const Identifier& topic);
@@ -311,7 +317,9 @@ Result<std::optional<StreamInfo>> decode_stream_details(ByteSpan payload);  // G
 Result<std::vector<StreamInfo>> decode_streams(ByteSpan payload);
 Result<std::optional<TopicInfo>> decode_topic_details(ByteSpan payload);  // GetTopic/CreateTopic
 Result<std::vector<TopicInfo>> decode_topics(ByteSpan payload);
-Result<SendConfirmation> decode_send_confirmation(ByteSpan payload, uint32_t message_count);
+// An empty body is a success without offsets from an edge server, and kTransport kUnconfirmed from
+// any other (the release server's answer to a request it classified as a duplicate).
+Result<SendConfirmation> decode_send_confirmation(ByteSpan payload, uint32_t message_count, ServerGeneration server);
 // `buffer` owns `payload`; the returned views point into it.
 Result<PolledMessages> decode_polled_messages(std::shared_ptr<const Bytes> buffer, ByteSpan payload);
 Result<std::optional<ConsumerOffsetInfo>> decode_consumer_offset(ByteSpan payload);

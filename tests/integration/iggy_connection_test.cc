@@ -93,6 +93,11 @@ class FakeIggy {
   }
 
   uint16_t port() const { return port_; }
+  // What the Register reply says about the server (server_profile.h).
+  std::string server_version = "0.9.0-edge.5";
+  uint32_t server_protocol = wire::kProtocolVersion;
+  // Answer everything as an Iggy <= 0.8 server does: 8-byte [status][length 0] per 8 bytes read.
+  bool legacy_framing = false;
   std::vector<SeenRequest> seen;
   int registers = 0;
   int lockstep_violations = 0;
@@ -127,6 +132,14 @@ class FakeIggy {
   }
 
   void process(FakeClient& c) {
+    if (legacy_framing) {
+      // [u32 length][u32 code] read from the VSR header: length 0, code 0 -> InvalidCommand (3)
+      while (c.in.size() >= 8) {
+        c.in.erase(c.in.begin(), c.in.begin() + 8);
+        write(c, Bytes{3, 0, 0, 0, 0, 0, 0, 0});
+      }
+      return;
+    }
     while (!c.closed && c.in.size() >= wire::kHeaderSize) {
       uint32_t size = rd32(c.in.data() + 48);
       if (c.in.size() < size) return;
@@ -156,9 +169,9 @@ class FakeIggy {
       w.le<uint32_t>(0);  // result section: success
       w.le<uint32_t>(0);  // user id
       w.le<uint64_t>(1000 + static_cast<uint64_t>(registers));
-      w.le<uint32_t>(wire::kProtocolVersion);
-      w.le<uint8_t>(4);
-      w.string("fake");
+      w.le<uint32_t>(server_protocol);
+      w.le<uint8_t>(static_cast<uint8_t>(server_version.size()));
+      w.string(server_version);
       return send_reply(c, r, 0, w.take());
     }
     Decision d = script_(r);
@@ -208,6 +221,11 @@ class FakeIggy {
     std::memcpy(f.data() + 48, &size, 4);
     f[60] = 13;
     f[255] = reason;
+    if (reason == 14) {  // IncompatibleProtocol carries the accepted window [min, max]
+      const uint32_t max = wire::kProtocolVersion + (1u << 10), min = max & ~1023u;
+      std::memcpy(f.data() + 144, &max, 4);
+      std::memcpy(f.data() + 148, &min, 4);
+    }
     c.awaiting_reply = false;
     write(c, std::move(f));
   }
@@ -293,8 +311,8 @@ BOOST_AUTO_TEST_CASE(one_request_in_flight_per_connection_in_fifo_order_with_vsr
     BOOST_TEST(reg.request == 0u);
     BOOST_TEST(reg.session == 0u);
     BOOST_TEST(!reg.client.is_zero());
-    // ping (NR) carries the next number without consuming it; metadata ops consume 1, 2, ...;
-    // the partition op carries the next number.
+    // ping (NR) carries the next number without consuming it; metadata ops and partition ops
+    // consume 1, 2, ... (the release server deduplicates partition writes on the number too).
     BOOST_TEST(server.seen[1].operation == 2);
     BOOST_TEST(server.seen[1].code == wire::cmd::kPing);
     BOOST_TEST(server.seen[1].request == 1u);
@@ -302,7 +320,7 @@ BOOST_AUTO_TEST_CASE(one_request_in_flight_per_connection_in_fifo_order_with_vsr
     BOOST_TEST(server.seen[3].request == 2u);  // delete stream
     BOOST_TEST(server.seen[4].operation == 161);
     BOOST_TEST(server.seen[4].request == 3u);
-    BOOST_TEST(server.seen[5].request == 3u);  // purge stream
+    BOOST_TEST(server.seen[5].request == 4u);  // purge stream
     for (size_t i = 1; i < server.seen.size(); ++i) {
       BOOST_TEST(server.seen[i].session == 1001u);
       BOOST_TEST((server.seen[i].client == reg.client));
@@ -470,8 +488,130 @@ BOOST_AUTO_TEST_CASE(login_refused_with_incompatible_protocol_fails_queued_reque
   BOOST_REQUIRE(l.run_until([&] { return r.has_value(); }));
   BOOST_REQUIRE(!r->ok());
   BOOST_TEST(r->error().code == code::kIncompatibleProtocolVersion);
+  // names both versions, and the connections stop instead of logging in again and again
+  BOOST_TEST(r->error().message.find("0.11.0") != std::string::npos);
+  BOOST_TEST(r->error().message.find("0.12") != std::string::npos);
   BOOST_TEST(pool.stats().login_refused);
+  BOOST_REQUIRE(l.run_until([&] { return pool.stats().unsupported_server; }));
+  const int registers = server.registers;
+  BOOST_TEST(registers == 2);  // one per connection
+  l.run_until([] { return false; }, 300ms);  // several reconnect backoffs (10-50 ms)
+  BOOST_TEST(server.registers == registers);
+  BOOST_TEST((pool.connection(0).state() == ConnectionState::kUnsupported));
+  // later requests fail at once with the same error
+  std::optional<Result<Unit>> later;
+  client.ping([&](Result<Unit> res) { later = std::move(res); });
+  BOOST_REQUIRE(l.run_until([&] { return later.has_value(); }, 1s));
+  BOOST_REQUIRE(!later->ok());
+  BOOST_TEST(later->error().code == code::kIncompatibleProtocolVersion);
   close_pool(l, pool);
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_accepts_the_login_but_speaks_another_protocol_minor_is_refused) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
+  server.server_protocol = wire::kProtocolVersion + (1u << 10);  // 0.12.0
+  server.server_version = "0.10.0-edge.1";
+  IggyPool pool(&l.loop, fake_config(server.port()));
+  IggyClient client(pool);
+  std::optional<Result<Unit>> r;
+  client.ping([&](Result<Unit> res) { r = std::move(res); });
+  BOOST_REQUIRE(l.run_until([&] { return r.has_value(); }));
+  BOOST_REQUIRE(!r->ok());
+  BOOST_TEST(r->error().code == code::kIncompatibleProtocolVersion);
+  BOOST_TEST(r->error().message.find("0.12.0") != std::string::npos);
+  BOOST_TEST(r->error().message.find("0.10.0-edge.1") != std::string::npos);
+  BOOST_TEST(pool.stats().unsupported_server);
+  l.run_until([] { return false; }, 200ms);
+  BOOST_TEST(server.registers == 1);
+  BOOST_TEST(server.seen.size() == 1u);  // the Register only: the ping was never sent
+  close_pool(l, pool);
+}
+
+BOOST_AUTO_TEST_CASE(a_legacy_framing_server_is_detected_at_login_instead_of_waiting_for_ever) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
+  server.legacy_framing = true;
+  PoolConfig cfg = fake_config(server.port());
+  cfg.connection.request_timeout = 30s;  // detection must not wait for the login timeout
+  IggyPool pool(&l.loop, cfg);
+  IggyClient client(pool);
+  std::optional<Result<Unit>> r;
+  client.ping([&](Result<Unit> res) { r = std::move(res); });
+  BOOST_REQUIRE(l.run_until([&] { return r.has_value(); }, 3s));
+  BOOST_REQUIRE(!r->ok());
+  BOOST_TEST(r->error().code == code::kIncompatibleProtocolVersion);
+  BOOST_TEST(r->error().message.find("legacy") != std::string::npos);
+  BOOST_TEST(r->error().message.find("0.11.0") != std::string::npos);
+  BOOST_TEST(pool.stats().unsupported_server);
+  BOOST_TEST(pool.stats().unsupported_reason.find("legacy") != std::string::npos);
+  const int accepted = server.accepted;
+  l.run_until([] { return false; }, 200ms);
+  BOOST_TEST(server.accepted == accepted);  // no reconnect
+  close_pool(l, pool);
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_send_reply_is_a_success_only_from_an_edge_server) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });  // empty bodies
+  std::vector<OutgoingMessage> msgs(1);
+  msgs[0].payload = ByteSpan(reinterpret_cast<const uint8_t*>("v"), 1);
+  for (const char* version : {"0.9.0-edge.5", "0.9.0"}) {
+    server.server_version = version;
+    IggyPool pool(&l.loop, fake_config(server.port()));
+    IggyClient client(pool);
+    std::optional<Result<SendConfirmation>> r;
+    client.send_messages(Identifier::named("s"), Identifier::named("t"), Partitioning::partition(0), msgs,
+                         [&](Result<SendConfirmation> res) { r = std::move(res); });
+    BOOST_REQUIRE(l.run_until([&] { return r.has_value(); }));
+    BOOST_TEST_CONTEXT(version) {
+      if (std::string(version) == "0.9.0") {
+        // the release's answer to a request it classified as a duplicate: never a stored batch
+        BOOST_REQUIRE(!r->ok());
+        BOOST_TEST((r->error().domain == ErrorDomain::kTransport));
+        BOOST_TEST(r->error().code == static_cast<uint32_t>(TransportCode::kUnconfirmed));
+        BOOST_TEST(pool.stats().unconfirmed_sends == 1u);
+        BOOST_TEST((pool.server_profile().generation == ServerGeneration::kRelease));
+      } else {
+        BOOST_TEST(r->ok());
+        BOOST_TEST(pool.stats().unconfirmed_sends == 0u);
+        BOOST_TEST((pool.server_profile().generation == ServerGeneration::kEdge));
+      }
+    }
+    close_pool(l, pool);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(create_topic_options_follow_the_server_it_is_sent_to) {
+  Loop l;
+  FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
+  TopicConfig c;
+  c.name = "t";
+  c.enforce_fsync = true;
+  for (const char* version : {"0.9.0-edge.5", "0.9.0"}) {
+    server.server_version = version;
+    server.seen.clear();
+    IggyPool pool(&l.loop, fake_config(server.port()));
+    IggyClient client(pool);
+    bool done = false;
+    // queued before any login: encoded only once the connection knows its server
+    client.create_topic(Identifier::named("s"), c, [&](Result<TopicInfo>) { done = true; });
+    BOOST_REQUIRE(l.run_until([&] { return done; }));
+    BOOST_REQUIRE(server.seen.size() == 2u);
+    const Bytes& body = server.seen[1].body;
+    const std::string text(body.begin(), body.end());
+    BOOST_TEST_CONTEXT(version) {
+      if (std::string(version) == "0.9.0") {
+        BOOST_TEST(text.find("durability") != std::string::npos);
+        BOOST_TEST(text.find("persisted") != std::string::npos);
+        BOOST_TEST(text.find("enforce_fsync") == std::string::npos);
+      } else {
+        BOOST_TEST(text.find("enforce_fsync") != std::string::npos);
+        BOOST_TEST(text.find("durability") == std::string::npos);
+      }
+    }
+    close_pool(l, pool);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(requests_queued_without_any_server_fail_after_the_queue_timeout) {

@@ -320,6 +320,11 @@ BOOST_AUTO_TEST_CASE(poll_request_layout) {
   BOOST_TEST(Bytes(f->bytes.begin() + 256, f->bytes.end()) == expected, boost::test_tools::per_element());
 }
 
+namespace {
+ServerProfile edge_server() { return profile_from_login(wire::kProtocolVersion, "0.9.0-edge.5").profile; }
+ServerProfile release_server() { return profile_from_login(wire::kProtocolVersion, "0.9.0").profile; }
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(create_topic_body_carries_create_time_durability_options) {
   TopicConfig c;
   c.name = "orders";
@@ -328,7 +333,7 @@ BOOST_AUTO_TEST_CASE(create_topic_body_carries_create_time_durability_options) {
   c.messages_required_to_save = 1;
   c.message_expiry_us = 60'000'000;
   c.compression = CompressionAlgorithm::kGzip;
-  auto f = wire::encode_create_topic(Identifier::named("kafka"), c);
+  auto f = wire::encode_create_topic(Identifier::named("kafka"), c, edge_server());
   BOOST_REQUIRE(f.ok());
   ByteReader r(ByteSpan(f->bytes).subspan(256));
   r.skip(7);  // stream id
@@ -348,19 +353,35 @@ BOOST_AUTO_TEST_CASE(create_topic_body_carries_create_time_durability_options) {
   BOOST_TEST((*opts)[2].value[0] == 1);
   BOOST_TEST((*opts)[3].key_string() == "messages_required_to_save");
   BOOST_TEST(((*opts)[3].value_kind == HeaderKind::kUint32));
+
+  // The release refuses enforce_fsync (4041 UnsupportedOptionKey): durability is a string there.
+  for (bool fsync : {true, false}) {
+    c.enforce_fsync = fsync;
+    auto rel = wire::encode_create_topic(Identifier::named("kafka"), c, release_server());
+    BOOST_REQUIRE(rel.ok());
+    ByteReader rr(ByteSpan(rel->bytes).subspan(256));
+    rr.skip(7 + 4 + 1 + 6);
+    auto ro = parse_user_headers(rr.rest());
+    BOOST_REQUIRE(ro.ok());
+    BOOST_REQUIRE(ro->size() == 4u);
+    BOOST_TEST((*ro)[2].key_string() == "durability");
+    BOOST_TEST(((*ro)[2].value_kind == HeaderKind::kString));
+    BOOST_TEST(std::string((*ro)[2].value.begin(), (*ro)[2].value.end()) == (fsync ? "persisted" : "replicated"));
+    for (const auto& o : *ro) BOOST_TEST(o.key_string() != "enforce_fsync");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(create_topic_rejects_replication_factor_other_than_one_and_too_many_partitions) {
   TopicConfig c;
   c.name = "t";
   c.replication_factor = 3;
-  auto r = wire::encode_create_topic(Identifier::numeric(0), c);
+  auto r = wire::encode_create_topic(Identifier::numeric(0), c, release_server());
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST((r.error().domain == ErrorDomain::kInvalid));
   c.replication_factor = 1;
-  BOOST_TEST(wire::encode_create_topic(Identifier::numeric(0), c).ok());
+  BOOST_TEST(wire::encode_create_topic(Identifier::numeric(0), c, release_server()).ok());
   c.partitions_count = 1001;
-  BOOST_TEST(!wire::encode_create_topic(Identifier::numeric(0), c).ok());
+  BOOST_TEST(!wire::encode_create_topic(Identifier::numeric(0), c, release_server()).ok());
 }
 
 BOOST_AUTO_TEST_CASE(names_must_be_1_to_255_bytes) {
@@ -614,7 +635,7 @@ BOOST_AUTO_TEST_CASE(send_confirmation_decodes_base_offset) {
   w.le<uint32_t>(2);
   w.le<uint32_t>(3);
   w.le<uint64_t>(1234);
-  auto c = wire::decode_send_confirmation(w.buffer(), 5);
+  auto c = wire::decode_send_confirmation(w.buffer(), 5, ServerGeneration::kRelease);
   BOOST_REQUIRE(c.ok());
   BOOST_TEST(c->reported);
   BOOST_TEST(c->topic_id == 2u);
@@ -622,9 +643,55 @@ BOOST_AUTO_TEST_CASE(send_confirmation_decodes_base_offset) {
   BOOST_TEST(c->base_offset == 1234u);
   BOOST_TEST(c->message_count == 5u);
   const Bytes none = {0, 0, 0, 0};
-  auto n = wire::decode_send_confirmation(none, 1);
+  auto n = wire::decode_send_confirmation(none, 1, ServerGeneration::kRelease);
   BOOST_REQUIRE(n.ok());
   BOOST_TEST(!n->reported);
+}
+
+BOOST_AUTO_TEST_CASE(empty_send_reply_is_a_success_only_from_an_edge_server) {
+  // The release server answers a request it classified as a duplicate with an empty body: nothing
+  // was appended for it, so it must never read as a stored batch.
+  for (auto g : {ServerGeneration::kRelease, ServerGeneration::kUnknown}) {
+    auto r = wire::decode_send_confirmation(ByteSpan(), 3, g);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST((r.error().domain == ErrorDomain::kTransport));
+    BOOST_TEST(r.error().code == static_cast<uint32_t>(TransportCode::kUnconfirmed));
+    BOOST_TEST(is_retriable(r.error()));
+  }
+  auto edge = wire::decode_send_confirmation(ByteSpan(), 3, ServerGeneration::kEdge);
+  BOOST_REQUIRE(edge.ok());
+  BOOST_TEST(!edge->reported);
+  // a truncated confirmation is malformed for either
+  const Bytes cut = {1, 0, 0, 0, 9};
+  BOOST_TEST(!wire::decode_send_confirmation(cut, 1, ServerGeneration::kEdge).ok());
+  BOOST_TEST(!wire::decode_send_confirmation(cut, 1, ServerGeneration::kRelease).ok());
+}
+
+BOOST_AUTO_TEST_CASE(server_profile_from_the_register_reply) {
+  auto edge = profile_from_login(pack_protocol_version(0, 11, 0), "0.9.0-edge.5");
+  BOOST_TEST(edge.refusal.empty());
+  BOOST_TEST((edge.profile.generation == ServerGeneration::kEdge));
+  BOOST_TEST(!edge.profile.empty_send_reply_is_duplicate());
+  BOOST_TEST(!edge.profile.durability_option());
+  auto rel = profile_from_login(pack_protocol_version(0, 11, 0), "0.9.0");
+  BOOST_TEST(rel.refusal.empty());
+  BOOST_TEST((rel.profile.generation == ServerGeneration::kRelease));
+  BOOST_TEST(rel.profile.empty_send_reply_is_duplicate());
+  BOOST_TEST(rel.profile.durability_option());
+  BOOST_TEST((profile_from_login(pack_protocol_version(0, 11, 3), "0.9.2").profile.generation ==
+              ServerGeneration::kRelease));
+  // another minor: refused, naming both versions
+  auto next = profile_from_login(pack_protocol_version(0, 12, 0), "0.10.0-edge.1");
+  BOOST_TEST(!next.refusal.empty());
+  BOOST_TEST(next.refusal.find("0.12.0") != std::string::npos);
+  BOOST_TEST(next.refusal.find("0.11.0") != std::string::npos);
+  BOOST_TEST(next.refusal.find("0.10.0-edge.1") != std::string::npos);
+  BOOST_TEST(!profile_from_login(pack_protocol_version(0, 10, 1), "0.8.0").refusal.empty());
+  BOOST_TEST(format_protocol_version(11264) == "0.11.0");
+  // a hostile version string is escaped and bounded in the profile
+  auto odd = profile_from_login(pack_protocol_version(0, 11, 0), std::string("0.9.0\n\x1b[31m") + std::string(300, 'x'));
+  BOOST_TEST(odd.profile.version.find('\n') == std::string::npos);
+  BOOST_TEST(odd.profile.version.size() < 100u);
 }
 
 BOOST_AUTO_TEST_CASE(permissions_round_trip_with_nested_streams_and_topics) {

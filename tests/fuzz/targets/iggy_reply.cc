@@ -50,7 +50,9 @@ int fuzz_iggy_reply(const uint8_t* data, size_t size) {
     case 6: refused_cleanly(wire::decode_topics(in)); break;
     case 7: {
       uint32_t count = in.empty() ? 0 : in[0];
-      refused_cleanly(wire::decode_send_confirmation(in.subspan(in.empty() ? 0 : 1), count));
+      // the low bit of the count byte picks the server generation
+      refused_cleanly(wire::decode_send_confirmation(in.subspan(in.empty() ? 0 : 1), count,
+                                                     count & 1 ? ServerGeneration::kEdge : ServerGeneration::kRelease));
       break;
     }
     case 8: {
