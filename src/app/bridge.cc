@@ -167,6 +167,14 @@ Status Bridge::start() {
     m.iggy_pool_busy.set(static_cast<double>(s.busy));
     m.iggy_pool_queued.set(static_cast<double>(s.queued));
     m.iggy_login_refused.set(s.login_refused ? 1 : 0);
+    m.iggy_unconfirmed_sends.mirror(static_cast<double>(s.unconfirmed_sends));
+    m.iggy_unsupported_server.set(s.unsupported_server ? 1 : 0);
+    if (const iggy::ServerProfile p = iggy_pool_->server_profile(); p.generation != iggy::ServerGeneration::kUnknown) {
+      m.iggy_server_info.clear();
+      m.iggy_server_info.labels({p.version, iggy::format_protocol_version(p.protocol),
+                                 iggy::server_generation_name(p.generation)})
+          .set(1);
+    }
     m.iggy_requests.mirror(static_cast<double>(s.submitted));
     m.iggy_request_failures.mirror(static_cast<double>(s.failed));
     m.iggy_reconnects.mirror(static_cast<double>(s.reconnects));
@@ -226,8 +234,17 @@ void Bridge::start_catalog() {
       ready_ = true;
       sd_notify(0, "READY=1");
       lag_->start();
-      spdlog::info("kafka-iggy-bridge ready: Iggy at {} stream '{}', {} topics", cfg_.iggy.address.str(),
-                   cfg_.iggy.stream, catalog_->all().size());
+      const iggy::ServerProfile p = iggy_pool_->server_profile();
+      spdlog::info("kafka-iggy-bridge ready: Iggy at {} (server {}, protocol {}, {}) stream '{}', {} topics",
+                   cfg_.iggy.address.str(), p.version, iggy::format_protocol_version(p.protocol),
+                   iggy::server_generation_name(p.generation), cfg_.iggy.stream, catalog_->all().size());
+      return;
+    }
+    if (const iggy::PoolStats ps = iggy_pool_->stats(); ps.unsupported_server) {
+      // Nothing will change by retrying: say so once and stop (systemd does not restart exit 5).
+      spdlog::critical("cannot start: Iggy at {} is not supported: {}", cfg_.iggy.address.str(), ps.unsupported_reason);
+      exit_code_ = kExitIggyUnsupported;
+      shutdown();
       return;
     }
     spdlog::warn("Iggy at {} not ready ({}); retrying in 1 s", cfg_.iggy.address.str(), s.error().message);
@@ -314,6 +331,9 @@ http::Readiness Bridge::readiness() const {
   if (stopping_) return {false, "shutting down"};
   if (!state_) return {false, "state database not open"};
   iggy::PoolStats s = iggy_pool_->stats();
+  if (s.unsupported_server)
+    return {false, "Iggy at " + cfg_.iggy.address.str() + " is not supported (" + s.unsupported_reason +
+                       "); restart the bridge once a supported Iggy server runs there"};
   if (s.login_refused) return {false, "Iggy at " + cfg_.iggy.address.str() + " refused the login"};
   if (s.connected == 0) return {false, "Iggy at " + cfg_.iggy.address.str() + " not connected"};
   if (!ready_) return {false, "Iggy stream '" + cfg_.iggy.stream + "' not initialised yet"};

@@ -53,6 +53,10 @@ class Bridge {
   Status start();
   // Runs the loop until a shutdown signal; returns true on a clean stop.
   bool run();
+  // Non-zero when the bridge stopped itself for a reason a restart does not fix (e.g. 5: the Iggy
+  // server speaks an unsupported protocol).
+  int exit_code() const { return exit_code_; }
+  static constexpr int kExitIggyUnsupported = 5;
   // Begins a graceful shutdown (also what SIGTERM/SIGINT do).
   void shutdown();
 
@@ -88,6 +92,7 @@ class Bridge {
   std::vector<uint16_t> ports_;
   bool stopping_ = false;
   bool ready_ = false;  // the catalog started (READY=1 sent)
+  int exit_code_ = 0;
   std::unique_ptr<iggy::LoopTimer> watchdog_;
   std::chrono::milliseconds watchdog_every_{0};
   std::unique_ptr<http::HttpServer> http_;

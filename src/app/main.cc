@@ -22,6 +22,7 @@ constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 3;
 constexpr int kExitState = 4;
+static_assert(kib::Bridge::kExitIggyUnsupported == 5);  // the Iggy server's protocol is not supported
 
 constexpr const char* kDefaultConfig = "/etc/kafka-iggy-bridge/kafka-iggy-bridge.toml";
 
@@ -205,5 +206,6 @@ int main(int argc, char** argv) {
     spdlog::critical("cannot start: {}", started.error().message);
     return started.error().domain == kib::ErrorDomain::kState ? kExitState : kExitRuntime;
   }
-  return bridge.run() ? kExitOk : kExitRuntime;
+  if (!bridge.run()) return kExitRuntime;
+  return bridge.exit_code() != 0 ? bridge.exit_code() : kExitOk;
 }

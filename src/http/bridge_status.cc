@@ -67,9 +67,24 @@ double uptime_seconds(const BridgeStatus& s) {
   return start > 0 ? static_cast<double>(std::time(nullptr)) - start : 0;
 }
 
+// The value of label `key` in a label set `a="x",b="y"` (escapes kept as written).
+std::string label_value(const std::string& labels, const std::string& key) {
+  const std::string needle = key + "=\"";
+  size_t p = 0;
+  while ((p = labels.find(needle, p)) != std::string::npos) {
+    if (p == 0 || labels[p - 1] == ',') break;
+    p += needle.size();
+  }
+  if (p == std::string::npos) return {};
+  p += needle.size();
+  size_t q = p;
+  while (q < labels.size() && labels[q] != '"') q += labels[q] == '\\' ? 2 : 1;
+  return labels.substr(p, std::min(q, labels.size()) - p);
+}
+
 }  // namespace
 
-std::map<std::string, double> sum_samples(const std::string& exposition, std::string* version) {
+std::map<std::string, double> sum_samples(const std::string& exposition, std::string* version, BridgeStatus* s) {
   std::map<std::string, double> sums;
   std::istringstream in(exposition);
   std::string line;
@@ -96,12 +111,10 @@ std::map<std::string, double> sum_samples(const std::string& exposition, std::st
     double v = std::strtod(value_at, &end);
     if (end == value_at) continue;
     sums[name] += v;
-    if (version && name == "kib_build_info") {
-      size_t p = labels.find("version=\"");
-      if (p != std::string::npos) {
-        size_t q = labels.find('"', p + 9);
-        *version = labels.substr(p + 9, q == std::string::npos ? std::string::npos : q - p - 9);
-      }
+    if (version && name == "kib_build_info") *version = label_value(labels, "version");
+    if (s && name == "kib_iggy_server_info" && v > 0) {
+      s->iggy_version = label_value(labels, "version");
+      s->iggy_protocol = label_value(labels, "protocol");
     }
   }
   return sums;
@@ -124,7 +137,7 @@ BridgeStatus fetch_status(const config::HostPort& addr, std::chrono::millisecond
     if (s.reason.empty()) s.reason = "HTTP " + std::to_string(ready->status);
   }
   auto m = get(addr, "/metrics", timeout);
-  if (m && m->status == 200) s.totals = sum_samples(m->body, &s.version);
+  if (m && m->status == 200) s.totals = sum_samples(m->body, &s.version, &s);
   return s;
 }
 
@@ -149,6 +162,8 @@ std::string render_status_table(const BridgeStatus& s) {
                        " connected, " + integer(total(s, "kib_iggy_pool_busy")) + " busy, " +
                        integer(total(s, "kib_iggy_pool_queued")) + " queued, " +
                        integer(total(s, "kib_iggy_reconnects_total")) + " reconnects");
+  row("iggy server", s.iggy_version.empty() ? std::string("unknown (not logged in yet)")
+                                            : s.iggy_version + ", protocol " + s.iggy_protocol);
   row("state", integer(total(s, "kib_state_write_batches_total")) + " write batches committed");
   row("memory", human_bytes(total(s, "process_resident_memory_bytes")) + " resident");
   return os.str();
@@ -175,7 +190,9 @@ std::string render_status_json(const BridgeStatus& s) {
        << ",\"connected\":" << json_number(total(s, "kib_iggy_pool_connected"))
        << ",\"busy\":" << json_number(total(s, "kib_iggy_pool_busy"))
        << ",\"queued\":" << json_number(total(s, "kib_iggy_pool_queued"))
-       << ",\"reconnects_total\":" << json_number(total(s, "kib_iggy_reconnects_total")) << "}"
+       << ",\"reconnects_total\":" << json_number(total(s, "kib_iggy_reconnects_total"))
+       << ",\"server_version\":" << json_string(s.iggy_version)
+       << ",\"server_protocol\":" << json_string(s.iggy_protocol) << "}"
        << ",\"state_write_batches_total\":" << json_number(total(s, "kib_state_write_batches_total"))
        << ",\"resident_memory_bytes\":" << json_number(total(s, "process_resident_memory_bytes"));
   }

@@ -18,12 +18,16 @@ struct BridgeStatus {
   bool ready = false;        // /readyz said 200
   std::string reason;        // /readyz body when not ready
   std::string version;       // from kib_build_info
+  std::string iggy_version;  // from kib_iggy_server_info: the Iggy server's version string
+  std::string iggy_protocol; // and its wire protocol, "0.11.0"
   std::map<std::string, double> totals;  // every metric name -> sum over its label sets
 };
 
 // Sums the samples of a Prometheus text exposition by metric name (labels ignored); sets
-// `version` from kib_build_info's label. Exposed for tests.
-std::map<std::string, double> sum_samples(const std::string& exposition, std::string* version = nullptr);
+// `version` from kib_build_info's label and, given `s`, s->iggy_version / iggy_protocol from
+// kib_iggy_server_info's. Exposed for tests.
+std::map<std::string, double> sum_samples(const std::string& exposition, std::string* version = nullptr,
+                                          BridgeStatus* s = nullptr);
 
 BridgeStatus fetch_status(const config::HostPort& addr,
                           std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));

@@ -107,6 +107,17 @@ BridgeMetrics& bridge_metrics() {
                   "Exceptions caught at a callback boundary (libuv, Iggy completion, state store); each failed "
                   "one request or closed one connection instead of ending the process.",
                   {"boundary"}),
+        r.gauge("kib_iggy_server_info",
+                "1 for the Iggy server the bridge is logged in to: its version, wire protocol and generation "
+                "(edge = 0.9.0-edge.N, release = 0.9.0 and later 0.9.x).",
+                {"version", "protocol", "generation"}),
+        r.counter("kib_iggy_unconfirmed_sends_total",
+                  "SendMessages that Iggy answered without a confirmation (an empty reply from a release server, or "
+                  "a malformed one); each failed its Produce with a retriable error instead of being acknowledged.")
+            .get(),
+        r.gauge("kib_iggy_unsupported_server",
+                "1 when every Iggy connection stopped because the server speaks a protocol the bridge does not.")
+            .get(),
     };
     b->build_info.labels({kBridgeVersion}).set(1);
 

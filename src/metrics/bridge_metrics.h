@@ -41,6 +41,9 @@ struct BridgeMetrics {
   GaugeFamily& group_lag_sum;           // kib_group_lag_sum{group} (idem)
   GaugeFamily& build_info;              // kib_build_info{version}
   CounterFamily& callback_exceptions;   // kib_callback_exceptions_total{boundary} (common/guard.h)
+  GaugeFamily& iggy_server_info;        // kib_iggy_server_info{version,protocol,generation} (1 = current)
+  Counter& iggy_unconfirmed_sends;      // kib_iggy_unconfirmed_sends_total
+  Gauge& iggy_unsupported_server;       // kib_iggy_unsupported_server (0/1)
 };
 
 // Registers on first use (on global()).
