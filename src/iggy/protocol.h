@@ -1,7 +1,8 @@
 // Pure encoders/decoders of the Iggy TCP binary protocol 0.11 (VSR framing): 256-byte request
 // header + body; reply / eviction headers; the result section; every command body and reply
-// payload the client uses. No sockets here. Reference: /work/shared/iggy/PROTOCOL.md (apache/iggy
-// cc269ef70ef2, server 0.9.0-edge.5). All integers little-endian.
+// payload the client uses. No sockets here. Reference: the server's source at apache/iggy
+// cc269ef70ef2 (core/binary_protocol, core/server; server 0.9.0-edge.5), see docs/iggy-client.md.
+// All integers little-endian.
 #pragma once
 
 #include <cstddef>
