@@ -13,7 +13,9 @@ UNIT_GLOB ?= tests/unit/*.cc
 INT_GLOB ?= tests/integration/*.cc
 SUPPORT_GLOB ?= tests/support/*.cc
 CXX      ?= g++
-SPECS    ?= ../shared/kafka/message-specs
+# Kafka's JSON message specs for regen / check-regen. Empty: tools/kafka-specs extracts them from the
+# kafka-clients jar of the version in tests/java/pom.xml (Maven Central, via tools/fetch-kafka).
+SPECS    ?=
 
 WARN     := -Wall -Wextra -Werror
 CXXFLAGS_COMMON := -std=c++20 $(WARN) -Isrc -Itests -MMD -MP -pthread -DBOOST_TEST_DYN_LINK
@@ -65,7 +67,10 @@ help:
 	@echo "make deps       install the Debian packages the build and tests need (idempotent)"
 	@echo "make setup      make deps, then the client test tier (venv, npm, Kafka jars; idempotent)"
 	@echo "make asan       ASan+UBSan build and test run"
-	@echo "make regen      regenerate src/kafka/protocol/generated from $(SPECS)"
+	@echo "make regen      regenerate src/kafka/protocol/generated (and its round-trip tests) from Kafka's"
+	@echo "                message specs: the kafka-clients jar of tests/java/pom.xml (tools/kafka-specs);"
+	@echo "                SPECS=DIR uses DIR's *.json instead"
+	@echo "make check-regen  fail if the generated files differ from what make regen would write"
 	@echo "make schema     regenerate db/schema.sql from migrations/"
 	@echo "make bench      benchmarks against native Iggy and a real Kafka broker (not part of test)"
 	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS (default 180) each, one after another"
@@ -148,11 +153,16 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@tools/dev-run $(BIN) etc/kafka-iggy-bridge.toml
 
+# The spec directory: SPECS, else the kafka-clients jar's specs (resolved and extracted on first use).
+SPECS_DIR = specs='$(SPECS)'; if [ -z "$$specs" ]; then specs="$$(tools/kafka-specs)" || exit 1; fi
+
 regen:
-	python3 tools/kafka_codegen.py --specs $(SPECS) --out src/kafka/protocol/generated
+	@$(SPECS_DIR); echo "specs: $$specs"; \
+	python3 tools/kafka_codegen.py --specs "$$specs" --out src/kafka/protocol/generated
 
 check-regen:
-	python3 tools/kafka_codegen.py --specs $(SPECS) --out src/kafka/protocol/generated --check
+	@$(SPECS_DIR); echo "specs: $$specs"; \
+	python3 tools/kafka_codegen.py --specs "$$specs" --out src/kafka/protocol/generated --check
 
 schema:
 	tools/gen-schema > db/schema.sql

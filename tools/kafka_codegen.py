@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Generate the C++ Kafka protocol layer from Apache Kafka's JSON message specs.
 
-    tools/kafka_codegen.py [--specs DIR] [--out DIR] [--tests-out DIR] [--check]
+    tools/kafka_codegen.py --specs DIR [--out DIR] [--tests-out DIR] [--check]
+
+DIR holds Kafka's common/message/*.json; `make regen` passes the ones tools/kafka-specs extracts
+from the kafka-clients jar of the version in tests/java/pom.xml.
 
 Output (namespace kib::kafka::msg), all deterministic:
   <out>/wire.h, wire.cc          primitive encodings shared by every message
@@ -26,7 +29,6 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_SPECS = os.path.join(REPO, "..", "shared", "kafka", "message-specs")
 DEFAULT_OUT = os.path.join(REPO, "src", "kafka", "protocol", "generated")
 DEFAULT_TESTS_OUT = os.path.join(REPO, "tests", "unit")
 TEST_CHUNKS = 4
@@ -378,6 +380,8 @@ def load_specs(spec_dir):
     for n in names:
         with open(os.path.join(spec_dir, n), encoding="utf-8") as fh:
             spec = json.loads(strip_comments(fh.read()))
+        if spec.get("validVersions") == "none":  # an API Kafka removed (4.0: LeaderAndIsr, ...)
+            continue
         msgs.append(Message(amend(spec, n), n))
     return msgs
 
@@ -1585,7 +1589,7 @@ def compare_tree(files, directory, prefix=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--specs", default=DEFAULT_SPECS, help="Kafka message-specs directory")
+    ap.add_argument("--specs", required=True, help="directory of Kafka's message specs (common/message/*.json)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="output directory for generated sources")
     ap.add_argument("--tests-out", default=DEFAULT_TESTS_OUT, help="output directory for generated unit tests")
     ap.add_argument("--check", action="store_true", help="exit 1 if the committed output differs")

@@ -33,7 +33,7 @@ def test_broker_api_versions(target):
     # The clients of this tier need at least these on any broker.
     for name in ("Produce", "Fetch", "ListOffsets", "Metadata", "ApiVersions", "InitProducerId"):
         assert apis[name]["usable"] is not None, f"{name} not usable:\n{text}"
-    # KIP-896 / GOTCHAS: Produce is advertised from v0.
+    # KIP-896 / KAFKA-18659: Produce is advertised from v0.
     assert apis["Produce"]["range"][0] == 0, apis["Produce"]
     assert apis["ApiVersions"]["range"][0] == 0, apis["ApiVersions"]
     if target.name == "bridge":

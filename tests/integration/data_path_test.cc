@@ -1,7 +1,7 @@
 // The data path against a real iggy-server (tests/support/iggy_harness): PartitionLog with a real
 // IggyPool and TopicCatalog. Produce decoded batches, fetch them back byte-exact, and check the
-// Kafka behaviours clients depend on (GOTCHAS "Produce and fetch"): offset range errors, a fetch
-// inside a batch, long-poll wake-ups on own and native Iggy appends, ListOffsets.
+// Kafka behaviours clients depend on: offset range errors, a fetch inside a batch, long-poll
+// wake-ups on own and native Iggy appends, ListOffsets.
 #include <boost/test/unit_test.hpp>
 
 #include <arpa/inet.h>

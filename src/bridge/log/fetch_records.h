@@ -2,9 +2,9 @@
 // to ask for, and how polled Iggy messages become the v2 record batches a Fetch returns.
 //
 // Batches are rebuilt on every fetch (Iggy stores messages, not Kafka batches), so they start
-// exactly at the requested offset (GOTCHAS: a fetch inside a stored batch must return data from
-// that offset), are uncompressed, CreateTime, producer id -1, partition leader epoch 0, and
-// cover one contiguous run of offsets each.
+// exactly at the requested offset (a fetch inside a stored batch must return data from that
+// offset), are uncompressed, CreateTime, producer id -1, partition leader epoch 0, and cover one
+// contiguous run of offsets each.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Produce (key 0): decodes each partition's record batches within the request's decompression
 // budget and hands them to the partition log, which applies Kafka's append rules. Served v3-11,
-// advertised from v0 (GOTCHAS: librdkafka < 2.11 disables compression otherwise); v0-2
+// advertised from v0 (KAFKA-18659: librdkafka < 2.11 disables compression otherwise); v0-2
 // requests (legacy message sets, removed by KIP-896) get UNSUPPORTED_VERSION per partition.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -16,7 +16,7 @@ struct HandlerSpec {
   int16_t api_key;
   int16_t min_version;     // lowest version served
   int16_t max_version;     // highest version served
-  int16_t advertised_min;  // lowest version advertised (Produce: 0, see GOTCHAS)
+  int16_t advertised_min;  // lowest version advertised (Produce: 0, KAFKA-18659)
   HandlerFn handle;
 };
 

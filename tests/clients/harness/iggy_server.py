@@ -1,5 +1,5 @@
-"""iggy-server for tests (shared/iggy/PROTOCOL.md §6.2): root iggy/iggy, a free loopback TCP
-port, a temp data dir, embedded default config, HTTP/QUIC/WebSocket off, one shard.
+"""iggy-server for tests, as tests/support/iggy_harness starts it: root iggy/iggy, a free
+loopback TCP port, a temp data dir, embedded default config, HTTP/QUIC/WebSocket off, one shard.
 
 The binary: $IGGY_SERVER, else `iggy-server` on PATH, else /usr/local/bin/iggy-server.
 find_binary() returns None when there is none; the fixture then skips loudly.

@@ -18,8 +18,8 @@ import time
 
 # (api_key, min, max). Produce starts at 0 and Fetch reaches 11 because librdkafka < 2.11.1
 # turns compression off otherwise, and needs Produce 3 + Fetch 4 for message format v2 and
-# Produce 7 + Fetch 10 for zstd (see shared/kafka/GOTCHAS.md). librdkafka also sends lz4 only
-# to brokers that list FindCoordinator v0 (never called here).
+# Produce 7 + Fetch 10 for zstd (KAFKA-18659). librdkafka also sends lz4 only to brokers that
+# list FindCoordinator v0 (never called here).
 APIS = [(0, 0, 8), (1, 0, 11), (3, 0, 8), (10, 0, 2), (18, 0, 4)]
 
 args = None
