@@ -92,7 +92,12 @@ fn hex(bytes: &[u8]) -> J {
     J::Str(out)
 }
 fn obj(fields: Vec<(&str, J)>) -> J {
-    J::Obj(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    J::Obj(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 fn write_json(j: &J, out: &mut String, indent: usize) {
@@ -285,7 +290,16 @@ impl Out {
     }
 
     /// A request body plus the full 256-byte header the SDK would put in front of it.
-    fn request(&mut self, key: &str, code: u32, body: &[u8], session: u64, request: u64, inputs: J, note: &str) {
+    fn request(
+        &mut self,
+        key: &str,
+        code: u32,
+        body: &[u8],
+        session: u64,
+        request: u64,
+        inputs: J,
+        note: &str,
+    ) {
         let (header, header_inputs) = request_header(code, body, session, request);
         self.case(
             key,
@@ -380,22 +394,29 @@ fn create_topic_case(out: &mut Out, profile: &Profile) {
     // The TLV layout is the crate's (`encode_user_headers`, validated by `WireOptions`); the keys
     // and value kinds are the catalog's canonical ones (iggy_common `TopicCreateOptions::to_wire`
     // writes a Bool / Uint32 / String; keys land in BTreeMap order, which these two already are).
-    let (entries, bridge_equivalent): (Vec<(u8, &[u8], u8, &[u8])>, J) = match profile.topic_durability {
-        TopicDurability::EnforceFsync => (
-            vec![
-                (KIND_STRING, b"enforce_fsync", KIND_BOOL, &[1]),
-                (KIND_STRING, b"messages_required_to_save", KIND_UINT32, &one),
-            ],
-            obj(vec![("enforce_fsync", J::Bool(true)), ("messages_required_to_save", n(1u32))]),
-        ),
-        TopicDurability::DurabilityString => (
-            vec![
-                (KIND_STRING, b"durability", KIND_STRING, b"persisted"),
-                (KIND_STRING, b"messages_required_to_save", KIND_UINT32, &one),
-            ],
-            obj(vec![("enforce_fsync", J::Bool(true)), ("messages_required_to_save", n(1u32))]),
-        ),
-    };
+    let (entries, bridge_equivalent): (Vec<(u8, &[u8], u8, &[u8])>, J) =
+        match profile.topic_durability {
+            TopicDurability::EnforceFsync => (
+                vec![
+                    (KIND_STRING, b"enforce_fsync", KIND_BOOL, &[1]),
+                    (KIND_STRING, b"messages_required_to_save", KIND_UINT32, &one),
+                ],
+                obj(vec![
+                    ("enforce_fsync", J::Bool(true)),
+                    ("messages_required_to_save", n(1u32)),
+                ]),
+            ),
+            TopicDurability::DurabilityString => (
+                vec![
+                    (KIND_STRING, b"durability", KIND_STRING, b"persisted"),
+                    (KIND_STRING, b"messages_required_to_save", KIND_UINT32, &one),
+                ],
+                obj(vec![
+                    ("enforce_fsync", J::Bool(true)),
+                    ("messages_required_to_save", n(1u32)),
+                ]),
+            ),
+        };
     let (options_bytes, options_json) = tlv(&entries);
     let options = WireOptions::from_slice(&options_bytes).expect("crate accepts the options block");
     let stream_id = named("kafka");
@@ -406,7 +427,8 @@ fn create_topic_case(out: &mut Out, profile: &Profile) {
         options,
     };
     let body = req.to_bytes();
-    let (header, header_inputs) = request_header(bp::codes::CREATE_TOPIC_CODE, &body, SESSION, REQUEST);
+    let (header, header_inputs) =
+        request_header(bp::codes::CREATE_TOPIC_CODE, &body, SESSION, REQUEST);
     out.case(
         "create_topic_request",
         vec![
@@ -492,7 +514,10 @@ fn send_messages_case(out: &mut Out) -> (Vec<u8>, u64) {
     let mut buf = BytesMut::new();
     SendMessagesEncoder::encode(&mut buf, &stream, &topic, &partitioning, &raw).expect("encodes");
     let body = buf.to_vec();
-    assert_eq!(body.len(), SendMessagesEncoder::encoded_size(&stream, &topic, &partitioning, &raw));
+    assert_eq!(
+        body.len(),
+        SendMessagesEncoder::encoded_size(&stream, &topic, &partitioning, &raw)
+    );
 
     // Where the checksums sit, read back from the crate's own bytes.
     let metadata_len = u32::from_le_bytes(body[0..4].try_into().unwrap()) as usize;
@@ -529,7 +554,8 @@ fn send_messages_case(out: &mut Out) -> (Vec<u8>, u64) {
             ),
         ),
     ]);
-    let (header, header_inputs) = request_header(bp::codes::SEND_MESSAGES_CODE, &body, SESSION, REQUEST);
+    let (header, header_inputs) =
+        request_header(bp::codes::SEND_MESSAGES_CODE, &body, SESSION, REQUEST);
     out.case(
         "send_messages_request",
         vec![
@@ -598,7 +624,15 @@ fn poll_cases(out: &mut Out, blob: &[u8], origin_timestamp: u64) {
             ("count", n(req.count)),
             ("auto_commit", J::Bool(req.auto_commit)),
         ]);
-        out.request(key, bp::codes::POLL_MESSAGES_CODE, &req.to_bytes(), SESSION, REQUEST, inputs, "PollMessagesRequest");
+        out.request(
+            key,
+            bp::codes::POLL_MESSAGES_CODE,
+            &req.to_bytes(),
+            SESSION,
+            REQUEST,
+            inputs,
+            "PollMessagesRequest",
+        );
     }
 
     // The reply: PollMessagesResponseHeader (crate encoder) + one batch as the server stores it:
@@ -607,14 +641,23 @@ fn poll_cases(out: &mut Out, blob: &[u8], origin_timestamp: u64) {
     // `calculate_batch_checksum`). The crate has no encoder for a whole poll reply.
     let base_offset = 100u64;
     let base_timestamp = 1_700_000_001_000_000u64;
-    let mut header = BatchHeader::new(3, origin_timestamp, (BATCH_HEADER_SIZE + blob.len()) as u64, 2);
+    let mut header = BatchHeader::new(
+        3,
+        origin_timestamp,
+        (BATCH_HEADER_SIZE + blob.len()) as u64,
+        2,
+    );
     header.base_offset = base_offset;
     header.base_timestamp = base_timestamp;
     header.batch_checksum = calculate_batch_checksum(&header, blob);
     let mut batch = vec![0u8; BATCH_HEADER_SIZE];
     header.encode_into(&mut batch);
     batch.extend_from_slice(blob);
-    let reply_header = PollMessagesResponseHeader { partition_id: 3, current_offset: 101, messages_count: 2 };
+    let reply_header = PollMessagesResponseHeader {
+        partition_id: 3,
+        current_offset: 101,
+        messages_count: 2,
+    };
     let mut payload = reply_header.to_bytes().to_vec();
     payload.extend_from_slice(&batch);
 
@@ -702,7 +745,11 @@ fn offset_cases(out: &mut Out) {
         "GetConsumerOffsetRequest",
     );
 
-    let reply = ConsumerOffsetResponse { partition_id: 2, current_offset: 5000, stored_offset: 4242 };
+    let reply = ConsumerOffsetResponse {
+        partition_id: 2,
+        current_offset: 5000,
+        stored_offset: 4242,
+    };
     out.case(
         "get_consumer_offset_reply",
         vec![
@@ -746,31 +793,64 @@ fn other_requests(out: &mut Out) {
     let tp = || ("topic", ident_json(&topic));
     let gp = || ("group", ident_json(&group));
     let items: Vec<(&str, u32, Vec<u8>, Vec<(&str, J)>)> = vec![
-        ("ping", bp::codes::PING_CODE, PingRequest.to_bytes().to_vec(), vec![]),
-        ("get_me", bp::codes::GET_ME_CODE, GetMeRequest.to_bytes().to_vec(), vec![]),
-        ("logout", bp::codes::LOGOUT_USER_CODE, LogoutUserRequest.to_bytes().to_vec(), vec![]),
+        (
+            "ping",
+            bp::codes::PING_CODE,
+            PingRequest.to_bytes().to_vec(),
+            vec![],
+        ),
+        (
+            "get_me",
+            bp::codes::GET_ME_CODE,
+            GetMeRequest.to_bytes().to_vec(),
+            vec![],
+        ),
+        (
+            "logout",
+            bp::codes::LOGOUT_USER_CODE,
+            LogoutUserRequest.to_bytes().to_vec(),
+            vec![],
+        ),
         (
             "create_stream",
             bp::codes::CREATE_STREAM_CODE,
-            CreateStreamRequest { name: name("kafka"), options: WireOptions::empty() }.to_bytes().to_vec(),
+            CreateStreamRequest {
+                name: name("kafka"),
+                options: WireOptions::empty(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![("name", s("kafka"))],
         ),
         (
             "get_stream",
             bp::codes::GET_STREAM_CODE,
-            GetStreamRequest { stream_id: stream.clone() }.to_bytes().to_vec(),
+            GetStreamRequest {
+                stream_id: stream.clone(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st()],
         ),
         (
             "delete_stream",
             bp::codes::DELETE_STREAM_CODE,
-            DeleteStreamRequest { stream_id: WireIdentifier::numeric(1) }.to_bytes().to_vec(),
+            DeleteStreamRequest {
+                stream_id: WireIdentifier::numeric(1),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![("stream", ident_json(&WireIdentifier::numeric(1)))],
         ),
         (
             "get_topic",
             bp::codes::GET_TOPIC_CODE,
-            GetTopicRequest { stream_id: stream.clone(), topic_id: topic.clone() }.to_bytes().to_vec(),
+            GetTopicRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp()],
         ),
         (
@@ -784,20 +864,35 @@ fn other_requests(out: &mut Out) {
             }
             .to_bytes()
             .to_vec(),
-            vec![st(), tp(), ("name", s("orders")), ("message_expiry_us", n(60_000_000u64)), ("options", update_options_json)],
+            vec![
+                st(),
+                tp(),
+                ("name", s("orders")),
+                ("message_expiry_us", n(60_000_000u64)),
+                ("options", update_options_json),
+            ],
         ),
         (
             "delete_topic",
             bp::codes::DELETE_TOPIC_CODE,
-            DeleteTopicRequest { stream_id: stream.clone(), topic_id: topic.clone() }.to_bytes().to_vec(),
+            DeleteTopicRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp()],
         ),
         (
             "create_partitions",
             bp::codes::CREATE_PARTITIONS_CODE,
-            CreatePartitionsRequest { stream_id: stream.clone(), topic_id: topic.clone(), partitions_count: 2 }
-                .to_bytes()
-                .to_vec(),
+            CreatePartitionsRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+                partitions_count: 2,
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp(), ("count", n(2u32))],
         ),
         (
@@ -811,7 +906,12 @@ fn other_requests(out: &mut Out) {
             }
             .to_bytes()
             .to_vec(),
-            vec![st(), tp(), ("partition_id", n(1u32)), ("segments_count", n(3u32))],
+            vec![
+                st(),
+                tp(),
+                ("partition_id", n(1u32)),
+                ("segments_count", n(3u32)),
+            ],
         ),
         (
             "delete_consumer_offset",
@@ -836,41 +936,61 @@ fn other_requests(out: &mut Out) {
         (
             "create_consumer_group",
             bp::codes::CREATE_CONSUMER_GROUP_CODE,
-            CreateConsumerGroupRequest { stream_id: stream.clone(), topic_id: topic.clone(), name: name("kafka-group") }
-                .to_bytes()
-                .to_vec(),
+            CreateConsumerGroupRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+                name: name("kafka-group"),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp(), ("name", s("kafka-group"))],
         ),
         (
             "get_consumer_group",
             bp::codes::GET_CONSUMER_GROUP_CODE,
-            GetConsumerGroupRequest { stream_id: stream.clone(), topic_id: topic.clone(), group_id: group.clone() }
-                .to_bytes()
-                .to_vec(),
+            GetConsumerGroupRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+                group_id: group.clone(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp(), gp()],
         ),
         (
             "join_consumer_group",
             bp::codes::JOIN_CONSUMER_GROUP_CODE,
-            JoinConsumerGroupRequest { stream_id: stream.clone(), topic_id: topic.clone(), group_id: group.clone() }
-                .to_bytes()
-                .to_vec(),
+            JoinConsumerGroupRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+                group_id: group.clone(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp(), gp()],
         ),
         (
             "leave_consumer_group",
             bp::codes::LEAVE_CONSUMER_GROUP_CODE,
-            LeaveConsumerGroupRequest { stream_id: stream.clone(), topic_id: topic.clone(), group_id: group.clone() }
-                .to_bytes()
-                .to_vec(),
+            LeaveConsumerGroupRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+                group_id: group.clone(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp(), gp()],
         ),
         (
             "sync_consumer_group",
             bp::codes::SYNC_CONSUMER_GROUP_CODE,
-            SyncConsumerGroupRequest { stream_id: stream.clone(), topic_id: topic.clone(), group_id: group.clone() }
-                .to_bytes()
-                .to_vec(),
+            SyncConsumerGroupRequest {
+                stream_id: stream.clone(),
+                topic_id: topic.clone(),
+                group_id: group.clone(),
+            }
+            .to_bytes()
+            .to_vec(),
             vec![st(), tp(), gp()],
         ),
     ];
@@ -890,7 +1010,10 @@ fn other_requests(out: &mut Out) {
         "other_requests",
         vec![
             ("items", J::Arr(listed)),
-            ("note", s("the remaining requests IggyClient sends, from the crate's request types")),
+            (
+                "note",
+                s("the remaining requests IggyClient sends, from the crate's request types"),
+            ),
         ],
     );
 }
@@ -922,7 +1045,9 @@ fn send_reply_cases(out: &mut Out) {
             ("note", s("SendMessagesResponse with one confirmation")),
         ],
     );
-    let none = SendMessagesResponse { confirmations: vec![] };
+    let none = SendMessagesResponse {
+        confirmations: vec![],
+    };
     out.case(
         "send_messages_reply_empty",
         vec![
@@ -980,7 +1105,10 @@ fn header_cases(out: &mut Out) {
                     ("status", n(denied.status)),
                 ]),
             ),
-            ("note", s("ReplyHeader with a nonzero status and no body (pre-commit denial)")),
+            (
+                "note",
+                s("ReplyHeader with a nonzero status and no body (pre-commit denial)"),
+            ),
         ],
     );
 
@@ -1047,9 +1175,21 @@ fn result_section_cases(out: &mut Out) {
     for (label, operation, body) in [
         ("register_ok", Operation::Register, ok),
         ("create_topic_rejected", Operation::CreateTopic, rejected),
-        ("store_offset_truncated", Operation::StoreConsumerOffset, truncated),
-        ("entry_with_code_zero", Operation::CreateStream, entry_code_zero),
-        ("count_two_one_entry", Operation::CreateTopic, count_two_one_entry),
+        (
+            "store_offset_truncated",
+            Operation::StoreConsumerOffset,
+            truncated,
+        ),
+        (
+            "entry_with_code_zero",
+            Operation::CreateStream,
+            entry_code_zero,
+        ),
+        (
+            "count_two_one_entry",
+            Operation::CreateTopic,
+            count_two_one_entry,
+        ),
     ] {
         let code = result_code(&body);
         let len = result_section_len(&body);
@@ -1073,13 +1213,18 @@ fn result_section_cases(out: &mut Out) {
 fn tables(out: &mut Out) {
     let mut ops = Vec::new();
     for code in 0..=u8::MAX {
-        let Ok(op) = bytemuck::checked::try_cast::<u8, Operation>(code) else { continue };
+        let Ok(op) = bytemuck::checked::try_cast::<u8, Operation>(code) else {
+            continue;
+        };
         ops.push(obj(vec![
             ("value", n(code)),
             ("name", s(format!("{op:?}"))),
             ("is_result_framed", J::Bool(op.is_result_framed())),
             ("is_partition", J::Bool(op.is_partition())),
-            ("command_code", op.to_command_code().map_or(J::Null, |c| n(c))),
+            (
+                "command_code",
+                op.to_command_code().map_or(J::Null, |c| n(c)),
+            ),
         ]));
     }
     out.case(
@@ -1111,7 +1256,9 @@ fn tables(out: &mut Out) {
 
     let mut reasons = Vec::new();
     for code in 0..=u8::MAX {
-        let Ok(r) = bytemuck::checked::try_cast::<u8, EvictionReason>(code) else { continue };
+        let Ok(r) = bytemuck::checked::try_cast::<u8, EvictionReason>(code) else {
+            continue;
+        };
         reasons.push(obj(vec![("value", n(code)), ("name", s(format!("{r:?}")))]));
     }
     out.case("eviction_reasons", vec![("items", J::Arr(reasons))]);
