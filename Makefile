@@ -2,7 +2,8 @@
 #
 # Sources are discovered: every src/**/*.cc except src/app/main.cc goes into the library,
 # every tests/unit/*.cc into the unit-test binary, every tests/integration/*.cc into the
-# integration-test binary. Adding a file needs no Makefile edit.
+# integration-test binary, every tests/iggy_golden/*.cc into the golden-tier binary. Adding a file
+# needs no Makefile edit.
 
 BUILD    ?= release
 BUILDDIR ?= build/$(BUILD)
@@ -12,6 +13,7 @@ LIB_DIRS ?= src
 UNIT_GLOB ?= tests/unit/*.cc
 INT_GLOB ?= tests/integration/*.cc
 SUPPORT_GLOB ?= tests/support/*.cc
+GOLDEN_GLOB ?= tests/iggy_golden/*.cc
 CXX      ?= g++
 # Kafka's JSON message specs for regen / check-regen. Empty: tools/kafka-specs extracts them from the
 # kafka-clients jar of the version in tests/java/pom.xml (Maven Central, via tools/fetch-kafka).
@@ -47,6 +49,8 @@ ifneq ($(filter tests/unit/fuzz_regressions_test.cc,$(UNIT_SRCS)),)
 endif
 INT_SRCS  := $(sort $(wildcard $(INT_GLOB)))
 INT_OBJS  := $(INT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
+GOLDEN_SRCS := $(sort $(wildcard $(GOLDEN_GLOB)))
+GOLDEN_OBJS := $(GOLDEN_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 TESTSUPPORT_SRCS := $(sort $(wildcard $(SUPPORT_GLOB)))
 TESTSUPPORT_OBJS := $(TESTSUPPORT_SRCS:%.cc=$(BUILDDIR)/obj/%.o)
 
@@ -55,9 +59,10 @@ BIN       := $(BUILDDIR)/kafka-iggy-bridge
 LIBA      := $(BUILDDIR)/libbridge.a
 UNIT_BIN  := $(BUILDDIR)/unit-tests
 INT_BIN   := $(BUILDDIR)/integration-tests
+GOLDEN_BIN := $(BUILDDIR)/iggy-golden-tests
 
 .PHONY: all help test test-built setup run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration fuzz fuzz-smoke fuzz-build
-.PHONY: reliability reliability-smoke soak
+.PHONY: reliability reliability-smoke soak golden-iggy
 all: check-deps $(BIN)
 
 help:
@@ -67,6 +72,8 @@ help:
 	@echo "make deps       install the Debian packages the build and tests need (idempotent)"
 	@echo "make setup      make deps, then the client test tier (venv, npm, Kafka jars; idempotent)"
 	@echo "make asan       ASan+UBSan build and test run"
+	@echo "make golden-iggy  the golden tier alone: tools/iggy-golden (Rust, the published"
+	@echo "                iggy_binary_protocol 0.11.0-edge.4 and 0.11.0) against src/iggy (needs cargo)"
 	@echo "make regen      regenerate src/kafka/protocol/generated (and its round-trip tests) from Kafka's"
 	@echo "                message specs: the kafka-clients jar of tests/java/pom.xml (tools/kafka-specs);"
 	@echo "                SPECS=DIR uses DIR's *.json instead"
@@ -118,6 +125,10 @@ $(UNIT_BIN): $(UNIT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA)
 $(INT_BIN): $(INT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA)
 	$(CXX) $(LDSAN) -pthread -o $@ $(INT_OBJS) $(TESTSUPPORT_OBJS) $(LIBA) $(LIBS) $(TESTLIBS)
 
+# Golden wire tier (docs/iggy-client.md "Golden wire tests"): C++ side of tools/iggy-golden.
+$(GOLDEN_BIN): $(GOLDEN_OBJS) $(LIBA)
+	$(CXX) $(LDSAN) -pthread -o $@ $(GOLDEN_OBJS) $(LIBA) $(LIBS) $(TESTLIBS)
+
 # Benchmark programs (not part of `make` or `make test`).
 $(BUILDDIR)/iggy-client-bench: $(BUILDDIR)/obj/bench/iggy_client_bench.o $(LIBA)
 	$(CXX) $(LDSAN) -pthread -o $@ $< $(LIBA) $(LIBS)
@@ -139,8 +150,12 @@ integration: check-deps $(INT_BIN)
 test: setup
 	@$(MAKE) --no-print-directory test-built
 
-test-built: check-deps $(BIN) $(UNIT_BIN) $(INT_BIN)
+test-built: check-deps $(BIN) $(UNIT_BIN) $(INT_BIN) $(GOLDEN_BIN)
 	@python3 tools/run-tests --build-dir $(BUILDDIR)
+
+# Builds tools/iggy-golden with cargo (SKIPPED when cargo is absent), runs it, checks src/iggy.
+golden-iggy: check-deps $(GOLDEN_BIN)
+	@python3 tools/run-tests --build-dir $(BUILDDIR) --only golden
 
 setup: deps
 	@tests/clients/setup.sh
@@ -242,7 +257,7 @@ deb rpm: all
 	packaging/build-$@ $(BIN)
 
 clean:
-	rm -rf build
+	rm -rf build tools/iggy-golden/target
 
 -include $(wildcard $(FUZZ_OBJS:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/main-%.d))
--include $(BUILDDIR)/obj/bench/iggy_client_bench.d $(BUILDDIR)/obj/bench/hot_path_bench.d $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)
+-include $(BUILDDIR)/obj/bench/iggy_client_bench.d $(BUILDDIR)/obj/bench/hot_path_bench.d $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJS:.o=.d) $(INT_OBJS:.o=.d) $(GOLDEN_OBJS:.o=.d) $(TESTSUPPORT_OBJS:.o=.d)

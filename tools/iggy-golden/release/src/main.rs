@@ -1,0 +1,25 @@
+//! Golden wire vectors from iggy_binary_protocol =0.11.0 (the 0.11.0 release on crates.io).
+#[path = "../../src/golden.rs"]
+mod golden;
+
+const PROFILE: golden::Profile = golden::Profile {
+    name: "release",
+    crate_version: "0.11.0", // the = pin in Cargo.toml
+    topic_durability: golden::TopicDurability::DurabilityString,
+    // iggy_common 0.11.0, types/options/mod.rs, topic_option_keys (data, not linked)
+    topic_option_keys: &[
+        "compression_algorithm",
+        "message_expiry",
+        "max_topic_size",
+        "segment_size",
+        "durability",
+        "consumer_offset_durability",
+        "messages_required_to_save",
+        "size_of_messages_required_to_save",
+        "preallocate_segments",
+    ],
+};
+
+fn main() {
+    golden::main(&PROFILE);
+}
