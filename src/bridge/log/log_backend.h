@@ -1,0 +1,59 @@
+// What the log's services ask of Iggy, in one partition's terms. IggyLogBackend is the real one
+// (the bridge's stream, plain polls without auto-commit); unit tests give the services doubles.
+//
+// The real backend drops the replies of requests still in Iggy once it is destroyed: the log's
+// services are destroyed with it and their callbacks are never called then.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "iggy/client.h"
+
+namespace kib::bridge {
+
+class TopicCatalog;
+
+class LogBackend {
+ public:
+  virtual ~LogBackend() = default;
+  // A poll of `count` messages of one partition (as the current iggy::OwnerScope's work).
+  virtual void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
+                    iggy::Callback<iggy::PolledMessages> cb) = 0;
+  virtual void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) = 0;
+  virtual void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
+                    iggy::Callback<iggy::SendConfirmation> cb) = 0;
+  // Drops the requests of `owner` (iggy/owner.h) still queued for Iggy.
+  virtual void cancel_owner(uint64_t owner) = 0;
+};
+
+class IggyLogBackend final : public LogBackend {
+ public:
+  IggyLogBackend(iggy::IggyClient& iggy, TopicCatalog& catalog) : iggy_(iggy), catalog_(catalog) {}
+  ~IggyLogBackend() override { alive_.reset(); }
+
+  void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
+            iggy::Callback<iggy::PolledMessages> cb) override;
+  void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) override;
+  void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
+            iggy::Callback<iggy::SendConfirmation> cb) override;
+  void cancel_owner(uint64_t owner) override;
+
+ private:
+  template <typename T>
+  iggy::Callback<T> guarded(iggy::Callback<T> cb) {
+    return [alive = std::weak_ptr<bool>(alive_), cb = std::move(cb)](Result<T> r) mutable {
+      if (alive.expired()) return;
+      cb(std::move(r));
+    };
+  }
+
+  iggy::IggyClient iggy_;
+  TopicCatalog& catalog_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace kib::bridge

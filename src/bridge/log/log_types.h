@@ -1,0 +1,67 @@
+// The values PartitionLog's services exchange with the Kafka handlers: what an append, a fetch
+// and an offset lookup answer (partition_log.h has the semantics).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/result.h"
+#include "kafka/protocol/error_code.h"
+
+namespace kib::bridge {
+
+// ListOffsets' special timestamps.
+inline constexpr int64_t kLatestTimestamp = -1;
+inline constexpr int64_t kEarliestTimestamp = -2;
+inline constexpr int64_t kMaxTimestamp = -3;            // v7+
+inline constexpr int64_t kEarliestLocalTimestamp = -4;  // v8+ (tiered storage; = earliest here)
+
+struct ProduceResult {
+  kafka::ErrorCode error = kafka::ErrorCode::kNone;
+  std::string message;  // why, for errors (Produce v8+ error_message)
+  int64_t base_offset = -1;
+  int64_t log_append_time_ms = -1;  // -1: CreateTime
+  int64_t log_start_offset = -1;
+};
+
+enum class IsolationLevel : int8_t { kReadUncommitted = 0, kReadCommitted = 1 };
+
+struct FetchPartitionRequest {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t fetch_offset = 0;
+  int32_t max_bytes = 0;  // partition_max_bytes
+};
+
+struct FetchParams {
+  int32_t max_wait_ms = 0;
+  int32_t min_bytes = 1;
+  int32_t max_bytes = INT32_MAX;  // whole response (KIP-74)
+  IsolationLevel isolation = IsolationLevel::kReadUncommitted;
+};
+
+struct FetchPartitionResult {
+  kafka::ErrorCode error = kafka::ErrorCode::kNone;
+  int64_t high_watermark = -1;
+  int64_t last_stable_offset = -1;  // = high watermark: no transactions yet
+  int64_t log_start_offset = -1;
+  Bytes records;  // v2 batches, empty when none
+};
+
+// One result per requested partition, in request order.
+using FetchCallback = std::function<void(std::vector<FetchPartitionResult>)>;
+
+struct OffsetLookup {
+  kafka::ErrorCode error = kafka::ErrorCode::kNone;
+  int64_t offset = -1;
+  int64_t timestamp = -1;
+};
+
+// Whether `topic` has `partition`, from the catalog (asking Iggy when it does not know the topic):
+// the error is the one Produce, Fetch and ListOffsets report for the partition.
+using PartitionLookup = std::function<void(const std::string& topic, int32_t partition, std::function<void(Status)>)>;
+
+}  // namespace kib::bridge

@@ -1,0 +1,151 @@
+#include "bridge/log/offset_index.h"
+
+#include <algorithm>
+
+#include "bridge/errors.h"
+#include "bridge/log/fetch_records.h"
+#include "bridge/mapping/record_mapping.h"
+
+namespace kib::bridge {
+
+using kafka::ErrorCode;
+
+namespace {
+OffsetLookup lookup_error(const Error& e) {
+  OffsetLookup r;
+  r.error = to_kafka_error(e);
+  return r;
+}
+}  // namespace
+
+int64_t kafka_timestamp_of(const iggy::MessageView& m) {
+  auto r = map_iggy_to_record(m);
+  if (r) return r->timestamp_ms;
+  return static_cast<int64_t>(m.origin_timestamp_us / 1000);
+}
+
+OffsetIndex::Index& OffsetIndex::index_of(const PartitionOffsets& p) {
+  auto& slot = indexes_[&p];
+  if (!slot) slot = std::make_unique<Index>();
+  return *slot;
+}
+
+void OffsetIndex::list_offsets(PartitionOffsets& p, int64_t timestamp, std::function<void(OffsetLookup)> cb) {
+  if (timestamp == kLatestTimestamp) {
+    offsets_.refresh_topic(p.topic, [pp = &p, cb](Status s) {
+      if (!s) {
+        cb(lookup_error(s.error()));
+        return;
+      }
+      cb(OffsetLookup{ErrorCode::kNone, pp->high_watermark, -1});
+    });
+    return;
+  }
+  offsets_.refresh(p, [this, pp = &p, timestamp, cb](Status s) {
+    if (!s) {
+      cb(lookup_error(s.error()));
+      return;
+    }
+    if (timestamp == kEarliestTimestamp || timestamp == kEarliestLocalTimestamp) {
+      cb(OffsetLookup{ErrorCode::kNone, pp->log_start, -1});
+      return;
+    }
+    extend(*pp, [this, pp, timestamp, cb](Status s2) {
+      if (!s2) {
+        cb(lookup_error(s2.error()));
+        return;
+      }
+      const TimeIndex& index = index_of(*pp).time_index;
+      if (timestamp == kMaxTimestamp) {
+        cb(OffsetLookup{ErrorCode::kNone, index.max_timestamp_offset(),
+                        index.max_timestamp_offset() < 0 ? -1 : index.max_timestamp()});
+        return;
+      }
+      // Any other value, negative ones included, searches like Kafka: first record >= it.
+      std::optional<int64_t> from = index.chunk_start_for(timestamp);
+      if (!from) {
+        cb(OffsetLookup{});
+        return;
+      }
+      scan_for_timestamp(*pp, std::max(*from, pp->log_start), timestamp, cb);
+    });
+  });
+}
+
+void OffsetIndex::extend(PartitionOffsets& p, std::function<void(Status)> done) {
+  Index& ix = index_of(p);
+  ix.waiters.push_back(std::move(done));
+  if (ix.indexing) return;
+  ix.indexing = true;
+  TimeIndex& index = ix.time_index;
+  const bool max_deleted = index.max_timestamp_offset() >= 0 && index.max_timestamp_offset() < p.log_start;
+  if (!ix.started || p.high_watermark < index.next() || p.log_start < index.start() || max_deleted) {
+    index.reset(p.log_start);  // first use, purge/recreation, or retention took the maximum
+    ix.started = true;
+  }
+  index.advance_to(p.log_start);
+  ix.target = p.high_watermark;
+  step(p, ix);
+}
+
+void OffsetIndex::finish(Index& ix, const Status& status) {
+  ix.indexing = false;
+  auto waiting = std::move(ix.waiters);
+  ix.waiters.clear();
+  for (auto& cb : waiting) cb(status);
+}
+
+void OffsetIndex::step(PartitionOffsets& p, Index& ix) {
+  TimeIndex& index = ix.time_index;
+  if (index.next() >= ix.target) return finish(ix, ok_status());
+  const uint32_t count = poll_count_for(UINT64_MAX, p.avg_message_bytes);
+  offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(index.next())), count,
+                [this, pp = &p, ixp = &ix](Result<iggy::PolledMessages> r) {
+                  Index& ix = *ixp;
+                  if (!r) return finish(ix, r.error());
+                  observe_poll(*pp, *r);
+                  TimeIndex& index = ix.time_index;
+                  const int64_t before = index.next();
+                  for (const iggy::MessageView& m : r->messages)
+                    index.add(static_cast<int64_t>(m.offset), kafka_timestamp_of(m));
+                  if (index.next() == before) index.advance_to(ix.target);  // nothing more is readable
+                  step(*pp, ix);
+                });
+}
+
+void OffsetIndex::scan_for_timestamp(PartitionOffsets& p, int64_t from, int64_t timestamp,
+                                     std::function<void(OffsetLookup)> cb) {
+  if (from >= p.high_watermark) {
+    cb(OffsetLookup{});
+    return;
+  }
+  const uint32_t count = poll_count_for(UINT64_MAX, p.avg_message_bytes);
+  offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(from)), count,
+                [this, pp = &p, from, timestamp, cb](Result<iggy::PolledMessages> r) {
+                  if (!r) {
+                    cb(lookup_error(r.error()));
+                    return;
+                  }
+                  observe_poll(*pp, *r);
+                  if (r->messages.empty()) {
+                    cb(OffsetLookup{});
+                    return;
+                  }
+                  for (const iggy::MessageView& m : r->messages) {
+                    if (static_cast<int64_t>(m.offset) < from) continue;
+                    const int64_t ts = kafka_timestamp_of(m);
+                    if (ts >= timestamp) {
+                      cb(OffsetLookup{ErrorCode::kNone, static_cast<int64_t>(m.offset), ts});
+                      return;
+                    }
+                  }
+                  const int64_t next = static_cast<int64_t>(r->messages.back().offset) + 1;
+                  if (next <= from) {
+                    cb(OffsetLookup{});
+                    return;
+                  }
+                  scan_for_timestamp(*pp, next, timestamp, cb);
+                });
+}
+
+}  // namespace kib::bridge

@@ -1,0 +1,83 @@
+// The bottom of the log: what the bridge knows of each partition's offsets in Iggy.
+//
+//   * Offsets are Iggy's offsets. High watermark = last offset + 1 (0 when empty), refreshed from
+//     GetTopic, from every non-empty poll and from the bridge's own appends; log start = the
+//     first retained offset (Poll First), refreshed whenever a read looks out of range.
+//   * GetTopic and Poll First are shared: one in flight per topic (per partition) serves every
+//     caller that asks meanwhile.
+//
+// Entries are created lazily and never removed: the services above keep pointers to them.
+// Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bridge/log/log_backend.h"
+#include "common/result.h"
+
+namespace kib::bridge {
+
+struct PartitionOffsets {
+  std::string topic;
+  int32_t id = 0;
+  bool loaded = false;  // high watermark and log start read from Iggy at least once
+  int64_t high_watermark = 0;
+  int64_t log_start = 0;
+  uint64_t avg_message_bytes = 0;  // Iggy bytes per message, sizes poll counts (0 = unknown)
+  uint64_t appends_done = 0;       // own appends; a GetTopic reply older than one must not lower HW
+  std::vector<std::function<void(Status)>> log_start_refreshes;  // coalesced Poll First
+};
+
+// High watermark from GetTopic: last offset + 1, 0 when empty (PROTOCOL.md §7). current_offset
+// is 0 both for "empty" and for "one message at 0"; messages_count tells them apart.
+int64_t high_watermark_of(const iggy::PartitionInfo& info);
+// A GetTopic reply for the partition. `appended_since`: one of our own appends was acknowledged
+// after the request went out, so the reply must not lower the high watermark.
+void apply_partition_info(PartitionOffsets& p, const iggy::PartitionInfo& info, bool appended_since);
+// What any poll reply proves about the partition's end and its messages' size.
+void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply);
+// Iggy acknowledged one of our appends: `count` messages from `base` (-1: offset not reported).
+void note_appended(PartitionOffsets& p, int64_t base, int64_t count);
+
+class OffsetsTable {
+ public:
+  OffsetsTable(uv_loop_t* loop, LogBackend& backend) : loop_(loop), backend_(backend) {}
+  OffsetsTable(const OffsetsTable&) = delete;
+  OffsetsTable& operator=(const OffsetsTable&) = delete;
+
+  PartitionOffsets& at(const std::string& topic, int32_t id);
+  const PartitionOffsets* find(const std::string& topic, int32_t id) const;
+
+  // GetTopic: the offsets of every partition of `topic`.
+  void refresh_topic(const std::string& topic, std::function<void(Status)> done);
+  // Poll First: the partition's log start.
+  void refresh_log_start(PartitionOffsets& p, std::function<void(Status)> done);
+  // Both; the partition is `loaded` once they succeeded.
+  void refresh(PartitionOffsets& p, std::function<void(Status)> done);
+  // Loop ms of the last successful GetTopic of `topic`.
+  std::optional<uint64_t> refreshed_at(const std::string& topic) const;
+
+  // A poll of the partition (callers observe_poll() what they got).
+  void poll(const PartitionOffsets& p, iggy::PollingStrategy strategy, uint32_t count,
+            iggy::Callback<iggy::PolledMessages> cb) {
+    backend_.poll(p.topic, p.id, strategy, count, std::move(cb));
+  }
+
+ private:
+  uv_loop_t* loop_;
+  LogBackend& backend_;
+  std::map<std::pair<std::string, int32_t>, std::unique_ptr<PartitionOffsets>> partitions_;
+  std::map<std::string, std::vector<std::function<void(Status)>>> topic_refreshes_;  // coalesced GetTopic
+  std::map<std::string, uint64_t> topic_refreshed_at_;  // loop ms of the last GetTopic reply
+};
+
+}  // namespace kib::bridge

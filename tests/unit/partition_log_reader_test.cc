@@ -1,0 +1,159 @@
+// The Fetch path's reader (bridge/log/reader.h, read_ahead.h) against an in-memory Iggy: passes,
+// long polls woken by appends or by Iggy's news, read-ahead, cancellation.
+#include <boost/test/unit_test.hpp>
+
+#include "bridge/log/reader.h"
+#include "log_services_support.h"
+
+using namespace kib;
+using namespace kib::bridge;
+using namespace kib::bridge::testing;
+using kafka::ErrorCode;
+
+namespace {
+
+struct Reading {
+  TestLoop loop;
+  FakeIggy iggy;
+  OffsetsTable offsets{&loop.loop, iggy};
+  iggy::LoopTasks tasks{&loop.loop};
+  Reader reader{&loop.loop, iggy, offsets, tasks, [](const std::string& topic, int32_t partition,
+                                                     std::function<void(Status)> cb) {
+                  if (topic == "t" && partition >= 0 && partition < 2) return cb(ok_status());
+                  cb(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown " + topic));
+                }};
+  std::optional<std::vector<FetchPartitionResult>> got;
+
+  Reading() { iggy.add_topic("t", 2); }
+
+  void fetch(int64_t offset, int32_t max_wait_ms, int32_t partition_max_bytes = 1 << 20, uint64_t owner = 0,
+             std::string topic = "t") {
+    got.reset();
+    FetchParams params;
+    params.max_wait_ms = max_wait_ms;
+    reader.fetch({FetchPartitionRequest{std::move(topic), 0, offset, partition_max_bytes}}, params,
+                 [this](std::vector<FetchPartitionResult> r) { got = std::move(r); }, owner);
+  }
+  // Serves Iggy and runs the loop until the fetch is answered.
+  void wait_answer(uint64_t ms = 3000) {
+    loop.run_until([&] {
+      iggy.serve();
+      return got.has_value();
+    }, ms);
+  }
+  size_t records_in(const FetchPartitionResult& r) {
+    // Each record of the test batches is one byte of value; count batches' records by decoding.
+    kafka::DecompressionBudget budget{64u << 20};
+    auto decoded = kafka::decode_record_batches(r.records, budget);
+    BOOST_REQUIRE(decoded.ok());
+    size_t n = 0;
+    for (const auto& b : decoded.value()) n += b.records.size();
+    return n;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(partition_log_reader)
+
+BOOST_FIXTURE_TEST_CASE(a_fetch_that_may_not_wait_answers_with_what_is_there, Reading) {
+  store(iggy, "t", 0, {{"a", "b", "c"}});
+  fetch(0, 0);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_REQUIRE_EQUAL(got->size(), 1u);
+  const FetchPartitionResult& r = got->front();
+  BOOST_TEST(kafka::to_int16(r.error) == 0);
+  BOOST_TEST(r.high_watermark == 3);
+  BOOST_TEST(r.last_stable_offset == 3);
+  BOOST_TEST(r.log_start_offset == 0);
+  BOOST_TEST(records_in(r) == 3u);
+  BOOST_TEST(reader.waiting_fetches() == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_unknown_partition_and_an_offset_past_the_end_are_errors_at_once, Reading) {
+  fetch(0, 5000, 1 << 20, 0, "nope");
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(kafka::to_int16(got->front().error) == kafka::to_int16(ErrorCode::kUnknownTopicOrPartition));
+  fetch(7, 5000);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(kafka::to_int16(got->front().error) == kafka::to_int16(ErrorCode::kOffsetOutOfRange));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_long_poll_wakes_when_this_bridge_appends, Reading) {
+  store(iggy, "t", 0, {{"a"}});
+  fetch(1, 60'000);
+  iggy.serve();
+  loop.spin();
+  BOOST_TEST(!got.has_value());
+  BOOST_TEST(reader.waiting_fetches() == 1u);
+  store(iggy, "t", 0, {{"b", "c"}});
+  PartitionOffsets& p = offsets.at("t", 0);
+  note_appended(p, 1, 2);
+  reader.appended(p);
+  iggy.serve();
+  loop.spin();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 2u);
+  BOOST_TEST(got->front().high_watermark == 3);
+  BOOST_TEST(reader.waiting_fetches() == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_long_poll_sees_native_appends_through_get_topic, Reading) {
+  fetch(0, 60'000);
+  iggy.serve();
+  BOOST_TEST(!got.has_value());
+  const int get_topics = iggy.get_topics;
+  store(iggy, "t", 0, {{"n"}});  // a native Iggy producer: the bridge is not told
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 1u);
+  BOOST_TEST(iggy.get_topics > get_topics);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_next_fetch_is_served_from_the_read_ahead, Reading) {
+  store(iggy, "t", 0, {{"a", "b", "c"}});
+  fetch(0, 0, /*partition_max_bytes=*/1);  // one record per poll
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 1u);
+  BOOST_TEST(reader.read_aheads().has(offsets.at("t", 0)));
+  iggy.serve();  // the read-ahead's reply arrives
+  fetch(1, 0, 1);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 1u);
+  BOOST_TEST(std::count(iggy.poll_offsets.begin(), iggy.poll_offsets.end(), 1) == 1);  // the read-ahead's only
+}
+
+BOOST_FIXTURE_TEST_CASE(cancelled_fetches_are_dropped_unanswered_with_their_queued_polls, Reading) {
+  fetch(0, 60'000, 1 << 20, /*owner=*/9);
+  iggy.serve();
+  BOOST_TEST(reader.waiting_fetches() == 1u);
+  BOOST_TEST(std::count(iggy.poll_owners.begin(), iggy.poll_owners.end(), 9u) >= 1);
+  reader.cancel_fetches(9);
+  BOOST_TEST(reader.waiting_fetches() == 0u);
+  BOOST_TEST(iggy.cancelled == std::vector<uint64_t>{9});
+  store(iggy, "t", 0, {{"a"}});
+  reader.appended(offsets.at("t", 0));
+  iggy.serve();
+  loop.spin();
+  BOOST_TEST(!got.has_value());
+}
+
+BOOST_FIXTURE_TEST_CASE(stop_waiting_answers_long_polls_now_and_later_ones_do_not_wait, Reading) {
+  fetch(0, 60'000);
+  iggy.serve();
+  BOOST_TEST(reader.waiting_fetches() == 1u);
+  reader.stop_waiting();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(got->front().records.empty());
+  fetch(0, 60'000);
+  iggy.serve();
+  loop.spin();
+  BOOST_TEST(got.has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
