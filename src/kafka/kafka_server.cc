@@ -100,7 +100,7 @@ void Responder::close(const std::string& reason) const {
     c->close(fmt::format("{} ({})", escape(reason, 2048), request_context(state_->header)));
 }
 
-KafkaServer::KafkaServer(Services& services, uv_loop_t* loop, net::ServerLimits limits)
+KafkaServer::KafkaServer(const Services& services, uv_loop_t* loop, net::ServerLimits limits)
     : services_(services),
       tcp_(loop, limits, [this](const std::shared_ptr<net::Connection>& c, uint64_t seq, Bytes frame) {
         on_frame(c, seq, std::move(frame));

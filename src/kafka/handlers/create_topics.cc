@@ -9,8 +9,9 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_create_topics(Services& s, Request&& req) {
+void handle(bridge::TopicCatalog& catalog, Request&& req) {
   auto body = req.decode<msg::CreateTopicsRequest>();
   struct Call {
     Request req;
@@ -44,7 +45,7 @@ void handle_create_topics(Services& s, Request&& req) {
       cr.partitions = static_cast<int32_t>(ct.assignments.size());
       cr.replication_factor = static_cast<int16_t>(ct.assignments.front().broker_ids.size());
     }
-    s.catalog->create(cr, [call, i](Result<bridge::TopicMetadata> r) {
+    catalog.create(cr, [call, i](Result<bridge::TopicMetadata> r) {
       auto& o = call->resp.topics[i];
       if (r) {
         o.error_code = 0;
@@ -60,6 +61,14 @@ void handle_create_topics(Services& s, Request&& req) {
       if (--call->pending == 0) call->req.respond.send(call->resp);
     });
   }
+}
+
+}  // namespace
+
+HandlerSpec create_topics_handler() {
+  return serve<msg::CreateTopicsRequest>(2, 7, [](const Services& s, Request&& req) {
+    handle(*s.catalog, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka
