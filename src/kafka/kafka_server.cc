@@ -112,7 +112,7 @@ namespace {
 // with UNSUPPORTED_VERSION and our own ApiVersions range, so the client can retry lower.
 void reply_unsupported_api_versions(const Responder& r, const HandlerSpec& spec) {
   msg::ApiVersionsResponse resp;
-  resp.error_code = static_cast<int16_t>(ErrorCode::kUnsupportedVersion);
+  resp.error_code = to_int16(ErrorCode::kUnsupportedVersion);
   resp.api_keys.push_back({spec.api_key, spec.advertised_min, spec.max_version});
   ByteWriter w(64);
   w.be<int32_t>(0);

@@ -22,7 +22,7 @@ struct MetadataCall {
 };
 
 void fill_topic(int32_t node, msg::MetadataResponse::MetadataResponseTopic& out, const bridge::TopicMetadata& t) {
-  out.error_code = 0;
+  out.error_code = to_int16(ErrorCode::kNone);
   out.name = t.name;
   out.topic_id = t.topic_id;
   out.partitions.clear();
@@ -95,7 +95,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
       // v10+: lookup by topic id.
       const bridge::TopicMetadata* t = catalog.find(rt.topic_id);
       if (t) fill_topic(node, out, *t);
-      else out.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicId);
+      else out.error_code = to_int16(ErrorCode::kUnknownTopicId);
       if (--call->pending == 0) finish(call);
       continue;
     }
@@ -104,10 +104,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
       if (r) {
         fill_topic(node, o, **r);
       } else {
-        ErrorCode ec = bridge::to_kafka_error(r.error());
-        // Iggy unreachable: a retriable error clients know to wait out.
-        if (ec == ErrorCode::kRequestTimedOut || ec == ErrorCode::kKafkaStorageError) ec = ErrorCode::kLeaderNotAvailable;
-        o.error_code = static_cast<int16_t>(ec);
+        o.error_code = to_int16(bridge::to_kafka_metadata_error(r.error()));
       }
       if (--call->pending == 0) finish(call);
     });

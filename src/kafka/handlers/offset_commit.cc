@@ -20,7 +20,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
     auto& rt = resp->topics.emplace_back();
     rt.name = t.name;
     for (auto& part : t.partitions) {
-      rt.partitions.push_back({part.partition_index, 0});
+      rt.partitions.push_back({part.partition_index, to_int16(ErrorCode::kNone)});  // set in reply
       p.entries.push_back({t.name, part.partition_index, part.committed_offset, part.committed_leader_epoch,
                            std::move(part.committed_metadata)});
     }
