@@ -115,10 +115,6 @@ Status Bridge::start() {
 
   services_ = std::make_unique<kafka::Services>();
   services_->config = &cfg_;
-  services_->loop = &loop_;
-  services_->state = state_.get();
-  services_->iggy_pool = iggy_pool_.get();
-  services_->iggy = iggy_.get();
   services_->catalog = catalog_.get();
   services_->producers = producers_.get();
   services_->log = log_.get();

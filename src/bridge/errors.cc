@@ -98,4 +98,10 @@ ErrorCode to_kafka_error(const Error& e) {
   return ErrorCode::kUnknownServerError;
 }
 
+ErrorCode to_kafka_metadata_error(const Error& e) {
+  const ErrorCode code = to_kafka_error(e);
+  if (code == ErrorCode::kRequestTimedOut || code == ErrorCode::kKafkaStorageError) return ErrorCode::kLeaderNotAvailable;
+  return code;
+}
+
 }  // namespace kib::bridge

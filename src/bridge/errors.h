@@ -12,6 +12,10 @@ namespace kib::bridge {
 kafka::ErrorCode to_kafka_error(const Error& e);
 // The Kafka error for an Iggy status code (ErrorDomain::kIggy).
 kafka::ErrorCode iggy_to_kafka_error(uint32_t iggy_code);
+// The Kafka error for a topic Metadata could not look up or create: Iggy unreachable or failing
+// (REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR) is LEADER_NOT_AVAILABLE, the retriable error clients
+// know to wait out in Metadata; anything else as to_kafka_error().
+kafka::ErrorCode to_kafka_metadata_error(const Error& e);
 
 // Builds an Error that carries a Kafka error code (domain kKafka, code = the Kafka code).
 Error kafka_error(kafka::ErrorCode code, std::string message);

@@ -100,7 +100,7 @@ void Responder::close(const std::string& reason) const {
     c->close(fmt::format("{} ({})", escape(reason, 2048), request_context(state_->header)));
 }
 
-KafkaServer::KafkaServer(Services& services, uv_loop_t* loop, net::ServerLimits limits)
+KafkaServer::KafkaServer(const Services& services, uv_loop_t* loop, net::ServerLimits limits)
     : services_(services),
       tcp_(loop, limits, [this](const std::shared_ptr<net::Connection>& c, uint64_t seq, Bytes frame) {
         on_frame(c, seq, std::move(frame));
@@ -112,7 +112,7 @@ namespace {
 // with UNSUPPORTED_VERSION and our own ApiVersions range, so the client can retry lower.
 void reply_unsupported_api_versions(const Responder& r, const HandlerSpec& spec) {
   msg::ApiVersionsResponse resp;
-  resp.error_code = static_cast<int16_t>(ErrorCode::kUnsupportedVersion);
+  resp.error_code = to_int16(ErrorCode::kUnsupportedVersion);
   resp.api_keys.push_back({spec.api_key, spec.advertised_min, spec.max_version});
   ByteWriter w(64);
   w.be<int32_t>(0);

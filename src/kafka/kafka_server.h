@@ -11,7 +11,7 @@ namespace kib::kafka {
 
 class KafkaServer {
  public:
-  KafkaServer(Services& services, uv_loop_t* loop, net::ServerLimits limits);
+  KafkaServer(const Services& services, uv_loop_t* loop, net::ServerLimits limits);
   Result<uint16_t> listen(const config::HostPort& addr) { return tcp_.listen(addr); }
   void shutdown(uint64_t deadline_ms, std::function<void()> done) { tcp_.shutdown(deadline_ms, std::move(done)); }
   net::TcpServer& tcp() { return tcp_; }
@@ -19,7 +19,7 @@ class KafkaServer {
  private:
   void on_frame(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame);
 
-  Services& services_;
+  const Services& services_;
   net::TcpServer tcp_;
 };
 

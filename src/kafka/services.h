@@ -1,19 +1,14 @@
-// What handlers may call. Handlers decode, call one service, encode; the domain logic lives
-// in the services under src/bridge/. Everything here lives as long as the Bridge and is used
-// on the loop thread only.
+// What the Kafka handlers use. Handlers decode, call one service, encode; the domain logic lives
+// in the services under src/bridge/. The composition root (app/bridge.cc) sets every member;
+// each handler's registration (kafka/handlers/registry.h) hands its handler the ones it uses,
+// by reference. Everything here lives as long as the KafkaServer and is used on the loop
+// thread only.
 #pragma once
 
-#include <uv.h>
+#include <string>
 
 #include "config/config.h"
 
-namespace kib::state {
-class StateStore;
-}
-namespace kib::iggy {
-class IggyPool;
-class IggyClient;
-}  // namespace kib::iggy
 namespace kib::bridge {
 class TopicCatalog;
 class ProducerRegistry;
@@ -24,16 +19,12 @@ class GroupCoordinator;
 namespace kib::kafka {
 
 struct Services {
-  const config::Config* config = nullptr;
-  uv_loop_t* loop = nullptr;
-  state::StateStore* state = nullptr;
-  iggy::IggyPool* iggy_pool = nullptr;
-  iggy::IggyClient* iggy = nullptr;
-  bridge::TopicCatalog* catalog = nullptr;
-  bridge::ProducerRegistry* producers = nullptr;
-  bridge::PartitionLog* log = nullptr;
-  bridge::GroupCoordinator* groups = nullptr;
-  std::string cluster_id;  // stable: from config or generated once and kept in SQLite
+  const config::Config* config = nullptr;   // FindCoordinator, Metadata, Produce, Fetch
+  bridge::TopicCatalog* catalog = nullptr;  // Metadata, CreateTopics
+  bridge::ProducerRegistry* producers = nullptr;  // InitProducerId
+  bridge::PartitionLog* log = nullptr;            // Produce, Fetch, ListOffsets
+  bridge::GroupCoordinator* groups = nullptr;     // the group APIs
+  std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 
 }  // namespace kib::kafka

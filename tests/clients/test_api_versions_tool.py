@@ -11,11 +11,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def served_by_registry() -> dict[int, tuple[int, int]]:
-    """api key -> (advertised min, max) from src/kafka/handlers/registry.cc, the one list the
-    bridge builds ApiVersions from."""
-    text = open(os.path.join(ROOT, "src", "kafka", "handlers", "registry.cc")).read()
-    return {int(k): (int(adv), int(mx))
-            for k, _mn, mx, adv in re.findall(r"HandlerSpec\{(\d+),\s*(\d+),\s*(\d+),\s*(\d+),", text)}
+    """api key -> (advertised min, max) from the registrations in src/kafka/handlers/*.cc
+    (serve<msg::FooRequest>(min, max, ...)), the one list the bridge builds ApiVersions from;
+    each request message's key from its generated header."""
+    generated = os.path.join(ROOT, "src", "kafka", "protocol", "generated")
+    keys = {}
+    for name in os.listdir(generated):
+        if name.endswith(".h"):
+            text = open(os.path.join(generated, name)).read()
+            keys.update({m: int(k) for m, k in re.findall(
+                r"struct (\w+Request) \{\s*static constexpr int16_t kApiKey = (\d+);", text)})
+    handlers = os.path.join(ROOT, "src", "kafka", "handlers")
+    served = {}
+    for name in sorted(os.listdir(handlers)):
+        if name.endswith(".cc"):
+            text = open(os.path.join(handlers, name)).read()
+            for m, mn, mx in re.findall(r"serve<msg::(\w+Request)>\((\d+),\s*(\d+),", text):
+                assert keys[m] not in served, f"{m} registered twice"
+                served[keys[m]] = (int(mn), int(mx))  # advertised from the lowest served version
+    return served
 
 
 def listed(text: str) -> dict[int, tuple[int, int]]:

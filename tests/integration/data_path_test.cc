@@ -670,9 +670,6 @@ struct WirePath : DataPath {
 
   WirePath() {
     services.config = &cfg;
-    services.loop = ctx.loop();
-    services.iggy_pool = &ctx.pool();
-    services.iggy = &ctx.client();
     services.catalog = catalog.get();
     services.producers = &producers;
     services.log = log.get();

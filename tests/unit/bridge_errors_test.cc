@@ -42,6 +42,20 @@ BOOST_AUTO_TEST_CASE(other_domains_map_to_retriable_or_corrupt) {
   BOOST_TEST(mapped(iggy::protocol_error("short")) == int(ErrorCode::kCorruptMessage));
 }
 
+BOOST_AUTO_TEST_CASE(metadata_answers_iggy_failures_with_leader_not_available) {
+  auto metadata = [](const Error& e) { return static_cast<int>(bridge::to_kafka_metadata_error(e)); };
+  const Error timeout = iggy::transport_error(iggy::TransportCode::kTimeout);
+  const Error storage = iggy::iggy_error(999999);  // no Iggy code: a storage-side failure
+  BOOST_TEST(mapped(storage) == int(ErrorCode::kKafkaStorageError));
+  BOOST_TEST(metadata(timeout) == int(ErrorCode::kLeaderNotAvailable));
+  BOOST_TEST(metadata(storage) == int(ErrorCode::kLeaderNotAvailable));
+  // Everything else as to_kafka_error.
+  for (const Error& e : {iggy::iggy_error(code::kTopicNameNotFound), iggy::iggy_error(code::kInvalidTopicName),
+                         bridge::kafka_error(ErrorCode::kUnknownTopicOrPartition, ""),
+                         Error{ErrorDomain::kState, 0, "disk full"}, iggy::protocol_error("short")})
+    BOOST_TEST(metadata(e) == mapped(e), e.message);
+}
+
 BOOST_AUTO_TEST_CASE(each_iggy_code_maps_as_intended) {
   BOOST_TEST(of_iggy(code::kUnauthorized) == int(ErrorCode::kTopicAuthorizationFailed));
   for (uint32_t c : {code::kUnauthenticated, code::kInvalidCredentials, code::kUserInactive,

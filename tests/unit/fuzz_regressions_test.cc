@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(request_target_covers_the_handler_registry) {
   std::set<std::array<int16_t, 3>> fuzzed, served;
   for (const auto& v : kib::fuzz::fuzz_served_versions()) fuzzed.insert(v);
   for (const auto& h : kib::kafka::handler_registry()) served.insert({h.api_key, h.min_version, h.max_version});
-  BOOST_TEST((fuzzed == served), "tests/fuzz/targets/kafka_request.cc kServed differs from handlers/registry.cc");
+  BOOST_TEST((fuzzed == served), "tests/fuzz/targets/kafka_request.cc kServed differs from the handler registry");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

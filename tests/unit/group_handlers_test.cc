@@ -64,8 +64,6 @@ struct Server {
     o.initial_rebalance_delay_ms = 0;
     groups = std::make_unique<bridge::GroupCoordinator>(*store, *timers, o);
     BOOST_REQUIRE(groups->load().ok());
-    services.loop = &loop;
-    services.state = store.get();
     services.groups = groups.get();
     kafka = std::make_unique<KafkaServer>(services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

@@ -75,8 +75,6 @@ struct Server {
     store = std::move(*s);
     producers = bridge::make_producer_registry(*store, &loop);
     BOOST_REQUIRE(producers->load().ok());
-    services.loop = &loop;
-    services.state = store.get();
     services.producers = producers.get();
     kafka = std::make_unique<KafkaServer>(services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

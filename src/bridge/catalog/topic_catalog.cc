@@ -254,6 +254,11 @@ void TopicCatalog::refresh(std::function<void(Status)> done) {
   });
 }
 
+void TopicCatalog::list_all(std::function<void(std::vector<const TopicMetadata*>)> done) {
+  if (impl_->iggy.pool().stats().connected == 0) return done(all());
+  refresh([this, done = std::move(done)](Status) { done(all()); });
+}
+
 std::optional<std::string> TopicCatalog::invalid_topic_name(const std::string& name) {
   if (name.empty()) return "topic name is empty";
   if (name == "." || name == "..") return "topic name cannot be '.' or '..'";

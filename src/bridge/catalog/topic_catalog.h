@@ -70,6 +70,12 @@ class TopicCatalog {
   // Re-reads the topic list from Iggy.
   void refresh(std::function<void(Status)> done);
 
+  // Every topic, for a client asking for all of them (Metadata): re-read from Iggy first, unless
+  // no pool connection is logged in: a refresh would then wait for the pool's queue timeout, and
+  // clients are better served by the cached list now (`done` runs before list_all returns). A
+  // failed refresh (logged) still answers from the cache.
+  void list_all(std::function<void(std::vector<const TopicMetadata*>)> done);
+
   // Looks `name` up, asking Iggy if the cache does not know it, and creating it with defaults
   // when `auto_create` is set. Errors carry Kafka codes (bridge/errors.h).
   void ensure(const std::string& name, bool auto_create, std::function<void(Result<const TopicMetadata*>)> done);

@@ -4,8 +4,9 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_api_versions(Services&, Request&& req) {
+void handle(Request&& req) {
   auto body = req.decode<msg::ApiVersionsRequest>();
   if (req.header.api_version >= 3) {
     req.session->client_software_name = body.client_software_name;
@@ -15,6 +16,12 @@ void handle_api_versions(Services&, Request&& req) {
   for (const HandlerSpec& h : handler_registry())
     resp.api_keys.push_back({h.api_key, h.advertised_min, h.max_version});
   req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec api_versions_handler() {
+  return serve<msg::ApiVersionsRequest>(0, 4, [](const Services&, Request&& req) { handle(std::move(req)); });
 }
 
 }  // namespace kib::kafka

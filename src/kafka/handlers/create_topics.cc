@@ -9,8 +9,9 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_create_topics(Services& s, Request&& req) {
+void handle(bridge::TopicCatalog& catalog, Request&& req) {
   auto body = req.decode<msg::CreateTopicsRequest>();
   struct Call {
     Request req;
@@ -36,7 +37,7 @@ void handle_create_topics(Services& s, Request&& req) {
     for (const auto& c : ct.configs) cr.configs.emplace_back(c.name, c.value);
     if (!ct.assignments.empty()) {
       if (ct.num_partitions != -1 || ct.replication_factor != -1) {
-        out.error_code = static_cast<int16_t>(ErrorCode::kInvalidRequest);
+        out.error_code = to_int16(ErrorCode::kInvalidRequest);
         out.error_message = "Both numPartitions or replicationFactor and replicasAssignments were set.";
         if (--call->pending == 0) call->req.respond.send(call->resp);
         continue;
@@ -44,22 +45,30 @@ void handle_create_topics(Services& s, Request&& req) {
       cr.partitions = static_cast<int32_t>(ct.assignments.size());
       cr.replication_factor = static_cast<int16_t>(ct.assignments.front().broker_ids.size());
     }
-    s.catalog->create(cr, [call, i](Result<bridge::TopicMetadata> r) {
+    catalog.create(cr, [call, i](Result<bridge::TopicMetadata> r) {
       auto& o = call->resp.topics[i];
       if (r) {
-        o.error_code = 0;
+        o.error_code = to_int16(ErrorCode::kNone);
         o.topic_id = r->topic_id;
         o.num_partitions = r->partitions;
         o.replication_factor = 1;
         o.configs = std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs>{};
       } else {
-        o.error_code = static_cast<int16_t>(bridge::to_kafka_error(r.error()));
+        o.error_code = to_int16(bridge::to_kafka_error(r.error()));
         // Catalog messages quote client input (names, config keys and values).
         o.error_message = truncate_message(r.error().message);
       }
       if (--call->pending == 0) call->req.respond.send(call->resp);
     });
   }
+}
+
+}  // namespace
+
+HandlerSpec create_topics_handler() {
+  return serve<msg::CreateTopicsRequest>(2, 7, [](const Services& s, Request&& req) {
+    handle(*s.catalog, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -6,16 +6,24 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_delete_groups(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::DeleteGroupsRequest>();
   auto reply = [respond = req.respond, ids = body.groups_names](std::vector<ErrorCode> errors) {
     msg::DeleteGroupsResponse resp;
     for (size_t i = 0; i < ids.size(); ++i) resp.results.push_back({ids[i], to_int16(errors.at(i))});
     respond.send(resp);
   };
-  if (!s.groups) return reply(std::vector<ErrorCode>(body.groups_names.size(), ErrorCode::kCoordinatorNotAvailable));
-  s.groups->delete_groups(body.groups_names, std::move(reply));
+  groups.delete_groups(body.groups_names, std::move(reply));
+}
+
+}  // namespace
+
+HandlerSpec delete_groups_handler() {
+  return serve<msg::DeleteGroupsRequest>(0, 2, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -18,9 +18,7 @@ namespace {
 // DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11) as AclOperation bits (Kafka's group operations).
 constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 
-}  // namespace
-
-void handle_describe_groups(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::DescribeGroupsRequest>();
   msg::DescribeGroupsResponse resp;
   // A group named twice is described once: each description carries every member's metadata
@@ -32,11 +30,7 @@ void handle_describe_groups(Services& s, Request&& req) {
     g.group_id = id;
     g.authorized_operations =
         body.include_authorized_operations ? kGroupOperations : std::numeric_limits<int32_t>::min();
-    if (!s.groups) {
-      g.error_code = to_int16(ErrorCode::kCoordinatorNotAvailable);
-      continue;
-    }
-    auto d = s.groups->describe_group(id);
+    auto d = groups.describe_group(id);
     if (req.header.api_version >= 6 && d.state == "Dead") {
       g.error_code = to_int16(ErrorCode::kGroupIdNotFound);
       g.error_message = truncate_message("Group " + id + " not found.");
@@ -49,6 +43,14 @@ void handle_describe_groups(Services& s, Request&& req) {
                            std::move(m.client_host), std::move(m.metadata), std::move(m.assignment)});
   }
   req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec describe_groups_handler() {
+  return serve<msg::DescribeGroupsRequest>(0, 6, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

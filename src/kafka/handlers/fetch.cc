@@ -26,9 +26,7 @@ namespace {
 constexpr int32_t kInitialSessionEpoch = 0;
 constexpr int32_t kFinalSessionEpoch = -1;
 
-}  // namespace
-
-void handle_fetch(Services& s, Request&& req) {
+void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Request&& req) {
   auto body = req.decode<msg::FetchRequest>();
   if (req.header.api_version >= 7 && body.session_epoch != kInitialSessionEpoch &&
       body.session_epoch != kFinalSessionEpoch) {
@@ -63,7 +61,6 @@ void handle_fetch(Services& s, Request&& req) {
   // Kafka caps the response at the broker's fetch.max.bytes whatever the request asks for; the
   // long poll is capped too, so a request cannot hold its waiter (and its connection's slot)
   // for 24 days.
-  const config::LimitsConfig& limits = s.config->limits;
   bridge::FetchParams params;
   params.max_wait_ms = static_cast<int32_t>(
       std::min<int64_t>(body.max_wait_ms, static_cast<int64_t>(limits.fetch_max_wait_ms)));
@@ -73,37 +70,44 @@ void handle_fetch(Services& s, Request&& req) {
   params.isolation = body.isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
                                                : bridge::IsolationLevel::kReadUncommitted;
 
-  if (!s.log) return req.respond.close("Fetch: the partition log is not running");
-  s.log->fetch(std::move(partitions), params,
-               [respond = req.respond, shape = std::move(shape),
-                read_committed = params.isolation == bridge::IsolationLevel::kReadCommitted](
-                   std::vector<bridge::FetchPartitionResult> results) {
-                 msg::FetchResponse resp;
-                 resp.session_id = 0;
-                 size_t k = 0;
-                 size_t record_bytes = 0;
-                 for (const auto& [topic, ids] : shape) {
-                   auto& tr = resp.responses.emplace_back();
-                   tr.topic = topic;
-                   for (int32_t id : ids) {
-                     bridge::FetchPartitionResult& r = results[k++];
-                     auto& pd = tr.partitions.emplace_back();
-                     pd.partition_index = id;
-                     pd.error_code = to_int16(r.error);
-                     pd.high_watermark = r.high_watermark;
-                     pd.last_stable_offset = r.last_stable_offset;
-                     pd.log_start_offset = r.log_start_offset;
-                     // No transactions yet: nothing was ever aborted.
-                     if (read_committed) pd.aborted_transactions.emplace();
-                     else pd.aborted_transactions.reset();
-                     record_bytes += r.records.size();
-                     pd.records = std::move(r.records);
-                   }
-                 }
-                 // Topic names and per-partition fields are small beside the records.
-                 respond.send(resp, record_bytes + 1024 + 64 * results.size());
-               },
-               req.conn ? req.conn->id() : 0);
+  log.fetch(std::move(partitions), params,
+            [respond = req.respond, shape = std::move(shape),
+             read_committed = params.isolation == bridge::IsolationLevel::kReadCommitted](
+                std::vector<bridge::FetchPartitionResult> results) {
+              msg::FetchResponse resp;
+              resp.session_id = 0;
+              size_t k = 0;
+              size_t record_bytes = 0;
+              for (const auto& [topic, ids] : shape) {
+                auto& tr = resp.responses.emplace_back();
+                tr.topic = topic;
+                for (int32_t id : ids) {
+                  bridge::FetchPartitionResult& r = results[k++];
+                  auto& pd = tr.partitions.emplace_back();
+                  pd.partition_index = id;
+                  pd.error_code = to_int16(r.error);
+                  pd.high_watermark = r.high_watermark;
+                  pd.last_stable_offset = r.last_stable_offset;
+                  pd.log_start_offset = r.log_start_offset;
+                  // No transactions yet: nothing was ever aborted.
+                  if (read_committed) pd.aborted_transactions.emplace();
+                  else pd.aborted_transactions.reset();
+                  record_bytes += r.records.size();
+                  pd.records = std::move(r.records);
+                }
+              }
+              // Topic names and per-partition fields are small beside the records.
+              respond.send(resp, record_bytes + 1024 + 64 * results.size());
+            },
+            req.conn ? req.conn->id() : 0);
+}
+
+}  // namespace
+
+HandlerSpec fetch_handler() {
+  return serve<msg::FetchRequest>(4, 12, [](const Services& s, Request&& req) {
+    handle(*s.log, s.config->limits, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -4,28 +4,37 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_find_coordinator(Services& s, Request&& req) {
+void handle(const config::Config& config, Request&& req) {
   auto body = req.decode<msg::FindCoordinatorRequest>();
-  auto adv = s.config->advertised();
+  auto adv = config.advertised();
   msg::FindCoordinatorResponse resp;
   if (req.header.api_version >= 4) {
     for (const auto& key : body.coordinator_keys) {
       msg::FindCoordinatorResponse::Coordinator c;
       c.key = key;
-      c.node_id = s.config->kafka.node_id;
+      c.node_id = config.kafka.node_id;
       c.host = adv.host;
       c.port = adv.port;
       c.error_message = std::nullopt;
       resp.coordinators.push_back(std::move(c));
     }
   } else {
-    resp.node_id = s.config->kafka.node_id;
+    resp.node_id = config.kafka.node_id;
     resp.host = adv.host;
     resp.port = adv.port;
     resp.error_message = std::nullopt;
   }
   req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec find_coordinator_handler() {
+  return serve<msg::FindCoordinatorRequest>(0, 6, [](const Services& s, Request&& req) {
+    handle(*s.config, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

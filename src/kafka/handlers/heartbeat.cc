@@ -5,14 +5,22 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_heartbeat(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::HeartbeatRequest>();
   msg::HeartbeatResponse resp;
-  resp.error_code = to_int16(s.groups ? s.groups->heartbeat(body.group_id, body.member_id, body.group_instance_id,
-                                                            body.generation_id)
-                                      : ErrorCode::kCoordinatorNotAvailable);
+  resp.error_code =
+      to_int16(groups.heartbeat(body.group_id, body.member_id, body.group_instance_id, body.generation_id));
   req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec heartbeat_handler() {
+  return serve<msg::HeartbeatRequest>(0, 4, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

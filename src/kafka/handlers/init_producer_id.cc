@@ -22,9 +22,7 @@ void reply_error(const Responder& respond, ErrorCode code) {
   respond.send(resp);
 }
 
-}  // namespace
-
-void handle_init_producer_id(Services& s, Request&& req) {
+void handle(bridge::ProducerRegistry& producers, Request&& req) {
   auto body = req.decode<msg::InitProducerIdRequest>();
   if (body.transactional_id) {
     spdlog::warn("client={} api=InitProducerId v={} transactional_id='{}': transactions are not supported yet",
@@ -37,8 +35,7 @@ void handle_init_producer_id(Services& s, Request&& req) {
     if (body.producer_id == -1 || body.producer_epoch == -1) return reply_error(req.respond, ErrorCode::kInvalidRequest);
     existing = bridge::ProducerIdAndEpoch{body.producer_id, body.producer_epoch};
   }
-  if (!s.producers) return reply_error(req.respond, ErrorCode::kCoordinatorLoadInProgress);
-  s.producers->init_producer(existing, [respond = req.respond](Result<bridge::ProducerIdAndEpoch> r) {
+  producers.init_producer(existing, [respond = req.respond](Result<bridge::ProducerIdAndEpoch> r) {
     if (!r) {
       spdlog::warn("client={} api=InitProducerId: {}", esc(respond.header().client_id), esc(r.error().message, 1024));
       return reply_error(respond, bridge::to_kafka_error(r.error()));
@@ -47,6 +44,14 @@ void handle_init_producer_id(Services& s, Request&& req) {
     resp.producer_id = r->producer_id;
     resp.producer_epoch = r->producer_epoch;
     respond.send(resp);
+  });
+}
+
+}  // namespace
+
+HandlerSpec init_producer_id_handler() {
+  return serve<msg::InitProducerIdRequest>(0, 4, [](const Services& s, Request&& req) {
+    handle(*s.producers, std::move(req));
   });
 }
 

@@ -16,9 +16,7 @@ std::string client_host(const Request& req) {
   return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
 }
 
-}  // namespace
-
-void handle_join_group(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::JoinGroupRequest>();
   const int16_t v = req.header.api_version;
   auto reply = [respond = req.respond, v](bridge::JoinGroupResult r) {
@@ -34,12 +32,6 @@ void handle_join_group(Services& s, Request&& req) {
     for (auto& m : r.members) resp.members.push_back({m.member_id, m.group_instance_id, std::move(m.metadata)});
     respond.send(resp);
   };
-  if (!s.groups) {
-    bridge::JoinGroupResult r;
-    r.error = ErrorCode::kCoordinatorNotAvailable;
-    r.member_id = body.member_id;
-    return reply(std::move(r));
-  }
   bridge::JoinGroupParams p;
   p.group_id = std::move(body.group_id);
   p.member_id = std::move(body.member_id);
@@ -54,7 +46,15 @@ void handle_join_group(Services& s, Request&& req) {
   p.protocol_type = std::move(body.protocol_type);
   for (auto& proto : body.protocols) p.protocols.push_back({std::move(proto.name), std::move(proto.metadata)});
   p.reason = body.reason.value_or("");
-  s.groups->join_group(std::move(p), std::move(reply));
+  groups.join_group(std::move(p), std::move(reply));
+}
+
+}  // namespace
+
+HandlerSpec join_group_handler() {
+  return serve<msg::JoinGroupRequest>(0, 9, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -5,8 +5,9 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_leave_group(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::LeaveGroupRequest>();
   const int16_t v = req.header.api_version;
   std::vector<bridge::LeavingMember> members;
@@ -15,11 +16,7 @@ void handle_leave_group(Services& s, Request&& req) {
   } else {
     for (auto& m : body.members) members.push_back({m.member_id, m.group_instance_id, m.reason.value_or("")});
   }
-  bridge::LeaveGroupResult r;
-  if (s.groups)
-    r = s.groups->leave_group(body.group_id, members);
-  else
-    r.error = ErrorCode::kCoordinatorNotAvailable;
+  bridge::LeaveGroupResult r = groups.leave_group(body.group_id, members);
 
   msg::LeaveGroupResponse resp;
   if (v <= 2) {
@@ -34,6 +31,14 @@ void handle_leave_group(Services& s, Request&& req) {
       resp.members.push_back({members[i].member_id, members[i].group_instance_id, to_int16(r.member_errors[i])});
   }
   req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec leave_group_handler() {
+  return serve<msg::LeaveGroupRequest>(0, 5, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

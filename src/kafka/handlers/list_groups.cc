@@ -6,17 +6,22 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_list_groups(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::ListGroupsRequest>();
   msg::ListGroupsResponse resp;
-  if (!s.groups) {
-    resp.error_code = to_int16(ErrorCode::kCoordinatorNotAvailable);
-    return req.respond.send(resp);
-  }
-  for (auto& g : s.groups->list_groups(body.states_filter, body.types_filter))
+  for (auto& g : groups.list_groups(body.states_filter, body.types_filter))
     resp.groups.push_back({std::move(g.group_id), std::move(g.protocol_type), std::move(g.state), "classic"});
   req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec list_groups_handler() {
+  return serve<msg::ListGroupsRequest>(0, 5, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -24,9 +24,7 @@ struct ListOffsetsCall {
   }
 };
 
-}  // namespace
-
-void handle_list_offsets(Services& s, Request&& req) {
+void handle(bridge::PartitionLog& log, Request&& req) {
   auto body = req.decode<msg::ListOffsetsRequest>();
   auto call = std::make_shared<ListOffsetsCall>();
   call->respond = req.respond;
@@ -51,12 +49,8 @@ void handle_list_offsets(Services& s, Request&& req) {
         pr.error_code = to_int16(ErrorCode::kInvalidRequest);
         continue;
       }
-      if (!s.log) {
-        pr.error_code = to_int16(ErrorCode::kUnknownServerError);
-        continue;
-      }
       ++call->pending;
-      s.log->list_offsets(topic.name, rq.partition_index, rq.timestamp, [call, t, p](bridge::OffsetLookup r) {
+      log.list_offsets(topic.name, rq.partition_index, rq.timestamp, [call, t, p](bridge::OffsetLookup r) {
         auto& pr = call->resp.topics[t].partitions[p];
         pr.error_code = to_int16(r.error);
         pr.offset = r.error == ErrorCode::kNone ? r.offset : -1;
@@ -68,6 +62,12 @@ void handle_list_offsets(Services& s, Request&& req) {
     }
   }
   call->done();
+}
+
+}  // namespace
+
+HandlerSpec list_offsets_handler() {
+  return serve<msg::ListOffsetsRequest>(1, 8, [](const Services& s, Request&& req) { handle(*s.log, std::move(req)); });
 }
 
 }  // namespace kib::kafka

@@ -10,26 +10,22 @@
 #include "bridge/log/fetch_records.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/metadata.h"
-#include "iggy/pool.h"
 #include "kafka/services.h"
 
 namespace kib::kafka {
-
 namespace {
 
 struct MetadataCall {
-  Services* services;
   Request req;
   msg::MetadataResponse resp;
   size_t pending = 0;
 };
 
-void fill_topic(const Services& s, msg::MetadataResponse::MetadataResponseTopic& out, const bridge::TopicMetadata& t) {
-  out.error_code = 0;
+void fill_topic(int32_t node, msg::MetadataResponse::MetadataResponseTopic& out, const bridge::TopicMetadata& t) {
+  out.error_code = to_int16(ErrorCode::kNone);
   out.name = t.name;
   out.topic_id = t.topic_id;
   out.partitions.clear();
-  int32_t node = s.config->kafka.node_id;
   for (int32_t p = 0; p < t.partitions; ++p) {
     msg::MetadataResponse::MetadataResponsePartition mp;
     mp.partition_index = p;
@@ -43,39 +39,33 @@ void fill_topic(const Services& s, msg::MetadataResponse::MetadataResponseTopic&
 
 void finish(const std::shared_ptr<MetadataCall>& call) { call->req.respond.send(call->resp); }
 
-}  // namespace
-
-void handle_metadata(Services& s, Request&& req) {
+void handle(const config::Config& config, bridge::TopicCatalog& catalog, const std::string& cluster_id,
+            Request&& req) {
   auto body = req.decode<msg::MetadataRequest>();
   int16_t v = req.header.api_version;
   auto call = std::make_shared<MetadataCall>();
-  call->services = &s;
-  auto advertised = s.config->advertised();
+  const int32_t node = config.kafka.node_id;
+  auto advertised = config.advertised();
   msg::MetadataResponse::MetadataResponseBroker broker;
-  broker.node_id = s.config->kafka.node_id;
+  broker.node_id = node;
   broker.host = advertised.host;
   broker.port = advertised.port;
   broker.rack = std::nullopt;
   call->resp.brokers.push_back(broker);
-  call->resp.cluster_id = s.cluster_id;
-  call->resp.controller_id = s.config->kafka.node_id;
+  call->resp.cluster_id = cluster_id;
+  call->resp.controller_id = node;
 
   bool all_topics = !body.topics.has_value() || (v == 0 && body.topics->empty());
   if (all_topics) {
     call->req = std::move(req);
-    auto answer_from_cache = [call](Status) {
-      // A failed refresh still answers from the cache; the catalog logged why.
-      for (const auto* t : call->services->catalog->all()) {
+    catalog.list_all([call, node](std::vector<const bridge::TopicMetadata*> topics) {
+      for (const auto* t : topics) {
         msg::MetadataResponse::MetadataResponseTopic mt;
-        fill_topic(*call->services, mt, *t);
+        fill_topic(node, mt, *t);
         call->resp.topics.push_back(std::move(mt));
       }
       finish(call);
-    };
-    // With Iggy unreachable a refresh would wait for the pool's queue timeout; clients are
-    // better served by the cached list now.
-    if (s.iggy_pool->stats().connected == 0) return answer_from_cache(ok_status());
-    s.catalog->refresh(answer_from_cache);
+    });
     return;
   }
 
@@ -91,7 +81,7 @@ void handle_metadata(Services& s, Request&& req) {
       if (first) topics.push_back(&rt);
     }
   }
-  bool auto_create = s.config->kafka.auto_create_topics && (v < 4 || body.allow_auto_topic_creation);
+  bool auto_create = config.kafka.auto_create_topics && (v < 4 || body.allow_auto_topic_creation);
   call->resp.topics.resize(topics.size());
   call->pending = topics.size();
   call->req = std::move(req);
@@ -103,25 +93,30 @@ void handle_metadata(Services& s, Request&& req) {
     out.name = rt.name;
     if (!rt.name.has_value()) {
       // v10+: lookup by topic id.
-      const bridge::TopicMetadata* t = s.catalog->find(rt.topic_id);
-      if (t) fill_topic(s, out, *t);
-      else out.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicId);
+      const bridge::TopicMetadata* t = catalog.find(rt.topic_id);
+      if (t) fill_topic(node, out, *t);
+      else out.error_code = to_int16(ErrorCode::kUnknownTopicId);
       if (--call->pending == 0) finish(call);
       continue;
     }
-    s.catalog->ensure(*rt.name, auto_create, [call, i](Result<const bridge::TopicMetadata*> r) {
+    catalog.ensure(*rt.name, auto_create, [call, i, node](Result<const bridge::TopicMetadata*> r) {
       auto& o = call->resp.topics[i];
       if (r) {
-        fill_topic(*call->services, o, **r);
+        fill_topic(node, o, **r);
       } else {
-        ErrorCode ec = bridge::to_kafka_error(r.error());
-        // Iggy unreachable: a retriable error clients know to wait out.
-        if (ec == ErrorCode::kRequestTimedOut || ec == ErrorCode::kKafkaStorageError) ec = ErrorCode::kLeaderNotAvailable;
-        o.error_code = static_cast<int16_t>(ec);
+        o.error_code = to_int16(bridge::to_kafka_metadata_error(r.error()));
       }
       if (--call->pending == 0) finish(call);
     });
   }
+}
+
+}  // namespace
+
+HandlerSpec metadata_handler() {
+  return serve<msg::MetadataRequest>(0, 12, [](const Services& s, Request&& req) {
+    handle(*s.config, *s.catalog, s.cluster_id, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

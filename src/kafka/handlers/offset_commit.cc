@@ -8,8 +8,9 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_offset_commit(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::OffsetCommitRequest>();
   const int16_t v = req.header.api_version;
   // The answer mirrors the request: every topic and partition, in order.
@@ -19,7 +20,7 @@ void handle_offset_commit(Services& s, Request&& req) {
     auto& rt = resp->topics.emplace_back();
     rt.name = t.name;
     for (auto& part : t.partitions) {
-      rt.partitions.push_back({part.partition_index, 0});
+      rt.partitions.push_back({part.partition_index, to_int16(ErrorCode::kNone)});  // set in reply
       p.entries.push_back({t.name, part.partition_index, part.committed_offset, part.committed_leader_epoch,
                            std::move(part.committed_metadata)});
     }
@@ -30,14 +31,21 @@ void handle_offset_commit(Services& s, Request&& req) {
       for (auto& part : t.partitions) part.error_code = to_int16(errors.at(i++));
     respond.send(*resp);
   };
-  if (!s.groups) return reply(std::vector<ErrorCode>(p.entries.size(), ErrorCode::kCoordinatorNotAvailable));
   p.group_id = std::move(body.group_id);
   p.generation_id = body.generation_id_or_member_epoch;
   p.member_id = std::move(body.member_id);
   p.group_instance_id = std::move(body.group_instance_id);
   if (v <= 4) p.retention_time_ms = body.retention_time_ms;
   p.group_id_not_found_error = v >= 9;
-  s.groups->commit_offsets(std::move(p), std::move(reply));
+  groups.commit_offsets(std::move(p), std::move(reply));
+}
+
+}  // namespace
+
+HandlerSpec offset_commit_handler() {
+  return serve<msg::OffsetCommitRequest>(2, 9, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -6,8 +6,9 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_offset_delete(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::OffsetDeleteRequest>();
   std::vector<bridge::TopicPartitionIndex> tps;
   for (const auto& t : body.topics)
@@ -26,8 +27,15 @@ void handle_offset_delete(Services& s, Request&& req) {
     }
     respond.send(resp);
   };
-  if (!s.groups) return reply(ErrorCode::kCoordinatorNotAvailable, {});
-  s.groups->delete_offsets(body.group_id, tps, std::move(reply));
+  groups.delete_offsets(body.group_id, tps, std::move(reply));
+}
+
+}  // namespace
+
+HandlerSpec offset_delete_handler() {
+  return serve<msg::OffsetDeleteRequest>(0, 0, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -44,28 +44,13 @@ std::vector<TopicOut> fetch_group(const bridge::GroupCoordinator& groups, const 
   return out;
 }
 
-}  // namespace
-
-void handle_offset_fetch(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::OffsetFetchRequest>();
   const int16_t v = req.header.api_version;
   msg::OffsetFetchResponse resp;
   if (v <= 7) {
-    if (!s.groups) {
-      resp.error_code = to_int16(ErrorCode::kCoordinatorNotAvailable);
-      if (body.topics)
-        for (const auto& t : *body.topics) {
-          auto& rt = resp.topics.emplace_back();
-          rt.name = t.name;
-          std::set<int32_t> seen;
-          for (int32_t p : t.partition_indexes)
-            if (seen.insert(p).second)
-              rt.partitions.push_back({p, -1, -1, std::string(), to_int16(ErrorCode::kCoordinatorNotAvailable)});
-        }
-      return req.respond.send(resp);
-    }
     using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
-    resp.topics = fetch_group<Topic>(*s.groups, body.group_id, body.topics);
+    resp.topics = fetch_group<Topic>(groups, body.group_id, body.topics);
   } else {
     // A group named twice is answered once, for the same reason.
     std::set<std::string_view> groups_seen;
@@ -73,14 +58,18 @@ void handle_offset_fetch(Services& s, Request&& req) {
       if (!groups_seen.insert(g.group_id).second) continue;
       auto& rg = resp.groups.emplace_back();
       rg.group_id = g.group_id;
-      if (!s.groups) {
-        rg.error_code = to_int16(ErrorCode::kCoordinatorNotAvailable);
-        continue;
-      }
-      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(*s.groups, g.group_id, g.topics);
+      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(groups, g.group_id, g.topics);
     }
   }
   req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec offset_fetch_handler() {
+  return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -82,9 +82,7 @@ struct ProduceCall {
   }
 };
 
-}  // namespace
-
-void handle_produce(Services& s, Request&& req) {
+void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Request&& req) {
   // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
   auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
   const int16_t version = req.header.api_version;
@@ -96,7 +94,7 @@ void handle_produce(Services& s, Request&& req) {
   for (const auto& topic : body->topic_data) partitions += topic.partition_data.size();
   const size_t partition_bytes = partitions * (sizeof(msg::ProduceRequest::PartitionProduceData) +
                                                sizeof(msg::ProduceResponse::PartitionProduceResponse));
-  const uint64_t budget_bytes = s.config->limits.max_decompressed_bytes_per_request;
+  const uint64_t budget_bytes = limits.max_decompressed_bytes_per_request;
   if (partition_bytes > budget_bytes) {
     metrics::record_request_error("Produce", "too_many_partitions");
     return req.respond.close(fmt::format("Produce names {} partitions; their decoded structs ({} bytes) pass "
@@ -135,7 +133,7 @@ void handle_produce(Services& s, Request&& req) {
       const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
       // A partition that cannot be appended to is answered before its records are decoded:
       // decompressing them would only spend the request's budget (and the loop's time).
-      if (Status target = s.log ? s.log->precheck_produce(topic.name, data.index) : ok_status(); !target) {
+      if (Status target = log.precheck_produce(topic.name, data.index); !target) {
         call->fail(pr, bridge::to_kafka_error(target.error()), target.error().message);
         continue;
       }
@@ -157,12 +155,8 @@ void handle_produce(Services& s, Request&& req) {
       size_t held = 0;
       for (const DecodedBatch& b : *decoded) held += b.memory_bytes();
       if (held) req.respond.charge(held);
-      if (!s.log) {
-        call->fail(pr, ErrorCode::kUnknownServerError, "the partition log is not running");
-        continue;
-      }
       ++call->pending;
-      s.log->produce(topic.name, data.index, std::move(decoded.value()), body, body->acks,
+      log.produce(topic.name, data.index, std::move(decoded.value()), body, body->acks,
                      [call, t, p](bridge::ProduceResult r) {
                        auto& pr = call->resp.responses[t].partition_responses[p];
                        if (r.error != ErrorCode::kNone) {
@@ -180,6 +174,15 @@ void handle_produce(Services& s, Request&& req) {
     spdlog::warn("client={} produce: {} partitions of the request refused at decode", req.header.client_id,
                  refused_at_decode);
   call->done();
+}
+
+}  // namespace
+
+HandlerSpec produce_handler() {
+  // Served and advertised from v0 (KAFKA-18659); v0-2 are answered UNSUPPORTED_VERSION above.
+  return serve<msg::ProduceRequest>(0, 11, [](const Services& s, Request&& req) {
+    handle(*s.log, s.config->limits, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

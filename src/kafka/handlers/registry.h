@@ -1,6 +1,19 @@
 // The handler registry: one entry per Kafka API the bridge serves, with the versions it really
-// serves. ApiVersions is built from this list and nothing else. Adding an API = one handler
-// file in this folder + one line in registry.cc + tests.
+// serves. Each handler file registers its own API, next to the code that serves it:
+//
+//   HandlerSpec heartbeat_handler() {
+//     return serve<msg::HeartbeatRequest>(0, 4, [](const Services& s, Request&& req) {
+//       handle(*s.groups, std::move(req));
+//     });
+//   }
+//
+// The key is the generated message's kApiKey and the range is checked against the spec's at
+// compile time. handler_registry() calls every handler file's registration function, so each
+// is linked from libbridge.a and nothing depends on static initialisation order (a
+// self-registering static in an archive member nobody references would be dropped silently).
+// ApiVersions, the dispatcher's version checks and the README compatibility table come from
+// this list and nothing else. Adding an API = one handler file in this folder + its
+// registration function declared here and called in registry.cc + tests.
 #pragma once
 
 #include <cstdint>
@@ -10,37 +23,48 @@
 
 namespace kib::kafka {
 
-using HandlerFn = void (*)(Services&, Request&&);
+// A handler's registration hands it the services it uses, by reference.
+using HandlerFn = void (*)(const Services&, Request&&);
 
 struct HandlerSpec {
   int16_t api_key;
   int16_t min_version;     // lowest version served
   int16_t max_version;     // highest version served
-  int16_t advertised_min;  // lowest version advertised (Produce: 0, KAFKA-18659)
+  int16_t advertised_min;  // lowest version advertised
   HandlerFn handle;
 };
 
+// `RequestMsg`: the generated request message (msg::FooRequest). A range outside the spec's
+// versions, or an empty one, does not compile.
+template <typename RequestMsg>
+consteval HandlerSpec serve(int16_t min_version, int16_t max_version, HandlerFn handle) {
+  if (min_version < RequestMsg::kMinVersion || max_version > RequestMsg::kMaxVersion || min_version > max_version)
+    throw "served versions outside the spec's range";
+  return HandlerSpec{RequestMsg::kApiKey, min_version, max_version, min_version, handle};
+}
+
+// Every served API, ordered by key.
 std::span<const HandlerSpec> handler_registry();
 const HandlerSpec* find_handler(int16_t api_key);
 
-// Handlers, one per file in src/kafka/handlers/.
-void handle_api_versions(Services&, Request&&);
-void handle_produce(Services&, Request&&);
-void handle_fetch(Services&, Request&&);
-void handle_list_offsets(Services&, Request&&);
-void handle_metadata(Services&, Request&&);
-void handle_find_coordinator(Services&, Request&&);
-void handle_create_topics(Services&, Request&&);
-void handle_init_producer_id(Services&, Request&&);
-void handle_offset_commit(Services&, Request&&);
-void handle_offset_fetch(Services&, Request&&);
-void handle_join_group(Services&, Request&&);
-void handle_heartbeat(Services&, Request&&);
-void handle_leave_group(Services&, Request&&);
-void handle_sync_group(Services&, Request&&);
-void handle_describe_groups(Services&, Request&&);
-void handle_list_groups(Services&, Request&&);
-void handle_delete_groups(Services&, Request&&);
-void handle_offset_delete(Services&, Request&&);
+// The registrations, one per file in src/kafka/handlers/.
+HandlerSpec api_versions_handler();
+HandlerSpec produce_handler();
+HandlerSpec fetch_handler();
+HandlerSpec list_offsets_handler();
+HandlerSpec metadata_handler();
+HandlerSpec find_coordinator_handler();
+HandlerSpec create_topics_handler();
+HandlerSpec init_producer_id_handler();
+HandlerSpec offset_commit_handler();
+HandlerSpec offset_fetch_handler();
+HandlerSpec join_group_handler();
+HandlerSpec heartbeat_handler();
+HandlerSpec leave_group_handler();
+HandlerSpec sync_group_handler();
+HandlerSpec describe_groups_handler();
+HandlerSpec list_groups_handler();
+HandlerSpec delete_groups_handler();
+HandlerSpec offset_delete_handler();
 
 }  // namespace kib::kafka

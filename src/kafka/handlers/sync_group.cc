@@ -6,8 +6,9 @@
 #include "kafka/services.h"
 
 namespace kib::kafka {
+namespace {
 
-void handle_sync_group(Services& s, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::SyncGroupRequest>();
   const int16_t v = req.header.api_version;
   auto reply = [respond = req.respond](bridge::SyncGroupResult r) {
@@ -18,13 +19,9 @@ void handle_sync_group(Services& s, Request&& req) {
     resp.assignment = std::move(r.assignment);
     respond.send(resp);
   };
-  bridge::SyncGroupResult error;
-  if (!s.groups) {
-    error.error = ErrorCode::kCoordinatorNotAvailable;
-    return reply(std::move(error));
-  }
   // From v5 the protocol type and name are mandatory (KafkaApis.handleSyncGroupRequest).
   if (v >= 5 && (!body.protocol_type || !body.protocol_name)) {
+    bridge::SyncGroupResult error;
     error.error = ErrorCode::kInconsistentGroupProtocol;
     return reply(std::move(error));
   }
@@ -36,7 +33,15 @@ void handle_sync_group(Services& s, Request&& req) {
   p.protocol_type = std::move(body.protocol_type);
   p.protocol_name = std::move(body.protocol_name);
   for (auto& a : body.assignments) p.assignments.emplace_back(std::move(a.member_id), std::move(a.assignment));
-  s.groups->sync_group(std::move(p), std::move(reply));
+  groups.sync_group(std::move(p), std::move(reply));
+}
+
+}  // namespace
+
+HandlerSpec sync_group_handler() {
+  return serve<msg::SyncGroupRequest>(0, 5, [](const Services& s, Request&& req) {
+    handle(*s.groups, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

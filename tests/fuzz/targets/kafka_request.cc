@@ -1,7 +1,7 @@
 // Kafka request frames (header + body, without the 4-byte size prefix), as KafkaServer::on_frame
 // receives them: the header is decoded at the version Kafka's rules give, the body with the
 // generated type of the API at the request's version, for every API and version the bridge
-// serves (the table below; the replay test checks it equals handlers/registry.cc). What
+// serves (the table below; the replay test checks it equals the handler registry). What
 // decoded is re-encoded, the re-encoding decoded again, and both decodings must be equal and
 // re-encode to the same bytes. Group protocol blobs (JoinGroup metadata, SyncGroup assignments)
 // go through the coordinator's parsers as well.
@@ -66,7 +66,7 @@ struct Served {
   void (*decode)(ByteReader&, int16_t);
 };
 
-// Mirrors src/kafka/handlers/registry.cc (api key, lowest and highest version served).
+// Mirrors the handler registry, src/kafka/handlers (api key, lowest and highest version served).
 constexpr std::array kServed{
     Served{ProduceRequest::kApiKey, 0, 11, &body<ProduceRequest>},
     Served{FetchRequest::kApiKey, 4, 12, &body<FetchRequest>},

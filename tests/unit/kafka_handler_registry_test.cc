@@ -1,0 +1,50 @@
+// The handler registry as each handler file registers itself: the served and advertised ranges
+// (ApiVersions answers exactly these), ordered by key, one registration per API, every handler
+// linked.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/api_keys.h"
+
+using namespace kib::kafka;
+
+BOOST_AUTO_TEST_SUITE(kafka_handler_registry)
+
+BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
+  // api key, min served, max served, min advertised
+  const std::vector<std::array<int16_t, 4>> expected{
+      {0, 0, 11, 0},  // Produce: advertised from v0 for librdkafka < 2.11 (KAFKA-18659)
+      {1, 4, 12, 4},  {2, 1, 8, 1},   {3, 0, 12, 0},
+      {8, 2, 9, 2},   // OffsetCommit: Kafka 4 serves it from v2 (KIP-896)
+      {9, 1, 9, 1},   {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},
+      {15, 0, 6, 0},  {16, 0, 5, 0},  {18, 0, 4, 0},  {19, 2, 7, 2}, {22, 0, 4, 0}, {42, 0, 2, 0},
+      {47, 0, 0, 0},
+  };
+  std::vector<std::array<int16_t, 4>> served;
+  for (const HandlerSpec& h : handler_registry()) served.push_back({h.api_key, h.min_version, h.max_version, h.advertised_min});
+  BOOST_TEST(served.size() == expected.size());
+  for (size_t i = 0; i < std::min(served.size(), expected.size()); ++i)
+    BOOST_TEST((served[i] == expected[i]), "entry " << i << ": key " << served[i][0] << " v" << served[i][1] << "-"
+                                                    << served[i][2] << " advertised from " << served[i][3]);
+}
+
+BOOST_AUTO_TEST_CASE(every_entry_has_a_handler_within_the_spec_range) {
+  int16_t previous = -1;
+  for (const HandlerSpec& h : handler_registry()) {
+    BOOST_TEST(h.api_key > previous, "registered twice or out of order: key " << h.api_key);
+    previous = h.api_key;
+    BOOST_TEST(h.handle != nullptr);
+    const msg::ApiInfo* api = msg::find_api(h.api_key);
+    BOOST_REQUIRE(api);
+    BOOST_TEST(h.min_version >= api->min_version);
+    BOOST_TEST(h.max_version <= api->max_version);
+    BOOST_TEST(find_handler(h.api_key) == &h);
+  }
+  BOOST_TEST(!find_handler(68));  // ConsumerGroupHeartbeat (KIP-848): not served
+}
+
+BOOST_AUTO_TEST_SUITE_END()
