@@ -22,34 +22,12 @@ from test_metrics import http_get, scrape, total, value, with_http
 
 ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
 
-HEADER = 256
-SIZE_AT, REQ_OP_AT, REP_OP_AT, COMMAND_AT = 48, 176, 208, 60
+# The Iggy frame reader of the reply-dropping proxy (same framing: 256-byte header, size at 48).
+from test_iggy_reply_lost import HEADER, REP_OP_AT, REQ_OP_AT, SIZE_AT, _close, _recv_exact, _recv_frame  # noqa: E402
+
+COMMAND_AT = 60
 OP_REGISTER, OP_CREATE_TOPIC, OP_SEND_MESSAGES = 1, 132, 160
 COMMAND_REPLY = 8
-
-
-def _recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
-
-
-def _recv_frame(s):
-    head = _recv_exact(s, HEADER)
-    (size,) = struct.unpack_from("<I", head, SIZE_AT)
-    return head + _recv_exact(s, size - HEADER)
-
-
-def _close(s):
-    try:
-        s.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    s.close()
 
 
 def _with_body(frame, body):
