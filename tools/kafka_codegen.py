@@ -342,34 +342,19 @@ class Message:
         return -1 if self.flexible.empty() else self.flexible.lo
 
 
-# Versions Kafka added after the spec snapshot (trunk of October 2024) that the bridge serves
-# because Kafka 4.x clients behave differently with them. Each entry: the spec file, the
-# validVersions it gets, and fields to insert as (struct path, index, field), written from
-# Kafka 4.x's protocol (checked against the kafka-clients 4.1 message schemas).
-SPEC_AMENDMENTS = {
-    # KIP-1043 (Kafka 4.0): v6 answers GROUP_ID_NOT_FOUND with a message for an unknown group
-    # instead of the state "Dead"; the request is unchanged.
-    "DescribeGroupsRequest.json": {"validVersions": "0-6", "insert": []},
-    "DescribeGroupsResponse.json": {"validVersions": "0-6", "insert": [
-        ("Groups", 1, {"name": "ErrorMessage", "type": "string", "versions": "6+", "nullableVersions": "6+",
-                       "default": "null", "about": "The describe error message, or null if there was no error."}),
-    ]},
-}
+# The lowest version Kafka's ApiVersions response advertises for an API key, where it is below the
+# request spec's validVersions (ApiKeys.toApiVersionForApiResponse on a broker listener). Produce:
+# v0-2 were removed in Kafka 4.0 (KIP-896) and are refused, yet advertised, because librdkafka
+# < 2.11 turns compression off when a broker's Produce range starts above 0 (KAFKA-18659,
+# ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION = 0).
+API_VERSIONS_RESPONSE_MIN = {0: 0}
 
 
-def amend(spec, name):
-    a = SPEC_AMENDMENTS.get(name)
-    if a is None:
-        return spec
-    if Versions.parse(spec["validVersions"]).hi >= Versions.parse(a["validVersions"]).hi:
-        raise SystemExit("%s already has validVersions %s: drop its SPEC_AMENDMENTS entry" % (name, spec["validVersions"]))
-    spec["validVersions"] = a["validVersions"]
-    for path, index, field in a["insert"]:
-        fields = spec["fields"]
-        for part in path.split("/"):
-            fields = next(f for f in fields if f["name"] == part)["fields"]
-        fields.insert(index, field)
-    return spec
+def api_versions_min(msg):
+    lo = API_VERSIONS_RESPONSE_MIN.get(msg.api_key, msg.valid.lo)
+    if lo > msg.valid.lo:
+        raise SystemExit("%s: API_VERSIONS_RESPONSE_MIN %d is above the spec's lowest version %d" % (msg.name, lo, msg.valid.lo))
+    return lo
 
 
 def load_specs(spec_dir):
@@ -382,7 +367,7 @@ def load_specs(spec_dir):
             spec = json.loads(strip_comments(fh.read()))
         if spec.get("validVersions") == "none":  # an API Kafka removed (4.0: LeaderAndIsr, ...)
             continue
-        msgs.append(Message(amend(spec, n), n))
+        msgs.append(Message(spec, n))
     return msgs
 
 
@@ -907,6 +892,12 @@ def emit_struct_decl(code, s, msg):
         code("static constexpr int16_t kMinVersion = %d;" % msg.valid.lo)
         code("static constexpr int16_t kMaxVersion = %d;" % msg.valid.hi)
         code("static constexpr int16_t kFirstFlexibleVersion = %d;" % msg.first_flexible())
+        if msg.kind == "request":
+            lo = api_versions_min(msg)
+            if lo < msg.valid.lo:
+                code("// Kafka's ApiVersions response advertises v%d-v%d although v%d-v%d are refused (KAFKA-18659)." % (
+                    lo, msg.valid.hi, lo, msg.valid.lo - 1))
+            code("static constexpr int16_t kApiVersionsMinVersion = %d;" % lo)
         code()
         for sub in msg.order:
             emit_struct_decl(code, sub, msg)
@@ -1209,8 +1200,14 @@ def gen_api_keys(pairs):
     h('// "Unknown" for a key the specs do not define.')
     h("const char* api_name(int16_t key);")
     h()
-    h("// Request header version for a request: 2 in flexible versions, else 1; ControlledShutdown v0")
-    h("// uses header 0. Versions above the known maximum follow the open-ended flexible range.")
+    # ControlledShutdown v0 (removed in Kafka 4.0) was the one request with header v0.
+    header0 = any(key == 7 and req.valid.lo == 0 for key, req, _ in pairs)
+    if header0:
+        h("// Request header version for a request: 2 in flexible versions, else 1; ControlledShutdown v0")
+        h("// uses header 0. Versions above the known maximum follow the open-ended flexible range.")
+    else:
+        h("// Request header version for a request: 2 in flexible versions, else 1. Versions above the")
+        h("// known maximum follow the open-ended flexible range.")
     h("// -1 for an unknown key.")
     h("int16_t request_header_version(int16_t api_key, int16_t api_version);")
     h("// Response header version: 1 in flexible versions, else 0; ApiVersions responses always use 0")
@@ -1264,7 +1261,8 @@ def gen_api_keys(pairs):
     cc("int16_t request_header_version(int16_t api_key, int16_t api_version) {")
     cc("  const ApiInfo* a = find_api(api_key);")
     cc("  if (!a) return -1;")
-    cc("  if (api_key == 7 && api_version == 0) return 0;  // ControlledShutdown v0 predates client ids")
+    if header0:
+        cc("  if (api_key == 7 && api_version == 0) return 0;  // ControlledShutdown v0 predates client ids")
     cc("  return (a->first_flexible >= 0 && api_version >= a->first_flexible) ? 2 : 1;")
     cc("}")
     cc()

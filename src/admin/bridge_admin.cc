@@ -190,7 +190,7 @@ Result<std::vector<ErrorCode>> BridgeAdmin::commit_offsets(const std::string& gr
   std::map<std::string, size_t> topic_at;
   for (const auto& o : offsets) {
     auto [it, fresh] = topic_at.emplace(o.topic, req.topics.size());
-    if (fresh) req.topics.push_back({o.topic, {}});
+    if (fresh) req.topics.emplace_back().name = o.topic;
     msg::OffsetCommitRequest::OffsetCommitRequestPartition p;
     p.partition_index = o.partition;
     p.committed_offset = o.offset;

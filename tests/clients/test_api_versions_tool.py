@@ -13,22 +13,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def served_by_registry() -> dict[int, tuple[int, int]]:
     """api key -> (advertised min, max) from the registrations in src/kafka/handlers/*.cc
     (serve<msg::FooRequest>(min, max, ...)), the one list the bridge builds ApiVersions from;
-    each request message's key from its generated header."""
+    each request message's key and version constants from its generated header."""
     generated = os.path.join(ROOT, "src", "kafka", "protocol", "generated")
-    keys = {}
+    specs = {}  # request message -> (api key, spec's lowest version, lowest version Kafka advertises)
     for name in os.listdir(generated):
         if name.endswith(".h"):
             text = open(os.path.join(generated, name)).read()
-            keys.update({m: int(k) for m, k in re.findall(
-                r"struct (\w+Request) \{\s*static constexpr int16_t kApiKey = (\d+);", text)})
+            for m, k, lo, adv in re.findall(
+                    r"struct (\w+Request) \{\s*static constexpr int16_t kApiKey = (\d+);"
+                    r"\s*static constexpr int16_t kMinVersion = (\d+);.*?"
+                    r"static constexpr int16_t kApiVersionsMinVersion = (\d+);", text, re.S):
+                specs[m] = (int(k), int(lo), int(adv))
     handlers = os.path.join(ROOT, "src", "kafka", "handlers")
     served = {}
     for name in sorted(os.listdir(handlers)):
         if name.endswith(".cc"):
             text = open(os.path.join(handlers, name)).read()
             for m, mn, mx in re.findall(r"serve<msg::(\w+Request)>\((\d+),\s*(\d+),", text):
-                assert keys[m] not in served, f"{m} registered twice"
-                served[keys[m]] = (int(mn), int(mx))  # advertised from the lowest served version
+                key, lo, adv = specs[m]
+                assert key not in served, f"{m} registered twice"
+                # registry.h: advertised from the lowest served version, or from where Kafka's
+                # ApiVersions starts the API when that is the spec's lowest (Produce: v0).
+                served[key] = (adv if int(mn) == lo else int(mn), int(mx))
     return served
 
 

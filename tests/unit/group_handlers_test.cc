@@ -187,6 +187,33 @@ msg::JoinGroupResponse join_alone(Client& c, const std::string& group, int16_t v
   return r;
 }
 
+// Built field by field: the generated structs gain fields between versions (topic ids), so
+// positional braces would silently fill the wrong one.
+msg::OffsetCommitRequest::OffsetCommitRequestPartition commit_at(int32_t partition, int64_t offset,
+                                                                 int32_t leader_epoch, std::string metadata) {
+  msg::OffsetCommitRequest::OffsetCommitRequestPartition p;
+  p.partition_index = partition;
+  p.committed_offset = offset;
+  p.committed_leader_epoch = leader_epoch;
+  p.committed_metadata = std::move(metadata);
+  return p;
+}
+
+msg::OffsetCommitRequest::OffsetCommitRequestTopic commit_topic(
+    std::string name, std::vector<msg::OffsetCommitRequest::OffsetCommitRequestPartition> partitions) {
+  msg::OffsetCommitRequest::OffsetCommitRequestTopic t;
+  t.name = std::move(name);
+  t.partitions = std::move(partitions);
+  return t;
+}
+
+msg::OffsetFetchRequest::OffsetFetchRequestTopics fetch_topics(std::string name, std::vector<int32_t> partitions) {
+  msg::OffsetFetchRequest::OffsetFetchRequestTopics t;
+  t.name = std::move(name);
+  t.partition_indexes = std::move(partitions);
+  return t;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(group_handlers)
@@ -306,8 +333,8 @@ BOOST_AUTO_TEST_CASE(offset_commit_and_fetch_at_every_served_version) {
       oc.generation_id_or_member_epoch = -1;
       auto& t = oc.topics.emplace_back();
       t.name = "orders";
-      t.partitions.push_back({0, 100 + v, 5, -1, std::string("meta-") + std::to_string(v)});
-      t.partitions.push_back({1, 7, -1, -1, std::string(4097, 'x')});
+      t.partitions.push_back(commit_at(0, 100 + v, 5, "meta-" + std::to_string(v)));
+      t.partitions.push_back(commit_at(1, 7, -1, std::string(4097, 'x')));
       auto r = c.call<msg::OffsetCommitResponse>(oc, v);
       BOOST_REQUIRE(r.topics.size() == 1u);
       BOOST_REQUIRE(r.topics[0].partitions.size() == 2u);
@@ -341,7 +368,7 @@ BOOST_AUTO_TEST_CASE(offset_commit_and_fetch_at_every_served_version) {
       msg::OffsetFetchRequest of;
       of.groups.push_back({"commits", std::nullopt, -1, std::nullopt});
       of.groups.push_back({"nobody", std::nullopt, -1,
-                           std::vector<msg::OffsetFetchRequest::OffsetFetchRequestTopics>{{"orders", {3}}}});
+                           std::vector<msg::OffsetFetchRequest::OffsetFetchRequestTopics>{fetch_topics("orders", {3})}});
       auto r = c.call<msg::OffsetFetchResponse>(of, v);
       BOOST_REQUIRE(r.groups.size() == 2u);
       BOOST_TEST(r.groups[0].group_id == "commits");
@@ -360,7 +387,7 @@ BOOST_AUTO_TEST_CASE(offset_commit_v9_to_an_unknown_group_is_group_id_not_found)
   oc.group_id = "ghost";
   oc.generation_id_or_member_epoch = 4;
   oc.member_id = "m";
-  oc.topics.push_back({"orders", {{0, 1, -1, -1, std::string()}}});
+  oc.topics.push_back(commit_topic("orders", {commit_at(0, 1, -1, "")}));
   BOOST_TEST(c.call<msg::OffsetCommitResponse>(oc, 8).topics[0].partitions[0].error_code ==
              code(ErrorCode::kIllegalGeneration));
   BOOST_TEST(c.call<msg::OffsetCommitResponse>(oc, 9).topics[0].partitions[0].error_code ==
@@ -381,7 +408,7 @@ BOOST_AUTO_TEST_CASE(describe_list_delete_and_offset_delete) {
   BOOST_REQUIRE(c.call<msg::SyncGroupResponse>(sync, 5).error_code == 0);
   msg::OffsetCommitRequest oc;
   oc.group_id = "idle";
-  oc.topics.push_back({"orders", {{0, 42, -1, -1, std::string("m")}, {1, 43, -1, -1, std::string()}}});
+  oc.topics.push_back(commit_topic("orders", {commit_at(0, 42, -1, "m"), commit_at(1, 43, -1, "")}));
   BOOST_REQUIRE(c.call<msg::OffsetCommitResponse>(oc, 8).topics[0].partitions[0].error_code == 0);
 
   msg::DescribeGroupsRequest dg;

@@ -17,7 +17,7 @@ BOOST_AUTO_TEST_SUITE(kafka_handler_registry)
 BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
   // api key, min served, max served, min advertised
   const std::vector<std::array<int16_t, 4>> expected{
-      {0, 0, 11, 0},  // Produce: advertised from v0 for librdkafka < 2.11 (KAFKA-18659)
+      {0, 3, 11, 0},  // Produce: v0-2 refused but advertised, for librdkafka < 2.11 (KAFKA-18659)
       {1, 4, 12, 4},  {2, 1, 8, 1},   {3, 0, 12, 0},
       {8, 2, 9, 2},   // OffsetCommit: Kafka 4 serves it from v2 (KIP-896)
       {9, 1, 9, 1},   {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},

@@ -6,102 +6,33 @@
 
 namespace {
 
-[[maybe_unused]] void fill(ProduceRequest::PartitionProduceData& m, int16_t, Filler& g) {
-  m.index = g.integer<int32_t>();
-  if (g.null()) {
-    m.records.reset();
-  } else {
-    m.records.emplace() = g.bytes();
+[[maybe_unused]] void fill(FetchRequest::ReplicaState& m, int16_t, Filler& g) {
+  m.replica_id = g.integer<int32_t>();
+  m.replica_epoch = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(FetchRequest::FetchPartition& m, int16_t version, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  if (version >= 9) {
+    m.current_leader_epoch = g.integer<int32_t>();
   }
-}
-
-[[maybe_unused]] void fill(ProduceRequest::TopicProduceData& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partition_data;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ProduceRequest& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    if (g.null()) {
-      m.transactional_id.reset();
-    } else {
-      m.transactional_id.emplace() = g.string();
-    }
-  }
-  m.acks = g.integer<int16_t>();
-  m.timeout_ms = g.integer<int32_t>();
-  {
-    auto& items = m.topic_data;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(FetchResponse::EpochEndOffset& m, int16_t, Filler& g) {
-  m.epoch = g.integer<int32_t>();
-  m.end_offset = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(FetchResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(FetchResponse::SnapshotId& m, int16_t, Filler& g) {
-  m.end_offset = g.integer<int64_t>();
-  m.epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(FetchResponse::AbortedTransaction& m, int16_t, Filler& g) {
-  m.producer_id = g.integer<int64_t>();
-  m.first_offset = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(FetchResponse::PartitionData& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.high_watermark = g.integer<int64_t>();
-  if (version >= 4) {
-    m.last_stable_offset = g.integer<int64_t>();
+  m.fetch_offset = g.integer<int64_t>();
+  if (version >= 12) {
+    m.last_fetched_epoch = g.integer<int32_t>();
   }
   if (version >= 5) {
     m.log_start_offset = g.integer<int64_t>();
   }
-  if (version >= 12) {
-    fill(m.diverging_epoch, version, g);
-    fill(m.current_leader, version, g);
-    fill(m.snapshot_id, version, g);
+  m.partition_max_bytes = g.integer<int32_t>();
+  if (version >= 17) {
+    m.replica_directory_id = g.uuid();
   }
-  if (version >= 4) {
-    if (g.null()) {
-      m.aborted_transactions.reset();
-    } else {
-      auto& items = m.aborted_transactions.emplace();
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
-    }
-  }
-  if (version >= 11) {
-    m.preferred_read_replica = g.integer<int32_t>();
-  }
-  if (g.null()) {
-    m.records.reset();
-  } else {
-    m.records.emplace() = g.bytes();
+  if (version >= 18) {
+    m.high_watermark = g.integer<int64_t>();
   }
 }
 
-[[maybe_unused]] void fill(FetchResponse::FetchableTopicResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(FetchRequest::FetchTopic& m, int16_t version, Filler& g) {
   if (version <= 12) {
     m.topic = g.string();
   }
@@ -117,62 +48,83 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(FetchResponse::NodeEndpoint& m, int16_t, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  if (g.null()) {
-    m.rack.reset();
-  } else {
-    m.rack.emplace() = g.string();
+[[maybe_unused]] void fill(FetchRequest::ForgottenTopic& m, int16_t version, Filler& g) {
+  if (version <= 12) {
+    m.topic = g.string();
   }
-}
-
-[[maybe_unused]] void fill(FetchResponse& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  if (version >= 7) {
-    m.error_code = g.integer<int16_t>();
-    m.session_id = g.integer<int32_t>();
+  if (version >= 13) {
+    m.topic_id = g.uuid();
   }
   {
-    auto& items = m.responses;
+    auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 16) {
-    auto& items = m.node_endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
+      e = g.integer<int32_t>();
     }
   }
 }
 
-[[maybe_unused]] void fill(ListOffsetsResponse::ListOffsetsPartitionResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(FetchRequest& m, int16_t version, Filler& g) {
+  if (version >= 12) {
+    if (g.null()) {
+      m.cluster_id.reset();
+    } else {
+      m.cluster_id.emplace() = g.string();
+    }
+  }
+  if (version <= 14) {
+    m.replica_id = g.integer<int32_t>();
+  }
+  if (version >= 15) {
+    fill(m.replica_state, version, g);
+  }
+  m.max_wait_ms = g.integer<int32_t>();
+  m.min_bytes = g.integer<int32_t>();
+  m.max_bytes = g.integer<int32_t>();
+  m.isolation_level = g.integer<int8_t>();
+  if (version >= 7) {
+    m.session_id = g.integer<int32_t>();
+    m.session_epoch = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 7) {
+    auto& items = m.forgotten_topics_data;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 11) {
+    m.rack_id = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestPartition& m, int16_t version, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (version <= 0) {
-    auto& items = m.old_style_offsets;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int64_t>();
-    }
+  m.committed_offset = g.integer<int64_t>();
+  if (version >= 6) {
+    m.committed_leader_epoch = g.integer<int32_t>();
   }
-  if (version >= 1) {
-    m.timestamp = g.integer<int64_t>();
-    m.offset = g.integer<int64_t>();
-  }
-  if (version >= 4) {
-    m.leader_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.committed_metadata.reset();
+  } else {
+    m.committed_metadata.emplace() = g.string();
   }
 }
 
-[[maybe_unused]] void fill(ListOffsetsResponse::ListOffsetsTopicResponse& m, int16_t version, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestTopic& m, int16_t version, Filler& g) {
+  if (version <= 9) {
+    m.name = g.string();
+  }
+  if (version >= 10) {
+    m.topic_id = g.uuid();
+  }
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -182,150 +134,25 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListOffsetsResponse& m, int16_t version, Filler& g) {
-  if (version >= 2) {
-    m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(OffsetCommitRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.generation_id_or_member_epoch = g.integer<int32_t>();
+  m.member_id = g.string();
+  if (version >= 7) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
+  if (version <= 4) {
+    m.retention_time_ms = g.integer<int64_t>();
   }
   {
     auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(LeaderAndIsrRequest::LeaderAndIsrPartitionState& m, int16_t version, Filler& g) {
-  if (version <= 1) {
-    m.topic_name = g.string();
-  }
-  m.partition_index = g.integer<int32_t>();
-  m.controller_epoch = g.integer<int32_t>();
-  m.leader = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  {
-    auto& items = m.isr;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  m.partition_epoch = g.integer<int32_t>();
-  {
-    auto& items = m.replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  if (version >= 3) {
-    {
-      auto& items = m.adding_replicas;
-      items.resize(g.count());
-      for (auto& e : items) {
-        e = g.integer<int32_t>();
-      }
-    }
-    {
-      auto& items = m.removing_replicas;
-      items.resize(g.count());
-      for (auto& e : items) {
-        e = g.integer<int32_t>();
-      }
-    }
-  }
-  if (version >= 1) {
-    m.is_new = g.boolean();
-  }
-  if (version >= 6) {
-    m.leader_recovery_state = g.integer<int8_t>();
-  }
-}
-
-[[maybe_unused]] void fill(LeaderAndIsrRequest::LeaderAndIsrTopicState& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  if (version >= 5) {
-    m.topic_id = g.uuid();
-  }
-  {
-    auto& items = m.partition_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(LeaderAndIsrRequest::LeaderAndIsrLiveLeader& m, int16_t, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.host_name = g.string();
-  m.port = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(LeaderAndIsrRequest& m, int16_t version, Filler& g) {
-  m.controller_id = g.integer<int32_t>();
-  if (version >= 7) {
-    m.is_kraft_controller = g.boolean();
-  }
-  m.controller_epoch = g.integer<int32_t>();
-  if (version >= 2) {
-    m.broker_epoch = g.integer<int64_t>();
-  }
-  if (version >= 5) {
-    m.type = g.integer<int8_t>();
-  }
-  if (version <= 1) {
-    auto& items = m.ungrouped_partition_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 2) {
-    auto& items = m.topic_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.live_leaders;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(StopReplicaResponse::StopReplicaPartitionError& m, int16_t, Filler& g) {
-  m.topic_name = g.string();
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(StopReplicaResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.partition_errors;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(FindCoordinatorRequest& m, int16_t version, Filler& g) {
-  if (version <= 3) {
-    m.key = g.string();
-  }
-  if (version >= 1) {
-    m.key_type = g.integer<int8_t>();
-  }
-  if (version >= 4) {
-    auto& items = m.coordinator_keys;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
     }
   }
 }
@@ -371,23 +198,57 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(HeartbeatResponse& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(SyncGroupRequest::SyncGroupRequestAssignment& m, int16_t, Filler& g) {
+  m.member_id = g.string();
+  m.assignment = g.bytes();
 }
 
-[[maybe_unused]] void fill(DescribeGroupsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(SyncGroupRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.generation_id = g.integer<int32_t>();
+  m.member_id = g.string();
+  if (version >= 3) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
+  if (version >= 5) {
+    if (g.null()) {
+      m.protocol_type.reset();
+    } else {
+      m.protocol_type.emplace() = g.string();
+    }
+    if (g.null()) {
+      m.protocol_name.reset();
+    } else {
+      m.protocol_name.emplace() = g.string();
+    }
+  }
   {
-    auto& items = m.groups;
+    auto& items = m.assignments;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListGroupsRequest& m, int16_t version, Filler& g) {
+  if (version >= 4) {
+    auto& items = m.states_filter;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
     }
   }
-  if (version >= 3) {
-    m.include_authorized_operations = g.boolean();
+  if (version >= 5) {
+    auto& items = m.types_filter;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
   }
 }
 
@@ -416,11 +277,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ApiVersionsRequest& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.client_software_name = g.string();
-    m.client_software_version = g.string();
-  }
+[[maybe_unused]] void fill(SaslHandshakeRequest& m, int16_t, Filler& g) {
+  m.mechanism = g.string();
 }
 
 [[maybe_unused]] void fill(CreateTopicsRequest::CreatableReplicaAssignment& m, int16_t, Filler& g) {
@@ -472,19 +330,34 @@ namespace {
     }
   }
   m.timeout_ms = g.integer<int32_t>();
-  if (version >= 1) {
-    m.validate_only = g.boolean();
+  m.validate_only = g.boolean();
+}
+
+[[maybe_unused]] void fill(InitProducerIdRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.transactional_id.reset();
+  } else {
+    m.transactional_id.emplace() = g.string();
+  }
+  m.transaction_timeout_ms = g.integer<int32_t>();
+  if (version >= 3) {
+    m.producer_id = g.integer<int64_t>();
+    m.producer_epoch = g.integer<int16_t>();
+  }
+  if (version >= 6) {
+    m.enable2_pc = g.boolean();
+    m.keep_prepared_txn = g.boolean();
   }
 }
 
-[[maybe_unused]] void fill(DeleteRecordsResponse::DeleteRecordsPartitionResult& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.low_watermark = g.integer<int64_t>();
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderPartition& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.current_leader_epoch = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(DeleteRecordsResponse::DeleteRecordsTopicResult& m, int16_t version, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderTopic& m, int16_t version, Filler& g) {
+  m.topic = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -494,10 +367,102 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteRecordsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(OffsetForLeaderEpochRequest& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.replica_id = g.integer<int32_t>();
+  }
   {
     auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddPartitionsToTxnResponse::AddPartitionsToTxnPartitionResult& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.partition_error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(AddPartitionsToTxnResponse::AddPartitionsToTxnTopicResult& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.results_by_partition;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddPartitionsToTxnResponse::AddPartitionsToTxnResult& m, int16_t version, Filler& g) {
+  m.transactional_id = g.string();
+  {
+    auto& items = m.topic_results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddPartitionsToTxnResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  if (version >= 4) {
+    m.error_code = g.integer<int16_t>();
+    {
+      auto& items = m.results_by_transaction;
+      items.resize(g.count());
+      for (auto& e : items) {
+        fill(e, version, g);
+      }
+    }
+  }
+  if (version <= 3) {
+    auto& items = m.results_by_topic_v3_and_below;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddOffsetsToTxnRequest& m, int16_t, Filler& g) {
+  m.transactional_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  m.group_id = g.string();
+}
+
+[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarkerTopic& m, int16_t, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partition_indexes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarker& m, int16_t version, Filler& g) {
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  m.transaction_result = g.boolean();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.coordinator_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(WriteTxnMarkersRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.markers;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -542,21 +507,15 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(CreateAclsRequest::AclCreation& m, int16_t version, Filler& g) {
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-  if (version >= 1) {
-    m.resource_pattern_type = g.integer<int8_t>();
-  }
-  m.principal = g.string();
-  m.host = g.string();
-  m.operation = g.integer<int8_t>();
-  m.permission_type = g.integer<int8_t>();
+[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(CreateAclsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
   {
-    auto& items = m.creations;
+    auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -564,16 +523,25 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteAclsRequest::DeleteAclsFilter& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(TxnOffsetCommitResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeAclsRequest& m, int16_t, Filler& g) {
   m.resource_type_filter = g.integer<int8_t>();
   if (g.null()) {
     m.resource_name_filter.reset();
   } else {
     m.resource_name_filter.emplace() = g.string();
   }
-  if (version >= 1) {
-    m.pattern_type_filter = g.integer<int8_t>();
-  }
+  m.pattern_type_filter = g.integer<int8_t>();
   if (g.null()) {
     m.principal_filter.reset();
   } else {
@@ -588,17 +556,7 @@ namespace {
   m.permission_type = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(DeleteAclsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.filters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsMatchingAcl& m, int16_t, Filler& g) {
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
@@ -607,12 +565,33 @@ namespace {
   }
   m.resource_type = g.integer<int8_t>();
   m.resource_name = g.string();
+  m.pattern_type = g.integer<int8_t>();
+  m.principal = g.string();
+  m.host = g.string();
+  m.operation = g.integer<int8_t>();
+  m.permission_type = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(AlterConfigsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsFilterResult& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  {
+    auto& items = m.matching_acls;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteAclsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   {
-    auto& items = m.responses;
+    auto& items = m.filter_results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -643,78 +622,24 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(SaslAuthenticateResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.auth_bytes = g.bytes();
-  if (version >= 1) {
-    m.session_lifetime_ms = g.integer<int64_t>();
-  }
-}
-
-[[maybe_unused]] void fill(CreatePartitionsRequest::CreatePartitionsAssignment& m, int16_t, Filler& g) {
-  {
-    auto& items = m.broker_ids;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(CreatePartitionsRequest::CreatePartitionsTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  m.count = g.integer<int32_t>();
-  if (g.null()) {
-    m.assignments.reset();
-  } else {
-    auto& items = m.assignments.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(CreatePartitionsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.timeout_ms = g.integer<int32_t>();
-  m.validate_only = g.boolean();
-}
-
-[[maybe_unused]] void fill(RenewDelegationTokenResponse& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.expiry_timestamp_ms = g.integer<int64_t>();
-  m.throttle_time_ms = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeDelegationTokenResponse::DescribedDelegationTokenRenewer& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(CreateDelegationTokenRequest::CreatableRenewers& m, int16_t, Filler& g) {
   m.principal_type = g.string();
   m.principal_name = g.string();
 }
 
-[[maybe_unused]] void fill(DescribeDelegationTokenResponse::DescribedDelegationToken& m, int16_t version, Filler& g) {
-  m.principal_type = g.string();
-  m.principal_name = g.string();
+[[maybe_unused]] void fill(CreateDelegationTokenRequest& m, int16_t version, Filler& g) {
   if (version >= 3) {
-    m.token_requester_principal_type = g.string();
-    m.token_requester_principal_name = g.string();
+    if (g.null()) {
+      m.owner_principal_type.reset();
+    } else {
+      m.owner_principal_type.emplace() = g.string();
+    }
+    if (g.null()) {
+      m.owner_principal_name.reset();
+    } else {
+      m.owner_principal_name.emplace() = g.string();
+    }
   }
-  m.issue_timestamp = g.integer<int64_t>();
-  m.expiry_timestamp = g.integer<int64_t>();
-  m.max_timestamp = g.integer<int64_t>();
-  m.token_id = g.string();
-  m.hmac = g.bytes();
   {
     auto& items = m.renewers;
     items.resize(g.count());
@@ -722,18 +647,7 @@ namespace {
       fill(e, version, g);
     }
   }
-}
-
-[[maybe_unused]] void fill(DescribeDelegationTokenResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.tokens;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.throttle_time_ms = g.integer<int32_t>();
+  m.max_lifetime_ms = g.integer<int64_t>();
 }
 
 [[maybe_unused]] void fill(AlterPartitionReassignmentsResponse::ReassignablePartitionResponse& m, int16_t, Filler& g) {
@@ -759,6 +673,9 @@ namespace {
 
 [[maybe_unused]] void fill(AlterPartitionReassignmentsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
+  if (version >= 1) {
+    m.allow_replication_factor_change = g.boolean();
+  }
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
@@ -767,32 +684,6 @@ namespace {
   }
   {
     auto& items = m.responses;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetDeleteRequest::OffsetDeleteRequestPartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(OffsetDeleteRequest::OffsetDeleteRequestTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetDeleteRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -821,72 +712,38 @@ namespace {
   m.strict = g.boolean();
 }
 
-[[maybe_unused]] void fill(AlterClientQuotasRequest::EntityData& m, int16_t, Filler& g) {
-  m.entity_type = g.string();
-  if (g.null()) {
-    m.entity_name.reset();
-  } else {
-    m.entity_name.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasRequest::OpData& m, int16_t, Filler& g) {
-  m.key = g.string();
-  m.value = g.float64();
-  m.remove = g.boolean();
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasRequest::EntryData& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.entity;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.ops;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.entries;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.validate_only = g.boolean();
-}
-
-[[maybe_unused]] void fill(AlterUserScramCredentialsRequest::ScramCredentialDeletion& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.mechanism = g.integer<int8_t>();
-}
-
-[[maybe_unused]] void fill(AlterUserScramCredentialsRequest::ScramCredentialUpsertion& m, int16_t, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::CredentialInfo& m, int16_t, Filler& g) {
   m.mechanism = g.integer<int8_t>();
   m.iterations = g.integer<int32_t>();
-  m.salt = g.bytes();
-  m.salted_password = g.bytes();
 }
 
-[[maybe_unused]] void fill(AlterUserScramCredentialsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::DescribeUserScramCredentialsResult& m, int16_t version, Filler& g) {
+  m.user = g.string();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
   {
-    auto& items = m.deletions;
+    auto& items = m.credential_infos;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
+}
+
+[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
   {
-    auto& items = m.upsertions;
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -894,19 +751,11 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(VoteRequest::PartitionData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeQuorumRequest::PartitionData& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.candidate_epoch = g.integer<int32_t>();
-  m.candidate_id = g.integer<int32_t>();
-  if (version >= 1) {
-    m.candidate_directory_id = g.uuid();
-    m.voter_directory_id = g.uuid();
-  }
-  m.last_offset_epoch = g.integer<int32_t>();
-  m.last_offset = g.integer<int64_t>();
 }
 
-[[maybe_unused]] void fill(VoteRequest::TopicData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeQuorumRequest::TopicData& m, int16_t version, Filler& g) {
   m.topic_name = g.string();
   {
     auto& items = m.partitions;
@@ -917,15 +766,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(VoteRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.cluster_id.reset();
-  } else {
-    m.cluster_id.emplace() = g.string();
-  }
-  if (version >= 1) {
-    m.voter_id = g.integer<int32_t>();
-  }
+[[maybe_unused]] void fill(DescribeQuorumRequest& m, int16_t version, Filler& g) {
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -935,54 +776,49 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochRequest::ReplicaInfo& m, int16_t, Filler& g) {
-  m.candidate_id = g.integer<int32_t>();
-  m.candidate_directory_id = g.uuid();
+[[maybe_unused]] void fill(EnvelopeResponse& m, int16_t, Filler& g) {
+  if (g.null()) {
+    m.response_data.reset();
+  } else {
+    m.response_data.emplace() = g.bytes();
+  }
+  m.error_code = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochRequest::PartitionData& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  if (version <= 0) {
-    auto& items = m.preferred_successors;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
+[[maybe_unused]] void fill(FetchSnapshotRequest::SnapshotId& m, int16_t, Filler& g) {
+  m.end_offset = g.integer<int64_t>();
+  m.epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(FetchSnapshotRequest::PartitionSnapshot& m, int16_t version, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.current_leader_epoch = g.integer<int32_t>();
+  fill(m.snapshot_id, version, g);
+  m.position = g.integer<int64_t>();
   if (version >= 1) {
-    auto& items = m.preferred_candidates;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+    m.replica_directory_id = g.uuid();
   }
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochRequest::TopicData& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(EndQuorumEpochRequest::LeaderEndpoint& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(FetchSnapshotRequest::TopicSnapshot& m, int16_t version, Filler& g) {
   m.name = g.string();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(FetchSnapshotRequest& m, int16_t version, Filler& g) {
   if (g.null()) {
     m.cluster_id.reset();
   } else {
     m.cluster_id.emplace() = g.string();
   }
+  m.replica_id = g.integer<int32_t>();
+  m.max_bytes = g.integer<int32_t>();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -990,23 +826,6 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 1) {
-    auto& items = m.leader_endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(EnvelopeRequest& m, int16_t, Filler& g) {
-  m.request_data = g.bytes();
-  if (g.null()) {
-    m.request_principal.reset();
-  } else {
-    m.request_principal.emplace() = g.bytes();
-  }
-  m.client_host_address = g.bytes();
 }
 
 [[maybe_unused]] void fill(DescribeProducersResponse::ProducerState& m, int16_t, Filler& g) {
@@ -1057,50 +876,26 @@ namespace {
   }
 }
 
+[[maybe_unused]] void fill(BrokerHeartbeatRequest& m, int16_t version, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
+  m.broker_epoch = g.integer<int64_t>();
+  m.current_metadata_offset = g.integer<int64_t>();
+  m.want_fence = g.boolean();
+  m.want_shut_down = g.boolean();
+  if (version >= 1) {
+    auto& items = m.offline_log_dirs;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.uuid();
+    }
+  }
+}
+
 [[maybe_unused]] void fill(UnregisterBrokerRequest& m, int16_t, Filler& g) {
   m.broker_id = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(DescribeTransactionsResponse::TopicData& m, int16_t, Filler& g) {
-  m.topic = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeTransactionsResponse::TransactionState& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.transactional_id = g.string();
-  m.transaction_state = g.string();
-  m.transaction_timeout_ms = g.integer<int32_t>();
-  m.transaction_start_time_ms = g.integer<int64_t>();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeTransactionsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.transaction_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest::TopicPartitions& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::TopicPartitions& m, int16_t, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1111,46 +906,9 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.member_id = g.string();
-  m.member_epoch = g.integer<int32_t>();
-  if (g.null()) {
-    m.instance_id.reset();
-  } else {
-    m.instance_id.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.rack_id.reset();
-  } else {
-    m.rack_id.emplace() = g.string();
-  }
-  m.rebalance_timeout_ms = g.integer<int32_t>();
-  if (g.null()) {
-    m.subscribed_topic_names.reset();
-  } else {
-    auto& items = m.subscribed_topic_names.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (version >= 1) {
-    if (g.null()) {
-      m.subscribed_topic_regex.reset();
-    } else {
-      m.subscribed_topic_regex.emplace() = g.string();
-    }
-  }
-  if (g.null()) {
-    m.server_assignor.reset();
-  } else {
-    m.server_assignor.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.topic_partitions.reset();
-  } else {
-    auto& items = m.topic_partitions.emplace();
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::Assignment& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topic_partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1158,20 +916,40 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupDescribeRequest& m, int16_t, Filler& g) {
-  {
-    auto& items = m.group_ids;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  m.include_authorized_operations = g.boolean();
-}
-
-[[maybe_unused]] void fill(PushTelemetryResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.member_id.reset();
+  } else {
+    m.member_id.emplace() = g.string();
+  }
+  m.member_epoch = g.integer<int32_t>();
+  m.heartbeat_interval_ms = g.integer<int32_t>();
+  if (g.null()) {
+    m.assignment.reset();
+  } else {
+    fill(m.assignment.emplace(), version, g);
+  }
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(GetTelemetrySubscriptionsRequest& m, int16_t, Filler& g) {
+  m.client_instance_id = g.uuid();
 }
 
 [[maybe_unused]] void fill(AssignReplicasToDirsRequest::PartitionData& m, int16_t, Filler& g) {
@@ -1212,43 +990,37 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListClientMetricsResourcesRequest&, int16_t, Filler&) {
+[[maybe_unused]] void fill(ShareFetchResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ShareGroupHeartbeatRequest& m, int16_t, Filler& g) {
-  m.group_id = g.string();
-  m.member_id = g.string();
-  m.member_epoch = g.integer<int32_t>();
+[[maybe_unused]] void fill(ShareFetchResponse::AcquiredRecords& m, int16_t, Filler& g) {
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  m.delivery_count = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ShareFetchResponse::PartitionData& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
   if (g.null()) {
-    m.rack_id.reset();
+    m.error_message.reset();
   } else {
-    m.rack_id.emplace() = g.string();
+    m.error_message.emplace() = g.string();
   }
+  m.acknowledge_error_code = g.integer<int16_t>();
   if (g.null()) {
-    m.subscribed_topic_names.reset();
+    m.acknowledge_error_message.reset();
   } else {
-    auto& items = m.subscribed_topic_names.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
+    m.acknowledge_error_message.emplace() = g.string();
   }
-}
-
-[[maybe_unused]] void fill(ShareGroupHeartbeatResponse::TopicPartitions& m, int16_t, Filler& g) {
-  m.topic_id = g.uuid();
+  fill(m.current_leader, version, g);
   {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
+    m.records.emplace() = g.bytes();
   }
-}
-
-[[maybe_unused]] void fill(ShareGroupHeartbeatResponse::Assignment& m, int16_t version, Filler& g) {
   {
-    auto& items = m.topic_partitions;
+    auto& items = m.acquired_records;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1256,7 +1028,29 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareGroupHeartbeatResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareFetchResponse::ShareFetchableTopicResponse& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareFetchResponse::NodeEndpoint& m, int16_t, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  if (g.null()) {
+    m.rack.reset();
+  } else {
+    m.rack.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(ShareFetchResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1264,88 +1058,16 @@ namespace {
   } else {
     m.error_message.emplace() = g.string();
   }
-  if (g.null()) {
-    m.member_id.reset();
-  } else {
-    m.member_id.emplace() = g.string();
-  }
-  m.member_epoch = g.integer<int32_t>();
-  m.heartbeat_interval_ms = g.integer<int32_t>();
-  if (g.null()) {
-    m.assignment.reset();
-  } else {
-    fill(m.assignment.emplace(), version, g);
-  }
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
-  m.topic_id = g.uuid();
-  m.topic_name = g.string();
+  m.acquisition_lock_timeout_ms = g.integer<int32_t>();
   {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topic_partitions;
+    auto& items = m.responses;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
-  if (g.null()) {
-    m.rack_id.reset();
-  } else {
-    m.rack_id.emplace() = g.string();
-  }
-  m.member_epoch = g.integer<int32_t>();
-  m.client_id = g.string();
-  m.client_host = g.string();
   {
-    auto& items = m.subscribed_topic_names;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  fill(m.assignment, version, g);
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.group_id = g.string();
-  m.group_state = g.string();
-  m.group_epoch = g.integer<int32_t>();
-  m.assignment_epoch = g.integer<int32_t>();
-  m.assignor_name = g.string();
-  {
-    auto& items = m.members;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.authorized_operations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.groups;
+    auto& items = m.node_endpoints;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1408,26 +1130,37 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(UpdateRaftVoterResponse::CurrentLeader& m, int16_t, Filler& g) {
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(UpdateRaftVoterResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AddRaftVoterResponse& m, int16_t, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  fill(m.current_leader, version, g);
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
 }
 
-[[maybe_unused]] void fill(InitializeShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(RemoveRaftVoterRequest& m, int16_t, Filler& g) {
+  if (g.null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id.emplace() = g.string();
+  }
+  m.voter_id = g.integer<int32_t>();
+  m.voter_directory_id = g.uuid();
+}
+
+[[maybe_unused]] void fill(InitializeShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
   m.partition = g.integer<int32_t>();
-  m.state_epoch = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
 }
 
-[[maybe_unused]] void fill(InitializeShareGroupStateRequest::InitializeStateData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(InitializeShareGroupStateResponse::InitializeStateResult& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1438,7 +1171,64 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(InitializeShareGroupStateRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(InitializeShareGroupStateResponse& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateResponse::DeleteStateResult& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateResponse& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::PartitionData& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::ReadStateSummaryData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest& m, int16_t version, Filler& g) {
   m.group_id = g.string();
   {
     auto& items = m.topics;
@@ -1449,10 +1239,273 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DefaultPrincipalData& m, int16_t, Filler& g) {
-  m.type = g.string();
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::KeyValue& m, int16_t, Filler& g) {
+  m.key = g.string();
+  m.value = g.string();
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TopicInfo& m, int16_t version, Filler& g) {
   m.name = g.string();
-  m.token_authenticated = g.boolean();
+  m.partitions = g.integer<int32_t>();
+  m.replication_factor = g.integer<int16_t>();
+  {
+    auto& items = m.topic_configs;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::Subtopology& m, int16_t version, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.repartition_sink_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.state_changelog_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.repartition_source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::Topology& m, int16_t version, Filler& g) {
+  m.epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.subtopologies.reset();
+  } else {
+    auto& items = m.subtopologies.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::Endpoint& m, int16_t, Filler& g) {
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TaskOffset& m, int16_t, Filler& g) {
+  m.subtopology_id = g.string();
+  m.partition = g.integer<int32_t>();
+  m.offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TaskIds& m, int16_t, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.active_tasks;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.standby_tasks;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.warmup_tasks;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.instance_id.reset();
+  } else {
+    m.instance_id.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  m.client_id = g.string();
+  m.client_host = g.string();
+  m.topology_epoch = g.integer<int32_t>();
+  m.process_id = g.string();
+  if (g.null()) {
+    m.user_endpoint.reset();
+  } else {
+    fill(m.user_endpoint.emplace(), version, g);
+  }
+  {
+    auto& items = m.client_tags;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.task_offsets;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.task_end_offsets;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  fill(m.assignment, version, g);
+  fill(m.target_assignment, version, g);
+  m.is_classic = g.boolean();
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.group_id = g.string();
+  m.group_state = g.string();
+  m.group_epoch = g.integer<int32_t>();
+  m.assignment_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.topology.reset();
+  } else {
+    fill(m.topology.emplace(), version, g);
+  }
+  {
+    auto& items = m.members;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TopicPartitions&, int16_t, Filler&) {
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest::AlterShareGroupOffsetsRequestPartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest::AlterShareGroupOffsetsRequestTopic& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsRequest::DeleteShareGroupOffsetsRequestTopic& m, int16_t, Filler& g) {
+  m.topic_name = g.string();
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ConsumerProtocolAssignment::TopicPartition& m, int16_t, Filler& g) {
+  m.topic = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ConsumerProtocolAssignment& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.assigned_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.user_data.reset();
+  } else {
+    m.user_data.emplace() = g.bytes();
+  }
+}
+
+[[maybe_unused]] void fill(EndTxnMarker& m, int16_t, Filler& g) {
+  m.coordinator_epoch = g.integer<int32_t>();
 }
 
 [[maybe_unused]] void fill(LeaderChangeMessage::Voter& m, int16_t version, Filler& g) {
@@ -1481,45 +1534,36 @@ namespace {
   }
 }
 
+[[maybe_unused]] void fill(SnapshotFooterRecord& m, int16_t, Filler& g) {
+  m.version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(RequestHeader& m, int16_t, Filler& g) {
+  m.request_api_key = g.integer<int16_t>();
+  m.request_api_version = g.integer<int16_t>();
+  m.correlation_id = g.integer<int32_t>();
+  if (g.null()) {
+    m.client_id.reset();
+  } else {
+    m.client_id.emplace() = g.string();
+  }
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(generated_messages_1)
 
-BOOST_AUTO_TEST_CASE(produce_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ProduceRequest>("ProduceRequest");
+BOOST_AUTO_TEST_CASE(fetch_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FetchRequest>("FetchRequest");
 }
-BOOST_AUTO_TEST_CASE(produce_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ProduceRequest>();
+BOOST_AUTO_TEST_CASE(fetch_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FetchRequest>();
 }
-BOOST_AUTO_TEST_CASE(fetch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FetchResponse>("FetchResponse");
+BOOST_AUTO_TEST_CASE(offset_commit_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetCommitRequest>("OffsetCommitRequest");
 }
-BOOST_AUTO_TEST_CASE(fetch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FetchResponse>();
-}
-BOOST_AUTO_TEST_CASE(list_offsets_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListOffsetsResponse>("ListOffsetsResponse");
-}
-BOOST_AUTO_TEST_CASE(list_offsets_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListOffsetsResponse>();
-}
-BOOST_AUTO_TEST_CASE(leader_and_isr_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<LeaderAndIsrRequest>("LeaderAndIsrRequest");
-}
-BOOST_AUTO_TEST_CASE(leader_and_isr_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<LeaderAndIsrRequest>();
-}
-BOOST_AUTO_TEST_CASE(stop_replica_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<StopReplicaResponse>("StopReplicaResponse");
-}
-BOOST_AUTO_TEST_CASE(stop_replica_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<StopReplicaResponse>();
-}
-BOOST_AUTO_TEST_CASE(find_coordinator_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FindCoordinatorRequest>("FindCoordinatorRequest");
-}
-BOOST_AUTO_TEST_CASE(find_coordinator_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FindCoordinatorRequest>();
+BOOST_AUTO_TEST_CASE(offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetCommitRequest>();
 }
 BOOST_AUTO_TEST_CASE(find_coordinator_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<FindCoordinatorResponse>("FindCoordinatorResponse");
@@ -1527,17 +1571,17 @@ BOOST_AUTO_TEST_CASE(find_coordinator_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(find_coordinator_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<FindCoordinatorResponse>();
 }
-BOOST_AUTO_TEST_CASE(heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<HeartbeatResponse>("HeartbeatResponse");
+BOOST_AUTO_TEST_CASE(sync_group_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SyncGroupRequest>("SyncGroupRequest");
 }
-BOOST_AUTO_TEST_CASE(heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<HeartbeatResponse>();
+BOOST_AUTO_TEST_CASE(sync_group_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SyncGroupRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_groups_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeGroupsRequest>("DescribeGroupsRequest");
+BOOST_AUTO_TEST_CASE(list_groups_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListGroupsRequest>("ListGroupsRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_groups_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeGroupsRequest>();
+BOOST_AUTO_TEST_CASE(list_groups_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListGroupsRequest>();
 }
 BOOST_AUTO_TEST_CASE(list_groups_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<ListGroupsResponse>("ListGroupsResponse");
@@ -1545,11 +1589,11 @@ BOOST_AUTO_TEST_CASE(list_groups_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(list_groups_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ListGroupsResponse>();
 }
-BOOST_AUTO_TEST_CASE(api_versions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ApiVersionsRequest>("ApiVersionsRequest");
+BOOST_AUTO_TEST_CASE(sasl_handshake_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslHandshakeRequest>("SaslHandshakeRequest");
 }
-BOOST_AUTO_TEST_CASE(api_versions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ApiVersionsRequest>();
+BOOST_AUTO_TEST_CASE(sasl_handshake_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslHandshakeRequest>();
 }
 BOOST_AUTO_TEST_CASE(create_topics_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<CreateTopicsRequest>("CreateTopicsRequest");
@@ -1557,11 +1601,35 @@ BOOST_AUTO_TEST_CASE(create_topics_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(create_topics_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<CreateTopicsRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_records_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteRecordsResponse>("DeleteRecordsResponse");
+BOOST_AUTO_TEST_CASE(init_producer_id_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitProducerIdRequest>("InitProducerIdRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_records_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteRecordsResponse>();
+BOOST_AUTO_TEST_CASE(init_producer_id_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitProducerIdRequest>();
+}
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetForLeaderEpochRequest>("OffsetForLeaderEpochRequest");
+}
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetForLeaderEpochRequest>();
+}
+BOOST_AUTO_TEST_CASE(add_partitions_to_txn_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddPartitionsToTxnResponse>("AddPartitionsToTxnResponse");
+}
+BOOST_AUTO_TEST_CASE(add_partitions_to_txn_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddPartitionsToTxnResponse>();
+}
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddOffsetsToTxnRequest>("AddOffsetsToTxnRequest");
+}
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddOffsetsToTxnRequest>();
+}
+BOOST_AUTO_TEST_CASE(write_txn_markers_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<WriteTxnMarkersRequest>("WriteTxnMarkersRequest");
+}
+BOOST_AUTO_TEST_CASE(write_txn_markers_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<WriteTxnMarkersRequest>();
 }
 BOOST_AUTO_TEST_CASE(write_txn_markers_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<WriteTxnMarkersResponse>("WriteTxnMarkersResponse");
@@ -1569,23 +1637,23 @@ BOOST_AUTO_TEST_CASE(write_txn_markers_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(write_txn_markers_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<WriteTxnMarkersResponse>();
 }
-BOOST_AUTO_TEST_CASE(create_acls_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateAclsRequest>("CreateAclsRequest");
+BOOST_AUTO_TEST_CASE(txn_offset_commit_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<TxnOffsetCommitResponse>("TxnOffsetCommitResponse");
 }
-BOOST_AUTO_TEST_CASE(create_acls_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateAclsRequest>();
+BOOST_AUTO_TEST_CASE(txn_offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<TxnOffsetCommitResponse>();
 }
-BOOST_AUTO_TEST_CASE(delete_acls_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteAclsRequest>("DeleteAclsRequest");
+BOOST_AUTO_TEST_CASE(describe_acls_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeAclsRequest>("DescribeAclsRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_acls_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteAclsRequest>();
+BOOST_AUTO_TEST_CASE(describe_acls_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeAclsRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_configs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterConfigsResponse>("AlterConfigsResponse");
+BOOST_AUTO_TEST_CASE(delete_acls_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteAclsResponse>("DeleteAclsResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_configs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterConfigsResponse>();
+BOOST_AUTO_TEST_CASE(delete_acls_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteAclsResponse>();
 }
 BOOST_AUTO_TEST_CASE(describe_log_dirs_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeLogDirsRequest>("DescribeLogDirsRequest");
@@ -1593,29 +1661,11 @@ BOOST_AUTO_TEST_CASE(describe_log_dirs_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(describe_log_dirs_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeLogDirsRequest>();
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslAuthenticateResponse>("SaslAuthenticateResponse");
+BOOST_AUTO_TEST_CASE(create_delegation_token_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateDelegationTokenRequest>("CreateDelegationTokenRequest");
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslAuthenticateResponse>();
-}
-BOOST_AUTO_TEST_CASE(create_partitions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreatePartitionsRequest>("CreatePartitionsRequest");
-}
-BOOST_AUTO_TEST_CASE(create_partitions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreatePartitionsRequest>();
-}
-BOOST_AUTO_TEST_CASE(renew_delegation_token_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RenewDelegationTokenResponse>("RenewDelegationTokenResponse");
-}
-BOOST_AUTO_TEST_CASE(renew_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RenewDelegationTokenResponse>();
-}
-BOOST_AUTO_TEST_CASE(describe_delegation_token_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeDelegationTokenResponse>("DescribeDelegationTokenResponse");
-}
-BOOST_AUTO_TEST_CASE(describe_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeDelegationTokenResponse>();
+BOOST_AUTO_TEST_CASE(create_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateDelegationTokenRequest>();
 }
 BOOST_AUTO_TEST_CASE(alter_partition_reassignments_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterPartitionReassignmentsResponse>("AlterPartitionReassignmentsResponse");
@@ -1623,47 +1673,35 @@ BOOST_AUTO_TEST_CASE(alter_partition_reassignments_response_round_trips_at_every
 BOOST_AUTO_TEST_CASE(alter_partition_reassignments_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterPartitionReassignmentsResponse>();
 }
-BOOST_AUTO_TEST_CASE(offset_delete_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetDeleteRequest>("OffsetDeleteRequest");
-}
-BOOST_AUTO_TEST_CASE(offset_delete_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetDeleteRequest>();
-}
 BOOST_AUTO_TEST_CASE(describe_client_quotas_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeClientQuotasRequest>("DescribeClientQuotasRequest");
 }
 BOOST_AUTO_TEST_CASE(describe_client_quotas_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeClientQuotasRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_client_quotas_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterClientQuotasRequest>("AlterClientQuotasRequest");
+BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeUserScramCredentialsResponse>("DescribeUserScramCredentialsResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_client_quotas_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterClientQuotasRequest>();
+BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeUserScramCredentialsResponse>();
 }
-BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterUserScramCredentialsRequest>("AlterUserScramCredentialsRequest");
+BOOST_AUTO_TEST_CASE(describe_quorum_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeQuorumRequest>("DescribeQuorumRequest");
 }
-BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterUserScramCredentialsRequest>();
+BOOST_AUTO_TEST_CASE(describe_quorum_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeQuorumRequest>();
 }
-BOOST_AUTO_TEST_CASE(vote_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<VoteRequest>("VoteRequest");
+BOOST_AUTO_TEST_CASE(envelope_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EnvelopeResponse>("EnvelopeResponse");
 }
-BOOST_AUTO_TEST_CASE(vote_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<VoteRequest>();
+BOOST_AUTO_TEST_CASE(envelope_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EnvelopeResponse>();
 }
-BOOST_AUTO_TEST_CASE(end_quorum_epoch_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndQuorumEpochRequest>("EndQuorumEpochRequest");
+BOOST_AUTO_TEST_CASE(fetch_snapshot_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FetchSnapshotRequest>("FetchSnapshotRequest");
 }
-BOOST_AUTO_TEST_CASE(end_quorum_epoch_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndQuorumEpochRequest>();
-}
-BOOST_AUTO_TEST_CASE(envelope_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EnvelopeRequest>("EnvelopeRequest");
-}
-BOOST_AUTO_TEST_CASE(envelope_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EnvelopeRequest>();
+BOOST_AUTO_TEST_CASE(fetch_snapshot_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FetchSnapshotRequest>();
 }
 BOOST_AUTO_TEST_CASE(describe_producers_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeProducersResponse>("DescribeProducersResponse");
@@ -1671,35 +1709,35 @@ BOOST_AUTO_TEST_CASE(describe_producers_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(describe_producers_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeProducersResponse>();
 }
+BOOST_AUTO_TEST_CASE(broker_heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerHeartbeatRequest>("BrokerHeartbeatRequest");
+}
+BOOST_AUTO_TEST_CASE(broker_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerHeartbeatRequest>();
+}
 BOOST_AUTO_TEST_CASE(unregister_broker_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<UnregisterBrokerRequest>("UnregisterBrokerRequest");
 }
 BOOST_AUTO_TEST_CASE(unregister_broker_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<UnregisterBrokerRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeTransactionsResponse>("DescribeTransactionsResponse");
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupHeartbeatResponse>("ConsumerGroupHeartbeatResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeTransactionsResponse>();
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatResponse>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupHeartbeatRequest>("ConsumerGroupHeartbeatRequest");
+BOOST_AUTO_TEST_CASE(controller_registration_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ControllerRegistrationResponse>("ControllerRegistrationResponse");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatRequest>();
+BOOST_AUTO_TEST_CASE(controller_registration_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ControllerRegistrationResponse>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupDescribeRequest>("ConsumerGroupDescribeRequest");
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<GetTelemetrySubscriptionsRequest>("GetTelemetrySubscriptionsRequest");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupDescribeRequest>();
-}
-BOOST_AUTO_TEST_CASE(push_telemetry_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<PushTelemetryResponse>("PushTelemetryResponse");
-}
-BOOST_AUTO_TEST_CASE(push_telemetry_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<PushTelemetryResponse>();
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsRequest>();
 }
 BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<AssignReplicasToDirsRequest>("AssignReplicasToDirsRequest");
@@ -1707,29 +1745,11 @@ BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_request_round_trips_at_every_versio
 BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AssignReplicasToDirsRequest>();
 }
-BOOST_AUTO_TEST_CASE(list_client_metrics_resources_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListClientMetricsResourcesRequest>("ListClientMetricsResourcesRequest");
+BOOST_AUTO_TEST_CASE(share_fetch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareFetchResponse>("ShareFetchResponse");
 }
-BOOST_AUTO_TEST_CASE(list_client_metrics_resources_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListClientMetricsResourcesRequest>();
-}
-BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareGroupHeartbeatRequest>("ShareGroupHeartbeatRequest");
-}
-BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareGroupHeartbeatRequest>();
-}
-BOOST_AUTO_TEST_CASE(share_group_heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareGroupHeartbeatResponse>("ShareGroupHeartbeatResponse");
-}
-BOOST_AUTO_TEST_CASE(share_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareGroupHeartbeatResponse>();
-}
-BOOST_AUTO_TEST_CASE(share_group_describe_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareGroupDescribeResponse>("ShareGroupDescribeResponse");
-}
-BOOST_AUTO_TEST_CASE(share_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareGroupDescribeResponse>();
+BOOST_AUTO_TEST_CASE(share_fetch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareFetchResponse>();
 }
 BOOST_AUTO_TEST_CASE(share_acknowledge_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<ShareAcknowledgeRequest>("ShareAcknowledgeRequest");
@@ -1737,29 +1757,83 @@ BOOST_AUTO_TEST_CASE(share_acknowledge_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(share_acknowledge_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ShareAcknowledgeRequest>();
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateRaftVoterResponse>("UpdateRaftVoterResponse");
+BOOST_AUTO_TEST_CASE(add_raft_voter_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddRaftVoterResponse>("AddRaftVoterResponse");
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateRaftVoterResponse>();
+BOOST_AUTO_TEST_CASE(add_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddRaftVoterResponse>();
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitializeShareGroupStateRequest>("InitializeShareGroupStateRequest");
+BOOST_AUTO_TEST_CASE(remove_raft_voter_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RemoveRaftVoterRequest>("RemoveRaftVoterRequest");
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitializeShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(remove_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RemoveRaftVoterRequest>();
 }
-BOOST_AUTO_TEST_CASE(default_principal_data_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DefaultPrincipalData>("DefaultPrincipalData");
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitializeShareGroupStateResponse>("InitializeShareGroupStateResponse");
 }
-BOOST_AUTO_TEST_CASE(default_principal_data_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DefaultPrincipalData>();
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitializeShareGroupStateResponse>();
+}
+BOOST_AUTO_TEST_CASE(delete_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupStateResponse>("DeleteShareGroupStateResponse");
+}
+BOOST_AUTO_TEST_CASE(delete_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupStateResponse>();
+}
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateSummaryRequest>("ReadShareGroupStateSummaryRequest");
+}
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryRequest>();
+}
+BOOST_AUTO_TEST_CASE(streams_group_describe_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupDescribeResponse>("StreamsGroupDescribeResponse");
+}
+BOOST_AUTO_TEST_CASE(streams_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupDescribeResponse>();
+}
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterShareGroupOffsetsRequest>("AlterShareGroupOffsetsRequest");
+}
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterShareGroupOffsetsRequest>();
+}
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupOffsetsRequest>("DeleteShareGroupOffsetsRequest");
+}
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupOffsetsRequest>();
+}
+BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerProtocolAssignment>("ConsumerProtocolAssignment");
+}
+BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerProtocolAssignment>();
+}
+BOOST_AUTO_TEST_CASE(end_txn_marker_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndTxnMarker>("EndTxnMarker");
+}
+BOOST_AUTO_TEST_CASE(end_txn_marker_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndTxnMarker>();
 }
 BOOST_AUTO_TEST_CASE(leader_change_message_round_trips_at_every_version) {
   check_round_trip_at_every_version<LeaderChangeMessage>("LeaderChangeMessage");
 }
 BOOST_AUTO_TEST_CASE(leader_change_message_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<LeaderChangeMessage>();
+}
+BOOST_AUTO_TEST_CASE(snapshot_footer_record_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SnapshotFooterRecord>("SnapshotFooterRecord");
+}
+BOOST_AUTO_TEST_CASE(snapshot_footer_record_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SnapshotFooterRecord>();
+}
+BOOST_AUTO_TEST_CASE(request_header_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RequestHeader>("RequestHeader");
+}
+BOOST_AUTO_TEST_CASE(request_header_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RequestHeader>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,6 +6,48 @@
 
 namespace {
 
+[[maybe_unused]] void fill(ProduceRequest::PartitionProduceData& m, int16_t, Filler& g) {
+  m.index = g.integer<int32_t>();
+  if (g.null()) {
+    m.records.reset();
+  } else {
+    m.records.emplace() = g.bytes();
+  }
+}
+
+[[maybe_unused]] void fill(ProduceRequest::TopicProduceData& m, int16_t version, Filler& g) {
+  if (version <= 12) {
+    m.name = g.string();
+  }
+  if (version >= 13) {
+    m.topic_id = g.uuid();
+  }
+  {
+    auto& items = m.partition_data;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ProduceRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.transactional_id.reset();
+  } else {
+    m.transactional_id.emplace() = g.string();
+  }
+  m.acks = g.integer<int16_t>();
+  m.timeout_ms = g.integer<int32_t>();
+  {
+    auto& items = m.topic_data;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
 [[maybe_unused]] void fill(ProduceResponse::BatchIndexAndErrorMessage& m, int16_t, Filler& g) {
   m.batch_index = g.integer<int32_t>();
   if (g.null()) {
@@ -24,9 +66,7 @@ namespace {
   m.index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   m.base_offset = g.integer<int64_t>();
-  if (version >= 2) {
-    m.log_append_time_ms = g.integer<int64_t>();
-  }
+  m.log_append_time_ms = g.integer<int64_t>();
   if (version >= 5) {
     m.log_start_offset = g.integer<int64_t>();
   }
@@ -50,7 +90,12 @@ namespace {
 }
 
 [[maybe_unused]] void fill(ProduceResponse::TopicProduceResponse& m, int16_t version, Filler& g) {
-  m.name = g.string();
+  if (version <= 12) {
+    m.name = g.string();
+  }
+  if (version >= 13) {
+    m.topic_id = g.uuid();
+  }
   {
     auto& items = m.partition_responses;
     items.resize(g.count());
@@ -79,9 +124,7 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
+  m.throttle_time_ms = g.integer<int32_t>();
   if (version >= 10) {
     auto& items = m.node_endpoints;
     items.resize(g.count());
@@ -91,62 +134,18 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(MetadataResponse::MetadataResponseBroker& m, int16_t version, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  if (version >= 1) {
-    if (g.null()) {
-      m.rack.reset();
-    } else {
-      m.rack.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(MetadataResponse::MetadataResponsePartition& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(ListOffsetsResponse::ListOffsetsPartitionResponse& m, int16_t version, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.leader_id = g.integer<int32_t>();
-  if (version >= 7) {
+  m.error_code = g.integer<int16_t>();
+  m.timestamp = g.integer<int64_t>();
+  m.offset = g.integer<int64_t>();
+  if (version >= 4) {
     m.leader_epoch = g.integer<int32_t>();
   }
-  {
-    auto& items = m.replica_nodes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.isr_nodes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  if (version >= 5) {
-    auto& items = m.offline_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
 }
 
-[[maybe_unused]] void fill(MetadataResponse::MetadataResponseTopic& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if ((version >= 12) && g.null()) {
-    m.name.reset();
-  } else {
-    m.name.emplace() = g.string();
-  }
-  if (version >= 10) {
-    m.topic_id = g.uuid();
-  }
-  if (version >= 1) {
-    m.is_internal = g.boolean();
-  }
+[[maybe_unused]] void fill(ListOffsetsResponse::ListOffsetsTopicResponse& m, int16_t version, Filler& g) {
+  m.name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -154,31 +153,11 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 8) {
-    m.topic_authorized_operations = g.integer<int32_t>();
-  }
 }
 
-[[maybe_unused]] void fill(MetadataResponse& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  {
-    auto& items = m.brokers;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+[[maybe_unused]] void fill(ListOffsetsResponse& m, int16_t version, Filler& g) {
   if (version >= 2) {
-    if (g.null()) {
-      m.cluster_id.reset();
-    } else {
-      m.cluster_id.emplace() = g.string();
-    }
-  }
-  if (version >= 1) {
-    m.controller_id = g.integer<int32_t>();
+    m.throttle_time_ms = g.integer<int32_t>();
   }
   {
     auto& items = m.topics;
@@ -186,126 +165,6 @@ namespace {
     for (auto& e : items) {
       fill(e, version, g);
     }
-  }
-  if (version >= 8 && version <= 10) {
-    m.cluster_authorized_operations = g.integer<int32_t>();
-  }
-}
-
-[[maybe_unused]] void fill(UpdateMetadataRequest::UpdateMetadataPartitionState& m, int16_t version, Filler& g) {
-  if (version <= 4) {
-    m.topic_name = g.string();
-  }
-  m.partition_index = g.integer<int32_t>();
-  m.controller_epoch = g.integer<int32_t>();
-  m.leader = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  {
-    auto& items = m.isr;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  m.zk_version = g.integer<int32_t>();
-  {
-    auto& items = m.replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  if (version >= 4) {
-    auto& items = m.offline_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(UpdateMetadataRequest::UpdateMetadataTopicState& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  if (version >= 7) {
-    m.topic_id = g.uuid();
-  }
-  {
-    auto& items = m.partition_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(UpdateMetadataRequest::UpdateMetadataEndpoint& m, int16_t version, Filler& g) {
-  m.port = g.integer<int32_t>();
-  m.host = g.string();
-  if (version >= 3) {
-    m.listener = g.string();
-  }
-  m.security_protocol = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(UpdateMetadataRequest::UpdateMetadataBroker& m, int16_t version, Filler& g) {
-  m.id = g.integer<int32_t>();
-  if (version <= 0) {
-    m.v0_host = g.string();
-    m.v0_port = g.integer<int32_t>();
-  }
-  if (version >= 1) {
-    auto& items = m.endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 2) {
-    if (g.null()) {
-      m.rack.reset();
-    } else {
-      m.rack.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(UpdateMetadataRequest& m, int16_t version, Filler& g) {
-  m.controller_id = g.integer<int32_t>();
-  if (version >= 8) {
-    m.is_kraft_controller = g.boolean();
-    m.type = g.integer<int8_t>();
-  }
-  m.controller_epoch = g.integer<int32_t>();
-  if (version >= 5) {
-    m.broker_epoch = g.integer<int64_t>();
-  }
-  if (version <= 4) {
-    auto& items = m.ungrouped_partition_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 5) {
-    auto& items = m.topic_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.live_brokers;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ControlledShutdownRequest& m, int16_t version, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  if (version >= 2) {
-    m.broker_epoch = g.integer<int64_t>();
   }
 }
 
@@ -339,162 +198,86 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(SyncGroupRequest::SyncGroupRequestAssignment& m, int16_t, Filler& g) {
-  m.member_id = g.string();
-  m.assignment = g.bytes();
-}
-
-[[maybe_unused]] void fill(SyncGroupRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.generation_id = g.integer<int32_t>();
-  m.member_id = g.string();
-  if (version >= 3) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
-  }
-  if (version >= 5) {
-    if (g.null()) {
-      m.protocol_type.reset();
-    } else {
-      m.protocol_type.emplace() = g.string();
-    }
-    if (g.null()) {
-      m.protocol_name.reset();
-    } else {
-      m.protocol_name.emplace() = g.string();
-    }
-  }
-  {
-    auto& items = m.assignments;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroupMember& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
-  if (version >= 4) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
-  }
-  m.client_id = g.string();
-  m.client_host = g.string();
-  m.member_metadata = g.bytes();
-  m.member_assignment = g.bytes();
-}
-
-[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroup& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(SaslHandshakeResponse& m, int16_t, Filler& g) {
   m.error_code = g.integer<int16_t>();
-  if (version >= 6) {
-    if (g.null()) {
-      m.error_message.reset();
-    } else {
-      m.error_message.emplace() = g.string();
+  {
+    auto& items = m.mechanisms;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
     }
   }
-  m.group_id = g.string();
-  m.group_state = g.string();
-  m.protocol_type = g.string();
-  m.protocol_data = g.string();
+}
+
+[[maybe_unused]] void fill(ApiVersionsResponse::ApiVersion& m, int16_t, Filler& g) {
+  m.api_key = g.integer<int16_t>();
+  m.min_version = g.integer<int16_t>();
+  m.max_version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ApiVersionsResponse::SupportedFeatureKey& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.min_version = g.integer<int16_t>();
+  m.max_version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ApiVersionsResponse::FinalizedFeatureKey& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.max_version_level = g.integer<int16_t>();
+  m.min_version_level = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ApiVersionsResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
   {
-    auto& items = m.members;
+    auto& items = m.api_keys;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  if (version >= 3) {
-    m.authorized_operations = g.integer<int32_t>();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeGroupsResponse& m, int16_t version, Filler& g) {
   if (version >= 1) {
     m.throttle_time_ms = g.integer<int32_t>();
   }
-  {
-    auto& items = m.groups;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ListGroupsRequest& m, int16_t version, Filler& g) {
-  if (version >= 4) {
-    auto& items = m.states_filter;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (version >= 5) {
-    auto& items = m.types_filter;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(SaslHandshakeRequest& m, int16_t, Filler& g) {
-  m.mechanism = g.string();
-}
-
-[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicConfigs& m, int16_t, Filler& g) {
-  m.name = g.string();
-  if (g.null()) {
-    m.value.reset();
-  } else {
-    m.value.emplace() = g.string();
-  }
-  m.read_only = g.boolean();
-  m.config_source = g.integer<int8_t>();
-  m.is_sensitive = g.boolean();
-}
-
-[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicResult& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  if (version >= 7) {
-    m.topic_id = g.uuid();
-  }
-  m.error_code = g.integer<int16_t>();
-  if (version >= 1) {
-    if (g.null()) {
-      m.error_message.reset();
-    } else {
-      m.error_message.emplace() = g.string();
-    }
-  }
-  if (version >= 5) {
-    m.topic_config_error_code = g.integer<int16_t>();
-    m.num_partitions = g.integer<int32_t>();
-    m.replication_factor = g.integer<int16_t>();
-    if (g.null()) {
-      m.configs.reset();
-    } else {
-      auto& items = m.configs.emplace();
+  if (version >= 3) {
+    {
+      auto& items = m.supported_features;
       items.resize(g.count());
       for (auto& e : items) {
         fill(e, version, g);
       }
     }
+    m.finalized_features_epoch = g.integer<int64_t>();
+    {
+      auto& items = m.finalized_features;
+      items.resize(g.count());
+      for (auto& e : items) {
+        fill(e, version, g);
+      }
+    }
+    m.zk_migration_ready = g.boolean();
   }
 }
 
-[[maybe_unused]] void fill(CreateTopicsResponse& m, int16_t version, Filler& g) {
-  if (version >= 2) {
-    m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(DeleteRecordsResponse::DeleteRecordsPartitionResult& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.low_watermark = g.integer<int64_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(DeleteRecordsResponse::DeleteRecordsTopicResult& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
+}
+
+[[maybe_unused]] void fill(DeleteRecordsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -504,20 +287,84 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(InitProducerIdRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.transactional_id.reset();
-  } else {
-    m.transactional_id.emplace() = g.string();
-  }
-  m.transaction_timeout_ms = g.integer<int32_t>();
-  if (version >= 3) {
-    m.producer_id = g.integer<int64_t>();
-    m.producer_epoch = g.integer<int16_t>();
+[[maybe_unused]] void fill(InitProducerIdResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  if (version >= 6) {
+    m.ongoing_txn_producer_id = g.integer<int64_t>();
+    m.ongoing_txn_producer_epoch = g.integer<int16_t>();
   }
 }
 
-[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTopic& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AddOffsetsToTxnResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(EndTxnRequest& m, int16_t, Filler& g) {
+  m.transactional_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  m.committed = g.boolean();
+}
+
+[[maybe_unused]] void fill(AlterConfigsRequest::AlterableConfig& m, int16_t, Filler& g) {
+  m.name = g.string();
+  if (g.null()) {
+    m.value.reset();
+  } else {
+    m.value.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterConfigsRequest::AlterConfigsResource& m, int16_t version, Filler& g) {
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  {
+    auto& items = m.configs;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterConfigsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.resources;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.validate_only = g.boolean();
+}
+
+[[maybe_unused]] void fill(AlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+}
+
+[[maybe_unused]] void fill(AlterConfigsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.responses;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterReplicaLogDirsRequest::AlterReplicaLogDirTopic& m, int16_t, Filler& g) {
   m.name = g.string();
   {
     auto& items = m.partitions;
@@ -528,11 +375,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTransaction& m, int16_t version, Filler& g) {
-  m.transactional_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  m.verify_only = g.boolean();
+[[maybe_unused]] void fill(AlterReplicaLogDirsRequest::AlterReplicaLogDir& m, int16_t version, Filler& g) {
+  m.path = g.string();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -542,49 +386,24 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AddPartitionsToTxnRequest& m, int16_t version, Filler& g) {
-  if (version >= 4) {
-    auto& items = m.transactions;
+[[maybe_unused]] void fill(AlterReplicaLogDirsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.dirs;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  if (version <= 3) {
-    m.v3_and_below_transactional_id = g.string();
-    m.v3_and_below_producer_id = g.integer<int64_t>();
-    m.v3_and_below_producer_epoch = g.integer<int16_t>();
-    {
-      auto& items = m.v3_and_below_topics;
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
-    }
-  }
 }
 
-[[maybe_unused]] void fill(AddOffsetsToTxnRequest& m, int16_t, Filler& g) {
-  m.transactional_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  m.group_id = g.string();
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestPartition& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsPartition& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.committed_offset = g.integer<int64_t>();
-  if (version >= 2) {
-    m.committed_leader_epoch = g.integer<int32_t>();
-  }
-  if (g.null()) {
-    m.committed_metadata.reset();
-  } else {
-    m.committed_metadata.emplace() = g.string();
-  }
+  m.partition_size = g.integer<int64_t>();
+  m.offset_lag = g.integer<int64_t>();
+  m.is_future_key = g.boolean();
 }
 
-[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsTopic& m, int16_t version, Filler& g) {
   m.name = g.string();
   {
     auto& items = m.partitions;
@@ -595,20 +414,9 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(TxnOffsetCommitRequest& m, int16_t version, Filler& g) {
-  m.transactional_id = g.string();
-  m.group_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  if (version >= 3) {
-    m.generation_id = g.integer<int32_t>();
-    m.member_id = g.string();
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
-  }
+[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsResult& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.log_dir = g.string();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -616,9 +424,64 @@ namespace {
       fill(e, version, g);
     }
   }
+  if (version >= 4) {
+    m.total_bytes = g.integer<int64_t>();
+    m.usable_bytes = g.integer<int64_t>();
+  }
 }
 
-[[maybe_unused]] void fill(CreateAclsResponse::AclCreationResult& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(DescribeLogDirsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  if (version >= 3) {
+    m.error_code = g.integer<int16_t>();
+  }
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(CreatePartitionsRequest::CreatePartitionsAssignment& m, int16_t, Filler& g) {
+  {
+    auto& items = m.broker_ids;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(CreatePartitionsRequest::CreatePartitionsTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  m.count = g.integer<int32_t>();
+  if (g.null()) {
+    m.assignments.reset();
+  } else {
+    auto& items = m.assignments.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(CreatePartitionsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.timeout_ms = g.integer<int32_t>();
+  m.validate_only = g.boolean();
+}
+
+[[maybe_unused]] void fill(CreatePartitionsResponse::CreatePartitionsTopicResult& m, int16_t, Filler& g) {
+  m.name = g.string();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
@@ -627,7 +490,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(CreateAclsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(CreatePartitionsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   {
     auto& items = m.results;
@@ -638,30 +501,96 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteGroupsRequest& m, int16_t, Filler& g) {
-  {
-    auto& items = m.groups_names;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteGroupsResponse::DeletableGroupResult& m, int16_t, Filler& g) {
-  m.group_id = g.string();
+[[maybe_unused]] void fill(CreateDelegationTokenResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
+  m.principal_type = g.string();
+  m.principal_name = g.string();
+  if (version >= 3) {
+    m.token_requester_principal_type = g.string();
+    m.token_requester_principal_name = g.string();
+  }
+  m.issue_timestamp_ms = g.integer<int64_t>();
+  m.expiry_timestamp_ms = g.integer<int64_t>();
+  m.max_timestamp_ms = g.integer<int64_t>();
+  m.token_id = g.string();
+  m.hmac = g.bytes();
+  m.throttle_time_ms = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(DeleteGroupsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(ExpireDelegationTokenRequest& m, int16_t, Filler& g) {
+  m.hmac = g.bytes();
+  m.expiry_time_period_ms = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(DescribeDelegationTokenResponse::DescribedDelegationTokenRenewer& m, int16_t, Filler& g) {
+  m.principal_type = g.string();
+  m.principal_name = g.string();
+}
+
+[[maybe_unused]] void fill(DescribeDelegationTokenResponse::DescribedDelegationToken& m, int16_t version, Filler& g) {
+  m.principal_type = g.string();
+  m.principal_name = g.string();
+  if (version >= 3) {
+    m.token_requester_principal_type = g.string();
+    m.token_requester_principal_name = g.string();
+  }
+  m.issue_timestamp = g.integer<int64_t>();
+  m.expiry_timestamp = g.integer<int64_t>();
+  m.max_timestamp = g.integer<int64_t>();
+  m.token_id = g.string();
+  m.hmac = g.bytes();
   {
-    auto& items = m.results;
+    auto& items = m.renewers;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
+}
+
+[[maybe_unused]] void fill(DescribeDelegationTokenResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  {
+    auto& items = m.tokens;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.throttle_time_ms = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(IncrementalAlterConfigsRequest::AlterableConfig& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.config_operation = g.integer<int8_t>();
+  if (g.null()) {
+    m.value.reset();
+  } else {
+    m.value.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(IncrementalAlterConfigsRequest::AlterConfigsResource& m, int16_t version, Filler& g) {
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  {
+    auto& items = m.configs;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(IncrementalAlterConfigsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.resources;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.validate_only = g.boolean();
 }
 
 [[maybe_unused]] void fill(IncrementalAlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t, Filler& g) {
@@ -710,32 +639,11 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingPartitionReassignment& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(OffsetDeleteRequest::OffsetDeleteRequestPartition& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  {
-    auto& items = m.replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.adding_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.removing_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
 }
 
-[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingTopicReassignment& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(OffsetDeleteRequest::OffsetDeleteRequestTopic& m, int16_t version, Filler& g) {
   m.name = g.string();
   {
     auto& items = m.partitions;
@@ -746,14 +654,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListPartitionReassignmentsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(OffsetDeleteRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -763,135 +665,29 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponseTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AlterUserScramCredentialsRequest::ScramCredentialDeletion& m, int16_t, Filler& g) {
   m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+  m.mechanism = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(OffsetDeleteResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntityData& m, int16_t, Filler& g) {
-  m.entity_type = g.string();
-  if (g.null()) {
-    m.entity_name.reset();
-  } else {
-    m.entity_name.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse::ValueData& m, int16_t, Filler& g) {
-  m.key = g.string();
-  m.value = g.float64();
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntryData& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.entity;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.values;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.entries.reset();
-  } else {
-    auto& items = m.entries.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasResponse::EntityData& m, int16_t, Filler& g) {
-  m.entity_type = g.string();
-  if (g.null()) {
-    m.entity_name.reset();
-  } else {
-    m.entity_name.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasResponse::EntryData& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  {
-    auto& items = m.entity;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.entries;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::CredentialInfo& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AlterUserScramCredentialsRequest::ScramCredentialUpsertion& m, int16_t, Filler& g) {
+  m.name = g.string();
   m.mechanism = g.integer<int8_t>();
   m.iterations = g.integer<int32_t>();
+  m.salt = g.bytes();
+  m.salted_password = g.bytes();
 }
 
-[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::DescribeUserScramCredentialsResult& m, int16_t version, Filler& g) {
-  m.user = g.string();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
+[[maybe_unused]] void fill(AlterUserScramCredentialsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.deletions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
   {
-    auto& items = m.credential_infos;
+    auto& items = m.upsertions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -899,32 +695,22 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(VoteResponse::PartitionData& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(VoteRequest::PartitionData& m, int16_t version, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.vote_granted = g.boolean();
+  m.replica_epoch = g.integer<int32_t>();
+  m.replica_id = g.integer<int32_t>();
+  if (version >= 1) {
+    m.replica_directory_id = g.uuid();
+    m.voter_directory_id = g.uuid();
+  }
+  m.last_offset_epoch = g.integer<int32_t>();
+  m.last_offset = g.integer<int64_t>();
+  if (version >= 2) {
+    m.pre_vote = g.boolean();
+  }
 }
 
-[[maybe_unused]] void fill(VoteResponse::TopicData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(VoteRequest::TopicData& m, int16_t version, Filler& g) {
   m.topic_name = g.string();
   {
     auto& items = m.partitions;
@@ -935,13 +721,49 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(VoteResponse::NodeEndpoint& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(VoteRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id.emplace() = g.string();
+  }
+  if (version >= 1) {
+    m.voter_id = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(BeginQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(BeginQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(BeginQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
   m.node_id = g.integer<int32_t>();
   m.host = g.string();
   m.port = g.integer<uint16_t>();
 }
 
-[[maybe_unused]] void fill(VoteResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(BeginQuorumEpochResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   {
     auto& items = m.topics;
@@ -959,40 +781,24 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeQuorumResponse::ReplicaState& m, int16_t version, Filler& g) {
-  m.replica_id = g.integer<int32_t>();
-  if (version >= 2) {
-    m.replica_directory_id = g.uuid();
-  }
-  m.log_end_offset = g.integer<int64_t>();
-  if (version >= 1) {
-    m.last_fetch_timestamp = g.integer<int64_t>();
-    m.last_caught_up_timestamp = g.integer<int64_t>();
-  }
+[[maybe_unused]] void fill(EndQuorumEpochRequest::ReplicaInfo& m, int16_t, Filler& g) {
+  m.candidate_id = g.integer<int32_t>();
+  m.candidate_directory_id = g.uuid();
 }
 
-[[maybe_unused]] void fill(DescribeQuorumResponse::PartitionData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(EndQuorumEpochRequest::PartitionData& m, int16_t version, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (version >= 2) {
-    if (g.null()) {
-      m.error_message.reset();
-    } else {
-      m.error_message.emplace() = g.string();
-    }
-  }
   m.leader_id = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
-  m.high_watermark = g.integer<int64_t>();
-  {
-    auto& items = m.current_voters;
+  if (version <= 0) {
+    auto& items = m.preferred_successors;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.integer<int32_t>();
     }
   }
-  {
-    auto& items = m.observers;
+  if (version >= 1) {
+    auto& items = m.preferred_candidates;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1000,7 +806,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeQuorumResponse::TopicData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(EndQuorumEpochRequest::TopicData& m, int16_t version, Filler& g) {
   m.topic_name = g.string();
   {
     auto& items = m.partitions;
@@ -1011,31 +817,17 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeQuorumResponse::Listener& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(EndQuorumEpochRequest::LeaderEndpoint& m, int16_t, Filler& g) {
   m.name = g.string();
   m.host = g.string();
   m.port = g.integer<uint16_t>();
 }
 
-[[maybe_unused]] void fill(DescribeQuorumResponse::Node& m, int16_t version, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  {
-    auto& items = m.listeners;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeQuorumResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (version >= 2) {
-    if (g.null()) {
-      m.error_message.reset();
-    } else {
-      m.error_message.emplace() = g.string();
-    }
+[[maybe_unused]] void fill(EndQuorumEpochRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id.emplace() = g.string();
   }
   {
     auto& items = m.topics;
@@ -1044,8 +836,8 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 2) {
-    auto& items = m.nodes;
+  if (version >= 1) {
+    auto& items = m.leader_endpoints;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1053,31 +845,15 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterPartitionResponse::PartitionData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(EndQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   m.leader_id = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
-  {
-    auto& items = m.isr;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  if (version >= 1) {
-    m.leader_recovery_state = g.integer<int8_t>();
-  }
-  m.partition_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(AlterPartitionResponse::TopicData& m, int16_t version, Filler& g) {
-  if (version <= 1) {
-    m.topic_name = g.string();
-  }
-  if (version >= 2) {
-    m.topic_id = g.uuid();
-  }
+[[maybe_unused]] void fill(EndQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -1087,8 +863,13 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterPartitionResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(EndQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(EndQuorumEpochResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   {
     auto& items = m.topics;
@@ -1097,18 +878,51 @@ namespace {
       fill(e, version, g);
     }
   }
-}
-
-[[maybe_unused]] void fill(EnvelopeResponse& m, int16_t, Filler& g) {
-  if (g.null()) {
-    m.response_data.reset();
-  } else {
-    m.response_data.emplace() = g.bytes();
+  if (version >= 1) {
+    auto& items = m.node_endpoints;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
-  m.error_code = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(DescribeClusterResponse::DescribeClusterBroker& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(UpdateFeaturesRequest::FeatureUpdateKey& m, int16_t version, Filler& g) {
+  m.feature = g.string();
+  m.max_version_level = g.integer<int16_t>();
+  if (version <= 0) {
+    m.allow_downgrade = g.boolean();
+  }
+  if (version >= 1) {
+    m.upgrade_type = g.integer<int8_t>();
+  }
+}
+
+[[maybe_unused]] void fill(UpdateFeaturesRequest& m, int16_t version, Filler& g) {
+  m.timeout_ms = g.integer<int32_t>();
+  {
+    auto& items = m.feature_updates;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 1) {
+    m.validate_only = g.boolean();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClusterRequest& m, int16_t version, Filler& g) {
+  m.include_cluster_authorized_operations = g.boolean();
+  if (version >= 1) {
+    m.endpoint_type = g.integer<int8_t>();
+  }
+  if (version >= 2) {
+    m.include_fenced_brokers = g.boolean();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClusterResponse::DescribeClusterBroker& m, int16_t version, Filler& g) {
   m.broker_id = g.integer<int32_t>();
   m.host = g.string();
   m.port = g.integer<int32_t>();
@@ -1116,6 +930,9 @@ namespace {
     m.rack.reset();
   } else {
     m.rack.emplace() = g.string();
+  }
+  if (version >= 2) {
+    m.is_fenced = g.boolean();
   }
 }
 
@@ -1163,70 +980,12 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BrokerRegistrationRequest::Listener& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-  m.security_protocol = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(BrokerRegistrationRequest::Feature& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.min_supported_version = g.integer<int16_t>();
-  m.max_supported_version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(BrokerRegistrationRequest& m, int16_t version, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.cluster_id = g.string();
-  m.incarnation_id = g.uuid();
-  {
-    auto& items = m.listeners;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.features;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (g.null()) {
-    m.rack.reset();
-  } else {
-    m.rack.emplace() = g.string();
-  }
-  if (version >= 1) {
-    m.is_migrating_zk_broker = g.boolean();
-  }
-  if (version >= 2) {
-    auto& items = m.log_dirs;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.uuid();
-    }
-  }
-  if (version >= 3) {
-    m.previous_broker_epoch = g.integer<int64_t>();
-  }
-}
-
-[[maybe_unused]] void fill(BrokerHeartbeatRequest& m, int16_t version, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.broker_epoch = g.integer<int64_t>();
-  m.current_metadata_offset = g.integer<int64_t>();
-  m.want_fence = g.boolean();
-  m.want_shut_down = g.boolean();
-  if (version >= 1) {
-    auto& items = m.offline_log_dirs;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.uuid();
-    }
-  }
+[[maybe_unused]] void fill(BrokerHeartbeatResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.is_caught_up = g.boolean();
+  m.is_fenced = g.boolean();
+  m.should_shut_down = g.boolean();
 }
 
 [[maybe_unused]] void fill(UnregisterBrokerResponse& m, int16_t, Filler& g) {
@@ -1239,9 +998,55 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeTransactionsRequest& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ListTransactionsRequest& m, int16_t version, Filler& g) {
   {
-    auto& items = m.transactional_ids;
+    auto& items = m.state_filters;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.producer_id_filters;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int64_t>();
+    }
+  }
+  if (version >= 1) {
+    m.duration_filter = g.integer<int64_t>();
+  }
+  if (version >= 2) {
+    if (g.null()) {
+      m.transactional_id_pattern.reset();
+    } else {
+      m.transactional_id_pattern.emplace() = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AllocateProducerIdsRequest& m, int16_t, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
+  m.broker_epoch = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(GetTelemetrySubscriptionsResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.client_instance_id = g.uuid();
+  m.subscription_id = g.integer<int32_t>();
+  {
+    auto& items = m.accepted_compression_types;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int8_t>();
+    }
+  }
+  m.push_interval_ms = g.integer<int32_t>();
+  m.telemetry_max_bytes = g.integer<int32_t>();
+  m.delta_temporality = g.boolean();
+  {
+    auto& items = m.requested_metrics;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
@@ -1249,121 +1054,16 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(GetTelemetrySubscriptionsRequest& m, int16_t, Filler& g) {
-  m.client_instance_id = g.uuid();
+[[maybe_unused]] void fill(DescribeTopicPartitionsRequest::TopicRequest& m, int16_t, Filler& g) {
+  m.name = g.string();
 }
 
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse::PartitionData& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse::TopicData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse::DirectoryData& m, int16_t version, Filler& g) {
-  m.id = g.uuid();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.directories;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.partition_index = g.integer<int32_t>();
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  {
-    auto& items = m.replica_nodes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.isr_nodes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  if (g.null()) {
-    m.eligible_leader_replicas.reset();
-  } else {
-    auto& items = m.eligible_leader_replicas.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  if (g.null()) {
-    m.last_known_elr.reset();
-  } else {
-    auto& items = m.last_known_elr.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.offline_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponseTopic& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.name.reset();
-  } else {
-    m.name.emplace() = g.string();
-  }
-  m.topic_id = g.uuid();
-  m.is_internal = g.boolean();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.topic_authorized_operations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeTopicPartitionsResponse::Cursor& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(DescribeTopicPartitionsRequest::Cursor& m, int16_t, Filler& g) {
   m.topic_name = g.string();
   m.partition_index = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(DescribeTopicPartitionsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(DescribeTopicPartitionsRequest& m, int16_t version, Filler& g) {
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -1371,30 +1071,169 @@ namespace {
       fill(e, version, g);
     }
   }
+  m.response_partition_limit = g.integer<int32_t>();
   if (g.null()) {
-    m.next_cursor.reset();
+    m.cursor.reset();
   } else {
-    fill(m.next_cursor.emplace(), version, g);
+    fill(m.cursor.emplace(), version, g);
   }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
+[[maybe_unused]] void fill(ShareGroupHeartbeatResponse::TopicPartitions& m, int16_t, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::PartitionData& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
+[[maybe_unused]] void fill(ShareGroupHeartbeatResponse::Assignment& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topic_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareGroupHeartbeatResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
   } else {
     m.error_message.emplace() = g.string();
   }
-  fill(m.current_leader, version, g);
+  if (g.null()) {
+    m.member_id.reset();
+  } else {
+    m.member_id.emplace() = g.string();
+  }
+  m.member_epoch = g.integer<int32_t>();
+  m.heartbeat_interval_ms = g.integer<int32_t>();
+  if (g.null()) {
+    m.assignment.reset();
+  } else {
+    fill(m.assignment.emplace(), version, g);
+  }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::ShareAcknowledgeTopicResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
+  m.topic_id = g.uuid();
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topic_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  m.member_epoch = g.integer<int32_t>();
+  m.client_id = g.string();
+  m.client_host = g.string();
+  {
+    auto& items = m.subscribed_topic_names;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  fill(m.assignment, version, g);
+}
+
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.group_id = g.string();
+  m.group_state = g.string();
+  m.group_epoch = g.integer<int32_t>();
+  m.assignment_epoch = g.integer<int32_t>();
+  m.assignor_name = g.string();
+  {
+    auto& items = m.members;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ShareGroupDescribeResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(RemoveRaftVoterResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateResponse::StateBatch& m, int16_t, Filler& g) {
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  m.delivery_state = g.integer<int8_t>();
+  m.delivery_count = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateResponse::PartitionResult& m, int16_t version, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.state_epoch = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+  {
+    auto& items = m.state_batches;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateResponse::ReadStateResult& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1405,18 +1244,280 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::NodeEndpoint& m, int16_t, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  if (g.null()) {
-    m.rack.reset();
-  } else {
-    m.rack.emplace() = g.string();
+[[maybe_unused]] void fill(ReadShareGroupStateResponse& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(WriteShareGroupStateRequest::StateBatch& m, int16_t, Filler& g) {
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  m.delivery_state = g.integer<int8_t>();
+  m.delivery_count = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateRequest::PartitionData& m, int16_t version, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.state_epoch = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+  {
+    auto& items = m.state_batches;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateRequest::WriteStateData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::KeyValue& m, int16_t, Filler& g) {
+  m.key = g.string();
+  m.value = g.string();
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::TopicInfo& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  m.partitions = g.integer<int32_t>();
+  m.replication_factor = g.integer<int16_t>();
+  {
+    auto& items = m.topic_configs;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::CopartitionGroup& m, int16_t, Filler& g) {
+  {
+    auto& items = m.source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int16_t>();
+    }
+  }
+  {
+    auto& items = m.source_topic_regex;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int16_t>();
+    }
+  }
+  {
+    auto& items = m.repartition_source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int16_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::Subtopology& m, int16_t version, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.source_topic_regex;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.state_changelog_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.repartition_sink_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.repartition_source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.copartition_groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::Topology& m, int16_t version, Filler& g) {
+  m.epoch = g.integer<int32_t>();
+  {
+    auto& items = m.subtopologies;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::TaskIds& m, int16_t, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::Endpoint& m, int16_t, Filler& g) {
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest::TaskOffset& m, int16_t, Filler& g) {
+  m.subtopology_id = g.string();
+  m.partition = g.integer<int32_t>();
+  m.offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  m.endpoint_information_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.instance_id.reset();
+  } else {
+    m.instance_id.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  m.rebalance_timeout_ms = g.integer<int32_t>();
+  if (g.null()) {
+    m.topology.reset();
+  } else {
+    fill(m.topology.emplace(), version, g);
+  }
+  if (g.null()) {
+    m.active_tasks.reset();
+  } else {
+    auto& items = m.active_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.standby_tasks.reset();
+  } else {
+    auto& items = m.standby_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.warmup_tasks.reset();
+  } else {
+    auto& items = m.warmup_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.process_id.reset();
+  } else {
+    m.process_id.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.user_endpoint.reset();
+  } else {
+    fill(m.user_endpoint.emplace(), version, g);
+  }
+  if (g.null()) {
+    m.client_tags.reset();
+  } else {
+    auto& items = m.client_tags.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.task_offsets.reset();
+  } else {
+    auto& items = m.task_offsets.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.task_end_offsets.reset();
+  } else {
+    auto& items = m.task_end_offsets.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.shutdown_application = g.boolean();
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsResponse::DeleteShareGroupOffsetsResponseTopic& m, int16_t, Filler& g) {
+  m.topic_name = g.string();
+  m.topic_id = g.uuid();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1431,151 +1532,9 @@ namespace {
       fill(e, version, g);
     }
   }
-  {
-    auto& items = m.node_endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
 }
 
-[[maybe_unused]] void fill(AddRaftVoterResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(RemoveRaftVoterRequest& m, int16_t, Filler& g) {
-  if (g.null()) {
-    m.cluster_id.reset();
-  } else {
-    m.cluster_id.emplace() = g.string();
-  }
-  m.voter_id = g.integer<int32_t>();
-  m.voter_directory_id = g.uuid();
-}
-
-[[maybe_unused]] void fill(InitializeShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(InitializeShareGroupStateResponse::InitializeStateResult& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(InitializeShareGroupStateResponse& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateRequest::ReadStateData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateResponse::WriteStateResult& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateResponse& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateRequest::DeleteStateData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerProtocolAssignment::TopicPartition& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerProtocolSubscription::TopicPartition& m, int16_t, Filler& g) {
   m.topic = g.string();
   {
     auto& items = m.partitions;
@@ -1586,12 +1545,12 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerProtocolAssignment& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ConsumerProtocolSubscription& m, int16_t version, Filler& g) {
   {
-    auto& items = m.assigned_partitions;
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.string();
     }
   }
   if (g.null()) {
@@ -1599,52 +1558,55 @@ namespace {
   } else {
     m.user_data.emplace() = g.bytes();
   }
-}
-
-[[maybe_unused]] void fill(SnapshotFooterRecord& m, int16_t, Filler& g) {
-  m.version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(RequestHeader& m, int16_t version, Filler& g) {
-  m.request_api_key = g.integer<int16_t>();
-  m.request_api_version = g.integer<int16_t>();
-  m.correlation_id = g.integer<int32_t>();
   if (version >= 1) {
-    if (g.null()) {
-      m.client_id.reset();
-    } else {
-      m.client_id.emplace() = g.string();
+    auto& items = m.owned_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
     }
   }
+  if (version >= 2) {
+    m.generation_id = g.integer<int32_t>();
+  }
+  if (version >= 3) {
+    if (g.null()) {
+      m.rack_id.reset();
+    } else {
+      m.rack_id.emplace() = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(SnapshotHeaderRecord& m, int16_t, Filler& g) {
+  m.version = g.integer<int16_t>();
+  m.last_contained_log_timestamp = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(ResponseHeader& m, int16_t, Filler& g) {
+  m.correlation_id = g.integer<int32_t>();
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(generated_messages_2)
 
+BOOST_AUTO_TEST_CASE(produce_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ProduceRequest>("ProduceRequest");
+}
+BOOST_AUTO_TEST_CASE(produce_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ProduceRequest>();
+}
 BOOST_AUTO_TEST_CASE(produce_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<ProduceResponse>("ProduceResponse");
 }
 BOOST_AUTO_TEST_CASE(produce_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ProduceResponse>();
 }
-BOOST_AUTO_TEST_CASE(metadata_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<MetadataResponse>("MetadataResponse");
+BOOST_AUTO_TEST_CASE(list_offsets_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListOffsetsResponse>("ListOffsetsResponse");
 }
-BOOST_AUTO_TEST_CASE(metadata_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<MetadataResponse>();
-}
-BOOST_AUTO_TEST_CASE(update_metadata_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateMetadataRequest>("UpdateMetadataRequest");
-}
-BOOST_AUTO_TEST_CASE(update_metadata_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateMetadataRequest>();
-}
-BOOST_AUTO_TEST_CASE(controlled_shutdown_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ControlledShutdownRequest>("ControlledShutdownRequest");
-}
-BOOST_AUTO_TEST_CASE(controlled_shutdown_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ControlledShutdownRequest>();
+BOOST_AUTO_TEST_CASE(list_offsets_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListOffsetsResponse>();
 }
 BOOST_AUTO_TEST_CASE(leave_group_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<LeaveGroupRequest>("LeaveGroupRequest");
@@ -1652,77 +1614,101 @@ BOOST_AUTO_TEST_CASE(leave_group_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(leave_group_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<LeaveGroupRequest>();
 }
-BOOST_AUTO_TEST_CASE(sync_group_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SyncGroupRequest>("SyncGroupRequest");
+BOOST_AUTO_TEST_CASE(sasl_handshake_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslHandshakeResponse>("SaslHandshakeResponse");
 }
-BOOST_AUTO_TEST_CASE(sync_group_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SyncGroupRequest>();
+BOOST_AUTO_TEST_CASE(sasl_handshake_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslHandshakeResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_groups_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeGroupsResponse>("DescribeGroupsResponse");
+BOOST_AUTO_TEST_CASE(api_versions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ApiVersionsResponse>("ApiVersionsResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_groups_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeGroupsResponse>();
+BOOST_AUTO_TEST_CASE(api_versions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ApiVersionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(list_groups_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListGroupsRequest>("ListGroupsRequest");
+BOOST_AUTO_TEST_CASE(delete_records_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteRecordsResponse>("DeleteRecordsResponse");
 }
-BOOST_AUTO_TEST_CASE(list_groups_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListGroupsRequest>();
+BOOST_AUTO_TEST_CASE(delete_records_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteRecordsResponse>();
 }
-BOOST_AUTO_TEST_CASE(sasl_handshake_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslHandshakeRequest>("SaslHandshakeRequest");
+BOOST_AUTO_TEST_CASE(init_producer_id_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitProducerIdResponse>("InitProducerIdResponse");
 }
-BOOST_AUTO_TEST_CASE(sasl_handshake_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslHandshakeRequest>();
+BOOST_AUTO_TEST_CASE(init_producer_id_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitProducerIdResponse>();
 }
-BOOST_AUTO_TEST_CASE(create_topics_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateTopicsResponse>("CreateTopicsResponse");
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddOffsetsToTxnResponse>("AddOffsetsToTxnResponse");
 }
-BOOST_AUTO_TEST_CASE(create_topics_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateTopicsResponse>();
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddOffsetsToTxnResponse>();
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitProducerIdRequest>("InitProducerIdRequest");
+BOOST_AUTO_TEST_CASE(end_txn_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndTxnRequest>("EndTxnRequest");
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitProducerIdRequest>();
+BOOST_AUTO_TEST_CASE(end_txn_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndTxnRequest>();
 }
-BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddPartitionsToTxnRequest>("AddPartitionsToTxnRequest");
+BOOST_AUTO_TEST_CASE(alter_configs_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterConfigsRequest>("AlterConfigsRequest");
 }
-BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddPartitionsToTxnRequest>();
+BOOST_AUTO_TEST_CASE(alter_configs_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterConfigsRequest>();
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddOffsetsToTxnRequest>("AddOffsetsToTxnRequest");
+BOOST_AUTO_TEST_CASE(alter_configs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterConfigsResponse>("AlterConfigsResponse");
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddOffsetsToTxnRequest>();
+BOOST_AUTO_TEST_CASE(alter_configs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterConfigsResponse>();
 }
-BOOST_AUTO_TEST_CASE(txn_offset_commit_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<TxnOffsetCommitRequest>("TxnOffsetCommitRequest");
+BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterReplicaLogDirsRequest>("AlterReplicaLogDirsRequest");
 }
-BOOST_AUTO_TEST_CASE(txn_offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<TxnOffsetCommitRequest>();
+BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterReplicaLogDirsRequest>();
 }
-BOOST_AUTO_TEST_CASE(create_acls_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateAclsResponse>("CreateAclsResponse");
+BOOST_AUTO_TEST_CASE(describe_log_dirs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeLogDirsResponse>("DescribeLogDirsResponse");
 }
-BOOST_AUTO_TEST_CASE(create_acls_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateAclsResponse>();
+BOOST_AUTO_TEST_CASE(describe_log_dirs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeLogDirsResponse>();
 }
-BOOST_AUTO_TEST_CASE(delete_groups_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteGroupsRequest>("DeleteGroupsRequest");
+BOOST_AUTO_TEST_CASE(create_partitions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreatePartitionsRequest>("CreatePartitionsRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_groups_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteGroupsRequest>();
+BOOST_AUTO_TEST_CASE(create_partitions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreatePartitionsRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_groups_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteGroupsResponse>("DeleteGroupsResponse");
+BOOST_AUTO_TEST_CASE(create_partitions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreatePartitionsResponse>("CreatePartitionsResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_groups_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteGroupsResponse>();
+BOOST_AUTO_TEST_CASE(create_partitions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreatePartitionsResponse>();
+}
+BOOST_AUTO_TEST_CASE(create_delegation_token_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateDelegationTokenResponse>("CreateDelegationTokenResponse");
+}
+BOOST_AUTO_TEST_CASE(create_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateDelegationTokenResponse>();
+}
+BOOST_AUTO_TEST_CASE(expire_delegation_token_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ExpireDelegationTokenRequest>("ExpireDelegationTokenRequest");
+}
+BOOST_AUTO_TEST_CASE(expire_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ExpireDelegationTokenRequest>();
+}
+BOOST_AUTO_TEST_CASE(describe_delegation_token_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeDelegationTokenResponse>("DescribeDelegationTokenResponse");
+}
+BOOST_AUTO_TEST_CASE(describe_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeDelegationTokenResponse>();
+}
+BOOST_AUTO_TEST_CASE(incremental_alter_configs_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<IncrementalAlterConfigsRequest>("IncrementalAlterConfigsRequest");
+}
+BOOST_AUTO_TEST_CASE(incremental_alter_configs_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<IncrementalAlterConfigsRequest>();
 }
 BOOST_AUTO_TEST_CASE(incremental_alter_configs_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<IncrementalAlterConfigsResponse>("IncrementalAlterConfigsResponse");
@@ -1736,59 +1722,53 @@ BOOST_AUTO_TEST_CASE(list_partition_reassignments_request_round_trips_at_every_v
 BOOST_AUTO_TEST_CASE(list_partition_reassignments_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ListPartitionReassignmentsRequest>();
 }
-BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListPartitionReassignmentsResponse>("ListPartitionReassignmentsResponse");
+BOOST_AUTO_TEST_CASE(offset_delete_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetDeleteRequest>("OffsetDeleteRequest");
 }
-BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListPartitionReassignmentsResponse>();
+BOOST_AUTO_TEST_CASE(offset_delete_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetDeleteRequest>();
 }
-BOOST_AUTO_TEST_CASE(offset_delete_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetDeleteResponse>("OffsetDeleteResponse");
+BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterUserScramCredentialsRequest>("AlterUserScramCredentialsRequest");
 }
-BOOST_AUTO_TEST_CASE(offset_delete_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetDeleteResponse>();
+BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterUserScramCredentialsRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_client_quotas_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeClientQuotasResponse>("DescribeClientQuotasResponse");
+BOOST_AUTO_TEST_CASE(vote_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<VoteRequest>("VoteRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_client_quotas_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeClientQuotasResponse>();
+BOOST_AUTO_TEST_CASE(vote_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<VoteRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_client_quotas_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterClientQuotasResponse>("AlterClientQuotasResponse");
+BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BeginQuorumEpochResponse>("BeginQuorumEpochResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_client_quotas_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterClientQuotasResponse>();
+BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BeginQuorumEpochResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeUserScramCredentialsResponse>("DescribeUserScramCredentialsResponse");
+BOOST_AUTO_TEST_CASE(end_quorum_epoch_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndQuorumEpochRequest>("EndQuorumEpochRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeUserScramCredentialsResponse>();
+BOOST_AUTO_TEST_CASE(end_quorum_epoch_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndQuorumEpochRequest>();
 }
-BOOST_AUTO_TEST_CASE(vote_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<VoteResponse>("VoteResponse");
+BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndQuorumEpochResponse>("EndQuorumEpochResponse");
 }
-BOOST_AUTO_TEST_CASE(vote_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<VoteResponse>();
+BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndQuorumEpochResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_quorum_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeQuorumResponse>("DescribeQuorumResponse");
+BOOST_AUTO_TEST_CASE(update_features_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateFeaturesRequest>("UpdateFeaturesRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_quorum_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeQuorumResponse>();
+BOOST_AUTO_TEST_CASE(update_features_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateFeaturesRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_partition_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterPartitionResponse>("AlterPartitionResponse");
+BOOST_AUTO_TEST_CASE(describe_cluster_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeClusterRequest>("DescribeClusterRequest");
 }
-BOOST_AUTO_TEST_CASE(alter_partition_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterPartitionResponse>();
-}
-BOOST_AUTO_TEST_CASE(envelope_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EnvelopeResponse>("EnvelopeResponse");
-}
-BOOST_AUTO_TEST_CASE(envelope_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EnvelopeResponse>();
+BOOST_AUTO_TEST_CASE(describe_cluster_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeClusterRequest>();
 }
 BOOST_AUTO_TEST_CASE(describe_cluster_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeClusterResponse>("DescribeClusterResponse");
@@ -1802,17 +1782,11 @@ BOOST_AUTO_TEST_CASE(describe_producers_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(describe_producers_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeProducersRequest>();
 }
-BOOST_AUTO_TEST_CASE(broker_registration_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerRegistrationRequest>("BrokerRegistrationRequest");
+BOOST_AUTO_TEST_CASE(broker_heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerHeartbeatResponse>("BrokerHeartbeatResponse");
 }
-BOOST_AUTO_TEST_CASE(broker_registration_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerRegistrationRequest>();
-}
-BOOST_AUTO_TEST_CASE(broker_heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerHeartbeatRequest>("BrokerHeartbeatRequest");
-}
-BOOST_AUTO_TEST_CASE(broker_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerHeartbeatRequest>();
+BOOST_AUTO_TEST_CASE(broker_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerHeartbeatResponse>();
 }
 BOOST_AUTO_TEST_CASE(unregister_broker_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<UnregisterBrokerResponse>("UnregisterBrokerResponse");
@@ -1820,89 +1794,89 @@ BOOST_AUTO_TEST_CASE(unregister_broker_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(unregister_broker_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<UnregisterBrokerResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeTransactionsRequest>("DescribeTransactionsRequest");
+BOOST_AUTO_TEST_CASE(list_transactions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListTransactionsRequest>("ListTransactionsRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeTransactionsRequest>();
+BOOST_AUTO_TEST_CASE(list_transactions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListTransactionsRequest>();
 }
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<GetTelemetrySubscriptionsRequest>("GetTelemetrySubscriptionsRequest");
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AllocateProducerIdsRequest>("AllocateProducerIdsRequest");
 }
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsRequest>();
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AllocateProducerIdsRequest>();
 }
-BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AssignReplicasToDirsResponse>("AssignReplicasToDirsResponse");
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<GetTelemetrySubscriptionsResponse>("GetTelemetrySubscriptionsResponse");
 }
-BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AssignReplicasToDirsResponse>();
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_topic_partitions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeTopicPartitionsResponse>("DescribeTopicPartitionsResponse");
+BOOST_AUTO_TEST_CASE(describe_topic_partitions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeTopicPartitionsRequest>("DescribeTopicPartitionsRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_topic_partitions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeTopicPartitionsResponse>();
+BOOST_AUTO_TEST_CASE(describe_topic_partitions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeTopicPartitionsRequest>();
 }
-BOOST_AUTO_TEST_CASE(share_acknowledge_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareAcknowledgeResponse>("ShareAcknowledgeResponse");
+BOOST_AUTO_TEST_CASE(share_group_heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareGroupHeartbeatResponse>("ShareGroupHeartbeatResponse");
 }
-BOOST_AUTO_TEST_CASE(share_acknowledge_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareAcknowledgeResponse>();
+BOOST_AUTO_TEST_CASE(share_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareGroupHeartbeatResponse>();
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddRaftVoterResponse>("AddRaftVoterResponse");
+BOOST_AUTO_TEST_CASE(share_group_describe_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareGroupDescribeResponse>("ShareGroupDescribeResponse");
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddRaftVoterResponse>();
+BOOST_AUTO_TEST_CASE(share_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareGroupDescribeResponse>();
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RemoveRaftVoterRequest>("RemoveRaftVoterRequest");
+BOOST_AUTO_TEST_CASE(remove_raft_voter_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RemoveRaftVoterResponse>("RemoveRaftVoterResponse");
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RemoveRaftVoterRequest>();
+BOOST_AUTO_TEST_CASE(remove_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RemoveRaftVoterResponse>();
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitializeShareGroupStateResponse>("InitializeShareGroupStateResponse");
+BOOST_AUTO_TEST_CASE(read_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateResponse>("ReadShareGroupStateResponse");
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitializeShareGroupStateResponse>();
+BOOST_AUTO_TEST_CASE(read_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateResponse>();
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateRequest>("ReadShareGroupStateRequest");
+BOOST_AUTO_TEST_CASE(write_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<WriteShareGroupStateRequest>("WriteShareGroupStateRequest");
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(write_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<WriteShareGroupStateRequest>();
 }
-BOOST_AUTO_TEST_CASE(write_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<WriteShareGroupStateResponse>("WriteShareGroupStateResponse");
+BOOST_AUTO_TEST_CASE(streams_group_heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupHeartbeatRequest>("StreamsGroupHeartbeatRequest");
 }
-BOOST_AUTO_TEST_CASE(write_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<WriteShareGroupStateResponse>();
+BOOST_AUTO_TEST_CASE(streams_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupHeartbeatRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteShareGroupStateRequest>("DeleteShareGroupStateRequest");
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupOffsetsResponse>("DeleteShareGroupOffsetsResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupOffsetsResponse>();
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerProtocolAssignment>("ConsumerProtocolAssignment");
+BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerProtocolSubscription>("ConsumerProtocolSubscription");
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerProtocolAssignment>();
+BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerProtocolSubscription>();
 }
-BOOST_AUTO_TEST_CASE(snapshot_footer_record_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SnapshotFooterRecord>("SnapshotFooterRecord");
+BOOST_AUTO_TEST_CASE(snapshot_header_record_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SnapshotHeaderRecord>("SnapshotHeaderRecord");
 }
-BOOST_AUTO_TEST_CASE(snapshot_footer_record_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SnapshotFooterRecord>();
+BOOST_AUTO_TEST_CASE(snapshot_header_record_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SnapshotHeaderRecord>();
 }
-BOOST_AUTO_TEST_CASE(request_header_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RequestHeader>("RequestHeader");
+BOOST_AUTO_TEST_CASE(response_header_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ResponseHeader>("ResponseHeader");
 }
-BOOST_AUTO_TEST_CASE(request_header_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RequestHeader>();
+BOOST_AUTO_TEST_CASE(response_header_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ResponseHeader>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

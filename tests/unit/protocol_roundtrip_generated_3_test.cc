@@ -6,64 +6,116 @@
 
 namespace {
 
-[[maybe_unused]] void fill(LeaderAndIsrResponse::LeaderAndIsrPartitionError& m, int16_t version, Filler& g) {
-  if (version <= 4) {
-    m.topic_name = g.string();
-  }
+[[maybe_unused]] void fill(FetchResponse::EpochEndOffset& m, int16_t, Filler& g) {
+  m.epoch = g.integer<int32_t>();
+  m.end_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(FetchResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(FetchResponse::SnapshotId& m, int16_t, Filler& g) {
+  m.end_offset = g.integer<int64_t>();
+  m.epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(FetchResponse::AbortedTransaction& m, int16_t, Filler& g) {
+  m.producer_id = g.integer<int64_t>();
+  m.first_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(FetchResponse::PartitionData& m, int16_t version, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(LeaderAndIsrResponse::LeaderAndIsrTopicError& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partition_errors;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(LeaderAndIsrResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (version <= 4) {
-    auto& items = m.partition_errors;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+  m.high_watermark = g.integer<int64_t>();
+  m.last_stable_offset = g.integer<int64_t>();
   if (version >= 5) {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+    m.log_start_offset = g.integer<int64_t>();
   }
-}
-
-[[maybe_unused]] void fill(UpdateMetadataResponse& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestPartition& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.committed_offset = g.integer<int64_t>();
-  if (version >= 6) {
-    m.committed_leader_epoch = g.integer<int32_t>();
-  }
-  if (version >= 1 && version <= 1) {
-    m.commit_timestamp = g.integer<int64_t>();
+  if (version >= 12) {
+    fill(m.diverging_epoch, version, g);
+    fill(m.current_leader, version, g);
+    fill(m.snapshot_id, version, g);
   }
   if (g.null()) {
-    m.committed_metadata.reset();
+    m.aborted_transactions.reset();
   } else {
-    m.committed_metadata.emplace() = g.string();
+    auto& items = m.aborted_transactions.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 11) {
+    m.preferred_read_replica = g.integer<int32_t>();
+  }
+  if (g.null()) {
+    m.records.reset();
+  } else {
+    m.records.emplace() = g.bytes();
   }
 }
 
-[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(FetchResponse::FetchableTopicResponse& m, int16_t version, Filler& g) {
+  if (version <= 12) {
+    m.topic = g.string();
+  }
+  if (version >= 13) {
+    m.topic_id = g.uuid();
+  }
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(FetchResponse::NodeEndpoint& m, int16_t, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  if (g.null()) {
+    m.rack.reset();
+  } else {
+    m.rack.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(FetchResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  if (version >= 7) {
+    m.error_code = g.integer<int16_t>();
+    m.session_id = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.responses;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 16) {
+    auto& items = m.node_endpoints;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsPartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  if (version >= 4) {
+    m.current_leader_epoch = g.integer<int32_t>();
+  }
+  m.timestamp = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsTopic& m, int16_t version, Filler& g) {
   m.name = g.string();
   {
     auto& items = m.partitions;
@@ -74,21 +126,47 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(OffsetCommitRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  if (version >= 1) {
-    m.generation_id_or_member_epoch = g.integer<int32_t>();
-    m.member_id = g.string();
+[[maybe_unused]] void fill(ListOffsetsRequest& m, int16_t version, Filler& g) {
+  m.replica_id = g.integer<int32_t>();
+  if (version >= 2) {
+    m.isolation_level = g.integer<int8_t>();
   }
-  if (version >= 7) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
     }
   }
-  if (version >= 2 && version <= 4) {
-    m.retention_time_ms = g.integer<int64_t>();
+  if (version >= 10) {
+    m.timeout_ms = g.integer<int32_t>();
+  }
+}
+
+[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponseTopic& m, int16_t version, Filler& g) {
+  if (version <= 9) {
+    m.name = g.string();
+  }
+  if (version >= 10) {
+    m.topic_id = g.uuid();
+  }
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(OffsetCommitResponse& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.throttle_time_ms = g.integer<int32_t>();
   }
   {
     auto& items = m.topics;
@@ -110,8 +188,13 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(OffsetFetchRequest::OffsetFetchRequestTopics& m, int16_t, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(OffsetFetchRequest::OffsetFetchRequestTopics& m, int16_t version, Filler& g) {
+  if (version <= 9) {
+    m.name = g.string();
+  }
+  if (version >= 10) {
+    m.topic_id = g.uuid();
+  }
   {
     auto& items = m.partition_indexes;
     items.resize(g.count());
@@ -167,6 +250,94 @@ namespace {
   }
 }
 
+[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponsePartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.committed_offset = g.integer<int64_t>();
+  if (version >= 5) {
+    m.committed_leader_epoch = g.integer<int32_t>();
+  }
+  if (g.null()) {
+    m.metadata.reset();
+  } else {
+    m.metadata.emplace() = g.string();
+  }
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponseTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponsePartitions& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.committed_offset = g.integer<int64_t>();
+  m.committed_leader_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.metadata.reset();
+  } else {
+    m.metadata.emplace() = g.string();
+  }
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponseTopics& m, int16_t version, Filler& g) {
+  if (version <= 9) {
+    m.name = g.string();
+  }
+  if (version >= 10) {
+    m.topic_id = g.uuid();
+  }
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponseGroup& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(OffsetFetchResponse& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.throttle_time_ms = g.integer<int32_t>();
+  }
+  if (version <= 7) {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 2 && version <= 7) {
+    m.error_code = g.integer<int16_t>();
+  }
+  if (version >= 8) {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
 [[maybe_unused]] void fill(JoinGroupRequest::JoinGroupRequestProtocol& m, int16_t, Filler& g) {
   m.name = g.string();
   m.metadata = g.bytes();
@@ -203,6 +374,19 @@ namespace {
   }
 }
 
+[[maybe_unused]] void fill(HeartbeatRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.generation_id = g.integer<int32_t>();
+  m.member_id = g.string();
+  if (version >= 3) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
+}
+
 [[maybe_unused]] void fill(LeaveGroupResponse::MemberResponse& m, int16_t, Filler& g) {
   m.member_id = g.string();
   if (g.null()) {
@@ -227,14 +411,16 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(SaslHandshakeResponse& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(DescribeGroupsRequest& m, int16_t version, Filler& g) {
   {
-    auto& items = m.mechanisms;
+    auto& items = m.groups;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
     }
+  }
+  if (version >= 3) {
+    m.include_authorized_operations = g.boolean();
   }
 }
 
@@ -265,22 +451,41 @@ namespace {
   m.timeout_ms = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(InitProducerIdResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
+[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsPartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.offset = g.integer<int64_t>();
 }
 
-[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderPartition& m, int16_t version, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  if (version >= 2) {
-    m.current_leader_epoch = g.integer<int32_t>();
+[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
-  m.leader_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DeleteRecordsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.timeout_ms = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::EpochEndOffset& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.partition = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.end_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult& m, int16_t version, Filler& g) {
   m.topic = g.string();
   {
     auto& items = m.partitions;
@@ -291,10 +496,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(OffsetForLeaderEpochRequest& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.replica_id = g.integer<int32_t>();
-  }
+[[maybe_unused]] void fill(OffsetForLeaderEpochResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -304,94 +507,28 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AddPartitionsToTxnResponse::AddPartitionsToTxnPartitionResult& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.partition_error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(AddPartitionsToTxnResponse::AddPartitionsToTxnTopicResult& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.results_by_partition;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AddPartitionsToTxnResponse::AddPartitionsToTxnResult& m, int16_t version, Filler& g) {
-  m.transactional_id = g.string();
-  {
-    auto& items = m.topic_results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AddPartitionsToTxnResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  if (version >= 4) {
-    m.error_code = g.integer<int16_t>();
-    {
-      auto& items = m.results_by_transaction;
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
-    }
-  }
-  if (version <= 3) {
-    auto& items = m.results_by_topic_v3_and_below;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AddOffsetsToTxnResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(EndTxnResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(EndTxnRequest& m, int16_t, Filler& g) {
-  m.transactional_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  m.committed = g.boolean();
-}
-
-[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarkerTopic& m, int16_t, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partition_indexes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
+  if (version >= 5) {
+    m.producer_id = g.integer<int64_t>();
+    m.producer_epoch = g.integer<int16_t>();
   }
 }
 
-[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarker& m, int16_t version, Filler& g) {
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  m.transaction_result = g.boolean();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.coordinator_epoch = g.integer<int32_t>();
+[[maybe_unused]] void fill(DescribeAclsResponse::AclDescription& m, int16_t, Filler& g) {
+  m.principal = g.string();
+  m.host = g.string();
+  m.operation = g.integer<int8_t>();
+  m.permission_type = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(WriteTxnMarkersRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeAclsResponse::DescribeAclsResource& m, int16_t version, Filler& g) {
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  m.pattern_type = g.integer<int8_t>();
   {
-    auto& items = m.markers;
+    auto& items = m.acls;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -399,26 +536,16 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeAclsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
   {
-    auto& items = m.topics;
+    auto& items = m.resources;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -426,16 +553,34 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeAclsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(CreateAclsRequest::AclCreation& m, int16_t, Filler& g) {
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  m.resource_pattern_type = g.integer<int8_t>();
+  m.principal = g.string();
+  m.host = g.string();
+  m.operation = g.integer<int8_t>();
+  m.permission_type = g.integer<int8_t>();
+}
+
+[[maybe_unused]] void fill(CreateAclsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.creations;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteAclsRequest::DeleteAclsFilter& m, int16_t, Filler& g) {
   m.resource_type_filter = g.integer<int8_t>();
   if (g.null()) {
     m.resource_name_filter.reset();
   } else {
     m.resource_name_filter.emplace() = g.string();
   }
-  if (version >= 1) {
-    m.pattern_type_filter = g.integer<int8_t>();
-  }
+  m.pattern_type_filter = g.integer<int8_t>();
   if (g.null()) {
     m.principal_filter.reset();
   } else {
@@ -450,44 +595,9 @@ namespace {
   m.permission_type = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsMatchingAcl& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-  if (version >= 1) {
-    m.pattern_type = g.integer<int8_t>();
-  }
-  m.principal = g.string();
-  m.host = g.string();
-  m.operation = g.integer<int8_t>();
-  m.permission_type = g.integer<int8_t>();
-}
-
-[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsFilterResult& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(DeleteAclsRequest& m, int16_t version, Filler& g) {
   {
-    auto& items = m.matching_acls;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteAclsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.filter_results;
+    auto& items = m.filters;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -517,9 +627,7 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 1) {
-    m.include_synonyms = g.boolean();
-  }
+  m.include_synonyms = g.boolean();
   if (version >= 3) {
     m.include_documentation = g.boolean();
   }
@@ -543,14 +651,9 @@ namespace {
     m.value.emplace() = g.string();
   }
   m.read_only = g.boolean();
-  if (version <= 0) {
-    m.is_default = g.boolean();
-  }
-  if (version >= 1) {
-    m.config_source = g.integer<int8_t>();
-  }
+  m.config_source = g.integer<int8_t>();
   m.is_sensitive = g.boolean();
-  if (version >= 1) {
+  {
     auto& items = m.synonyms;
     items.resize(g.count());
     for (auto& e : items) {
@@ -596,101 +699,19 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterConfigsRequest::AlterableConfig& m, int16_t, Filler& g) {
-  m.name = g.string();
-  if (g.null()) {
-    m.value.reset();
-  } else {
-    m.value.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(SaslAuthenticateRequest& m, int16_t, Filler& g) {
+  m.auth_bytes = g.bytes();
 }
 
-[[maybe_unused]] void fill(AlterConfigsRequest::AlterConfigsResource& m, int16_t version, Filler& g) {
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-  {
-    auto& items = m.configs;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterConfigsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.resources;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.validate_only = g.boolean();
-}
-
-[[maybe_unused]] void fill(AlterReplicaLogDirsRequest::AlterReplicaLogDirTopic& m, int16_t, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterReplicaLogDirsRequest::AlterReplicaLogDir& m, int16_t version, Filler& g) {
-  m.path = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterReplicaLogDirsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.dirs;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(CreateDelegationTokenRequest::CreatableRenewers& m, int16_t, Filler& g) {
-  m.principal_type = g.string();
-  m.principal_name = g.string();
-}
-
-[[maybe_unused]] void fill(CreateDelegationTokenRequest& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    if (g.null()) {
-      m.owner_principal_type.reset();
-    } else {
-      m.owner_principal_type.emplace() = g.string();
-    }
-    if (g.null()) {
-      m.owner_principal_name.reset();
-    } else {
-      m.owner_principal_name.emplace() = g.string();
-    }
-  }
-  {
-    auto& items = m.renewers;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.max_lifetime_ms = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(ExpireDelegationTokenRequest& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(RenewDelegationTokenRequest& m, int16_t, Filler& g) {
   m.hmac = g.bytes();
-  m.expiry_time_period_ms = g.integer<int64_t>();
+  m.renew_period_ms = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(ExpireDelegationTokenResponse& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.expiry_timestamp_ms = g.integer<int64_t>();
+  m.throttle_time_ms = g.integer<int32_t>();
 }
 
 [[maybe_unused]] void fill(ElectLeadersResponse::PartitionResult& m, int16_t, Filler& g) {
@@ -728,6 +749,42 @@ namespace {
   }
 }
 
+[[maybe_unused]] void fill(AlterClientQuotasResponse::EntityData& m, int16_t, Filler& g) {
+  m.entity_type = g.string();
+  if (g.null()) {
+    m.entity_name.reset();
+  } else {
+    m.entity_name.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasResponse::EntryData& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  {
+    auto& items = m.entity;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.entries;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
 [[maybe_unused]] void fill(DescribeUserScramCredentialsRequest::UserName& m, int16_t, Filler& g) {
   m.name = g.string();
 }
@@ -737,6 +794,27 @@ namespace {
     m.users.reset();
   } else {
     auto& items = m.users.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterUserScramCredentialsResponse::AlterUserScramCredentialsResult& m, int16_t, Filler& g) {
+  m.user = g.string();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterUserScramCredentialsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -795,73 +873,6 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(EndQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(EndQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-}
-
-[[maybe_unused]] void fill(EndQuorumEpochResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 1) {
-    auto& items = m.node_endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeQuorumRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeQuorumRequest::TopicData& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeQuorumRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
 [[maybe_unused]] void fill(AlterPartitionRequest::BrokerState& m, int16_t, Filler& g) {
   m.broker_id = g.integer<int32_t>();
   m.broker_epoch = g.integer<int64_t>();
@@ -884,19 +895,12 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 1) {
-    m.leader_recovery_state = g.integer<int8_t>();
-  }
+  m.leader_recovery_state = g.integer<int8_t>();
   m.partition_epoch = g.integer<int32_t>();
 }
 
 [[maybe_unused]] void fill(AlterPartitionRequest::TopicData& m, int16_t version, Filler& g) {
-  if (version <= 1) {
-    m.topic_name = g.string();
-  }
-  if (version >= 2) {
-    m.topic_id = g.uuid();
-  }
+  m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -918,55 +922,24 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(UpdateFeaturesRequest::FeatureUpdateKey& m, int16_t version, Filler& g) {
-  m.feature = g.string();
-  m.max_version_level = g.integer<int16_t>();
-  if (version <= 0) {
-    m.allow_downgrade = g.boolean();
-  }
-  if (version >= 1) {
-    m.upgrade_type = g.integer<int8_t>();
-  }
-}
-
-[[maybe_unused]] void fill(UpdateFeaturesRequest& m, int16_t version, Filler& g) {
-  m.timeout_ms = g.integer<int32_t>();
-  {
-    auto& items = m.feature_updates;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 1) {
-    m.validate_only = g.boolean();
-  }
-}
-
-[[maybe_unused]] void fill(FetchSnapshotResponse::SnapshotId& m, int16_t, Filler& g) {
-  m.end_offset = g.integer<int64_t>();
-  m.epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(FetchSnapshotResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AlterPartitionResponse::PartitionData& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
   m.leader_id = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(FetchSnapshotResponse::PartitionSnapshot& m, int16_t version, Filler& g) {
-  m.index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  fill(m.snapshot_id, version, g);
-  fill(m.current_leader, version, g);
-  m.size = g.integer<int64_t>();
-  m.position = g.integer<int64_t>();
   {
-    m.unaligned_records.emplace() = g.bytes();
+    auto& items = m.isr;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
   }
+  m.leader_recovery_state = g.integer<int8_t>();
+  m.partition_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(FetchSnapshotResponse::TopicSnapshot& m, int16_t version, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(AlterPartitionResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -976,13 +949,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(FetchSnapshotResponse::NodeEndpoint& m, int16_t, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-}
-
-[[maybe_unused]] void fill(FetchSnapshotResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AlterPartitionResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   {
@@ -992,8 +959,28 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 1) {
-    auto& items = m.node_endpoints;
+}
+
+[[maybe_unused]] void fill(UpdateFeaturesResponse::UpdatableFeatureResult& m, int16_t, Filler& g) {
+  m.feature = g.string();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(UpdateFeaturesResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (version <= 1) {
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1001,32 +988,10 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BrokerHeartbeatResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BrokerRegistrationResponse& m, int16_t, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  m.is_caught_up = g.boolean();
-  m.is_fenced = g.boolean();
-  m.should_shut_down = g.boolean();
-}
-
-[[maybe_unused]] void fill(ListTransactionsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.state_filters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  {
-    auto& items = m.producer_id_filters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int64_t>();
-    }
-  }
-  if (version >= 1) {
-    m.duration_filter = g.integer<int64_t>();
-  }
+  m.broker_epoch = g.integer<int64_t>();
 }
 
 [[maybe_unused]] void fill(ListTransactionsResponse::TransactionState& m, int16_t, Filler& g) {
@@ -1054,13 +1019,16 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AllocateProducerIdsRequest& m, int16_t, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.broker_epoch = g.integer<int64_t>();
+[[maybe_unused]] void fill(AllocateProducerIdsResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.producer_id_start = g.integer<int64_t>();
+  m.producer_id_len = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::TopicPartitions& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
   m.topic_id = g.uuid();
+  m.topic_name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -1070,7 +1038,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::Assignment& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
   {
     auto& items = m.topic_partitions;
     items.resize(g.count());
@@ -1080,60 +1048,209 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
   if (g.null()) {
-    m.error_message.reset();
+    m.instance_id.reset();
   } else {
-    m.error_message.emplace() = g.string();
+    m.instance_id.emplace() = g.string();
   }
   if (g.null()) {
-    m.member_id.reset();
+    m.rack_id.reset();
   } else {
-    m.member_id.emplace() = g.string();
+    m.rack_id.emplace() = g.string();
   }
   m.member_epoch = g.integer<int32_t>();
-  m.heartbeat_interval_ms = g.integer<int32_t>();
-  if (g.null()) {
-    m.assignment.reset();
-  } else {
-    fill(m.assignment.emplace(), version, g);
-  }
-}
-
-[[maybe_unused]] void fill(ControllerRegistrationResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(GetTelemetrySubscriptionsResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.client_instance_id = g.uuid();
-  m.subscription_id = g.integer<int32_t>();
+  m.client_id = g.string();
+  m.client_host = g.string();
   {
-    auto& items = m.accepted_compression_types;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int8_t>();
-    }
-  }
-  m.push_interval_ms = g.integer<int32_t>();
-  m.telemetry_max_bytes = g.integer<int32_t>();
-  m.delta_temporality = g.boolean();
-  {
-    auto& items = m.requested_metrics;
+    auto& items = m.subscribed_topic_names;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
     }
   }
+  if (g.null()) {
+    m.subscribed_topic_regex.reset();
+  } else {
+    m.subscribed_topic_regex.emplace() = g.string();
+  }
+  fill(m.assignment, version, g);
+  fill(m.target_assignment, version, g);
+  if (version >= 1) {
+    m.member_type = g.integer<int8_t>();
+  }
+}
+
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.group_id = g.string();
+  m.group_state = g.string();
+  m.group_epoch = g.integer<int32_t>();
+  m.assignment_epoch = g.integer<int32_t>();
+  m.assignor_name = g.string();
+  {
+    auto& items = m.members;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationRequest::Listener& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+  m.security_protocol = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationRequest::Feature& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.min_supported_version = g.integer<int16_t>();
+  m.max_supported_version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationRequest& m, int16_t version, Filler& g) {
+  m.controller_id = g.integer<int32_t>();
+  m.incarnation_id = g.uuid();
+  m.zk_migration_ready = g.boolean();
+  {
+    auto& items = m.listeners;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.features;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(PushTelemetryRequest& m, int16_t, Filler& g) {
+  m.client_instance_id = g.uuid();
+  m.subscription_id = g.integer<int32_t>();
+  m.terminating = g.boolean();
+  m.compression_type = g.integer<int8_t>();
+  m.metrics = g.bytes();
+}
+
+[[maybe_unused]] void fill(DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.partition_index = g.integer<int32_t>();
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  {
+    auto& items = m.replica_nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.isr_nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  if (g.null()) {
+    m.eligible_leader_replicas.reset();
+  } else {
+    auto& items = m.eligible_leader_replicas.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  if (g.null()) {
+    m.last_known_elr.reset();
+  } else {
+    auto& items = m.last_known_elr.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.offline_replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponseTopic& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.name.reset();
+  } else {
+    m.name.emplace() = g.string();
+  }
+  m.topic_id = g.uuid();
+  m.is_internal = g.boolean();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.topic_authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DescribeTopicPartitionsResponse::Cursor& m, int16_t, Filler& g) {
+  m.topic_name = g.string();
+  m.partition_index = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DescribeTopicPartitionsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.next_cursor.reset();
+  } else {
+    fill(m.next_cursor.emplace(), version, g);
+  }
+}
+
+[[maybe_unused]] void fill(ShareGroupDescribeRequest& m, int16_t, Filler& g) {
+  {
+    auto& items = m.group_ids;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  m.include_authorized_operations = g.boolean();
 }
 
 [[maybe_unused]] void fill(ShareFetchRequest::AcknowledgementBatch& m, int16_t, Filler& g) {
@@ -1150,7 +1267,6 @@ namespace {
 
 [[maybe_unused]] void fill(ShareFetchRequest::FetchPartition& m, int16_t version, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.partition_max_bytes = g.integer<int32_t>();
   {
     auto& items = m.acknowledgement_batches;
     items.resize(g.count());
@@ -1197,6 +1313,8 @@ namespace {
   m.max_wait_ms = g.integer<int32_t>();
   m.min_bytes = g.integer<int32_t>();
   m.max_bytes = g.integer<int32_t>();
+  m.max_records = g.integer<int32_t>();
+  m.batch_size = g.integer<int32_t>();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -1213,39 +1331,23 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareFetchResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
+[[maybe_unused]] void fill(AddRaftVoterRequest::Listener& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
 }
 
-[[maybe_unused]] void fill(ShareFetchResponse::AcquiredRecords& m, int16_t, Filler& g) {
-  m.first_offset = g.integer<int64_t>();
-  m.last_offset = g.integer<int64_t>();
-  m.delivery_count = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ShareFetchResponse::PartitionData& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(AddRaftVoterRequest& m, int16_t version, Filler& g) {
   if (g.null()) {
-    m.error_message.reset();
+    m.cluster_id.reset();
   } else {
-    m.error_message.emplace() = g.string();
+    m.cluster_id.emplace() = g.string();
   }
-  m.acknowledge_error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.acknowledge_error_message.reset();
-  } else {
-    m.acknowledge_error_message.emplace() = g.string();
-  }
-  fill(m.current_leader, version, g);
-  if (g.null()) {
-    m.records.reset();
-  } else {
-    m.records.emplace() = g.bytes();
-  }
+  m.timeout_ms = g.integer<int32_t>();
+  m.voter_id = g.integer<int32_t>();
+  m.voter_directory_id = g.uuid();
   {
-    auto& items = m.acquired_records;
+    auto& items = m.listeners;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1253,7 +1355,50 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareFetchResponse::ShareFetchableTopicResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(UpdateRaftVoterRequest::Listener& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(UpdateRaftVoterRequest::KRaftVersionFeature& m, int16_t, Filler& g) {
+  m.min_supported_version = g.integer<int16_t>();
+  m.max_supported_version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(UpdateRaftVoterRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id.emplace() = g.string();
+  }
+  m.current_leader_epoch = g.integer<int32_t>();
+  m.voter_id = g.integer<int32_t>();
+  m.voter_directory_id = g.uuid();
+  {
+    auto& items = m.listeners;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  fill(m.kraft_version_feature, version, g);
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::PartitionResult& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.state_epoch = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::ReadStateSummaryResult& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1264,18 +1409,84 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareFetchResponse::NodeEndpoint& m, int16_t, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  if (g.null()) {
-    m.rack.reset();
-  } else {
-    m.rack.emplace() = g.string();
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
 }
 
-[[maybe_unused]] void fill(ShareFetchResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(StreamsGroupDescribeRequest& m, int16_t, Filler& g) {
+  {
+    auto& items = m.group_ids;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  m.include_authorized_operations = g.boolean();
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest::DescribeShareGroupOffsetsRequestTopic& m, int16_t, Filler& g) {
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest::DescribeShareGroupOffsetsRequestGroup& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  if (g.null()) {
+    m.topics.reset();
+  } else {
+    auto& items = m.topics.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse::AlterShareGroupOffsetsResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse::AlterShareGroupOffsetsResponseTopic& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1290,129 +1501,17 @@ namespace {
       fill(e, version, g);
     }
   }
-  {
-    auto& items = m.node_endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
 }
 
-[[maybe_unused]] void fill(RemoveRaftVoterResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(DefaultPrincipalData& m, int16_t, Filler& g) {
+  m.type = g.string();
+  m.name = g.string();
+  m.token_authenticated = g.boolean();
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateResponse::DeleteStateResult& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateResponse& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::ReadStateSummaryData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerProtocolSubscription::TopicPartition& m, int16_t, Filler& g) {
-  m.topic = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerProtocolSubscription& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (g.null()) {
-    m.user_data.reset();
-  } else {
-    m.user_data.emplace() = g.bytes();
-  }
-  if (version >= 1) {
-    auto& items = m.owned_partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 2) {
-    m.generation_id = g.integer<int32_t>();
-  }
-  if (version >= 3) {
-    if (g.null()) {
-      m.rack_id.reset();
-    } else {
-      m.rack_id.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(SnapshotHeaderRecord& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(KRaftVersionRecord& m, int16_t, Filler& g) {
   m.version = g.integer<int16_t>();
-  m.last_contained_log_timestamp = g.integer<int64_t>();
+  m.kraft_version = g.integer<int16_t>();
 }
 
 [[maybe_unused]] void fill(VotersRecord::Endpoint& m, int16_t, Filler& g) {
@@ -1450,31 +1549,27 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ResponseHeader& m, int16_t, Filler& g) {
-  m.correlation_id = g.integer<int32_t>();
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(generated_messages_3)
 
-BOOST_AUTO_TEST_CASE(leader_and_isr_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<LeaderAndIsrResponse>("LeaderAndIsrResponse");
+BOOST_AUTO_TEST_CASE(fetch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FetchResponse>("FetchResponse");
 }
-BOOST_AUTO_TEST_CASE(leader_and_isr_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<LeaderAndIsrResponse>();
+BOOST_AUTO_TEST_CASE(fetch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FetchResponse>();
 }
-BOOST_AUTO_TEST_CASE(update_metadata_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateMetadataResponse>("UpdateMetadataResponse");
+BOOST_AUTO_TEST_CASE(list_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListOffsetsRequest>("ListOffsetsRequest");
 }
-BOOST_AUTO_TEST_CASE(update_metadata_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateMetadataResponse>();
+BOOST_AUTO_TEST_CASE(list_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListOffsetsRequest>();
 }
-BOOST_AUTO_TEST_CASE(offset_commit_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetCommitRequest>("OffsetCommitRequest");
+BOOST_AUTO_TEST_CASE(offset_commit_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetCommitResponse>("OffsetCommitResponse");
 }
-BOOST_AUTO_TEST_CASE(offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetCommitRequest>();
+BOOST_AUTO_TEST_CASE(offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetCommitResponse>();
 }
 BOOST_AUTO_TEST_CASE(offset_fetch_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<OffsetFetchRequest>("OffsetFetchRequest");
@@ -1482,11 +1577,23 @@ BOOST_AUTO_TEST_CASE(offset_fetch_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(offset_fetch_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<OffsetFetchRequest>();
 }
+BOOST_AUTO_TEST_CASE(offset_fetch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetFetchResponse>("OffsetFetchResponse");
+}
+BOOST_AUTO_TEST_CASE(offset_fetch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetFetchResponse>();
+}
 BOOST_AUTO_TEST_CASE(join_group_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<JoinGroupRequest>("JoinGroupRequest");
 }
 BOOST_AUTO_TEST_CASE(join_group_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<JoinGroupRequest>();
+}
+BOOST_AUTO_TEST_CASE(heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<HeartbeatRequest>("HeartbeatRequest");
+}
+BOOST_AUTO_TEST_CASE(heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<HeartbeatRequest>();
 }
 BOOST_AUTO_TEST_CASE(leave_group_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<LeaveGroupResponse>("LeaveGroupResponse");
@@ -1494,11 +1601,11 @@ BOOST_AUTO_TEST_CASE(leave_group_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(leave_group_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<LeaveGroupResponse>();
 }
-BOOST_AUTO_TEST_CASE(sasl_handshake_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslHandshakeResponse>("SaslHandshakeResponse");
+BOOST_AUTO_TEST_CASE(describe_groups_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeGroupsRequest>("DescribeGroupsRequest");
 }
-BOOST_AUTO_TEST_CASE(sasl_handshake_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslHandshakeResponse>();
+BOOST_AUTO_TEST_CASE(describe_groups_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeGroupsRequest>();
 }
 BOOST_AUTO_TEST_CASE(delete_topics_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<DeleteTopicsRequest>("DeleteTopicsRequest");
@@ -1506,59 +1613,41 @@ BOOST_AUTO_TEST_CASE(delete_topics_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(delete_topics_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DeleteTopicsRequest>();
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitProducerIdResponse>("InitProducerIdResponse");
+BOOST_AUTO_TEST_CASE(delete_records_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteRecordsRequest>("DeleteRecordsRequest");
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitProducerIdResponse>();
+BOOST_AUTO_TEST_CASE(delete_records_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteRecordsRequest>();
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetForLeaderEpochRequest>("OffsetForLeaderEpochRequest");
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetForLeaderEpochResponse>("OffsetForLeaderEpochResponse");
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetForLeaderEpochRequest>();
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetForLeaderEpochResponse>();
 }
-BOOST_AUTO_TEST_CASE(add_partitions_to_txn_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddPartitionsToTxnResponse>("AddPartitionsToTxnResponse");
+BOOST_AUTO_TEST_CASE(end_txn_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndTxnResponse>("EndTxnResponse");
 }
-BOOST_AUTO_TEST_CASE(add_partitions_to_txn_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddPartitionsToTxnResponse>();
+BOOST_AUTO_TEST_CASE(end_txn_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndTxnResponse>();
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddOffsetsToTxnResponse>("AddOffsetsToTxnResponse");
+BOOST_AUTO_TEST_CASE(describe_acls_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeAclsResponse>("DescribeAclsResponse");
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddOffsetsToTxnResponse>();
+BOOST_AUTO_TEST_CASE(describe_acls_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeAclsResponse>();
 }
-BOOST_AUTO_TEST_CASE(end_txn_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndTxnRequest>("EndTxnRequest");
+BOOST_AUTO_TEST_CASE(create_acls_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateAclsRequest>("CreateAclsRequest");
 }
-BOOST_AUTO_TEST_CASE(end_txn_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndTxnRequest>();
+BOOST_AUTO_TEST_CASE(create_acls_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateAclsRequest>();
 }
-BOOST_AUTO_TEST_CASE(write_txn_markers_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<WriteTxnMarkersRequest>("WriteTxnMarkersRequest");
+BOOST_AUTO_TEST_CASE(delete_acls_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteAclsRequest>("DeleteAclsRequest");
 }
-BOOST_AUTO_TEST_CASE(write_txn_markers_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<WriteTxnMarkersRequest>();
-}
-BOOST_AUTO_TEST_CASE(txn_offset_commit_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<TxnOffsetCommitResponse>("TxnOffsetCommitResponse");
-}
-BOOST_AUTO_TEST_CASE(txn_offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<TxnOffsetCommitResponse>();
-}
-BOOST_AUTO_TEST_CASE(describe_acls_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeAclsRequest>("DescribeAclsRequest");
-}
-BOOST_AUTO_TEST_CASE(describe_acls_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeAclsRequest>();
-}
-BOOST_AUTO_TEST_CASE(delete_acls_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteAclsResponse>("DeleteAclsResponse");
-}
-BOOST_AUTO_TEST_CASE(delete_acls_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteAclsResponse>();
+BOOST_AUTO_TEST_CASE(delete_acls_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteAclsRequest>();
 }
 BOOST_AUTO_TEST_CASE(describe_configs_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeConfigsRequest>("DescribeConfigsRequest");
@@ -1572,29 +1661,23 @@ BOOST_AUTO_TEST_CASE(describe_configs_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(describe_configs_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeConfigsResponse>();
 }
-BOOST_AUTO_TEST_CASE(alter_configs_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterConfigsRequest>("AlterConfigsRequest");
+BOOST_AUTO_TEST_CASE(sasl_authenticate_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslAuthenticateRequest>("SaslAuthenticateRequest");
 }
-BOOST_AUTO_TEST_CASE(alter_configs_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterConfigsRequest>();
+BOOST_AUTO_TEST_CASE(sasl_authenticate_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslAuthenticateRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterReplicaLogDirsRequest>("AlterReplicaLogDirsRequest");
+BOOST_AUTO_TEST_CASE(renew_delegation_token_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RenewDelegationTokenRequest>("RenewDelegationTokenRequest");
 }
-BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterReplicaLogDirsRequest>();
+BOOST_AUTO_TEST_CASE(renew_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RenewDelegationTokenRequest>();
 }
-BOOST_AUTO_TEST_CASE(create_delegation_token_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateDelegationTokenRequest>("CreateDelegationTokenRequest");
+BOOST_AUTO_TEST_CASE(expire_delegation_token_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ExpireDelegationTokenResponse>("ExpireDelegationTokenResponse");
 }
-BOOST_AUTO_TEST_CASE(create_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateDelegationTokenRequest>();
-}
-BOOST_AUTO_TEST_CASE(expire_delegation_token_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ExpireDelegationTokenRequest>("ExpireDelegationTokenRequest");
-}
-BOOST_AUTO_TEST_CASE(expire_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ExpireDelegationTokenRequest>();
+BOOST_AUTO_TEST_CASE(expire_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ExpireDelegationTokenResponse>();
 }
 BOOST_AUTO_TEST_CASE(elect_leaders_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<ElectLeadersResponse>("ElectLeadersResponse");
@@ -1602,11 +1685,23 @@ BOOST_AUTO_TEST_CASE(elect_leaders_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(elect_leaders_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ElectLeadersResponse>();
 }
+BOOST_AUTO_TEST_CASE(alter_client_quotas_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterClientQuotasResponse>("AlterClientQuotasResponse");
+}
+BOOST_AUTO_TEST_CASE(alter_client_quotas_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterClientQuotasResponse>();
+}
 BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeUserScramCredentialsRequest>("DescribeUserScramCredentialsRequest");
 }
 BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeUserScramCredentialsRequest>();
+}
+BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterUserScramCredentialsResponse>("AlterUserScramCredentialsResponse");
+}
+BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterUserScramCredentialsResponse>();
 }
 BOOST_AUTO_TEST_CASE(begin_quorum_epoch_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<BeginQuorumEpochRequest>("BeginQuorumEpochRequest");
@@ -1614,47 +1709,29 @@ BOOST_AUTO_TEST_CASE(begin_quorum_epoch_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(begin_quorum_epoch_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<BeginQuorumEpochRequest>();
 }
-BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndQuorumEpochResponse>("EndQuorumEpochResponse");
-}
-BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndQuorumEpochResponse>();
-}
-BOOST_AUTO_TEST_CASE(describe_quorum_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeQuorumRequest>("DescribeQuorumRequest");
-}
-BOOST_AUTO_TEST_CASE(describe_quorum_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeQuorumRequest>();
-}
 BOOST_AUTO_TEST_CASE(alter_partition_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterPartitionRequest>("AlterPartitionRequest");
 }
 BOOST_AUTO_TEST_CASE(alter_partition_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterPartitionRequest>();
 }
-BOOST_AUTO_TEST_CASE(update_features_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateFeaturesRequest>("UpdateFeaturesRequest");
+BOOST_AUTO_TEST_CASE(alter_partition_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterPartitionResponse>("AlterPartitionResponse");
 }
-BOOST_AUTO_TEST_CASE(update_features_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateFeaturesRequest>();
+BOOST_AUTO_TEST_CASE(alter_partition_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterPartitionResponse>();
 }
-BOOST_AUTO_TEST_CASE(fetch_snapshot_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FetchSnapshotResponse>("FetchSnapshotResponse");
+BOOST_AUTO_TEST_CASE(update_features_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateFeaturesResponse>("UpdateFeaturesResponse");
 }
-BOOST_AUTO_TEST_CASE(fetch_snapshot_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FetchSnapshotResponse>();
+BOOST_AUTO_TEST_CASE(update_features_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateFeaturesResponse>();
 }
-BOOST_AUTO_TEST_CASE(broker_heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerHeartbeatResponse>("BrokerHeartbeatResponse");
+BOOST_AUTO_TEST_CASE(broker_registration_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerRegistrationResponse>("BrokerRegistrationResponse");
 }
-BOOST_AUTO_TEST_CASE(broker_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerHeartbeatResponse>();
-}
-BOOST_AUTO_TEST_CASE(list_transactions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListTransactionsRequest>("ListTransactionsRequest");
-}
-BOOST_AUTO_TEST_CASE(list_transactions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListTransactionsRequest>();
+BOOST_AUTO_TEST_CASE(broker_registration_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerRegistrationResponse>();
 }
 BOOST_AUTO_TEST_CASE(list_transactions_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<ListTransactionsResponse>("ListTransactionsResponse");
@@ -1662,29 +1739,41 @@ BOOST_AUTO_TEST_CASE(list_transactions_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(list_transactions_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ListTransactionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AllocateProducerIdsRequest>("AllocateProducerIdsRequest");
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AllocateProducerIdsResponse>("AllocateProducerIdsResponse");
 }
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AllocateProducerIdsRequest>();
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AllocateProducerIdsResponse>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupHeartbeatResponse>("ConsumerGroupHeartbeatResponse");
+BOOST_AUTO_TEST_CASE(consumer_group_describe_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupDescribeResponse>("ConsumerGroupDescribeResponse");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatResponse>();
+BOOST_AUTO_TEST_CASE(consumer_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupDescribeResponse>();
 }
-BOOST_AUTO_TEST_CASE(controller_registration_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ControllerRegistrationResponse>("ControllerRegistrationResponse");
+BOOST_AUTO_TEST_CASE(controller_registration_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ControllerRegistrationRequest>("ControllerRegistrationRequest");
 }
-BOOST_AUTO_TEST_CASE(controller_registration_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ControllerRegistrationResponse>();
+BOOST_AUTO_TEST_CASE(controller_registration_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ControllerRegistrationRequest>();
 }
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<GetTelemetrySubscriptionsResponse>("GetTelemetrySubscriptionsResponse");
+BOOST_AUTO_TEST_CASE(push_telemetry_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<PushTelemetryRequest>("PushTelemetryRequest");
 }
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsResponse>();
+BOOST_AUTO_TEST_CASE(push_telemetry_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<PushTelemetryRequest>();
+}
+BOOST_AUTO_TEST_CASE(describe_topic_partitions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeTopicPartitionsResponse>("DescribeTopicPartitionsResponse");
+}
+BOOST_AUTO_TEST_CASE(describe_topic_partitions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeTopicPartitionsResponse>();
+}
+BOOST_AUTO_TEST_CASE(share_group_describe_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareGroupDescribeRequest>("ShareGroupDescribeRequest");
+}
+BOOST_AUTO_TEST_CASE(share_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareGroupDescribeRequest>();
 }
 BOOST_AUTO_TEST_CASE(share_fetch_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<ShareFetchRequest>("ShareFetchRequest");
@@ -1692,53 +1781,59 @@ BOOST_AUTO_TEST_CASE(share_fetch_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(share_fetch_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ShareFetchRequest>();
 }
-BOOST_AUTO_TEST_CASE(share_fetch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareFetchResponse>("ShareFetchResponse");
+BOOST_AUTO_TEST_CASE(add_raft_voter_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddRaftVoterRequest>("AddRaftVoterRequest");
 }
-BOOST_AUTO_TEST_CASE(share_fetch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareFetchResponse>();
+BOOST_AUTO_TEST_CASE(add_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddRaftVoterRequest>();
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RemoveRaftVoterResponse>("RemoveRaftVoterResponse");
+BOOST_AUTO_TEST_CASE(update_raft_voter_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateRaftVoterRequest>("UpdateRaftVoterRequest");
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RemoveRaftVoterResponse>();
+BOOST_AUTO_TEST_CASE(update_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateRaftVoterRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteShareGroupStateResponse>("DeleteShareGroupStateResponse");
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateSummaryResponse>("ReadShareGroupStateSummaryResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteShareGroupStateResponse>();
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryResponse>();
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateSummaryRequest>("ReadShareGroupStateSummaryRequest");
+BOOST_AUTO_TEST_CASE(streams_group_describe_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupDescribeRequest>("StreamsGroupDescribeRequest");
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryRequest>();
+BOOST_AUTO_TEST_CASE(streams_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupDescribeRequest>();
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerProtocolSubscription>("ConsumerProtocolSubscription");
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeShareGroupOffsetsRequest>("DescribeShareGroupOffsetsRequest");
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerProtocolSubscription>();
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeShareGroupOffsetsRequest>();
 }
-BOOST_AUTO_TEST_CASE(snapshot_header_record_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SnapshotHeaderRecord>("SnapshotHeaderRecord");
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterShareGroupOffsetsResponse>("AlterShareGroupOffsetsResponse");
 }
-BOOST_AUTO_TEST_CASE(snapshot_header_record_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SnapshotHeaderRecord>();
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterShareGroupOffsetsResponse>();
+}
+BOOST_AUTO_TEST_CASE(default_principal_data_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DefaultPrincipalData>("DefaultPrincipalData");
+}
+BOOST_AUTO_TEST_CASE(default_principal_data_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DefaultPrincipalData>();
+}
+BOOST_AUTO_TEST_CASE(kraft_version_record_round_trips_at_every_version) {
+  check_round_trip_at_every_version<KRaftVersionRecord>("KRaftVersionRecord");
+}
+BOOST_AUTO_TEST_CASE(kraft_version_record_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<KRaftVersionRecord>();
 }
 BOOST_AUTO_TEST_CASE(voters_record_round_trips_at_every_version) {
   check_round_trip_at_every_version<VotersRecord>("VotersRecord");
 }
 BOOST_AUTO_TEST_CASE(voters_record_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<VotersRecord>();
-}
-BOOST_AUTO_TEST_CASE(response_header_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ResponseHeader>("ResponseHeader");
-}
-BOOST_AUTO_TEST_CASE(response_header_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ResponseHeader>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,145 +6,6 @@
 
 namespace {
 
-[[maybe_unused]] void fill(FetchRequest::ReplicaState& m, int16_t, Filler& g) {
-  m.replica_id = g.integer<int32_t>();
-  m.replica_epoch = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(FetchRequest::FetchPartition& m, int16_t version, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  if (version >= 9) {
-    m.current_leader_epoch = g.integer<int32_t>();
-  }
-  m.fetch_offset = g.integer<int64_t>();
-  if (version >= 12) {
-    m.last_fetched_epoch = g.integer<int32_t>();
-  }
-  if (version >= 5) {
-    m.log_start_offset = g.integer<int64_t>();
-  }
-  m.partition_max_bytes = g.integer<int32_t>();
-  if (version >= 17) {
-    m.replica_directory_id = g.uuid();
-  }
-}
-
-[[maybe_unused]] void fill(FetchRequest::FetchTopic& m, int16_t version, Filler& g) {
-  if (version <= 12) {
-    m.topic = g.string();
-  }
-  if (version >= 13) {
-    m.topic_id = g.uuid();
-  }
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(FetchRequest::ForgottenTopic& m, int16_t version, Filler& g) {
-  if (version <= 12) {
-    m.topic = g.string();
-  }
-  if (version >= 13) {
-    m.topic_id = g.uuid();
-  }
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(FetchRequest& m, int16_t version, Filler& g) {
-  if (version >= 12) {
-    if (g.null()) {
-      m.cluster_id.reset();
-    } else {
-      m.cluster_id.emplace() = g.string();
-    }
-  }
-  if (version <= 14) {
-    m.replica_id = g.integer<int32_t>();
-  }
-  if (version >= 15) {
-    fill(m.replica_state, version, g);
-  }
-  m.max_wait_ms = g.integer<int32_t>();
-  m.min_bytes = g.integer<int32_t>();
-  if (version >= 3) {
-    m.max_bytes = g.integer<int32_t>();
-  }
-  if (version >= 4) {
-    m.isolation_level = g.integer<int8_t>();
-  }
-  if (version >= 7) {
-    m.session_id = g.integer<int32_t>();
-    m.session_epoch = g.integer<int32_t>();
-  }
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 7) {
-    auto& items = m.forgotten_topics_data;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 11) {
-    m.rack_id = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsPartition& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  if (version >= 4) {
-    m.current_leader_epoch = g.integer<int32_t>();
-  }
-  m.timestamp = g.integer<int64_t>();
-  if (version <= 0) {
-    m.max_num_offsets = g.integer<int32_t>();
-  }
-}
-
-[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ListOffsetsRequest& m, int16_t version, Filler& g) {
-  m.replica_id = g.integer<int32_t>();
-  if (version >= 2) {
-    m.isolation_level = g.integer<int8_t>();
-  }
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 10) {
-    m.timeout_ms = g.integer<int32_t>();
-  }
-}
-
 [[maybe_unused]] void fill(MetadataRequest::MetadataRequestTopic& m, int16_t version, Filler& g) {
   if (version >= 10) {
     m.topic_id = g.uuid();
@@ -177,15 +38,42 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(StopReplicaRequest::StopReplicaPartitionV0& m, int16_t, Filler& g) {
-  m.topic_name = g.string();
-  m.partition_index = g.integer<int32_t>();
+[[maybe_unused]] void fill(MetadataResponse::MetadataResponseBroker& m, int16_t version, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  if (version >= 1) {
+    if (g.null()) {
+      m.rack.reset();
+    } else {
+      m.rack.emplace() = g.string();
+    }
+  }
 }
 
-[[maybe_unused]] void fill(StopReplicaRequest::StopReplicaTopicV1& m, int16_t, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(MetadataResponse::MetadataResponsePartition& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.partition_index = g.integer<int32_t>();
+  m.leader_id = g.integer<int32_t>();
+  if (version >= 7) {
+    m.leader_epoch = g.integer<int32_t>();
+  }
   {
-    auto& items = m.partition_indexes;
+    auto& items = m.replica_nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.isr_nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  if (version >= 5) {
+    auto& items = m.offline_replicas;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.integer<int32_t>();
@@ -193,182 +81,79 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(StopReplicaRequest::StopReplicaPartitionState& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.delete_partition = g.boolean();
-}
-
-[[maybe_unused]] void fill(StopReplicaRequest::StopReplicaTopicState& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  {
-    auto& items = m.partition_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+[[maybe_unused]] void fill(MetadataResponse::MetadataResponseTopic& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if ((version >= 12) && g.null()) {
+    m.name.reset();
+  } else {
+    m.name.emplace() = g.string();
   }
-}
-
-[[maybe_unused]] void fill(StopReplicaRequest& m, int16_t version, Filler& g) {
-  m.controller_id = g.integer<int32_t>();
-  if (version >= 4) {
-    m.is_kraft_controller = g.boolean();
+  if (version >= 10) {
+    m.topic_id = g.uuid();
   }
-  m.controller_epoch = g.integer<int32_t>();
   if (version >= 1) {
-    m.broker_epoch = g.integer<int64_t>();
+    m.is_internal = g.boolean();
   }
-  if (version <= 2) {
-    m.delete_partitions = g.boolean();
-  }
-  if (version <= 0) {
-    auto& items = m.ungrouped_partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 1 && version <= 2) {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 3) {
-    auto& items = m.topic_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ControlledShutdownResponse::RemainingPartition& m, int16_t, Filler& g) {
-  m.topic_name = g.string();
-  m.partition_index = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ControlledShutdownResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.remaining_partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponseTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetCommitResponse& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponsePartition& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.committed_offset = g.integer<int64_t>();
-  if (version >= 5) {
-    m.committed_leader_epoch = g.integer<int32_t>();
-  }
-  if (g.null()) {
-    m.metadata.reset();
-  } else {
-    m.metadata.emplace() = g.string();
-  }
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponseTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponsePartitions& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.committed_offset = g.integer<int64_t>();
-  m.committed_leader_epoch = g.integer<int32_t>();
-  if (g.null()) {
-    m.metadata.reset();
-  } else {
-    m.metadata.emplace() = g.string();
-  }
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponseTopics& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetFetchResponse::OffsetFetchResponseGroup& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetFetchResponse& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  if (version <= 7) {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 2 && version <= 7) {
-    m.error_code = g.integer<int16_t>();
   }
   if (version >= 8) {
-    auto& items = m.groups;
+    m.topic_authorized_operations = g.integer<int32_t>();
+  }
+}
+
+[[maybe_unused]] void fill(MetadataResponse& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.throttle_time_ms = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.brokers;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
+    }
+  }
+  if (version >= 2) {
+    if (g.null()) {
+      m.cluster_id.reset();
+    } else {
+      m.cluster_id.emplace() = g.string();
+    }
+  }
+  if (version >= 1) {
+    m.controller_id = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 8 && version <= 10) {
+    m.cluster_authorized_operations = g.integer<int32_t>();
+  }
+  if (version >= 13) {
+    m.error_code = g.integer<int16_t>();
+  }
+}
+
+[[maybe_unused]] void fill(FindCoordinatorRequest& m, int16_t version, Filler& g) {
+  if (version <= 3) {
+    m.key = g.string();
+  }
+  if (version >= 1) {
+    m.key_type = g.integer<int8_t>();
+  }
+  if (version >= 4) {
+    auto& items = m.coordinator_keys;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
     }
   }
 }
@@ -417,17 +202,11 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(HeartbeatRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.generation_id = g.integer<int32_t>();
-  m.member_id = g.string();
-  if (version >= 3) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
+[[maybe_unused]] void fill(HeartbeatResponse& m, int16_t version, Filler& g) {
+  if (version >= 1) {
+    m.throttle_time_ms = g.integer<int32_t>();
   }
+  m.error_code = g.integer<int16_t>();
 }
 
 [[maybe_unused]] void fill(SyncGroupResponse& m, int16_t version, Filler& g) {
@@ -450,53 +229,113 @@ namespace {
   m.assignment = g.bytes();
 }
 
-[[maybe_unused]] void fill(ApiVersionsResponse::ApiVersion& m, int16_t, Filler& g) {
-  m.api_key = g.integer<int16_t>();
-  m.min_version = g.integer<int16_t>();
-  m.max_version = g.integer<int16_t>();
+[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroupMember& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
+  if (version >= 4) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
+  m.client_id = g.string();
+  m.client_host = g.string();
+  m.member_metadata = g.bytes();
+  m.member_assignment = g.bytes();
 }
 
-[[maybe_unused]] void fill(ApiVersionsResponse::SupportedFeatureKey& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.min_version = g.integer<int16_t>();
-  m.max_version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ApiVersionsResponse::FinalizedFeatureKey& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.max_version_level = g.integer<int16_t>();
-  m.min_version_level = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ApiVersionsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroup& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
+  if (version >= 6) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
+  }
+  m.group_id = g.string();
+  m.group_state = g.string();
+  m.protocol_type = g.string();
+  m.protocol_data = g.string();
   {
-    auto& items = m.api_keys;
+    auto& items = m.members;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
+  if (version >= 3) {
+    m.authorized_operations = g.integer<int32_t>();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeGroupsResponse& m, int16_t version, Filler& g) {
   if (version >= 1) {
     m.throttle_time_ms = g.integer<int32_t>();
   }
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ApiVersionsRequest& m, int16_t version, Filler& g) {
   if (version >= 3) {
-    {
-      auto& items = m.supported_features;
+    m.client_software_name = g.string();
+    m.client_software_version = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicConfigs& m, int16_t, Filler& g) {
+  m.name = g.string();
+  if (g.null()) {
+    m.value.reset();
+  } else {
+    m.value.emplace() = g.string();
+  }
+  m.read_only = g.boolean();
+  m.config_source = g.integer<int8_t>();
+  m.is_sensitive = g.boolean();
+}
+
+[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicResult& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  if (version >= 7) {
+    m.topic_id = g.uuid();
+  }
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (version >= 5) {
+    m.topic_config_error_code = g.integer<int16_t>();
+    m.num_partitions = g.integer<int32_t>();
+    m.replication_factor = g.integer<int16_t>();
+    if (g.null()) {
+      m.configs.reset();
+    } else {
+      auto& items = m.configs.emplace();
       items.resize(g.count());
       for (auto& e : items) {
         fill(e, version, g);
       }
     }
-    m.finalized_features_epoch = g.integer<int64_t>();
-    {
-      auto& items = m.finalized_features;
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
+  }
+}
+
+[[maybe_unused]] void fill(CreateTopicsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
     }
-    m.zk_migration_ready = g.boolean();
   }
 }
 
@@ -520,9 +359,7 @@ namespace {
 }
 
 [[maybe_unused]] void fill(DeleteTopicsResponse& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
+  m.throttle_time_ms = g.integer<int32_t>();
   {
     auto& items = m.responses;
     items.resize(g.count());
@@ -532,12 +369,67 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsPartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.offset = g.integer<int64_t>();
+[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTopic& m, int16_t, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
 }
 
-[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTransaction& m, int16_t version, Filler& g) {
+  m.transactional_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  m.verify_only = g.boolean();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddPartitionsToTxnRequest& m, int16_t version, Filler& g) {
+  if (version >= 4) {
+    auto& items = m.transactions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version <= 3) {
+    m.v3_and_below_transactional_id = g.string();
+    m.v3_and_below_producer_id = g.integer<int64_t>();
+    m.v3_and_below_producer_epoch = g.integer<int16_t>();
+    {
+      auto& items = m.v3_and_below_topics;
+      items.resize(g.count());
+      for (auto& e : items) {
+        fill(e, version, g);
+      }
+    }
+  }
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestPartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.committed_offset = g.integer<int64_t>();
+  if (version >= 2) {
+    m.committed_leader_epoch = g.integer<int32_t>();
+  }
+  if (g.null()) {
+    m.committed_metadata.reset();
+  } else {
+    m.committed_metadata.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic& m, int16_t version, Filler& g) {
   m.name = g.string();
   {
     auto& items = m.partitions;
@@ -548,40 +440,19 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteRecordsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
+[[maybe_unused]] void fill(TxnOffsetCommitRequest& m, int16_t version, Filler& g) {
+  m.transactional_id = g.string();
+  m.group_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  if (version >= 3) {
+    m.generation_id = g.integer<int32_t>();
+    m.member_id = g.string();
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
     }
-  }
-  m.timeout_ms = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::EpochEndOffset& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.partition = g.integer<int32_t>();
-  if (version >= 1) {
-    m.leader_epoch = g.integer<int32_t>();
-  }
-  m.end_offset = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult& m, int16_t version, Filler& g) {
-  m.topic = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetForLeaderEpochResponse& m, int16_t version, Filler& g) {
-  if (version >= 2) {
-    m.throttle_time_ms = g.integer<int32_t>();
   }
   {
     auto& items = m.topics;
@@ -592,47 +463,19 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(EndTxnResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (version >= 5) {
-    m.producer_id = g.integer<int64_t>();
-    m.producer_epoch = g.integer<int16_t>();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeAclsResponse::AclDescription& m, int16_t, Filler& g) {
-  m.principal = g.string();
-  m.host = g.string();
-  m.operation = g.integer<int8_t>();
-  m.permission_type = g.integer<int8_t>();
-}
-
-[[maybe_unused]] void fill(DescribeAclsResponse::DescribeAclsResource& m, int16_t version, Filler& g) {
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-  if (version >= 1) {
-    m.pattern_type = g.integer<int8_t>();
-  }
-  {
-    auto& items = m.acls;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeAclsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(CreateAclsResponse::AclCreationResult& m, int16_t, Filler& g) {
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
   } else {
     m.error_message.emplace() = g.string();
   }
+}
+
+[[maybe_unused]] void fill(CreateAclsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
-    auto& items = m.resources;
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -667,101 +510,20 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsPartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.partition_size = g.integer<int64_t>();
-  m.offset_lag = g.integer<int64_t>();
-  m.is_future_key = g.boolean();
-}
-
-[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsResult& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.log_dir = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 4) {
-    m.total_bytes = g.integer<int64_t>();
-    m.usable_bytes = g.integer<int64_t>();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeLogDirsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  if (version >= 3) {
-    m.error_code = g.integer<int16_t>();
-  }
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(SaslAuthenticateRequest& m, int16_t, Filler& g) {
-  m.auth_bytes = g.bytes();
-}
-
-[[maybe_unused]] void fill(CreatePartitionsResponse::CreatePartitionsTopicResult& m, int16_t, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(SaslAuthenticateResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
   } else {
     m.error_message.emplace() = g.string();
   }
-}
-
-[[maybe_unused]] void fill(CreatePartitionsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+  m.auth_bytes = g.bytes();
+  if (version >= 1) {
+    m.session_lifetime_ms = g.integer<int64_t>();
   }
 }
 
-[[maybe_unused]] void fill(CreateDelegationTokenResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.principal_type = g.string();
-  m.principal_name = g.string();
-  if (version >= 3) {
-    m.token_requester_principal_type = g.string();
-    m.token_requester_principal_name = g.string();
-  }
-  m.issue_timestamp_ms = g.integer<int64_t>();
-  m.expiry_timestamp_ms = g.integer<int64_t>();
-  m.max_timestamp_ms = g.integer<int64_t>();
-  m.token_id = g.string();
-  m.hmac = g.bytes();
-  m.throttle_time_ms = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(RenewDelegationTokenRequest& m, int16_t, Filler& g) {
-  m.hmac = g.bytes();
-  m.renew_period_ms = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(ExpireDelegationTokenResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(RenewDelegationTokenResponse& m, int16_t, Filler& g) {
   m.error_code = g.integer<int16_t>();
   m.expiry_timestamp_ms = g.integer<int64_t>();
   m.throttle_time_ms = g.integer<int32_t>();
@@ -777,6 +539,32 @@ namespace {
     m.owners.reset();
   } else {
     auto& items = m.owners.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteGroupsRequest& m, int16_t, Filler& g) {
+  {
+    auto& items = m.groups_names;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteGroupsResponse::DeletableGroupResult& m, int16_t, Filler& g) {
+  m.group_id = g.string();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(DeleteGroupsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -811,39 +599,6 @@ namespace {
   m.timeout_ms = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(IncrementalAlterConfigsRequest::AlterableConfig& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.config_operation = g.integer<int8_t>();
-  if (g.null()) {
-    m.value.reset();
-  } else {
-    m.value.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(IncrementalAlterConfigsRequest::AlterConfigsResource& m, int16_t version, Filler& g) {
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-  {
-    auto& items = m.configs;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(IncrementalAlterConfigsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.resources;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.validate_only = g.boolean();
-}
-
 [[maybe_unused]] void fill(AlterPartitionReassignmentsRequest::ReassignablePartition& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   if (g.null()) {
@@ -870,6 +625,9 @@ namespace {
 
 [[maybe_unused]] void fill(AlterPartitionReassignmentsRequest& m, int16_t version, Filler& g) {
   m.timeout_ms = g.integer<int32_t>();
+  if (version >= 1) {
+    m.allow_replication_factor_change = g.boolean();
+  }
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -879,20 +637,35 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterUserScramCredentialsResponse::AlterUserScramCredentialsResult& m, int16_t, Filler& g) {
-  m.user = g.string();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
+[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingPartitionReassignment& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  {
+    auto& items = m.replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.adding_replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.removing_replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
   }
 }
 
-[[maybe_unused]] void fill(AlterUserScramCredentialsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingTopicReassignment& m, int16_t version, Filler& g) {
+  m.name = g.string();
   {
-    auto& items = m.results;
+    auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -900,14 +673,153 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ListPartitionReassignmentsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponseTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(OffsetDeleteResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntityData& m, int16_t, Filler& g) {
+  m.entity_type = g.string();
+  if (g.null()) {
+    m.entity_name.reset();
+  } else {
+    m.entity_name.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse::ValueData& m, int16_t, Filler& g) {
+  m.key = g.string();
+  m.value = g.float64();
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntryData& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.entity;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.values;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.entries.reset();
+  } else {
+    auto& items = m.entries.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest::EntityData& m, int16_t, Filler& g) {
+  m.entity_type = g.string();
+  if (g.null()) {
+    m.entity_name.reset();
+  } else {
+    m.entity_name.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest::OpData& m, int16_t, Filler& g) {
+  m.key = g.string();
+  m.value = g.float64();
+  m.remove = g.boolean();
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest::EntryData& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.entity;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.ops;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.entries;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.validate_only = g.boolean();
+}
+
+[[maybe_unused]] void fill(VoteResponse::PartitionData& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   m.leader_id = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
+  m.vote_granted = g.boolean();
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(VoteResponse::TopicData& m, int16_t version, Filler& g) {
   m.topic_name = g.string();
   {
     auto& items = m.partitions;
@@ -918,13 +830,13 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(VoteResponse::NodeEndpoint& m, int16_t, Filler& g) {
   m.node_id = g.integer<int32_t>();
   m.host = g.string();
   m.port = g.integer<uint16_t>();
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(VoteResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   {
     auto& items = m.topics;
@@ -942,26 +854,40 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(UpdateFeaturesResponse::UpdatableFeatureResult& m, int16_t, Filler& g) {
-  m.feature = g.string();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
+[[maybe_unused]] void fill(DescribeQuorumResponse::ReplicaState& m, int16_t version, Filler& g) {
+  m.replica_id = g.integer<int32_t>();
+  if (version >= 2) {
+    m.replica_directory_id = g.uuid();
+  }
+  m.log_end_offset = g.integer<int64_t>();
+  if (version >= 1) {
+    m.last_fetch_timestamp = g.integer<int64_t>();
+    m.last_caught_up_timestamp = g.integer<int64_t>();
   }
 }
 
-[[maybe_unused]] void fill(UpdateFeaturesResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(DescribeQuorumResponse::PartitionData& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
+  if (version >= 2) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
   }
-  if (version <= 1) {
-    auto& items = m.results;
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.high_watermark = g.integer<int64_t>();
+  {
+    auto& items = m.current_voters;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.observers;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -969,23 +895,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(FetchSnapshotRequest::SnapshotId& m, int16_t, Filler& g) {
-  m.end_offset = g.integer<int64_t>();
-  m.epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(FetchSnapshotRequest::PartitionSnapshot& m, int16_t version, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.current_leader_epoch = g.integer<int32_t>();
-  fill(m.snapshot_id, version, g);
-  m.position = g.integer<int64_t>();
-  if (version >= 1) {
-    m.replica_directory_id = g.uuid();
-  }
-}
-
-[[maybe_unused]] void fill(FetchSnapshotRequest::TopicSnapshot& m, int16_t version, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(DescribeQuorumResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -995,14 +906,32 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(FetchSnapshotRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.cluster_id.reset();
-  } else {
-    m.cluster_id.emplace() = g.string();
+[[maybe_unused]] void fill(DescribeQuorumResponse::Listener& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(DescribeQuorumResponse::Node& m, int16_t version, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  {
+    auto& items = m.listeners;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
-  m.replica_id = g.integer<int32_t>();
-  m.max_bytes = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DescribeQuorumResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (version >= 2) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
+  }
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -1010,107 +939,76 @@ namespace {
       fill(e, version, g);
     }
   }
-}
-
-[[maybe_unused]] void fill(DescribeClusterRequest& m, int16_t version, Filler& g) {
-  m.include_cluster_authorized_operations = g.boolean();
-  if (version >= 1) {
-    m.endpoint_type = g.integer<int8_t>();
+  if (version >= 2) {
+    auto& items = m.nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
 }
 
-[[maybe_unused]] void fill(BrokerRegistrationResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.broker_epoch = g.integer<int64_t>();
+[[maybe_unused]] void fill(EnvelopeRequest& m, int16_t, Filler& g) {
+  m.request_data = g.bytes();
+  if (g.null()) {
+    m.request_principal.reset();
+  } else {
+    m.request_principal.emplace() = g.bytes();
+  }
+  m.client_host_address = g.bytes();
 }
 
-[[maybe_unused]] void fill(AllocateProducerIdsResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.producer_id_start = g.integer<int64_t>();
-  m.producer_id_len = g.integer<int32_t>();
+[[maybe_unused]] void fill(FetchSnapshotResponse::SnapshotId& m, int16_t, Filler& g) {
+  m.end_offset = g.integer<int64_t>();
+  m.epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
-  m.topic_id = g.uuid();
-  m.topic_name = g.string();
+[[maybe_unused]] void fill(FetchSnapshotResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(FetchSnapshotResponse::PartitionSnapshot& m, int16_t version, Filler& g) {
+  m.index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  fill(m.snapshot_id, version, g);
+  fill(m.current_leader, version, g);
+  m.size = g.integer<int64_t>();
+  m.position = g.integer<int64_t>();
+  {
+    m.unaligned_records.emplace() = g.bytes();
+  }
+}
+
+[[maybe_unused]] void fill(FetchSnapshotResponse::TopicSnapshot& m, int16_t version, Filler& g) {
+  m.name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topic_partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
       fill(e, version, g);
     }
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
-  if (g.null()) {
-    m.instance_id.reset();
-  } else {
-    m.instance_id.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.rack_id.reset();
-  } else {
-    m.rack_id.emplace() = g.string();
-  }
-  m.member_epoch = g.integer<int32_t>();
-  m.client_id = g.string();
-  m.client_host = g.string();
-  {
-    auto& items = m.subscribed_topic_names;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (g.null()) {
-    m.subscribed_topic_regex.reset();
-  } else {
-    m.subscribed_topic_regex.emplace() = g.string();
-  }
-  fill(m.assignment, version, g);
-  fill(m.target_assignment, version, g);
+[[maybe_unused]] void fill(FetchSnapshotResponse::NodeEndpoint& m, int16_t, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
 }
 
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.group_id = g.string();
-  m.group_state = g.string();
-  m.group_epoch = g.integer<int32_t>();
-  m.assignment_epoch = g.integer<int32_t>();
-  m.assignor_name = g.string();
-  {
-    auto& items = m.members;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.authorized_operations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(FetchSnapshotResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
   {
-    auto& items = m.groups;
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 1) {
+    auto& items = m.node_endpoints;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1118,23 +1016,23 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ControllerRegistrationRequest::Listener& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BrokerRegistrationRequest::Listener& m, int16_t, Filler& g) {
   m.name = g.string();
   m.host = g.string();
   m.port = g.integer<uint16_t>();
   m.security_protocol = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(ControllerRegistrationRequest::Feature& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BrokerRegistrationRequest::Feature& m, int16_t, Filler& g) {
   m.name = g.string();
   m.min_supported_version = g.integer<int16_t>();
   m.max_supported_version = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(ControllerRegistrationRequest& m, int16_t version, Filler& g) {
-  m.controller_id = g.integer<int32_t>();
+[[maybe_unused]] void fill(BrokerRegistrationRequest& m, int16_t version, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
+  m.cluster_id = g.string();
   m.incarnation_id = g.uuid();
-  m.zk_migration_ready = g.boolean();
   {
     auto& items = m.listeners;
     items.resize(g.count());
@@ -1149,42 +1047,55 @@ namespace {
       fill(e, version, g);
     }
   }
-}
-
-[[maybe_unused]] void fill(PushTelemetryRequest& m, int16_t, Filler& g) {
-  m.client_instance_id = g.uuid();
-  m.subscription_id = g.integer<int32_t>();
-  m.terminating = g.boolean();
-  m.compression_type = g.integer<int8_t>();
-  m.metrics = g.bytes();
-}
-
-[[maybe_unused]] void fill(ListClientMetricsResourcesResponse::ClientMetricsResource& m, int16_t, Filler& g) {
-  m.name = g.string();
-}
-
-[[maybe_unused]] void fill(ListClientMetricsResourcesResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.client_metrics_resources;
+  if (g.null()) {
+    m.rack.reset();
+  } else {
+    m.rack.emplace() = g.string();
+  }
+  if (version >= 1) {
+    m.is_migrating_zk_broker = g.boolean();
+  }
+  if (version >= 2) {
+    auto& items = m.log_dirs;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.uuid();
+    }
+  }
+  if (version >= 3) {
+    m.previous_broker_epoch = g.integer<int64_t>();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeTransactionsRequest& m, int16_t, Filler& g) {
+  {
+    auto& items = m.transactional_ids;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
     }
   }
 }
 
-[[maybe_unused]] void fill(DescribeTopicPartitionsRequest::TopicRequest& m, int16_t, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(DescribeTransactionsResponse::TopicData& m, int16_t, Filler& g) {
+  m.topic = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
 }
 
-[[maybe_unused]] void fill(DescribeTopicPartitionsRequest::Cursor& m, int16_t, Filler& g) {
-  m.topic_name = g.string();
-  m.partition_index = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeTopicPartitionsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeTransactionsResponse::TransactionState& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.transactional_id = g.string();
+  m.transaction_state = g.string();
+  m.transaction_timeout_ms = g.integer<int32_t>();
+  m.transaction_start_time_ms = g.integer<int64_t>();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -1192,15 +1103,78 @@ namespace {
       fill(e, version, g);
     }
   }
-  m.response_partition_limit = g.integer<int32_t>();
-  if (g.null()) {
-    m.cursor.reset();
-  } else {
-    fill(m.cursor.emplace(), version, g);
+}
+
+[[maybe_unused]] void fill(DescribeTransactionsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.transaction_states;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
 }
 
-[[maybe_unused]] void fill(ShareGroupDescribeRequest& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest::TopicPartitions& m, int16_t, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.instance_id.reset();
+  } else {
+    m.instance_id.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  m.rebalance_timeout_ms = g.integer<int32_t>();
+  if (g.null()) {
+    m.subscribed_topic_names.reset();
+  } else {
+    auto& items = m.subscribed_topic_names.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  if (version >= 1) {
+    if (g.null()) {
+      m.subscribed_topic_regex.reset();
+    } else {
+      m.subscribed_topic_regex.emplace() = g.string();
+    }
+  }
+  if (g.null()) {
+    m.server_assignor.reset();
+  } else {
+    m.server_assignor.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.topic_partitions.reset();
+  } else {
+    auto& items = m.topic_partitions.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ConsumerGroupDescribeRequest& m, int16_t, Filler& g) {
   {
     auto& items = m.group_ids;
     items.resize(g.count());
@@ -1211,23 +1185,20 @@ namespace {
   m.include_authorized_operations = g.boolean();
 }
 
-[[maybe_unused]] void fill(AddRaftVoterRequest::Listener& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
+[[maybe_unused]] void fill(PushTelemetryResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(AddRaftVoterRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.cluster_id.reset();
-  } else {
-    m.cluster_id.emplace() = g.string();
-  }
-  m.timeout_ms = g.integer<int32_t>();
-  m.voter_id = g.integer<int32_t>();
-  m.voter_directory_id = g.uuid();
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse::PartitionData& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
   {
-    auto& items = m.listeners;
+    auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1235,63 +1206,95 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(UpdateRaftVoterRequest::Listener& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-}
-
-[[maybe_unused]] void fill(UpdateRaftVoterRequest::KRaftVersionFeature& m, int16_t, Filler& g) {
-  m.min_supported_version = g.integer<int16_t>();
-  m.max_supported_version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(UpdateRaftVoterRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.cluster_id.reset();
-  } else {
-    m.cluster_id.emplace() = g.string();
-  }
-  m.current_leader_epoch = g.integer<int32_t>();
-  m.voter_id = g.integer<int32_t>();
-  m.voter_directory_id = g.uuid();
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse::DirectoryData& m, int16_t version, Filler& g) {
+  m.id = g.uuid();
   {
-    auto& items = m.listeners;
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  fill(m.kraft_version_feature, version, g);
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateResponse::StateBatch& m, int16_t, Filler& g) {
-  m.first_offset = g.integer<int64_t>();
-  m.last_offset = g.integer<int64_t>();
-  m.delivery_state = g.integer<int8_t>();
-  m.delivery_count = g.integer<int16_t>();
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  {
+    auto& items = m.directories;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateResponse::PartitionResult& m, int16_t version, Filler& g) {
-  m.partition = g.integer<int32_t>();
+[[maybe_unused]] void fill(ListConfigResourcesRequest& m, int16_t version, Filler& g) {
+  if (version >= 1) {
+    auto& items = m.resource_types;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int8_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListConfigResourcesResponse::ConfigResource& m, int16_t version, Filler& g) {
+  m.resource_name = g.string();
+  if (version >= 1) {
+    m.resource_type = g.integer<int8_t>();
+  }
+}
+
+[[maybe_unused]] void fill(ListConfigResourcesResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  {
+    auto& items = m.config_resources;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareGroupHeartbeatRequest& m, int16_t, Filler& g) {
+  m.group_id = g.string();
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.subscribed_topic_names.reset();
+  } else {
+    auto& items = m.subscribed_topic_names.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::PartitionData& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
   } else {
     m.error_message.emplace() = g.string();
   }
-  m.state_epoch = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
-  {
-    auto& items = m.state_batches;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+  fill(m.current_leader, version, g);
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateResponse::ReadStateResult& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::ShareAcknowledgeTopicResponse& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1302,9 +1305,34 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::NodeEndpoint& m, int16_t, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  if (g.null()) {
+    m.rack.reset();
+  } else {
+    m.rack.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(ShareAcknowledgeResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
   {
-    auto& items = m.results;
+    auto& items = m.responses;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.node_endpoints;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1312,28 +1340,26 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(WriteShareGroupStateRequest::StateBatch& m, int16_t, Filler& g) {
-  m.first_offset = g.integer<int64_t>();
-  m.last_offset = g.integer<int64_t>();
-  m.delivery_state = g.integer<int8_t>();
-  m.delivery_count = g.integer<int16_t>();
+[[maybe_unused]] void fill(UpdateRaftVoterResponse::CurrentLeader& m, int16_t, Filler& g) {
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(WriteShareGroupStateRequest::PartitionData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(UpdateRaftVoterResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  fill(m.current_leader, version, g);
+}
+
+[[maybe_unused]] void fill(InitializeShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
   m.partition = g.integer<int32_t>();
   m.state_epoch = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
   m.start_offset = g.integer<int64_t>();
-  {
-    auto& items = m.state_batches;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
 }
 
-[[maybe_unused]] void fill(WriteShareGroupStateRequest::WriteStateData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(InitializeShareGroupStateRequest::InitializeStateData& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1344,7 +1370,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(WriteShareGroupStateRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(InitializeShareGroupStateRequest& m, int16_t version, Filler& g) {
   m.group_id = g.string();
   {
     auto& items = m.topics;
@@ -1355,19 +1381,12 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::PartitionResult& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
   m.partition = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.state_epoch = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
+  m.leader_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::ReadStateSummaryResult& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateRequest::ReadStateData& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1378,7 +1397,39 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateResponse::WriteStateResult& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateResponse& m, int16_t version, Filler& g) {
   {
     auto& items = m.results;
     items.resize(g.count());
@@ -1388,56 +1439,216 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(KRaftVersionRecord& m, int16_t, Filler& g) {
-  m.version = g.integer<int16_t>();
-  m.kraft_version = g.integer<int16_t>();
+[[maybe_unused]] void fill(DeleteShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateRequest::DeleteStateData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::Status& m, int16_t, Filler& g) {
+  m.status_code = g.integer<int8_t>();
+  m.status_detail = g.string();
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::TaskIds& m, int16_t, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::Endpoint& m, int16_t, Filler& g) {
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::TopicPartition& m, int16_t, Filler& g) {
+  m.topic = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::EndpointToPartitions& m, int16_t version, Filler& g) {
+  fill(m.user_endpoint, version, g);
+  {
+    auto& items = m.active_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.standby_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  m.heartbeat_interval_ms = g.integer<int32_t>();
+  m.acceptable_recovery_lag = g.integer<int32_t>();
+  m.task_offset_interval_ms = g.integer<int32_t>();
+  if (g.null()) {
+    m.status.reset();
+  } else {
+    auto& items = m.status.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.active_tasks.reset();
+  } else {
+    auto& items = m.active_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.standby_tasks.reset();
+  } else {
+    auto& items = m.standby_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.warmup_tasks.reset();
+  } else {
+    auto& items = m.warmup_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.endpoint_information_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.partitions_by_user_endpoint.reset();
+  } else {
+    auto& items = m.partitions_by_user_endpoint.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponseTopic& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponseGroup& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(generated_messages_4)
 
-BOOST_AUTO_TEST_CASE(fetch_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FetchRequest>("FetchRequest");
-}
-BOOST_AUTO_TEST_CASE(fetch_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FetchRequest>();
-}
-BOOST_AUTO_TEST_CASE(list_offsets_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListOffsetsRequest>("ListOffsetsRequest");
-}
-BOOST_AUTO_TEST_CASE(list_offsets_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListOffsetsRequest>();
-}
 BOOST_AUTO_TEST_CASE(metadata_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<MetadataRequest>("MetadataRequest");
 }
 BOOST_AUTO_TEST_CASE(metadata_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<MetadataRequest>();
 }
-BOOST_AUTO_TEST_CASE(stop_replica_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<StopReplicaRequest>("StopReplicaRequest");
+BOOST_AUTO_TEST_CASE(metadata_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<MetadataResponse>("MetadataResponse");
 }
-BOOST_AUTO_TEST_CASE(stop_replica_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<StopReplicaRequest>();
+BOOST_AUTO_TEST_CASE(metadata_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<MetadataResponse>();
 }
-BOOST_AUTO_TEST_CASE(controlled_shutdown_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ControlledShutdownResponse>("ControlledShutdownResponse");
+BOOST_AUTO_TEST_CASE(find_coordinator_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FindCoordinatorRequest>("FindCoordinatorRequest");
 }
-BOOST_AUTO_TEST_CASE(controlled_shutdown_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ControlledShutdownResponse>();
-}
-BOOST_AUTO_TEST_CASE(offset_commit_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetCommitResponse>("OffsetCommitResponse");
-}
-BOOST_AUTO_TEST_CASE(offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetCommitResponse>();
-}
-BOOST_AUTO_TEST_CASE(offset_fetch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetFetchResponse>("OffsetFetchResponse");
-}
-BOOST_AUTO_TEST_CASE(offset_fetch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetFetchResponse>();
+BOOST_AUTO_TEST_CASE(find_coordinator_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FindCoordinatorRequest>();
 }
 BOOST_AUTO_TEST_CASE(join_group_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<JoinGroupResponse>("JoinGroupResponse");
@@ -1445,11 +1656,11 @@ BOOST_AUTO_TEST_CASE(join_group_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(join_group_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<JoinGroupResponse>();
 }
-BOOST_AUTO_TEST_CASE(heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<HeartbeatRequest>("HeartbeatRequest");
+BOOST_AUTO_TEST_CASE(heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<HeartbeatResponse>("HeartbeatResponse");
 }
-BOOST_AUTO_TEST_CASE(heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<HeartbeatRequest>();
+BOOST_AUTO_TEST_CASE(heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<HeartbeatResponse>();
 }
 BOOST_AUTO_TEST_CASE(sync_group_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<SyncGroupResponse>("SyncGroupResponse");
@@ -1457,11 +1668,23 @@ BOOST_AUTO_TEST_CASE(sync_group_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(sync_group_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<SyncGroupResponse>();
 }
-BOOST_AUTO_TEST_CASE(api_versions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ApiVersionsResponse>("ApiVersionsResponse");
+BOOST_AUTO_TEST_CASE(describe_groups_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeGroupsResponse>("DescribeGroupsResponse");
 }
-BOOST_AUTO_TEST_CASE(api_versions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ApiVersionsResponse>();
+BOOST_AUTO_TEST_CASE(describe_groups_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeGroupsResponse>();
+}
+BOOST_AUTO_TEST_CASE(api_versions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ApiVersionsRequest>("ApiVersionsRequest");
+}
+BOOST_AUTO_TEST_CASE(api_versions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ApiVersionsRequest>();
+}
+BOOST_AUTO_TEST_CASE(create_topics_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateTopicsResponse>("CreateTopicsResponse");
+}
+BOOST_AUTO_TEST_CASE(create_topics_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateTopicsResponse>();
 }
 BOOST_AUTO_TEST_CASE(delete_topics_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DeleteTopicsResponse>("DeleteTopicsResponse");
@@ -1469,29 +1692,23 @@ BOOST_AUTO_TEST_CASE(delete_topics_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(delete_topics_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DeleteTopicsResponse>();
 }
-BOOST_AUTO_TEST_CASE(delete_records_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteRecordsRequest>("DeleteRecordsRequest");
+BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddPartitionsToTxnRequest>("AddPartitionsToTxnRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_records_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteRecordsRequest>();
+BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddPartitionsToTxnRequest>();
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetForLeaderEpochResponse>("OffsetForLeaderEpochResponse");
+BOOST_AUTO_TEST_CASE(txn_offset_commit_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<TxnOffsetCommitRequest>("TxnOffsetCommitRequest");
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetForLeaderEpochResponse>();
+BOOST_AUTO_TEST_CASE(txn_offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<TxnOffsetCommitRequest>();
 }
-BOOST_AUTO_TEST_CASE(end_txn_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndTxnResponse>("EndTxnResponse");
+BOOST_AUTO_TEST_CASE(create_acls_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateAclsResponse>("CreateAclsResponse");
 }
-BOOST_AUTO_TEST_CASE(end_txn_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndTxnResponse>();
-}
-BOOST_AUTO_TEST_CASE(describe_acls_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeAclsResponse>("DescribeAclsResponse");
-}
-BOOST_AUTO_TEST_CASE(describe_acls_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeAclsResponse>();
+BOOST_AUTO_TEST_CASE(create_acls_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateAclsResponse>();
 }
 BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterReplicaLogDirsResponse>("AlterReplicaLogDirsResponse");
@@ -1499,41 +1716,17 @@ BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_response_round_trips_at_every_versio
 BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterReplicaLogDirsResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_log_dirs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeLogDirsResponse>("DescribeLogDirsResponse");
+BOOST_AUTO_TEST_CASE(sasl_authenticate_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslAuthenticateResponse>("SaslAuthenticateResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_log_dirs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeLogDirsResponse>();
+BOOST_AUTO_TEST_CASE(sasl_authenticate_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslAuthenticateResponse>();
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslAuthenticateRequest>("SaslAuthenticateRequest");
+BOOST_AUTO_TEST_CASE(renew_delegation_token_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RenewDelegationTokenResponse>("RenewDelegationTokenResponse");
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslAuthenticateRequest>();
-}
-BOOST_AUTO_TEST_CASE(create_partitions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreatePartitionsResponse>("CreatePartitionsResponse");
-}
-BOOST_AUTO_TEST_CASE(create_partitions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreatePartitionsResponse>();
-}
-BOOST_AUTO_TEST_CASE(create_delegation_token_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateDelegationTokenResponse>("CreateDelegationTokenResponse");
-}
-BOOST_AUTO_TEST_CASE(create_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateDelegationTokenResponse>();
-}
-BOOST_AUTO_TEST_CASE(renew_delegation_token_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RenewDelegationTokenRequest>("RenewDelegationTokenRequest");
-}
-BOOST_AUTO_TEST_CASE(renew_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RenewDelegationTokenRequest>();
-}
-BOOST_AUTO_TEST_CASE(expire_delegation_token_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ExpireDelegationTokenResponse>("ExpireDelegationTokenResponse");
-}
-BOOST_AUTO_TEST_CASE(expire_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ExpireDelegationTokenResponse>();
+BOOST_AUTO_TEST_CASE(renew_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RenewDelegationTokenResponse>();
 }
 BOOST_AUTO_TEST_CASE(describe_delegation_token_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeDelegationTokenRequest>("DescribeDelegationTokenRequest");
@@ -1541,17 +1734,23 @@ BOOST_AUTO_TEST_CASE(describe_delegation_token_request_round_trips_at_every_vers
 BOOST_AUTO_TEST_CASE(describe_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeDelegationTokenRequest>();
 }
+BOOST_AUTO_TEST_CASE(delete_groups_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteGroupsRequest>("DeleteGroupsRequest");
+}
+BOOST_AUTO_TEST_CASE(delete_groups_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteGroupsRequest>();
+}
+BOOST_AUTO_TEST_CASE(delete_groups_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteGroupsResponse>("DeleteGroupsResponse");
+}
+BOOST_AUTO_TEST_CASE(delete_groups_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteGroupsResponse>();
+}
 BOOST_AUTO_TEST_CASE(elect_leaders_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<ElectLeadersRequest>("ElectLeadersRequest");
 }
 BOOST_AUTO_TEST_CASE(elect_leaders_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ElectLeadersRequest>();
-}
-BOOST_AUTO_TEST_CASE(incremental_alter_configs_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<IncrementalAlterConfigsRequest>("IncrementalAlterConfigsRequest");
-}
-BOOST_AUTO_TEST_CASE(incremental_alter_configs_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<IncrementalAlterConfigsRequest>();
 }
 BOOST_AUTO_TEST_CASE(alter_partition_reassignments_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterPartitionReassignmentsRequest>("AlterPartitionReassignmentsRequest");
@@ -1559,119 +1758,161 @@ BOOST_AUTO_TEST_CASE(alter_partition_reassignments_request_round_trips_at_every_
 BOOST_AUTO_TEST_CASE(alter_partition_reassignments_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterPartitionReassignmentsRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterUserScramCredentialsResponse>("AlterUserScramCredentialsResponse");
+BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListPartitionReassignmentsResponse>("ListPartitionReassignmentsResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterUserScramCredentialsResponse>();
+BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListPartitionReassignmentsResponse>();
 }
-BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BeginQuorumEpochResponse>("BeginQuorumEpochResponse");
+BOOST_AUTO_TEST_CASE(offset_delete_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetDeleteResponse>("OffsetDeleteResponse");
 }
-BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BeginQuorumEpochResponse>();
+BOOST_AUTO_TEST_CASE(offset_delete_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetDeleteResponse>();
 }
-BOOST_AUTO_TEST_CASE(update_features_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateFeaturesResponse>("UpdateFeaturesResponse");
+BOOST_AUTO_TEST_CASE(describe_client_quotas_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeClientQuotasResponse>("DescribeClientQuotasResponse");
 }
-BOOST_AUTO_TEST_CASE(update_features_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateFeaturesResponse>();
+BOOST_AUTO_TEST_CASE(describe_client_quotas_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeClientQuotasResponse>();
 }
-BOOST_AUTO_TEST_CASE(fetch_snapshot_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FetchSnapshotRequest>("FetchSnapshotRequest");
+BOOST_AUTO_TEST_CASE(alter_client_quotas_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterClientQuotasRequest>("AlterClientQuotasRequest");
 }
-BOOST_AUTO_TEST_CASE(fetch_snapshot_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FetchSnapshotRequest>();
+BOOST_AUTO_TEST_CASE(alter_client_quotas_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterClientQuotasRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_cluster_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeClusterRequest>("DescribeClusterRequest");
+BOOST_AUTO_TEST_CASE(vote_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<VoteResponse>("VoteResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_cluster_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeClusterRequest>();
+BOOST_AUTO_TEST_CASE(vote_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<VoteResponse>();
 }
-BOOST_AUTO_TEST_CASE(broker_registration_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerRegistrationResponse>("BrokerRegistrationResponse");
+BOOST_AUTO_TEST_CASE(describe_quorum_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeQuorumResponse>("DescribeQuorumResponse");
 }
-BOOST_AUTO_TEST_CASE(broker_registration_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerRegistrationResponse>();
+BOOST_AUTO_TEST_CASE(describe_quorum_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeQuorumResponse>();
 }
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AllocateProducerIdsResponse>("AllocateProducerIdsResponse");
+BOOST_AUTO_TEST_CASE(envelope_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EnvelopeRequest>("EnvelopeRequest");
 }
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AllocateProducerIdsResponse>();
+BOOST_AUTO_TEST_CASE(envelope_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EnvelopeRequest>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupDescribeResponse>("ConsumerGroupDescribeResponse");
+BOOST_AUTO_TEST_CASE(fetch_snapshot_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FetchSnapshotResponse>("FetchSnapshotResponse");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupDescribeResponse>();
+BOOST_AUTO_TEST_CASE(fetch_snapshot_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FetchSnapshotResponse>();
 }
-BOOST_AUTO_TEST_CASE(controller_registration_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ControllerRegistrationRequest>("ControllerRegistrationRequest");
+BOOST_AUTO_TEST_CASE(broker_registration_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerRegistrationRequest>("BrokerRegistrationRequest");
 }
-BOOST_AUTO_TEST_CASE(controller_registration_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ControllerRegistrationRequest>();
+BOOST_AUTO_TEST_CASE(broker_registration_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerRegistrationRequest>();
 }
-BOOST_AUTO_TEST_CASE(push_telemetry_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<PushTelemetryRequest>("PushTelemetryRequest");
+BOOST_AUTO_TEST_CASE(describe_transactions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeTransactionsRequest>("DescribeTransactionsRequest");
 }
-BOOST_AUTO_TEST_CASE(push_telemetry_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<PushTelemetryRequest>();
+BOOST_AUTO_TEST_CASE(describe_transactions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeTransactionsRequest>();
 }
-BOOST_AUTO_TEST_CASE(list_client_metrics_resources_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListClientMetricsResourcesResponse>("ListClientMetricsResourcesResponse");
+BOOST_AUTO_TEST_CASE(describe_transactions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeTransactionsResponse>("DescribeTransactionsResponse");
 }
-BOOST_AUTO_TEST_CASE(list_client_metrics_resources_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListClientMetricsResourcesResponse>();
+BOOST_AUTO_TEST_CASE(describe_transactions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeTransactionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_topic_partitions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeTopicPartitionsRequest>("DescribeTopicPartitionsRequest");
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupHeartbeatRequest>("ConsumerGroupHeartbeatRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_topic_partitions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeTopicPartitionsRequest>();
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatRequest>();
 }
-BOOST_AUTO_TEST_CASE(share_group_describe_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareGroupDescribeRequest>("ShareGroupDescribeRequest");
+BOOST_AUTO_TEST_CASE(consumer_group_describe_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupDescribeRequest>("ConsumerGroupDescribeRequest");
 }
-BOOST_AUTO_TEST_CASE(share_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareGroupDescribeRequest>();
+BOOST_AUTO_TEST_CASE(consumer_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupDescribeRequest>();
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddRaftVoterRequest>("AddRaftVoterRequest");
+BOOST_AUTO_TEST_CASE(push_telemetry_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<PushTelemetryResponse>("PushTelemetryResponse");
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddRaftVoterRequest>();
+BOOST_AUTO_TEST_CASE(push_telemetry_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<PushTelemetryResponse>();
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateRaftVoterRequest>("UpdateRaftVoterRequest");
+BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AssignReplicasToDirsResponse>("AssignReplicasToDirsResponse");
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateRaftVoterRequest>();
+BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AssignReplicasToDirsResponse>();
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateResponse>("ReadShareGroupStateResponse");
+BOOST_AUTO_TEST_CASE(list_config_resources_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListConfigResourcesRequest>("ListConfigResourcesRequest");
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateResponse>();
+BOOST_AUTO_TEST_CASE(list_config_resources_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListConfigResourcesRequest>();
 }
-BOOST_AUTO_TEST_CASE(write_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<WriteShareGroupStateRequest>("WriteShareGroupStateRequest");
+BOOST_AUTO_TEST_CASE(list_config_resources_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListConfigResourcesResponse>("ListConfigResourcesResponse");
 }
-BOOST_AUTO_TEST_CASE(write_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<WriteShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(list_config_resources_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListConfigResourcesResponse>();
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateSummaryResponse>("ReadShareGroupStateSummaryResponse");
+BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareGroupHeartbeatRequest>("ShareGroupHeartbeatRequest");
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryResponse>();
+BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareGroupHeartbeatRequest>();
 }
-BOOST_AUTO_TEST_CASE(kraft_version_record_round_trips_at_every_version) {
-  check_round_trip_at_every_version<KRaftVersionRecord>("KRaftVersionRecord");
+BOOST_AUTO_TEST_CASE(share_acknowledge_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareAcknowledgeResponse>("ShareAcknowledgeResponse");
 }
-BOOST_AUTO_TEST_CASE(kraft_version_record_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<KRaftVersionRecord>();
+BOOST_AUTO_TEST_CASE(share_acknowledge_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareAcknowledgeResponse>();
+}
+BOOST_AUTO_TEST_CASE(update_raft_voter_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateRaftVoterResponse>("UpdateRaftVoterResponse");
+}
+BOOST_AUTO_TEST_CASE(update_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateRaftVoterResponse>();
+}
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitializeShareGroupStateRequest>("InitializeShareGroupStateRequest");
+}
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitializeShareGroupStateRequest>();
+}
+BOOST_AUTO_TEST_CASE(read_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateRequest>("ReadShareGroupStateRequest");
+}
+BOOST_AUTO_TEST_CASE(read_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateRequest>();
+}
+BOOST_AUTO_TEST_CASE(write_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<WriteShareGroupStateResponse>("WriteShareGroupStateResponse");
+}
+BOOST_AUTO_TEST_CASE(write_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<WriteShareGroupStateResponse>();
+}
+BOOST_AUTO_TEST_CASE(delete_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupStateRequest>("DeleteShareGroupStateRequest");
+}
+BOOST_AUTO_TEST_CASE(delete_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupStateRequest>();
+}
+BOOST_AUTO_TEST_CASE(streams_group_heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupHeartbeatResponse>("StreamsGroupHeartbeatResponse");
+}
+BOOST_AUTO_TEST_CASE(streams_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupHeartbeatResponse>();
+}
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeShareGroupOffsetsResponse>("DescribeShareGroupOffsetsResponse");
+}
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeShareGroupOffsetsResponse>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,7 +1,8 @@
 // Produce (key 0): decodes each partition's record batches within the request's decompression
 // budget and hands them to the partition log, which applies Kafka's append rules. Served v3-11,
-// advertised from v0 (KAFKA-18659: librdkafka < 2.11 disables compression otherwise); v0-2
-// requests (legacy message sets, removed by KIP-896) get UNSUPPORTED_VERSION per partition.
+// advertised from v0 (KAFKA-18659: librdkafka < 2.11 disables compression otherwise); a v0-2
+// request (legacy message sets, removed by KIP-896) has its connection closed by the dispatcher,
+// as Kafka 4 closes it.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -21,7 +22,6 @@ namespace kib::kafka {
 namespace {
 
 constexpr int16_t kFirstZstdVersion = 7;  // KIP-110
-constexpr int16_t kFirstServedVersion = 3;  // record batch v2 (KIP-896 removed v0-2)
 
 ErrorCode produce_error_for(RecordError e) {
   switch (e) {
@@ -114,13 +114,7 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
     for (size_t p = 0; p < body->topic_data[t].partition_data.size(); ++p) {
       auto& pr = call->resp.responses[t].partition_responses[p];
       pr.index = body->topic_data[t].partition_data[p].index;
-      if (version < kFirstServedVersion)
-        call->fail(pr, ErrorCode::kUnsupportedVersion, "Produce v0-2 (message format v0/v1) is not supported; use v3+");
     }
-  }
-  if (version < kFirstServedVersion) {
-    spdlog::warn("client={} sent Produce v{}; answered UNSUPPORTED_VERSION", esc(req.header.client_id), version);
-    return call->done();
   }
 
   DecompressionBudget budget{budget_bytes - partition_bytes};
@@ -179,8 +173,8 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
 }  // namespace
 
 HandlerSpec produce_handler() {
-  // Served and advertised from v0 (KAFKA-18659); v0-2 are answered UNSUPPORTED_VERSION above.
-  return serve<msg::ProduceRequest>(0, 11, [](const Services& s, Request&& req) {
+  // Served from v3, the spec's lowest version, so advertised from v0 like Kafka (KAFKA-18659).
+  return serve<msg::ProduceRequest>(3, 11, [](const Services& s, Request&& req) {
     handle(*s.log, s.config->limits, std::move(req));
   });
 }

@@ -35,12 +35,17 @@ struct HandlerSpec {
 };
 
 // `RequestMsg`: the generated request message (msg::FooRequest). A range outside the spec's
-// versions, or an empty one, does not compile.
+// versions, or an empty one, does not compile. Advertised from the lowest served version, except
+// that an API served from the spec's lowest version is advertised from where Kafka's ApiVersions
+// response starts it (kApiVersionsMinVersion): Produce from v0 although v0-2 are refused
+// (KAFKA-18659; the dispatcher closes the connection on them, as Kafka 4 does).
 template <typename RequestMsg>
 consteval HandlerSpec serve(int16_t min_version, int16_t max_version, HandlerFn handle) {
   if (min_version < RequestMsg::kMinVersion || max_version > RequestMsg::kMaxVersion || min_version > max_version)
     throw "served versions outside the spec's range";
-  return HandlerSpec{RequestMsg::kApiKey, min_version, max_version, min_version, handle};
+  const int16_t advertised_min =
+      min_version == RequestMsg::kMinVersion ? RequestMsg::kApiVersionsMinVersion : min_version;
+  return HandlerSpec{RequestMsg::kApiKey, min_version, max_version, advertised_min, handle};
 }
 
 // Every served API, ordered by key.

@@ -68,7 +68,7 @@ struct Served {
 
 // Mirrors the handler registry, src/kafka/handlers (api key, lowest and highest version served).
 constexpr std::array kServed{
-    Served{ProduceRequest::kApiKey, 0, 11, &body<ProduceRequest>},
+    Served{ProduceRequest::kApiKey, 3, 11, &body<ProduceRequest>},
     Served{FetchRequest::kApiKey, 4, 12, &body<FetchRequest>},
     Served{ListOffsetsRequest::kApiKey, 1, 8, &body<ListOffsetsRequest>},
     Served{MetadataRequest::kApiKey, 0, 12, &body<MetadataRequest>},

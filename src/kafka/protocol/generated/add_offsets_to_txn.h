@@ -12,6 +12,7 @@ struct AddOffsetsToTxnRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 3;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The transactional id corresponding to the transaction.
   std::string transactional_id;

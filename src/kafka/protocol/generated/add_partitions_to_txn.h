@@ -12,11 +12,12 @@ struct AddPartitionsToTxnRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 3;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct AddPartitionsToTxnTopic {
     // v0+. The name of the topic.
     std::string name;
-    // v0+. The partition indexes to add to the transaction
+    // v0+. The partition indexes to add to the transaction.
     std::vector<int32_t> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -78,7 +79,7 @@ struct AddPartitionsToTxnResponse {
   struct AddPartitionsToTxnTopicResult {
     // v0+. The topic name.
     std::string name;
-    // v0+. The results for each partition
+    // v0+. The results for each partition.
     std::vector<AddPartitionsToTxnPartitionResult> results_by_partition;
 
     void encode(ByteWriter& w, int16_t version) const;

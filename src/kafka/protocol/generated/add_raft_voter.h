@@ -12,13 +12,14 @@ struct AddRaftVoterRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct Listener {
-    // v0+. The name of the endpoint
+    // v0+. The name of the endpoint.
     std::string name;
-    // v0+. The hostname
+    // v0+. The hostname.
     std::string host;
-    // v0+. The port
+    // v0+. The port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -26,15 +27,15 @@ struct AddRaftVoterRequest {
     bool operator==(const Listener&) const = default;
   };
 
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. The cluster id.
   std::optional<std::string> cluster_id = std::string();
-  // v0+.
+  // v0+. The maximum time to wait for the request to complete before returning.
   int32_t timeout_ms{};
-  // v0+. The replica id of the voter getting added to the topic partition
+  // v0+. The replica id of the voter getting added to the topic partition.
   int32_t voter_id{};
-  // v0+. The directory id of the voter getting added to the topic partition
+  // v0+. The directory id of the voter getting added to the topic partition.
   Uuid voter_directory_id{};
-  // v0+. The endpoints that can be used to communicate with the voter
+  // v0+. The endpoints that can be used to communicate with the voter.
   std::vector<Listener> listeners;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -51,7 +52,7 @@ struct AddRaftVoterResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The error code, or 0 if there was no error
+  // v0+. The error code, or 0 if there was no error.
   int16_t error_code{};
   // v0+, nullable 0+. The error message, or null if there was no error.
   std::optional<std::string> error_message = std::string();

@@ -12,10 +12,11 @@ struct AllocateProducerIdsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
-  // v0+. The ID of the requesting broker
+  // v0+. The ID of the requesting broker.
   int32_t broker_id{};
-  // v0+. The epoch of the requesting broker
+  // v0+. The epoch of the requesting broker.
   int64_t broker_epoch = -1;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -32,11 +33,11 @@ struct AllocateProducerIdsResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The top level response error code
+  // v0+. The top level response error code.
   int16_t error_code{};
-  // v0+. The first producer ID in this range, inclusive
+  // v0+. The first producer ID in this range, inclusive.
   int64_t producer_id_start{};
-  // v0+. The number of producer IDs in this range
+  // v0+. The number of producer IDs in this range.
   int32_t producer_id_len{};
 
   void encode(ByteWriter& w, int16_t version) const;

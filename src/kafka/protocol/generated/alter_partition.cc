@@ -31,9 +31,7 @@ void AlterPartitionRequest::PartitionData::encode(ByteWriter& w, int16_t version
       e.encode(w, version);
     }
   }
-  if (version >= 1) {
-    w.be<int8_t>(this->leader_recovery_state);
-  }
+  w.be<int8_t>(this->leader_recovery_state);
   w.be<int32_t>(this->partition_epoch);
   w.uvarint(0);
 }
@@ -58,20 +56,13 @@ void AlterPartitionRequest::PartitionData::decode(ByteReader& r, int16_t version
       e.decode(r, version);
     }
   }
-  if (version >= 1) {
-    this->leader_recovery_state = r.be<int8_t>("AlterPartitionRequest.PartitionData.LeaderRecoveryState");
-  }
+  this->leader_recovery_state = r.be<int8_t>("AlterPartitionRequest.PartitionData.LeaderRecoveryState");
   this->partition_epoch = r.be<int32_t>("AlterPartitionRequest.PartitionData.PartitionEpoch");
   wire::skip_tagged_fields(r, "AlterPartitionRequest.PartitionData tagged fields");
 }
 
 void AlterPartitionRequest::TopicData::encode(ByteWriter& w, int16_t version) const {
-  if (version <= 1) {
-    wire::write_string(w, this->topic_name, true, "AlterPartitionRequest.TopicData.TopicName");
-  }
-  if (version >= 2) {
-    wire::write_uuid(w, this->topic_id);
-  }
+  wire::write_uuid(w, this->topic_id);
   wire::write_array_length(w, this->partitions.size(), true, "AlterPartitionRequest.TopicData.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
@@ -81,15 +72,10 @@ void AlterPartitionRequest::TopicData::encode(ByteWriter& w, int16_t version) co
 
 void AlterPartitionRequest::TopicData::decode(ByteReader& r, int16_t version) {
   *this = TopicData{};
-  if (version <= 1) {
-    this->topic_name = wire::read_string(r, true, "AlterPartitionRequest.TopicData.TopicName");
-  }
-  if (version >= 2) {
-    this->topic_id = wire::read_uuid(r, "AlterPartitionRequest.TopicData.TopicId");
-  }
+  this->topic_id = wire::read_uuid(r, "AlterPartitionRequest.TopicData.TopicId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "AlterPartitionRequest.TopicData.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 15 : 14), "AlterPartitionRequest.TopicData.Partitions");
+    r.check_count(static_cast<uint64_t>(n), 15, "AlterPartitionRequest.TopicData.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -114,7 +100,7 @@ void AlterPartitionRequest::decode(ByteReader& r, int16_t version) {
   this->broker_epoch = r.be<int64_t>("AlterPartitionRequest.BrokerEpoch");
   {
     const int64_t n = wire::read_array_length(r, true, false, "AlterPartitionRequest.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 18 : 3), "AlterPartitionRequest.Topics");
+    r.check_count(static_cast<uint64_t>(n), 18, "AlterPartitionRequest.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);
@@ -123,7 +109,7 @@ void AlterPartitionRequest::decode(ByteReader& r, int16_t version) {
   wire::skip_tagged_fields(r, "AlterPartitionRequest tagged fields");
 }
 
-void AlterPartitionResponse::PartitionData::encode(ByteWriter& w, int16_t version) const {
+void AlterPartitionResponse::PartitionData::encode(ByteWriter& w, int16_t) const {
   w.be<int32_t>(this->partition_index);
   w.be<int16_t>(this->error_code);
   w.be<int32_t>(this->leader_id);
@@ -132,14 +118,12 @@ void AlterPartitionResponse::PartitionData::encode(ByteWriter& w, int16_t versio
   for (const auto& e : this->isr) {
     w.be<int32_t>(e);
   }
-  if (version >= 1) {
-    w.be<int8_t>(this->leader_recovery_state);
-  }
+  w.be<int8_t>(this->leader_recovery_state);
   w.be<int32_t>(this->partition_epoch);
   w.uvarint(0);
 }
 
-void AlterPartitionResponse::PartitionData::decode(ByteReader& r, int16_t version) {
+void AlterPartitionResponse::PartitionData::decode(ByteReader& r, int16_t) {
   *this = PartitionData{};
   this->partition_index = r.be<int32_t>("AlterPartitionResponse.PartitionData.PartitionIndex");
   this->error_code = r.be<int16_t>("AlterPartitionResponse.PartitionData.ErrorCode");
@@ -153,20 +137,13 @@ void AlterPartitionResponse::PartitionData::decode(ByteReader& r, int16_t versio
       e = r.be<int32_t>("AlterPartitionResponse.PartitionData.Isr");
     }
   }
-  if (version >= 1) {
-    this->leader_recovery_state = r.be<int8_t>("AlterPartitionResponse.PartitionData.LeaderRecoveryState");
-  }
+  this->leader_recovery_state = r.be<int8_t>("AlterPartitionResponse.PartitionData.LeaderRecoveryState");
   this->partition_epoch = r.be<int32_t>("AlterPartitionResponse.PartitionData.PartitionEpoch");
   wire::skip_tagged_fields(r, "AlterPartitionResponse.PartitionData tagged fields");
 }
 
 void AlterPartitionResponse::TopicData::encode(ByteWriter& w, int16_t version) const {
-  if (version <= 1) {
-    wire::write_string(w, this->topic_name, true, "AlterPartitionResponse.TopicData.TopicName");
-  }
-  if (version >= 2) {
-    wire::write_uuid(w, this->topic_id);
-  }
+  wire::write_uuid(w, this->topic_id);
   wire::write_array_length(w, this->partitions.size(), true, "AlterPartitionResponse.TopicData.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
@@ -176,15 +153,10 @@ void AlterPartitionResponse::TopicData::encode(ByteWriter& w, int16_t version) c
 
 void AlterPartitionResponse::TopicData::decode(ByteReader& r, int16_t version) {
   *this = TopicData{};
-  if (version <= 1) {
-    this->topic_name = wire::read_string(r, true, "AlterPartitionResponse.TopicData.TopicName");
-  }
-  if (version >= 2) {
-    this->topic_id = wire::read_uuid(r, "AlterPartitionResponse.TopicData.TopicId");
-  }
+  this->topic_id = wire::read_uuid(r, "AlterPartitionResponse.TopicData.TopicId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "AlterPartitionResponse.TopicData.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 21 : 20), "AlterPartitionResponse.TopicData.Partitions");
+    r.check_count(static_cast<uint64_t>(n), 21, "AlterPartitionResponse.TopicData.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -209,7 +181,7 @@ void AlterPartitionResponse::decode(ByteReader& r, int16_t version) {
   this->error_code = r.be<int16_t>("AlterPartitionResponse.ErrorCode");
   {
     const int64_t n = wire::read_array_length(r, true, false, "AlterPartitionResponse.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 18 : 3), "AlterPartitionResponse.Topics");
+    r.check_count(static_cast<uint64_t>(n), 18, "AlterPartitionResponse.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// AlterPartitionRequest: versions 0-3, flexible 0+, api key 56.
+// AlterPartitionRequest: versions 2-3, flexible 0+, api key 56.
 struct AlterPartitionRequest {
   static constexpr int16_t kApiKey = 56;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 2;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 2;
 
   struct BrokerState {
     // v3+. The ID of the broker.
@@ -25,17 +26,17 @@ struct AlterPartitionRequest {
   };
 
   struct PartitionData {
-    // v0+. The partition index
+    // v0+. The partition index.
     int32_t partition_index{};
-    // v0+. The leader epoch of this partition
+    // v0+. The leader epoch of this partition.
     int32_t leader_epoch{};
     // v0-2. The ISR for this partition. Deprecated since version 3.
     std::vector<int32_t> new_isr;
-    // v3+.
+    // v3+. The ISR for this partition.
     std::vector<BrokerState> new_isr_with_epochs;
     // v1+. 1 if the partition is recovering from an unclean leader election; 0 otherwise.
     int8_t leader_recovery_state{};
-    // v0+. The expected epoch of the partition which is being updated. For legacy cluster this is the ZkVersion in the LeaderAndIsr request.
+    // v0+. The expected epoch of the partition which is being updated.
     int32_t partition_epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -44,11 +45,9 @@ struct AlterPartitionRequest {
   };
 
   struct TopicData {
-    // v0-1. The name of the topic to alter ISRs for
-    std::string topic_name;
-    // v2+. The ID of the topic to alter ISRs for
+    // v2+. The ID of the topic to alter ISRs for.
     Uuid topic_id{};
-    // v0+.
+    // v0+. The partitions to alter ISRs for.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -56,11 +55,11 @@ struct AlterPartitionRequest {
     bool operator==(const TopicData&) const = default;
   };
 
-  // v0+. The ID of the requesting broker
+  // v0+. The ID of the requesting broker.
   int32_t broker_id{};
-  // v0+. The epoch of the requesting broker
+  // v0+. The epoch of the requesting broker.
   int64_t broker_epoch = -1;
-  // v0+.
+  // v0+. The topics to alter ISRs for.
   std::vector<TopicData> topics;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -68,17 +67,17 @@ struct AlterPartitionRequest {
   bool operator==(const AlterPartitionRequest&) const = default;
 };
 
-// AlterPartitionResponse: versions 0-3, flexible 0+, api key 56.
+// AlterPartitionResponse: versions 2-3, flexible 0+, api key 56.
 struct AlterPartitionResponse {
   static constexpr int16_t kApiKey = 56;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 2;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct PartitionData {
-    // v0+. The partition index
+    // v0+. The partition index.
     int32_t partition_index{};
-    // v0+. The partition level error code
+    // v0+. The partition level error code.
     int16_t error_code{};
     // v0+. The broker ID of the leader.
     int32_t leader_id{};
@@ -88,7 +87,7 @@ struct AlterPartitionResponse {
     std::vector<int32_t> isr;
     // v1+. 1 if the partition is recovering from an unclean leader election; 0 otherwise.
     int8_t leader_recovery_state{};
-    // v0+. The current epoch for the partition for KRaft controllers. The current ZK version for the legacy controllers.
+    // v0+. The current epoch for the partition for KRaft controllers.
     int32_t partition_epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -97,11 +96,9 @@ struct AlterPartitionResponse {
   };
 
   struct TopicData {
-    // v0-1. The name of the topic
-    std::string topic_name;
-    // v2+. The ID of the topic
+    // v2+. The ID of the topic.
     Uuid topic_id{};
-    // v0+.
+    // v0+. The responses for each partition.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -111,9 +108,9 @@ struct AlterPartitionResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The top level response error code
+  // v0+. The top level response error code.
   int16_t error_code{};
-  // v0+.
+  // v0+. The responses for each topic.
   std::vector<TopicData> topics;
 
   void encode(ByteWriter& w, int16_t version) const;

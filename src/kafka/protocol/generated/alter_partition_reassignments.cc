@@ -60,6 +60,9 @@ void AlterPartitionReassignmentsRequest::ReassignableTopic::decode(ByteReader& r
 
 void AlterPartitionReassignmentsRequest::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->timeout_ms);
+  if (version >= 1) {
+    w.be<uint8_t>(this->allow_replication_factor_change ? 1 : 0);
+  }
   wire::write_array_length(w, this->topics.size(), true, "AlterPartitionReassignmentsRequest.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
@@ -70,6 +73,9 @@ void AlterPartitionReassignmentsRequest::encode(ByteWriter& w, int16_t version) 
 void AlterPartitionReassignmentsRequest::decode(ByteReader& r, int16_t version) {
   *this = AlterPartitionReassignmentsRequest{};
   this->timeout_ms = r.be<int32_t>("AlterPartitionReassignmentsRequest.TimeoutMs");
+  if (version >= 1) {
+    this->allow_replication_factor_change = r.be<uint8_t>("AlterPartitionReassignmentsRequest.AllowReplicationFactorChange") != 0;
+  }
   {
     const int64_t n = wire::read_array_length(r, true, false, "AlterPartitionReassignmentsRequest.Topics");
     r.check_count(static_cast<uint64_t>(n), 3, "AlterPartitionReassignmentsRequest.Topics");
@@ -121,6 +127,9 @@ void AlterPartitionReassignmentsResponse::ReassignableTopicResponse::decode(Byte
 
 void AlterPartitionReassignmentsResponse::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->throttle_time_ms);
+  if (version >= 1) {
+    w.be<uint8_t>(this->allow_replication_factor_change ? 1 : 0);
+  }
   w.be<int16_t>(this->error_code);
   wire::write_nullable_string(w, this->error_message, true, true, "AlterPartitionReassignmentsResponse.ErrorMessage");
   wire::write_array_length(w, this->responses.size(), true, "AlterPartitionReassignmentsResponse.Responses");
@@ -133,6 +142,9 @@ void AlterPartitionReassignmentsResponse::encode(ByteWriter& w, int16_t version)
 void AlterPartitionReassignmentsResponse::decode(ByteReader& r, int16_t version) {
   *this = AlterPartitionReassignmentsResponse{};
   this->throttle_time_ms = r.be<int32_t>("AlterPartitionReassignmentsResponse.ThrottleTimeMs");
+  if (version >= 1) {
+    this->allow_replication_factor_change = r.be<uint8_t>("AlterPartitionReassignmentsResponse.AllowReplicationFactorChange") != 0;
+  }
   this->error_code = r.be<int16_t>("AlterPartitionReassignmentsResponse.ErrorCode");
   this->error_message = wire::read_nullable_string(r, true, true, "AlterPartitionReassignmentsResponse.ErrorMessage");
   {

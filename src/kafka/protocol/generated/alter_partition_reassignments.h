@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// AlterPartitionReassignmentsRequest: versions 0, flexible 0+, api key 45.
+// AlterPartitionReassignmentsRequest: versions 0-1, flexible 0+, api key 45.
 struct AlterPartitionReassignmentsRequest {
   static constexpr int16_t kApiKey = 45;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct ReassignablePartition {
     // v0+. The partition index.
@@ -37,6 +38,8 @@ struct AlterPartitionReassignmentsRequest {
 
   // v0+. The time in ms to wait for the request to complete.
   int32_t timeout_ms = 60000;
+  // v1+. The option indicating whether changing the replication factor of any given partition as part of this request is a valid move.
+  bool allow_replication_factor_change = true;
   // v0+. The topics to reassign.
   std::vector<ReassignableTopic> topics;
 
@@ -45,11 +48,11 @@ struct AlterPartitionReassignmentsRequest {
   bool operator==(const AlterPartitionReassignmentsRequest&) const = default;
 };
 
-// AlterPartitionReassignmentsResponse: versions 0, flexible 0+, api key 45.
+// AlterPartitionReassignmentsResponse: versions 0-1, flexible 0+, api key 45.
 struct AlterPartitionReassignmentsResponse {
   static constexpr int16_t kApiKey = 45;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct ReassignablePartitionResponse {
@@ -66,9 +69,9 @@ struct AlterPartitionReassignmentsResponse {
   };
 
   struct ReassignableTopicResponse {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string name;
-    // v0+. The responses to partitions to reassign
+    // v0+. The responses to partitions to reassign.
     std::vector<ReassignablePartitionResponse> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -78,6 +81,8 @@ struct AlterPartitionReassignmentsResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
+  // v1+. The option indicating whether changing the replication factor of any given partition as part of the request was allowed.
+  bool allow_replication_factor_change = true;
   // v0+. The top-level error code, or 0 if there was no error.
   int16_t error_code{};
   // v0+, nullable 0+. The top-level error message, or null if there was no error.

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// AlterReplicaLogDirsRequest: versions 0-2, flexible 2+, api key 34.
+// AlterReplicaLogDirsRequest: versions 1-2, flexible 2+, api key 34.
 struct AlterReplicaLogDirsRequest {
   static constexpr int16_t kApiKey = 34;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct AlterReplicaLogDirTopic {
     // v0+. The topic name.
@@ -43,10 +44,10 @@ struct AlterReplicaLogDirsRequest {
   bool operator==(const AlterReplicaLogDirsRequest&) const = default;
 };
 
-// AlterReplicaLogDirsResponse: versions 0-2, flexible 2+, api key 34.
+// AlterReplicaLogDirsResponse: versions 1-2, flexible 2+, api key 34.
 struct AlterReplicaLogDirsResponse {
   static constexpr int16_t kApiKey = 34;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

@@ -22,8 +22,8 @@ const ApiInfo* find_api(int16_t key);
 // "Unknown" for a key the specs do not define.
 const char* api_name(int16_t key);
 
-// Request header version for a request: 2 in flexible versions, else 1; ControlledShutdown v0
-// uses header 0. Versions above the known maximum follow the open-ended flexible range.
+// Request header version for a request: 2 in flexible versions, else 1. Versions above the
+// known maximum follow the open-ended flexible range.
 // -1 for an unknown key.
 int16_t request_header_version(int16_t api_key, int16_t api_version);
 // Response header version: 1 in flexible versions, else 0; ApiVersions responses always use 0

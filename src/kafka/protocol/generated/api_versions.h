@@ -12,6 +12,7 @@ struct ApiVersionsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 3;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v3+. The name of the client.
   std::string client_software_name;
@@ -81,7 +82,7 @@ struct ApiVersionsResponse {
   int64_t finalized_features_epoch = -1;
   // v3+, tag 2. List of cluster-wide finalized features. The information is valid only if FinalizedFeaturesEpoch >= 0.
   std::vector<FinalizedFeatureKey> finalized_features;
-  // v3+, tag 3. Set by a KRaft controller if the required configurations for ZK migration are present
+  // v3+, tag 3. Set by a KRaft controller if the required configurations for ZK migration are present.
   bool zk_migration_ready{};
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,9 +12,10 @@ struct AssignReplicasToDirsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
-    // v0+. The partition index
+    // v0+. The partition index.
     int32_t partition_index{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -23,9 +24,9 @@ struct AssignReplicasToDirsRequest {
   };
 
   struct TopicData {
-    // v0+. The ID of the assigned topic
+    // v0+. The ID of the assigned topic.
     Uuid topic_id{};
-    // v0+.
+    // v0+. The partitions assigned to the directory.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -34,9 +35,9 @@ struct AssignReplicasToDirsRequest {
   };
 
   struct DirectoryData {
-    // v0+. The ID of the directory
+    // v0+. The ID of the directory.
     Uuid id{};
-    // v0+.
+    // v0+. The topics assigned to the directory.
     std::vector<TopicData> topics;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -44,11 +45,11 @@ struct AssignReplicasToDirsRequest {
     bool operator==(const DirectoryData&) const = default;
   };
 
-  // v0+. The ID of the requesting broker
+  // v0+. The ID of the requesting broker.
   int32_t broker_id{};
-  // v0+. The epoch of the requesting broker
+  // v0+. The epoch of the requesting broker.
   int64_t broker_epoch = -1;
-  // v0+.
+  // v0+. The directories to which replicas should be assigned.
   std::vector<DirectoryData> directories;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -64,9 +65,9 @@ struct AssignReplicasToDirsResponse {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct PartitionData {
-    // v0+. The partition index
+    // v0+. The partition index.
     int32_t partition_index{};
-    // v0+. The partition level error code
+    // v0+. The partition level error code.
     int16_t error_code{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -75,9 +76,9 @@ struct AssignReplicasToDirsResponse {
   };
 
   struct TopicData {
-    // v0+. The ID of the assigned topic
+    // v0+. The ID of the assigned topic.
     Uuid topic_id{};
-    // v0+.
+    // v0+. The list of assigned partitions.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -86,9 +87,9 @@ struct AssignReplicasToDirsResponse {
   };
 
   struct DirectoryData {
-    // v0+. The ID of the directory
+    // v0+. The ID of the directory.
     Uuid id{};
-    // v0+.
+    // v0+. The list of topics and their assigned partitions.
     std::vector<TopicData> topics;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -98,9 +99,9 @@ struct AssignReplicasToDirsResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The top level response error code
+  // v0+. The top level response error code.
   int16_t error_code{};
-  // v0+.
+  // v0+. The list of directories and their assigned partitions.
   std::vector<DirectoryData> directories;
 
   void encode(ByteWriter& w, int16_t version) const;

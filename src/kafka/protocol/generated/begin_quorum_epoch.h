@@ -12,15 +12,16 @@ struct BeginQuorumEpochRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 1;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
-    // v0+. The partition index
+    // v0+. The partition index.
     int32_t partition_index{};
-    // v1+. The directory id of the receiving replica
+    // v1+. The directory id of the receiving replica.
     Uuid voter_directory_id{};
-    // v0+. The ID of the newly elected leader
+    // v0+. The ID of the newly elected leader.
     int32_t leader_id{};
-    // v0+. The epoch of the newly elected leader
+    // v0+. The epoch of the newly elected leader.
     int32_t leader_epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -29,9 +30,9 @@ struct BeginQuorumEpochRequest {
   };
 
   struct TopicData {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The partitions.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -40,11 +41,11 @@ struct BeginQuorumEpochRequest {
   };
 
   struct LeaderEndpoint {
-    // v1+. The name of the endpoint
+    // v1+. The name of the endpoint.
     std::string name;
-    // v1+. The node's hostname
+    // v1+. The node's hostname.
     std::string host;
-    // v1+. The node's port
+    // v1+. The node's port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -52,13 +53,13 @@ struct BeginQuorumEpochRequest {
     bool operator==(const LeaderEndpoint&) const = default;
   };
 
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. The cluster id.
   std::optional<std::string> cluster_id;
-  // v1+. The replica id of the voter receiving the request
+  // v1+. The replica id of the voter receiving the request.
   int32_t voter_id = -1;
-  // v0+.
+  // v0+. The topics.
   std::vector<TopicData> topics;
-  // v1+. Endpoints for the leader
+  // v1+. Endpoints for the leader.
   std::vector<LeaderEndpoint> leader_endpoints;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -76,11 +77,11 @@ struct BeginQuorumEpochResponse {
   struct PartitionData {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+.
+    // v0+. The error code for this partition.
     int16_t error_code{};
     // v0+. The ID of the current leader or -1 if the leader is unknown.
     int32_t leader_id{};
-    // v0+. The latest known leader epoch
+    // v0+. The latest known leader epoch.
     int32_t leader_epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -91,7 +92,7 @@ struct BeginQuorumEpochResponse {
   struct TopicData {
     // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The partition data.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -100,11 +101,11 @@ struct BeginQuorumEpochResponse {
   };
 
   struct NodeEndpoint {
-    // v1+. The ID of the associated node
+    // v1+. The ID of the associated node.
     int32_t node_id{};
-    // v1+. The node's hostname
+    // v1+. The node's hostname.
     std::string host;
-    // v1+. The node's port
+    // v1+. The node's port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -114,9 +115,9 @@ struct BeginQuorumEpochResponse {
 
   // v0+. The top level error code.
   int16_t error_code{};
-  // v0+.
+  // v0+. The topic data.
   std::vector<TopicData> topics;
-  // v1+, tag 0. Endpoints for all leaders enumerated in PartitionData
+  // v1+, tag 0. Endpoints for all leaders enumerated in PartitionData.
   std::vector<NodeEndpoint> node_endpoints;
 
   void encode(ByteWriter& w, int16_t version) const;

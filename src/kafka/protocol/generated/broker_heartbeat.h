@@ -12,6 +12,7 @@ struct BrokerHeartbeatRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The broker ID.
   int32_t broker_id{};

@@ -12,6 +12,7 @@ struct BrokerRegistrationRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct Listener {
     // v0+. The name of the endpoint.
@@ -47,13 +48,13 @@ struct BrokerRegistrationRequest {
   std::string cluster_id;
   // v0+. The incarnation id of the broker process.
   Uuid incarnation_id{};
-  // v0+. The listeners of this broker
+  // v0+. The listeners of this broker.
   std::vector<Listener> listeners;
   // v0+. The features on this broker. Note: in v0-v3, features with MinSupportedVersion = 0 are omitted.
   std::vector<Feature> features;
   // v0+, nullable 0+. The rack which this broker is in.
   std::optional<std::string> rack = std::string();
-  // v1+. If the required configurations for ZK migration are present, this value is set to true
+  // v1+. If the required configurations for ZK migration are present, this value is set to true.
   bool is_migrating_zk_broker{};
   // v2+. Log directories configured in this broker which are available.
   std::vector<Uuid> log_dirs;

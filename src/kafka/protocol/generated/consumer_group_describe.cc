@@ -86,6 +86,9 @@ void ConsumerGroupDescribeResponse::Member::encode(ByteWriter& w, int16_t versio
   wire::write_nullable_string(w, this->subscribed_topic_regex, true, true, "ConsumerGroupDescribeResponse.Member.SubscribedTopicRegex");
   this->assignment.encode(w, version);
   this->target_assignment.encode(w, version);
+  if (version >= 1) {
+    w.be<int8_t>(this->member_type);
+  }
   w.uvarint(0);
 }
 
@@ -108,6 +111,9 @@ void ConsumerGroupDescribeResponse::Member::decode(ByteReader& r, int16_t versio
   this->subscribed_topic_regex = wire::read_nullable_string(r, true, true, "ConsumerGroupDescribeResponse.Member.SubscribedTopicRegex");
   this->assignment.decode(r, version);
   this->target_assignment.decode(r, version);
+  if (version >= 1) {
+    this->member_type = r.be<int8_t>("ConsumerGroupDescribeResponse.Member.MemberType");
+  }
   wire::skip_tagged_fields(r, "ConsumerGroupDescribeResponse.Member tagged fields");
 }
 
@@ -138,7 +144,7 @@ void ConsumerGroupDescribeResponse::DescribedGroup::decode(ByteReader& r, int16_
   this->assignor_name = wire::read_string(r, true, "ConsumerGroupDescribeResponse.DescribedGroup.AssignorName");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ConsumerGroupDescribeResponse.DescribedGroup.Members");
-    r.check_count(static_cast<uint64_t>(n), 16, "ConsumerGroupDescribeResponse.DescribedGroup.Members");
+    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 17 : 16), "ConsumerGroupDescribeResponse.DescribedGroup.Members");
     this->members.resize(static_cast<size_t>(n));
     for (auto& e : this->members) {
       e.decode(r, version);

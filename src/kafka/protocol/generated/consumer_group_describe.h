@@ -6,14 +6,15 @@
 
 namespace kib::kafka::msg {
 
-// ConsumerGroupDescribeRequest: versions 0, flexible 0+, api key 69.
+// ConsumerGroupDescribeRequest: versions 0-1, flexible 0+, api key 69.
 struct ConsumerGroupDescribeRequest {
   static constexpr int16_t kApiKey = 69;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
-  // v0+. The ids of the groups to describe
+  // v0+. The ids of the groups to describe.
   std::vector<std::string> group_ids;
   // v0+. Whether to include authorized operations.
   bool include_authorized_operations{};
@@ -23,11 +24,11 @@ struct ConsumerGroupDescribeRequest {
   bool operator==(const ConsumerGroupDescribeRequest&) const = default;
 };
 
-// ConsumerGroupDescribeResponse: versions 0, flexible 0+, api key 69.
+// ConsumerGroupDescribeResponse: versions 0-1, flexible 0+, api key 69.
 struct ConsumerGroupDescribeResponse {
   static constexpr int16_t kApiKey = 69;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct TopicPartitions {
@@ -73,6 +74,8 @@ struct ConsumerGroupDescribeResponse {
     Assignment assignment;
     // v0+. The target assignment.
     Assignment target_assignment;
+    // v1+. -1 for unknown. 0 for classic member. +1 for consumer member.
+    int8_t member_type = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);

@@ -13,9 +13,9 @@ struct ConsumerProtocolAssignment {
   static constexpr int16_t kFirstFlexibleVersion = -1;
 
   struct TopicPartition {
-    // v0+.
+    // v0+. The topic name.
     std::string topic;
-    // v0+.
+    // v0+. The list of partitions assigned to this consumer.
     std::vector<int32_t> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -23,9 +23,9 @@ struct ConsumerProtocolAssignment {
     bool operator==(const TopicPartition&) const = default;
   };
 
-  // v0+.
+  // v0+. The list of topics and partitions assigned to this consumer.
   std::vector<TopicPartition> assigned_partitions;
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. User data.
   std::optional<Bytes> user_data;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -13,9 +13,9 @@ struct ConsumerProtocolSubscription {
   static constexpr int16_t kFirstFlexibleVersion = -1;
 
   struct TopicPartition {
-    // v1+.
+    // v1+. The topic name.
     std::string topic;
-    // v1+.
+    // v1+. The partition ids.
     std::vector<int32_t> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -23,15 +23,15 @@ struct ConsumerProtocolSubscription {
     bool operator==(const TopicPartition&) const = default;
   };
 
-  // v0+.
+  // v0+. The topics that the member wants to consume.
   std::vector<std::string> topics;
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. User data that will be passed back to the consumer.
   std::optional<Bytes> user_data;
-  // v1+.
+  // v1+. The partitions that the member owns.
   std::vector<TopicPartition> owned_partitions;
-  // v2+.
+  // v2+. The generation id of the member.
   int32_t generation_id = -1;
-  // v3+, nullable 3+.
+  // v3+, nullable 3+. The rack id of the member.
   std::optional<std::string> rack_id;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,6 +12,7 @@ struct ControllerRegistrationRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct Listener {
     // v0+. The name of the endpoint.
@@ -47,9 +48,9 @@ struct ControllerRegistrationRequest {
   Uuid incarnation_id{};
   // v0+. Set if the required configurations for ZK migration are present.
   bool zk_migration_ready{};
-  // v0+. The listeners of this controller
+  // v0+. The listeners of this controller.
   std::vector<Listener> listeners;
-  // v0+. The features on this controller
+  // v0+. The features on this controller.
   std::vector<Feature> features;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -6,9 +6,7 @@ namespace kib::kafka::msg {
 void CreateAclsRequest::AclCreation::encode(ByteWriter& w, int16_t version) const {
   w.be<int8_t>(this->resource_type);
   wire::write_string(w, this->resource_name, version >= 2, "CreateAclsRequest.AclCreation.ResourceName");
-  if (version >= 1) {
-    w.be<int8_t>(this->resource_pattern_type);
-  }
+  w.be<int8_t>(this->resource_pattern_type);
   wire::write_string(w, this->principal, version >= 2, "CreateAclsRequest.AclCreation.Principal");
   wire::write_string(w, this->host, version >= 2, "CreateAclsRequest.AclCreation.Host");
   w.be<int8_t>(this->operation);
@@ -22,9 +20,7 @@ void CreateAclsRequest::AclCreation::decode(ByteReader& r, int16_t version) {
   *this = AclCreation{};
   this->resource_type = r.be<int8_t>("CreateAclsRequest.AclCreation.ResourceType");
   this->resource_name = wire::read_string(r, version >= 2, "CreateAclsRequest.AclCreation.ResourceName");
-  if (version >= 1) {
-    this->resource_pattern_type = r.be<int8_t>("CreateAclsRequest.AclCreation.ResourcePatternType");
-  }
+  this->resource_pattern_type = r.be<int8_t>("CreateAclsRequest.AclCreation.ResourcePatternType");
   this->principal = wire::read_string(r, version >= 2, "CreateAclsRequest.AclCreation.Principal");
   this->host = wire::read_string(r, version >= 2, "CreateAclsRequest.AclCreation.Host");
   this->operation = r.be<int8_t>("CreateAclsRequest.AclCreation.Operation");
@@ -48,7 +44,7 @@ void CreateAclsRequest::decode(ByteReader& r, int16_t version) {
   *this = CreateAclsRequest{};
   {
     const int64_t n = wire::read_array_length(r, version >= 2, false, "CreateAclsRequest.Creations");
-    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 8 : version >= 1 ? 10 : 9), "CreateAclsRequest.Creations");
+    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 8 : 10), "CreateAclsRequest.Creations");
     this->creations.resize(static_cast<size_t>(n));
     for (auto& e : this->creations) {
       e.decode(r, version);

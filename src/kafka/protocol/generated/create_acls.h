@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// CreateAclsRequest: versions 0-3, flexible 2+, api key 30.
+// CreateAclsRequest: versions 1-3, flexible 2+, api key 30.
 struct CreateAclsRequest {
   static constexpr int16_t kApiKey = 30;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct AclCreation {
     // v0+. The type of the resource.
@@ -42,10 +43,10 @@ struct CreateAclsRequest {
   bool operator==(const CreateAclsRequest&) const = default;
 };
 
-// CreateAclsResponse: versions 0-3, flexible 2+, api key 30.
+// CreateAclsResponse: versions 1-3, flexible 2+, api key 30.
 struct CreateAclsResponse {
   static constexpr int16_t kApiKey = 30;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

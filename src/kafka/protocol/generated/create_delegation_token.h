@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// CreateDelegationTokenRequest: versions 0-3, flexible 2+, api key 38.
+// CreateDelegationTokenRequest: versions 1-3, flexible 2+, api key 38.
 struct CreateDelegationTokenRequest {
   static constexpr int16_t kApiKey = 38;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct CreatableRenewers {
     // v0+. The type of the Kafka principal.
@@ -38,10 +39,10 @@ struct CreateDelegationTokenRequest {
   bool operator==(const CreateDelegationTokenRequest&) const = default;
 };
 
-// CreateDelegationTokenResponse: versions 0-3, flexible 2+, api key 38.
+// CreateDelegationTokenResponse: versions 1-3, flexible 2+, api key 38.
 struct CreateDelegationTokenResponse {
   static constexpr int16_t kApiKey = 38;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

@@ -12,6 +12,7 @@ struct CreatePartitionsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct CreatePartitionsAssignment {
     // v0+. The assigned broker IDs.

@@ -96,9 +96,7 @@ void CreateTopicsRequest::encode(ByteWriter& w, int16_t version) const {
     e.encode(w, version);
   }
   w.be<int32_t>(this->timeout_ms);
-  if (version >= 1) {
-    w.be<uint8_t>(this->validate_only ? 1 : 0);
-  }
+  w.be<uint8_t>(this->validate_only ? 1 : 0);
   if (version >= 5) {
     w.uvarint(0);
   }
@@ -115,9 +113,7 @@ void CreateTopicsRequest::decode(ByteReader& r, int16_t version) {
     }
   }
   this->timeout_ms = r.be<int32_t>("CreateTopicsRequest.timeoutMs");
-  if (version >= 1) {
-    this->validate_only = r.be<uint8_t>("CreateTopicsRequest.validateOnly") != 0;
-  }
+  this->validate_only = r.be<uint8_t>("CreateTopicsRequest.validateOnly") != 0;
   if (version >= 5) {
     wire::skip_tagged_fields(r, "CreateTopicsRequest tagged fields");
   }
@@ -148,9 +144,7 @@ void CreateTopicsResponse::CreatableTopicResult::encode(ByteWriter& w, int16_t v
     wire::write_uuid(w, this->topic_id);
   }
   w.be<int16_t>(this->error_code);
-  if (version >= 1) {
-    wire::write_nullable_string(w, this->error_message, version >= 5, true, "CreateTopicsResponse.CreatableTopicResult.ErrorMessage");
-  }
+  wire::write_nullable_string(w, this->error_message, version >= 5, true, "CreateTopicsResponse.CreatableTopicResult.ErrorMessage");
   if (version >= 5) {
     w.be<int32_t>(this->num_partitions);
     w.be<int16_t>(this->replication_factor);
@@ -183,9 +177,7 @@ void CreateTopicsResponse::CreatableTopicResult::decode(ByteReader& r, int16_t v
     this->topic_id = wire::read_uuid(r, "CreateTopicsResponse.CreatableTopicResult.TopicId");
   }
   this->error_code = r.be<int16_t>("CreateTopicsResponse.CreatableTopicResult.ErrorCode");
-  if (version >= 1) {
-    this->error_message = wire::read_nullable_string(r, version >= 5, true, "CreateTopicsResponse.CreatableTopicResult.ErrorMessage");
-  }
+  this->error_message = wire::read_nullable_string(r, version >= 5, true, "CreateTopicsResponse.CreatableTopicResult.ErrorMessage");
   if (version >= 5) {
     this->num_partitions = r.be<int32_t>("CreateTopicsResponse.CreatableTopicResult.NumPartitions");
     this->replication_factor = r.be<int16_t>("CreateTopicsResponse.CreatableTopicResult.ReplicationFactor");
@@ -221,9 +213,7 @@ void CreateTopicsResponse::CreatableTopicResult::decode(ByteReader& r, int16_t v
 }
 
 void CreateTopicsResponse::encode(ByteWriter& w, int16_t version) const {
-  if (version >= 2) {
-    w.be<int32_t>(this->throttle_time_ms);
-  }
+  w.be<int32_t>(this->throttle_time_ms);
   wire::write_array_length(w, this->topics.size(), version >= 5, "CreateTopicsResponse.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
@@ -235,12 +225,10 @@ void CreateTopicsResponse::encode(ByteWriter& w, int16_t version) const {
 
 void CreateTopicsResponse::decode(ByteReader& r, int16_t version) {
   *this = CreateTopicsResponse{};
-  if (version >= 2) {
-    this->throttle_time_ms = r.be<int32_t>("CreateTopicsResponse.ThrottleTimeMs");
-  }
+  this->throttle_time_ms = r.be<int32_t>("CreateTopicsResponse.ThrottleTimeMs");
   {
     const int64_t n = wire::read_array_length(r, version >= 5, false, "CreateTopicsResponse.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 7 ? 28 : version >= 5 ? 12 : version >= 1 ? 6 : 4), "CreateTopicsResponse.Topics");
+    r.check_count(static_cast<uint64_t>(n), (version >= 7 ? 28 : version >= 5 ? 12 : 6), "CreateTopicsResponse.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);

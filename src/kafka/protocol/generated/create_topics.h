@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// CreateTopicsRequest: versions 0-7, flexible 5+, api key 19.
+// CreateTopicsRequest: versions 2-7, flexible 5+, api key 19.
 struct CreateTopicsRequest {
   static constexpr int16_t kApiKey = 19;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 2;
   static constexpr int16_t kMaxVersion = 7;
   static constexpr int16_t kFirstFlexibleVersion = 5;
+  static constexpr int16_t kApiVersionsMinVersion = 2;
 
   struct CreatableReplicaAssignment {
     // v0+. The partition index.
@@ -64,10 +65,10 @@ struct CreateTopicsRequest {
   bool operator==(const CreateTopicsRequest&) const = default;
 };
 
-// CreateTopicsResponse: versions 0-7, flexible 5+, api key 19.
+// CreateTopicsResponse: versions 2-7, flexible 5+, api key 19.
 struct CreateTopicsResponse {
   static constexpr int16_t kApiKey = 19;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 2;
   static constexpr int16_t kMaxVersion = 7;
   static constexpr int16_t kFirstFlexibleVersion = 5;
 
@@ -91,7 +92,7 @@ struct CreateTopicsResponse {
   struct CreatableTopicResult {
     // v0+. The topic name.
     std::string name;
-    // v7+. The unique topic ID
+    // v7+. The unique topic ID.
     Uuid topic_id{};
     // v0+. The error code, or 0 if there was no error.
     int16_t error_code{};

@@ -12,9 +12,9 @@ struct DefaultPrincipalData {
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
-  // v0+. The principal type
+  // v0+. The principal type.
   std::string type;
-  // v0+. The principal name
+  // v0+. The principal name.
   std::string name;
   // v0+. Whether the principal was authenticated by a delegation token on the forwarding broker.
   bool token_authenticated{};

@@ -6,9 +6,7 @@ namespace kib::kafka::msg {
 void DeleteAclsRequest::DeleteAclsFilter::encode(ByteWriter& w, int16_t version) const {
   w.be<int8_t>(this->resource_type_filter);
   wire::write_nullable_string(w, this->resource_name_filter, version >= 2, true, "DeleteAclsRequest.DeleteAclsFilter.ResourceNameFilter");
-  if (version >= 1) {
-    w.be<int8_t>(this->pattern_type_filter);
-  }
+  w.be<int8_t>(this->pattern_type_filter);
   wire::write_nullable_string(w, this->principal_filter, version >= 2, true, "DeleteAclsRequest.DeleteAclsFilter.PrincipalFilter");
   wire::write_nullable_string(w, this->host_filter, version >= 2, true, "DeleteAclsRequest.DeleteAclsFilter.HostFilter");
   w.be<int8_t>(this->operation);
@@ -22,9 +20,7 @@ void DeleteAclsRequest::DeleteAclsFilter::decode(ByteReader& r, int16_t version)
   *this = DeleteAclsFilter{};
   this->resource_type_filter = r.be<int8_t>("DeleteAclsRequest.DeleteAclsFilter.ResourceTypeFilter");
   this->resource_name_filter = wire::read_nullable_string(r, version >= 2, true, "DeleteAclsRequest.DeleteAclsFilter.ResourceNameFilter");
-  if (version >= 1) {
-    this->pattern_type_filter = r.be<int8_t>("DeleteAclsRequest.DeleteAclsFilter.PatternTypeFilter");
-  }
+  this->pattern_type_filter = r.be<int8_t>("DeleteAclsRequest.DeleteAclsFilter.PatternTypeFilter");
   this->principal_filter = wire::read_nullable_string(r, version >= 2, true, "DeleteAclsRequest.DeleteAclsFilter.PrincipalFilter");
   this->host_filter = wire::read_nullable_string(r, version >= 2, true, "DeleteAclsRequest.DeleteAclsFilter.HostFilter");
   this->operation = r.be<int8_t>("DeleteAclsRequest.DeleteAclsFilter.Operation");
@@ -48,7 +44,7 @@ void DeleteAclsRequest::decode(ByteReader& r, int16_t version) {
   *this = DeleteAclsRequest{};
   {
     const int64_t n = wire::read_array_length(r, version >= 2, false, "DeleteAclsRequest.Filters");
-    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 8 : version >= 1 ? 10 : 9), "DeleteAclsRequest.Filters");
+    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 8 : 10), "DeleteAclsRequest.Filters");
     this->filters.resize(static_cast<size_t>(n));
     for (auto& e : this->filters) {
       e.decode(r, version);
@@ -64,9 +60,7 @@ void DeleteAclsResponse::DeleteAclsMatchingAcl::encode(ByteWriter& w, int16_t ve
   wire::write_nullable_string(w, this->error_message, version >= 2, true, "DeleteAclsResponse.DeleteAclsMatchingAcl.ErrorMessage");
   w.be<int8_t>(this->resource_type);
   wire::write_string(w, this->resource_name, version >= 2, "DeleteAclsResponse.DeleteAclsMatchingAcl.ResourceName");
-  if (version >= 1) {
-    w.be<int8_t>(this->pattern_type);
-  }
+  w.be<int8_t>(this->pattern_type);
   wire::write_string(w, this->principal, version >= 2, "DeleteAclsResponse.DeleteAclsMatchingAcl.Principal");
   wire::write_string(w, this->host, version >= 2, "DeleteAclsResponse.DeleteAclsMatchingAcl.Host");
   w.be<int8_t>(this->operation);
@@ -82,9 +76,7 @@ void DeleteAclsResponse::DeleteAclsMatchingAcl::decode(ByteReader& r, int16_t ve
   this->error_message = wire::read_nullable_string(r, version >= 2, true, "DeleteAclsResponse.DeleteAclsMatchingAcl.ErrorMessage");
   this->resource_type = r.be<int8_t>("DeleteAclsResponse.DeleteAclsMatchingAcl.ResourceType");
   this->resource_name = wire::read_string(r, version >= 2, "DeleteAclsResponse.DeleteAclsMatchingAcl.ResourceName");
-  if (version >= 1) {
-    this->pattern_type = r.be<int8_t>("DeleteAclsResponse.DeleteAclsMatchingAcl.PatternType");
-  }
+  this->pattern_type = r.be<int8_t>("DeleteAclsResponse.DeleteAclsMatchingAcl.PatternType");
   this->principal = wire::read_string(r, version >= 2, "DeleteAclsResponse.DeleteAclsMatchingAcl.Principal");
   this->host = wire::read_string(r, version >= 2, "DeleteAclsResponse.DeleteAclsMatchingAcl.Host");
   this->operation = r.be<int8_t>("DeleteAclsResponse.DeleteAclsMatchingAcl.Operation");
@@ -112,7 +104,7 @@ void DeleteAclsResponse::DeleteAclsFilterResult::decode(ByteReader& r, int16_t v
   this->error_message = wire::read_nullable_string(r, version >= 2, true, "DeleteAclsResponse.DeleteAclsFilterResult.ErrorMessage");
   {
     const int64_t n = wire::read_array_length(r, version >= 2, false, "DeleteAclsResponse.DeleteAclsFilterResult.MatchingAcls");
-    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 11 : version >= 1 ? 14 : 13), "DeleteAclsResponse.DeleteAclsFilterResult.MatchingAcls");
+    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 11 : 14), "DeleteAclsResponse.DeleteAclsFilterResult.MatchingAcls");
     this->matching_acls.resize(static_cast<size_t>(n));
     for (auto& e : this->matching_acls) {
       e.decode(r, version);

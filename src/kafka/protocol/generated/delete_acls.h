@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// DeleteAclsRequest: versions 0-3, flexible 2+, api key 31.
+// DeleteAclsRequest: versions 1-3, flexible 2+, api key 31.
 struct DeleteAclsRequest {
   static constexpr int16_t kApiKey = 31;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct DeleteAclsFilter {
     // v0+. The resource type.
@@ -42,10 +43,10 @@ struct DeleteAclsRequest {
   bool operator==(const DeleteAclsRequest&) const = default;
 };
 
-// DeleteAclsResponse: versions 0-3, flexible 2+, api key 31.
+// DeleteAclsResponse: versions 1-3, flexible 2+, api key 31.
 struct DeleteAclsResponse {
   static constexpr int16_t kApiKey = 31;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

@@ -12,6 +12,7 @@ struct DeleteGroupsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The group names to delete.
   std::vector<std::string> groups_names;
@@ -29,7 +30,7 @@ struct DeleteGroupsResponse {
   static constexpr int16_t kFirstFlexibleVersion = 2;
 
   struct DeletableGroupResult {
-    // v0+. The group id
+    // v0+. The group id.
     std::string group_id;
     // v0+. The deletion error, or 0 if the deletion succeeded.
     int16_t error_code{};
@@ -41,7 +42,7 @@ struct DeleteGroupsResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The deletion results
+  // v0+. The deletion results.
   std::vector<DeletableGroupResult> results;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,6 +12,7 @@ struct DeleteRecordsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct DeleteRecordsPartition {
     // v0+. The partition index.

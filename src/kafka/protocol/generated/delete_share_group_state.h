@@ -12,6 +12,7 @@ struct DeleteShareGroupStateRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
     // v0+. The partition index.
@@ -64,7 +65,7 @@ struct DeleteShareGroupStateResponse {
   };
 
   struct DeleteStateResult {
-    // v0+. The topic identifier
+    // v0+. The topic identifier.
     Uuid topic_id{};
     // v0+. The results for the partitions.
     std::vector<PartitionResult> partitions;
@@ -74,7 +75,7 @@ struct DeleteShareGroupStateResponse {
     bool operator==(const DeleteStateResult&) const = default;
   };
 
-  // v0+. The delete results
+  // v0+. The delete results.
   std::vector<DeleteStateResult> results;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -89,9 +89,7 @@ void DeleteTopicsResponse::DeletableTopicResult::decode(ByteReader& r, int16_t v
 }
 
 void DeleteTopicsResponse::encode(ByteWriter& w, int16_t version) const {
-  if (version >= 1) {
-    w.be<int32_t>(this->throttle_time_ms);
-  }
+  w.be<int32_t>(this->throttle_time_ms);
   wire::write_array_length(w, this->responses.size(), version >= 4, "DeleteTopicsResponse.Responses");
   for (const auto& e : this->responses) {
     e.encode(w, version);
@@ -103,9 +101,7 @@ void DeleteTopicsResponse::encode(ByteWriter& w, int16_t version) const {
 
 void DeleteTopicsResponse::decode(ByteReader& r, int16_t version) {
   *this = DeleteTopicsResponse{};
-  if (version >= 1) {
-    this->throttle_time_ms = r.be<int32_t>("DeleteTopicsResponse.ThrottleTimeMs");
-  }
+  this->throttle_time_ms = r.be<int32_t>("DeleteTopicsResponse.ThrottleTimeMs");
   {
     const int64_t n = wire::read_array_length(r, version >= 4, false, "DeleteTopicsResponse.Responses");
     r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 21 : version >= 5 ? 5 : 4), "DeleteTopicsResponse.Responses");

@@ -6,17 +6,18 @@
 
 namespace kib::kafka::msg {
 
-// DeleteTopicsRequest: versions 0-6, flexible 4+, api key 20.
+// DeleteTopicsRequest: versions 1-6, flexible 4+, api key 20.
 struct DeleteTopicsRequest {
   static constexpr int16_t kApiKey = 20;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 4;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct DeleteTopicState {
-    // v6+, nullable 6+. The topic name
+    // v6+, nullable 6+. The topic name.
     std::optional<std::string> name;
-    // v6+. The unique topic ID
+    // v6+. The unique topic ID.
     Uuid topic_id{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -24,9 +25,9 @@ struct DeleteTopicsRequest {
     bool operator==(const DeleteTopicState&) const = default;
   };
 
-  // v6+. The name or topic ID of the topic
+  // v6+. The name or topic ID of the topic.
   std::vector<DeleteTopicState> topics;
-  // v0-5. The names of the topics to delete
+  // v0-5. The names of the topics to delete.
   std::vector<std::string> topic_names;
   // v0+. The length of time in milliseconds to wait for the deletions to complete.
   int32_t timeout_ms{};
@@ -36,17 +37,17 @@ struct DeleteTopicsRequest {
   bool operator==(const DeleteTopicsRequest&) const = default;
 };
 
-// DeleteTopicsResponse: versions 0-6, flexible 4+, api key 20.
+// DeleteTopicsResponse: versions 1-6, flexible 4+, api key 20.
 struct DeleteTopicsResponse {
   static constexpr int16_t kApiKey = 20;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 4;
 
   struct DeletableTopicResult {
-    // v0+, nullable 6+. The topic name
+    // v0+, nullable 6+. The topic name.
     std::optional<std::string> name = std::string();
-    // v6+. the unique topic ID
+    // v6+. The unique topic ID.
     Uuid topic_id{};
     // v0+. The deletion error, or 0 if the deletion succeeded.
     int16_t error_code{};

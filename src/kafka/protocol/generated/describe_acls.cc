@@ -6,9 +6,7 @@ namespace kib::kafka::msg {
 void DescribeAclsRequest::encode(ByteWriter& w, int16_t version) const {
   w.be<int8_t>(this->resource_type_filter);
   wire::write_nullable_string(w, this->resource_name_filter, version >= 2, true, "DescribeAclsRequest.ResourceNameFilter");
-  if (version >= 1) {
-    w.be<int8_t>(this->pattern_type_filter);
-  }
+  w.be<int8_t>(this->pattern_type_filter);
   wire::write_nullable_string(w, this->principal_filter, version >= 2, true, "DescribeAclsRequest.PrincipalFilter");
   wire::write_nullable_string(w, this->host_filter, version >= 2, true, "DescribeAclsRequest.HostFilter");
   w.be<int8_t>(this->operation);
@@ -22,9 +20,7 @@ void DescribeAclsRequest::decode(ByteReader& r, int16_t version) {
   *this = DescribeAclsRequest{};
   this->resource_type_filter = r.be<int8_t>("DescribeAclsRequest.ResourceTypeFilter");
   this->resource_name_filter = wire::read_nullable_string(r, version >= 2, true, "DescribeAclsRequest.ResourceNameFilter");
-  if (version >= 1) {
-    this->pattern_type_filter = r.be<int8_t>("DescribeAclsRequest.PatternTypeFilter");
-  }
+  this->pattern_type_filter = r.be<int8_t>("DescribeAclsRequest.PatternTypeFilter");
   this->principal_filter = wire::read_nullable_string(r, version >= 2, true, "DescribeAclsRequest.PrincipalFilter");
   this->host_filter = wire::read_nullable_string(r, version >= 2, true, "DescribeAclsRequest.HostFilter");
   this->operation = r.be<int8_t>("DescribeAclsRequest.Operation");
@@ -58,9 +54,7 @@ void DescribeAclsResponse::AclDescription::decode(ByteReader& r, int16_t version
 void DescribeAclsResponse::DescribeAclsResource::encode(ByteWriter& w, int16_t version) const {
   w.be<int8_t>(this->resource_type);
   wire::write_string(w, this->resource_name, version >= 2, "DescribeAclsResponse.DescribeAclsResource.ResourceName");
-  if (version >= 1) {
-    w.be<int8_t>(this->pattern_type);
-  }
+  w.be<int8_t>(this->pattern_type);
   wire::write_array_length(w, this->acls.size(), version >= 2, "DescribeAclsResponse.DescribeAclsResource.Acls");
   for (const auto& e : this->acls) {
     e.encode(w, version);
@@ -74,9 +68,7 @@ void DescribeAclsResponse::DescribeAclsResource::decode(ByteReader& r, int16_t v
   *this = DescribeAclsResource{};
   this->resource_type = r.be<int8_t>("DescribeAclsResponse.DescribeAclsResource.ResourceType");
   this->resource_name = wire::read_string(r, version >= 2, "DescribeAclsResponse.DescribeAclsResource.ResourceName");
-  if (version >= 1) {
-    this->pattern_type = r.be<int8_t>("DescribeAclsResponse.DescribeAclsResource.PatternType");
-  }
+  this->pattern_type = r.be<int8_t>("DescribeAclsResponse.DescribeAclsResource.PatternType");
   {
     const int64_t n = wire::read_array_length(r, version >= 2, false, "DescribeAclsResponse.DescribeAclsResource.Acls");
     r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 5 : 6), "DescribeAclsResponse.DescribeAclsResource.Acls");
@@ -110,7 +102,7 @@ void DescribeAclsResponse::decode(ByteReader& r, int16_t version) {
   this->error_message = wire::read_nullable_string(r, version >= 2, true, "DescribeAclsResponse.ErrorMessage");
   {
     const int64_t n = wire::read_array_length(r, version >= 2, false, "DescribeAclsResponse.Resources");
-    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 5 : version >= 1 ? 8 : 7), "DescribeAclsResponse.Resources");
+    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 5 : 8), "DescribeAclsResponse.Resources");
     this->resources.resize(static_cast<size_t>(n));
     for (auto& e : this->resources) {
       e.decode(r, version);

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// DescribeAclsRequest: versions 0-3, flexible 2+, api key 29.
+// DescribeAclsRequest: versions 1-3, flexible 2+, api key 29.
 struct DescribeAclsRequest {
   static constexpr int16_t kApiKey = 29;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   // v0+. The resource type.
   int8_t resource_type_filter{};
@@ -33,10 +34,10 @@ struct DescribeAclsRequest {
   bool operator==(const DescribeAclsRequest&) const = default;
 };
 
-// DescribeAclsResponse: versions 0-3, flexible 2+, api key 29.
+// DescribeAclsResponse: versions 1-3, flexible 2+, api key 29.
 struct DescribeAclsResponse {
   static constexpr int16_t kApiKey = 29;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

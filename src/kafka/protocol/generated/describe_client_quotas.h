@@ -12,6 +12,7 @@ struct DescribeClientQuotasRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 1;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct ComponentData {
     // v0+. The entity type that the filter component applies to.

@@ -8,6 +8,9 @@ void DescribeClusterRequest::encode(ByteWriter& w, int16_t version) const {
   if (version >= 1) {
     w.be<int8_t>(this->endpoint_type);
   }
+  if (version >= 2) {
+    w.be<uint8_t>(this->include_fenced_brokers ? 1 : 0);
+  }
   w.uvarint(0);
 }
 
@@ -17,23 +20,32 @@ void DescribeClusterRequest::decode(ByteReader& r, int16_t version) {
   if (version >= 1) {
     this->endpoint_type = r.be<int8_t>("DescribeClusterRequest.EndpointType");
   }
+  if (version >= 2) {
+    this->include_fenced_brokers = r.be<uint8_t>("DescribeClusterRequest.IncludeFencedBrokers") != 0;
+  }
   wire::skip_tagged_fields(r, "DescribeClusterRequest tagged fields");
 }
 
-void DescribeClusterResponse::DescribeClusterBroker::encode(ByteWriter& w, int16_t) const {
+void DescribeClusterResponse::DescribeClusterBroker::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->broker_id);
   wire::write_string(w, this->host, true, "DescribeClusterResponse.DescribeClusterBroker.Host");
   w.be<int32_t>(this->port);
   wire::write_nullable_string(w, this->rack, true, true, "DescribeClusterResponse.DescribeClusterBroker.Rack");
+  if (version >= 2) {
+    w.be<uint8_t>(this->is_fenced ? 1 : 0);
+  }
   w.uvarint(0);
 }
 
-void DescribeClusterResponse::DescribeClusterBroker::decode(ByteReader& r, int16_t) {
+void DescribeClusterResponse::DescribeClusterBroker::decode(ByteReader& r, int16_t version) {
   *this = DescribeClusterBroker{};
   this->broker_id = r.be<int32_t>("DescribeClusterResponse.DescribeClusterBroker.BrokerId");
   this->host = wire::read_string(r, true, "DescribeClusterResponse.DescribeClusterBroker.Host");
   this->port = r.be<int32_t>("DescribeClusterResponse.DescribeClusterBroker.Port");
   this->rack = wire::read_nullable_string(r, true, true, "DescribeClusterResponse.DescribeClusterBroker.Rack");
+  if (version >= 2) {
+    this->is_fenced = r.be<uint8_t>("DescribeClusterResponse.DescribeClusterBroker.IsFenced") != 0;
+  }
   wire::skip_tagged_fields(r, "DescribeClusterResponse.DescribeClusterBroker tagged fields");
 }
 
@@ -66,7 +78,7 @@ void DescribeClusterResponse::decode(ByteReader& r, int16_t version) {
   this->controller_id = r.be<int32_t>("DescribeClusterResponse.ControllerId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "DescribeClusterResponse.Brokers");
-    r.check_count(static_cast<uint64_t>(n), 11, "DescribeClusterResponse.Brokers");
+    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 12 : 11), "DescribeClusterResponse.Brokers");
     this->brokers.resize(static_cast<size_t>(n));
     for (auto& e : this->brokers) {
       e.decode(r, version);

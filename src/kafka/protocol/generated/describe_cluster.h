@@ -6,28 +6,31 @@
 
 namespace kib::kafka::msg {
 
-// DescribeClusterRequest: versions 0-1, flexible 0+, api key 60.
+// DescribeClusterRequest: versions 0-2, flexible 0+, api key 60.
 struct DescribeClusterRequest {
   static constexpr int16_t kApiKey = 60;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. Whether to include cluster authorized operations.
   bool include_cluster_authorized_operations{};
   // v1+. The endpoint type to describe. 1=brokers, 2=controllers.
   int8_t endpoint_type = 1;
+  // v2+. Whether to include fenced brokers when listing brokers.
+  bool include_fenced_brokers{};
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);
   bool operator==(const DescribeClusterRequest&) const = default;
 };
 
-// DescribeClusterResponse: versions 0-1, flexible 0+, api key 60.
+// DescribeClusterResponse: versions 0-2, flexible 0+, api key 60.
 struct DescribeClusterResponse {
   static constexpr int16_t kApiKey = 60;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct DescribeClusterBroker {
@@ -39,6 +42,8 @@ struct DescribeClusterResponse {
     int32_t port{};
     // v0+, nullable 0+. The rack of the broker, or null if it has not been assigned to a rack.
     std::optional<std::string> rack;
+    // v2+. Whether the broker is fenced
+    bool is_fenced{};
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);
@@ -47,7 +52,7 @@ struct DescribeClusterResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The top-level error code, or 0 if there was no error
+  // v0+. The top-level error code, or 0 if there was no error.
   int16_t error_code{};
   // v0+, nullable 0+. The top-level error message, or null if there was no error.
   std::optional<std::string> error_message;

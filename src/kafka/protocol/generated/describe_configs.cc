@@ -46,9 +46,7 @@ void DescribeConfigsRequest::encode(ByteWriter& w, int16_t version) const {
   for (const auto& e : this->resources) {
     e.encode(w, version);
   }
-  if (version >= 1) {
-    w.be<uint8_t>(this->include_synonyms ? 1 : 0);
-  }
+  w.be<uint8_t>(this->include_synonyms ? 1 : 0);
   if (version >= 3) {
     w.be<uint8_t>(this->include_documentation ? 1 : 0);
   }
@@ -67,9 +65,7 @@ void DescribeConfigsRequest::decode(ByteReader& r, int16_t version) {
       e.decode(r, version);
     }
   }
-  if (version >= 1) {
-    this->include_synonyms = r.be<uint8_t>("DescribeConfigsRequest.IncludeSynonyms") != 0;
-  }
+  this->include_synonyms = r.be<uint8_t>("DescribeConfigsRequest.IncludeSynonyms") != 0;
   if (version >= 3) {
     this->include_documentation = r.be<uint8_t>("DescribeConfigsRequest.IncludeDocumentation") != 0;
   }
@@ -101,18 +97,11 @@ void DescribeConfigsResponse::DescribeConfigsResourceResult::encode(ByteWriter& 
   wire::write_string(w, this->name, version >= 4, "DescribeConfigsResponse.DescribeConfigsResourceResult.Name");
   wire::write_nullable_string(w, this->value, version >= 4, true, "DescribeConfigsResponse.DescribeConfigsResourceResult.Value");
   w.be<uint8_t>(this->read_only ? 1 : 0);
-  if (version <= 0) {
-    w.be<uint8_t>(this->is_default ? 1 : 0);
-  }
-  if (version >= 1) {
-    w.be<int8_t>(this->config_source);
-  }
+  w.be<int8_t>(this->config_source);
   w.be<uint8_t>(this->is_sensitive ? 1 : 0);
-  if (version >= 1) {
-    wire::write_array_length(w, this->synonyms.size(), version >= 4, "DescribeConfigsResponse.DescribeConfigsResourceResult.Synonyms");
-    for (const auto& e : this->synonyms) {
-      e.encode(w, version);
-    }
+  wire::write_array_length(w, this->synonyms.size(), version >= 4, "DescribeConfigsResponse.DescribeConfigsResourceResult.Synonyms");
+  for (const auto& e : this->synonyms) {
+    e.encode(w, version);
   }
   if (version >= 3) {
     w.be<int8_t>(this->config_type);
@@ -128,14 +117,9 @@ void DescribeConfigsResponse::DescribeConfigsResourceResult::decode(ByteReader& 
   this->name = wire::read_string(r, version >= 4, "DescribeConfigsResponse.DescribeConfigsResourceResult.Name");
   this->value = wire::read_nullable_string(r, version >= 4, true, "DescribeConfigsResponse.DescribeConfigsResourceResult.Value");
   this->read_only = r.be<uint8_t>("DescribeConfigsResponse.DescribeConfigsResourceResult.ReadOnly") != 0;
-  if (version <= 0) {
-    this->is_default = r.be<uint8_t>("DescribeConfigsResponse.DescribeConfigsResourceResult.IsDefault") != 0;
-  }
-  if (version >= 1) {
-    this->config_source = r.be<int8_t>("DescribeConfigsResponse.DescribeConfigsResourceResult.ConfigSource");
-  }
+  this->config_source = r.be<int8_t>("DescribeConfigsResponse.DescribeConfigsResourceResult.ConfigSource");
   this->is_sensitive = r.be<uint8_t>("DescribeConfigsResponse.DescribeConfigsResourceResult.IsSensitive") != 0;
-  if (version >= 1) {
+  {
     const int64_t n = wire::read_array_length(r, version >= 4, false, "DescribeConfigsResponse.DescribeConfigsResourceResult.Synonyms");
     r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 4 : 5), "DescribeConfigsResponse.DescribeConfigsResourceResult.Synonyms");
     this->synonyms.resize(static_cast<size_t>(n));
@@ -174,7 +158,7 @@ void DescribeConfigsResponse::DescribeConfigsResult::decode(ByteReader& r, int16
   this->resource_name = wire::read_string(r, version >= 4, "DescribeConfigsResponse.DescribeConfigsResult.ResourceName");
   {
     const int64_t n = wire::read_array_length(r, version >= 4, false, "DescribeConfigsResponse.DescribeConfigsResult.Configs");
-    r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 9 : version >= 3 ? 14 : version >= 1 ? 11 : 7), "DescribeConfigsResponse.DescribeConfigsResult.Configs");
+    r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 9 : version >= 3 ? 14 : 11), "DescribeConfigsResponse.DescribeConfigsResult.Configs");
     this->configs.resize(static_cast<size_t>(n));
     for (auto& e : this->configs) {
       e.decode(r, version);

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// DescribeConfigsRequest: versions 0-4, flexible 4+, api key 32.
+// DescribeConfigsRequest: versions 1-4, flexible 4+, api key 32.
 struct DescribeConfigsRequest {
   static constexpr int16_t kApiKey = 32;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 4;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct DescribeConfigsResource {
     // v0+. The resource type.
@@ -38,10 +39,10 @@ struct DescribeConfigsRequest {
   bool operator==(const DescribeConfigsRequest&) const = default;
 };
 
-// DescribeConfigsResponse: versions 0-4, flexible 4+, api key 32.
+// DescribeConfigsResponse: versions 1-4, flexible 4+, api key 32.
 struct DescribeConfigsResponse {
   static constexpr int16_t kApiKey = 32;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 4;
 
@@ -65,15 +66,13 @@ struct DescribeConfigsResponse {
     std::optional<std::string> value = std::string();
     // v0+. True if the configuration is read-only.
     bool read_only{};
-    // v0. True if the configuration is not set.
-    bool is_default{};
     // v1+. The configuration source.
     int8_t config_source = -1;
     // v0+. True if this configuration is sensitive.
     bool is_sensitive{};
     // v1+. The synonyms for this configuration key.
     std::vector<DescribeConfigsSynonym> synonyms;
-    // v3+. The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD
+    // v3+. The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD.
     int8_t config_type{};
     // v3+, nullable 0+. The configuration documentation.
     std::optional<std::string> documentation = std::string();

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// DescribeDelegationTokenRequest: versions 0-3, flexible 2+, api key 41.
+// DescribeDelegationTokenRequest: versions 1-3, flexible 2+, api key 41.
 struct DescribeDelegationTokenRequest {
   static constexpr int16_t kApiKey = 41;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct DescribeDelegationTokenOwner {
     // v0+. The owner principal type.
@@ -32,17 +33,17 @@ struct DescribeDelegationTokenRequest {
   bool operator==(const DescribeDelegationTokenRequest&) const = default;
 };
 
-// DescribeDelegationTokenResponse: versions 0-3, flexible 2+, api key 41.
+// DescribeDelegationTokenResponse: versions 1-3, flexible 2+, api key 41.
 struct DescribeDelegationTokenResponse {
   static constexpr int16_t kApiKey = 41;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 
   struct DescribedDelegationTokenRenewer {
-    // v0+. The renewer principal type
+    // v0+. The renewer principal type.
     std::string principal_type;
-    // v0+. The renewer principal name
+    // v0+. The renewer principal name.
     std::string principal_name;
 
     void encode(ByteWriter& w, int16_t version) const;

@@ -12,8 +12,9 @@ struct DescribeGroupsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 5;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
-  // v0+. The names of the groups to describe
+  // v0+. The names of the groups to describe.
   std::vector<std::string> groups;
   // v3+. Whether to include authorized operations.
   bool include_authorized_operations{};
@@ -31,7 +32,7 @@ struct DescribeGroupsResponse {
   static constexpr int16_t kFirstFlexibleVersion = 5;
 
   struct DescribedGroupMember {
-    // v0+. The member ID assigned by the group coordinator.
+    // v0+. The member id.
     std::string member_id;
     // v4+, nullable 4+. The unique identifier of the consumer instance provided by end user.
     std::optional<std::string> group_instance_id;

@@ -6,15 +6,16 @@
 
 namespace kib::kafka::msg {
 
-// DescribeLogDirsRequest: versions 0-4, flexible 2+, api key 35.
+// DescribeLogDirsRequest: versions 1-4, flexible 2+, api key 35.
 struct DescribeLogDirsRequest {
   static constexpr int16_t kApiKey = 35;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct DescribableLogDirTopic {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string topic;
     // v0+. The partition indexes.
     std::vector<int32_t> partitions;
@@ -32,10 +33,10 @@ struct DescribeLogDirsRequest {
   bool operator==(const DescribeLogDirsRequest&) const = default;
 };
 
-// DescribeLogDirsResponse: versions 0-4, flexible 2+, api key 35.
+// DescribeLogDirsResponse: versions 1-4, flexible 2+, api key 35.
 struct DescribeLogDirsResponse {
   static constexpr int16_t kApiKey = 35;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 
@@ -44,7 +45,7 @@ struct DescribeLogDirsResponse {
     int32_t partition_index{};
     // v0+. The size of the log segments in this partition in bytes.
     int64_t partition_size{};
-    // v0+. The lag of the log's LEO w.r.t. partition's HW (if it is the current log for the partition) or current replica's LEO (if it is the future log for the partition)
+    // v0+. The lag of the log's LEO w.r.t. partition's HW (if it is the current log for the partition) or current replica's LEO (if it is the future log for the partition).
     int64_t offset_lag{};
     // v0+. True if this log is created by AlterReplicaLogDirsRequest and will replace the current log of the replica in the future.
     bool is_future_key{};
@@ -57,7 +58,7 @@ struct DescribeLogDirsResponse {
   struct DescribeLogDirsTopic {
     // v0+. The topic name.
     std::string name;
-    // v0+.
+    // v0+. The partitions.
     std::vector<DescribeLogDirsPartition> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -70,7 +71,7 @@ struct DescribeLogDirsResponse {
     int16_t error_code{};
     // v0+. The absolute log directory path.
     std::string log_dir;
-    // v0+. Each topic.
+    // v0+. The topics.
     std::vector<DescribeLogDirsTopic> topics;
     // v4+. The total size in bytes of the volume the log directory is in.
     int64_t total_bytes = -1;

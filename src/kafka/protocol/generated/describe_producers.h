@@ -12,6 +12,7 @@ struct DescribeProducersRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct TopicRequest {
     // v0+. The topic name.
@@ -24,7 +25,7 @@ struct DescribeProducersRequest {
     bool operator==(const TopicRequest&) const = default;
   };
 
-  // v0+.
+  // v0+. The topics to list producers for.
   std::vector<TopicRequest> topics;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -40,17 +41,17 @@ struct DescribeProducersResponse {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct ProducerState {
-    // v0+.
+    // v0+. The producer id.
     int64_t producer_id{};
-    // v0+.
+    // v0+. The producer epoch.
     int32_t producer_epoch{};
-    // v0+.
+    // v0+. The last sequence number sent by the producer.
     int32_t last_sequence = -1;
-    // v0+.
+    // v0+. The last timestamp sent by the producer.
     int64_t last_timestamp = -1;
-    // v0+.
+    // v0+. The current epoch of the producer group.
     int32_t coordinator_epoch{};
-    // v0+.
+    // v0+. The current transaction start offset of the producer.
     int64_t current_txn_start_offset = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -63,9 +64,9 @@ struct DescribeProducersResponse {
     int32_t partition_index{};
     // v0+. The partition error code, or 0 if there was no error.
     int16_t error_code{};
-    // v0+, nullable 0+. The partition error message, which may be null if no additional details are available
+    // v0+, nullable 0+. The partition error message, which may be null if no additional details are available.
     std::optional<std::string> error_message;
-    // v0+.
+    // v0+. The active producers for the partition.
     std::vector<ProducerState> active_producers;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -74,7 +75,7 @@ struct DescribeProducersResponse {
   };
 
   struct TopicResponse {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string name;
     // v0+. Each partition in the response.
     std::vector<PartitionResponse> partitions;

@@ -12,6 +12,7 @@ struct DescribeQuorumRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
     // v0+. The partition index.
@@ -25,7 +26,7 @@ struct DescribeQuorumRequest {
   struct TopicData {
     // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The partitions to describe.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -33,7 +34,7 @@ struct DescribeQuorumRequest {
     bool operator==(const TopicData&) const = default;
   };
 
-  // v0+.
+  // v0+. The topics to describe.
   std::vector<TopicData> topics;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -49,15 +50,15 @@ struct DescribeQuorumResponse {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct ReplicaState {
-    // v0+.
+    // v0+. The ID of the replica.
     int32_t replica_id{};
-    // v2+.
+    // v2+. The replica directory ID of the replica.
     Uuid replica_directory_id{};
-    // v0+. The last known log end offset of the follower or -1 if it is unknown
+    // v0+. The last known log end offset of the follower or -1 if it is unknown.
     int64_t log_end_offset{};
-    // v1+. The last known leader wall clock time time when a follower fetched from the leader. This is reported as -1 both for the current leader or if it is unknown for a voter
+    // v1+. The last known leader wall clock time time when a follower fetched from the leader. This is reported as -1 both for the current leader or if it is unknown for a voter.
     int64_t last_fetch_timestamp = -1;
-    // v1+. The leader wall clock append time of the offset for which the follower made the most recent fetch request. This is reported as the current time for the leader and -1 if unknown for a voter
+    // v1+. The leader wall clock append time of the offset for which the follower made the most recent fetch request. This is reported as the current time for the leader and -1 if unknown for a voter.
     int64_t last_caught_up_timestamp = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -68,19 +69,19 @@ struct DescribeQuorumResponse {
   struct PartitionData {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+.
+    // v0+. The partition error code.
     int16_t error_code{};
     // v2+, nullable 2+. The error message, or null if there was no error.
     std::optional<std::string> error_message = std::string();
     // v0+. The ID of the current leader or -1 if the leader is unknown.
     int32_t leader_id{};
-    // v0+. The latest known leader epoch
+    // v0+. The latest known leader epoch.
     int32_t leader_epoch{};
-    // v0+.
+    // v0+. The high water mark.
     int64_t high_watermark{};
-    // v0+.
+    // v0+. The current voters of the partition.
     std::vector<ReplicaState> current_voters;
-    // v0+.
+    // v0+. The observers of the partition.
     std::vector<ReplicaState> observers;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -91,7 +92,7 @@ struct DescribeQuorumResponse {
   struct TopicData {
     // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The partition data.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -100,11 +101,11 @@ struct DescribeQuorumResponse {
   };
 
   struct Listener {
-    // v2+. The name of the endpoint
+    // v2+. The name of the endpoint.
     std::string name;
-    // v2+. The hostname
+    // v2+. The hostname.
     std::string host;
-    // v2+. The port
+    // v2+. The port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -113,9 +114,9 @@ struct DescribeQuorumResponse {
   };
 
   struct Node {
-    // v2+. The ID of the associated node
+    // v2+. The ID of the associated node.
     int32_t node_id{};
-    // v2+. The listeners of this controller
+    // v2+. The listeners of this controller.
     std::vector<Listener> listeners;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -127,9 +128,9 @@ struct DescribeQuorumResponse {
   int16_t error_code{};
   // v2+, nullable 2+. The error message, or null if there was no error.
   std::optional<std::string> error_message = std::string();
-  // v0+.
+  // v0+. The response from the describe quorum API.
   std::vector<TopicData> topics;
-  // v2+.
+  // v2+. The nodes in the quorum.
   std::vector<Node> nodes;
 
   void encode(ByteWriter& w, int16_t version) const;

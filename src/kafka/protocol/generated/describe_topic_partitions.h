@@ -12,9 +12,10 @@ struct DescribeTopicPartitionsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct TopicRequest {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string name;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -23,9 +24,9 @@ struct DescribeTopicPartitionsRequest {
   };
 
   struct Cursor {
-    // v0+. The name for the first topic to process
+    // v0+. The name for the first topic to process.
     std::string topic_name;
-    // v0+. The partition index to start with
+    // v0+. The partition index to start with.
     int32_t partition_index{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -97,9 +98,9 @@ struct DescribeTopicPartitionsResponse {
   };
 
   struct Cursor {
-    // v0+. The name for the first topic to process
+    // v0+. The name for the first topic to process.
     std::string topic_name;
-    // v0+. The partition index to start with
+    // v0+. The partition index to start with.
     int32_t partition_index{};
 
     void encode(ByteWriter& w, int16_t version) const;

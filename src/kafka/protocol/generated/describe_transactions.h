@@ -12,6 +12,7 @@ struct DescribeTransactionsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. Array of transactionalIds to include in describe results. If empty, then no results will be returned.
   std::vector<std::string> transactional_ids;
@@ -29,9 +30,9 @@ struct DescribeTransactionsResponse {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct TopicData {
-    // v0+.
+    // v0+. The topic name.
     std::string topic;
-    // v0+.
+    // v0+. The partition ids included in the current transaction.
     std::vector<int32_t> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -40,19 +41,19 @@ struct DescribeTransactionsResponse {
   };
 
   struct TransactionState {
-    // v0+.
+    // v0+. The error code.
     int16_t error_code{};
-    // v0+.
+    // v0+. The transactional id.
     std::string transactional_id;
-    // v0+.
+    // v0+. The current transaction state of the producer.
     std::string transaction_state;
-    // v0+.
+    // v0+. The timeout in milliseconds for the transaction.
     int32_t transaction_timeout_ms{};
-    // v0+.
+    // v0+. The start time of the transaction in milliseconds.
     int64_t transaction_start_time_ms{};
-    // v0+.
+    // v0+. The current producer id associated with the transaction.
     int64_t producer_id{};
-    // v0+.
+    // v0+. The current epoch associated with the producer id.
     int16_t producer_epoch{};
     // v0+. The set of partitions included in the current transaction (if active). When a transaction is preparing to commit or abort, this will include only partitions which do not have markers.
     std::vector<TopicData> topics;
@@ -64,7 +65,7 @@ struct DescribeTransactionsResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+.
+  // v0+. The current state of the transaction.
   std::vector<TransactionState> transaction_states;
 
   void encode(ByteWriter& w, int16_t version) const;

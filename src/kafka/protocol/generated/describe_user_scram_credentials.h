@@ -12,6 +12,7 @@ struct DescribeUserScramCredentialsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct UserName {
     // v0+. The user name.

@@ -12,6 +12,7 @@ struct ElectLeadersRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct TopicPartitions {
     // v0+. The name of a topic.
@@ -44,7 +45,7 @@ struct ElectLeadersResponse {
   static constexpr int16_t kFirstFlexibleVersion = 2;
 
   struct PartitionResult {
-    // v0+. The partition id
+    // v0+. The partition id.
     int32_t partition_id{};
     // v0+. The result error, or zero if there was no error.
     int16_t error_code{};
@@ -57,9 +58,9 @@ struct ElectLeadersResponse {
   };
 
   struct ReplicaElectionResult {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string topic;
-    // v0+. The results for each partition
+    // v0+. The results for each partition.
     std::vector<PartitionResult> partition_result;
 
     void encode(ByteWriter& w, int16_t version) const;

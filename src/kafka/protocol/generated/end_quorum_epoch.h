@@ -12,11 +12,12 @@ struct EndQuorumEpochRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 1;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct ReplicaInfo {
-    // v1+.
+    // v1+. The ID of the candidate replica.
     int32_t candidate_id{};
-    // v1+.
+    // v1+. The directory ID of the candidate replica.
     Uuid candidate_directory_id{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -27,13 +28,13 @@ struct EndQuorumEpochRequest {
   struct PartitionData {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+. The current leader ID that is resigning
+    // v0+. The current leader ID that is resigning.
     int32_t leader_id{};
-    // v0+. The current epoch
+    // v0+. The current epoch.
     int32_t leader_epoch{};
-    // v0. A sorted list of preferred successors to start the election
+    // v0. A sorted list of preferred successors to start the election.
     std::vector<int32_t> preferred_successors;
-    // v1+. A sorted list of preferred candidates to start the election
+    // v1+. A sorted list of preferred candidates to start the election.
     std::vector<ReplicaInfo> preferred_candidates;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -44,7 +45,7 @@ struct EndQuorumEpochRequest {
   struct TopicData {
     // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The partitions.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -53,11 +54,11 @@ struct EndQuorumEpochRequest {
   };
 
   struct LeaderEndpoint {
-    // v1+. The name of the endpoint
+    // v1+. The name of the endpoint.
     std::string name;
-    // v1+. The node's hostname
+    // v1+. The node's hostname.
     std::string host;
-    // v1+. The node's port
+    // v1+. The node's port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -65,11 +66,11 @@ struct EndQuorumEpochRequest {
     bool operator==(const LeaderEndpoint&) const = default;
   };
 
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. The cluster id.
   std::optional<std::string> cluster_id;
-  // v0+.
+  // v0+. The topics.
   std::vector<TopicData> topics;
-  // v1+. Endpoints for the leader
+  // v1+. Endpoints for the leader.
   std::vector<LeaderEndpoint> leader_endpoints;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -87,11 +88,11 @@ struct EndQuorumEpochResponse {
   struct PartitionData {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+.
+    // v0+. The partition level error code.
     int16_t error_code{};
     // v0+. The ID of the current leader or -1 if the leader is unknown.
     int32_t leader_id{};
-    // v0+. The latest known leader epoch
+    // v0+. The latest known leader epoch.
     int32_t leader_epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -102,7 +103,7 @@ struct EndQuorumEpochResponse {
   struct TopicData {
     // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The partition data.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -111,11 +112,11 @@ struct EndQuorumEpochResponse {
   };
 
   struct NodeEndpoint {
-    // v1+. The ID of the associated node
+    // v1+. The ID of the associated node.
     int32_t node_id{};
-    // v1+. The node's hostname
+    // v1+. The node's hostname.
     std::string host;
-    // v1+. The node's port
+    // v1+. The node's port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -125,9 +126,9 @@ struct EndQuorumEpochResponse {
 
   // v0+. The top level error code.
   int16_t error_code{};
-  // v0+.
+  // v0+. The topic data.
   std::vector<TopicData> topics;
-  // v1+, tag 0. Endpoints for all leaders enumerated in PartitionData
+  // v1+, tag 0. Endpoints for all leaders enumerated in PartitionData.
   std::vector<NodeEndpoint> node_endpoints;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,6 +12,7 @@ struct EndTxnRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 3;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The ID of the transaction to end.
   std::string transactional_id;

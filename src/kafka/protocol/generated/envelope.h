@@ -12,6 +12,7 @@ struct EnvelopeRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The embedded request header and data.
   Bytes request_data;

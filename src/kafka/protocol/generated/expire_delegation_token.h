@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// ExpireDelegationTokenRequest: versions 0-2, flexible 2+, api key 40.
+// ExpireDelegationTokenRequest: versions 1-2, flexible 2+, api key 40.
 struct ExpireDelegationTokenRequest {
   static constexpr int16_t kApiKey = 40;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   // v0+. The HMAC of the delegation token to be expired.
   Bytes hmac;
@@ -23,10 +24,10 @@ struct ExpireDelegationTokenRequest {
   bool operator==(const ExpireDelegationTokenRequest&) const = default;
 };
 
-// ExpireDelegationTokenResponse: versions 0-2, flexible 2+, api key 40.
+// ExpireDelegationTokenResponse: versions 1-2, flexible 2+, api key 40.
 struct ExpireDelegationTokenResponse {
   static constexpr int16_t kApiKey = 40;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

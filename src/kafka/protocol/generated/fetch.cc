@@ -33,11 +33,18 @@ void FetchRequest::FetchPartition::encode(ByteWriter& w, int16_t version) const 
     uint32_t tagged_fields = 0;
     const bool write_replica_directory_id = (version >= 17) && this->replica_directory_id != Uuid{};
     if (write_replica_directory_id) ++tagged_fields;
+    const bool write_high_watermark = (version >= 18) && this->high_watermark != 9223372036854775807LL;
+    if (write_high_watermark) ++tagged_fields;
     w.uvarint(tagged_fields);
     if (write_replica_directory_id) {
       ByteWriter tw;
       wire::write_uuid(tw, this->replica_directory_id);
       wire::write_tagged_field(w, 0, tw);
+    }
+    if (write_high_watermark) {
+      ByteWriter tw;
+      tw.be<int64_t>(this->high_watermark);
+      wire::write_tagged_field(w, 1, tw);
     }
   }
 }
@@ -66,6 +73,11 @@ void FetchRequest::FetchPartition::decode(ByteReader& r, int16_t version) {
         case 0:
           if (version >= 17) {
             this->replica_directory_id = wire::read_uuid(tr, "FetchRequest.FetchPartition.ReplicaDirectoryId");
+          }
+          break;
+        case 1:
+          if (version >= 18) {
+            this->high_watermark = tr.be<int64_t>("FetchRequest.FetchPartition.HighWatermark");
           }
           break;
         default:  // unknown tags are skipped
@@ -155,12 +167,8 @@ void FetchRequest::encode(ByteWriter& w, int16_t version) const {
   }
   w.be<int32_t>(this->max_wait_ms);
   w.be<int32_t>(this->min_bytes);
-  if (version >= 3) {
-    w.be<int32_t>(this->max_bytes);
-  }
-  if (version >= 4) {
-    w.be<int8_t>(this->isolation_level);
-  }
+  w.be<int32_t>(this->max_bytes);
+  w.be<int8_t>(this->isolation_level);
   if (version >= 7) {
     w.be<int32_t>(this->session_id);
     w.be<int32_t>(this->session_epoch);
@@ -205,12 +213,8 @@ void FetchRequest::decode(ByteReader& r, int16_t version) {
   }
   this->max_wait_ms = r.be<int32_t>("FetchRequest.MaxWaitMs");
   this->min_bytes = r.be<int32_t>("FetchRequest.MinBytes");
-  if (version >= 3) {
-    this->max_bytes = r.be<int32_t>("FetchRequest.MaxBytes");
-  }
-  if (version >= 4) {
-    this->isolation_level = r.be<int8_t>("FetchRequest.IsolationLevel");
-  }
+  this->max_bytes = r.be<int32_t>("FetchRequest.MaxBytes");
+  this->isolation_level = r.be<int8_t>("FetchRequest.IsolationLevel");
   if (version >= 7) {
     this->session_id = r.be<int32_t>("FetchRequest.SessionId");
     this->session_epoch = r.be<int32_t>("FetchRequest.SessionEpoch");
@@ -316,20 +320,16 @@ void FetchResponse::PartitionData::encode(ByteWriter& w, int16_t version) const 
   w.be<int32_t>(this->partition_index);
   w.be<int16_t>(this->error_code);
   w.be<int64_t>(this->high_watermark);
-  if (version >= 4) {
-    w.be<int64_t>(this->last_stable_offset);
-  }
+  w.be<int64_t>(this->last_stable_offset);
   if (version >= 5) {
     w.be<int64_t>(this->log_start_offset);
   }
-  if (version >= 4) {
-    if (!this->aborted_transactions) {
-      wire::write_null_array(w, version >= 12, true, "FetchResponse.PartitionData.AbortedTransactions");
-    } else {
-      wire::write_array_length(w, (*this->aborted_transactions).size(), version >= 12, "FetchResponse.PartitionData.AbortedTransactions");
-      for (const auto& e : (*this->aborted_transactions)) {
-        e.encode(w, version);
-      }
+  if (!this->aborted_transactions) {
+    wire::write_null_array(w, version >= 12, true, "FetchResponse.PartitionData.AbortedTransactions");
+  } else {
+    wire::write_array_length(w, (*this->aborted_transactions).size(), version >= 12, "FetchResponse.PartitionData.AbortedTransactions");
+    for (const auto& e : (*this->aborted_transactions)) {
+      e.encode(w, version);
     }
   }
   if (version >= 11) {
@@ -368,13 +368,11 @@ void FetchResponse::PartitionData::decode(ByteReader& r, int16_t version) {
   this->partition_index = r.be<int32_t>("FetchResponse.PartitionData.PartitionIndex");
   this->error_code = r.be<int16_t>("FetchResponse.PartitionData.ErrorCode");
   this->high_watermark = r.be<int64_t>("FetchResponse.PartitionData.HighWatermark");
-  if (version >= 4) {
-    this->last_stable_offset = r.be<int64_t>("FetchResponse.PartitionData.LastStableOffset");
-  }
+  this->last_stable_offset = r.be<int64_t>("FetchResponse.PartitionData.LastStableOffset");
   if (version >= 5) {
     this->log_start_offset = r.be<int64_t>("FetchResponse.PartitionData.LogStartOffset");
   }
-  if (version >= 4) {
+  {
     const int64_t n = wire::read_array_length(r, version >= 12, true, "FetchResponse.PartitionData.AbortedTransactions");
     if (n < 0) {
       this->aborted_transactions.reset();
@@ -440,7 +438,7 @@ void FetchResponse::FetchableTopicResponse::decode(ByteReader& r, int16_t versio
   }
   {
     const int64_t n = wire::read_array_length(r, version >= 12, false, "FetchResponse.FetchableTopicResponse.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 12 ? 37 : version >= 11 ? 42 : version >= 5 ? 38 : version >= 4 ? 30 : 18), "FetchResponse.FetchableTopicResponse.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 12 ? 37 : version >= 11 ? 42 : version >= 5 ? 38 : 30), "FetchResponse.FetchableTopicResponse.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -469,9 +467,7 @@ void FetchResponse::NodeEndpoint::decode(ByteReader& r, int16_t) {
 }
 
 void FetchResponse::encode(ByteWriter& w, int16_t version) const {
-  if (version >= 1) {
-    w.be<int32_t>(this->throttle_time_ms);
-  }
+  w.be<int32_t>(this->throttle_time_ms);
   if (version >= 7) {
     w.be<int16_t>(this->error_code);
     w.be<int32_t>(this->session_id);
@@ -498,9 +494,7 @@ void FetchResponse::encode(ByteWriter& w, int16_t version) const {
 
 void FetchResponse::decode(ByteReader& r, int16_t version) {
   *this = FetchResponse{};
-  if (version >= 1) {
-    this->throttle_time_ms = r.be<int32_t>("FetchResponse.ThrottleTimeMs");
-  }
+  this->throttle_time_ms = r.be<int32_t>("FetchResponse.ThrottleTimeMs");
   if (version >= 7) {
     this->error_code = r.be<int16_t>("FetchResponse.ErrorCode");
     this->session_id = r.be<int32_t>("FetchResponse.SessionId");

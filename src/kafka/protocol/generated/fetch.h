@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// FetchRequest: versions 0-17, flexible 12+, api key 1.
+// FetchRequest: versions 4-18, flexible 12+, api key 1.
 struct FetchRequest {
   static constexpr int16_t kApiKey = 1;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 17;
+  static constexpr int16_t kMinVersion = 4;
+  static constexpr int16_t kMaxVersion = 18;
   static constexpr int16_t kFirstFlexibleVersion = 12;
+  static constexpr int16_t kApiVersionsMinVersion = 4;
 
   struct ReplicaState {
     // v15+. The replica ID of the follower, or -1 if this request is from a consumer.
@@ -31,14 +32,16 @@ struct FetchRequest {
     int32_t current_leader_epoch = -1;
     // v0+. The message offset.
     int64_t fetch_offset{};
-    // v12+. The epoch of the last fetched record or -1 if there is none
+    // v12+. The epoch of the last fetched record or -1 if there is none.
     int32_t last_fetched_epoch = -1;
     // v5+. The earliest available offset of the follower replica. The field is only used when the request is sent by the follower.
     int64_t log_start_offset = -1;
     // v0+. The maximum bytes to fetch from this partition. See KIP-74 for cases where this limit may not be honored.
     int32_t partition_max_bytes{};
-    // v17+, tag 0. The directory id of the follower fetching
+    // v17+, tag 0. The directory id of the follower fetching.
     Uuid replica_directory_id{};
+    // v18+, tag 1. The high-watermark known by the replica. -1 if the high-watermark is not known and 9223372036854775807 if the feature is not supported.
+    int64_t high_watermark = 9223372036854775807LL;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);
@@ -48,7 +51,7 @@ struct FetchRequest {
   struct FetchTopic {
     // v0-12. The name of the topic to fetch.
     std::string topic;
-    // v13+. The unique topic ID
+    // v13+. The unique topic ID.
     Uuid topic_id{};
     // v0+. The partitions to fetch.
     std::vector<FetchPartition> partitions;
@@ -61,7 +64,7 @@ struct FetchRequest {
   struct ForgottenTopic {
     // v7-12. The topic name.
     std::string topic;
-    // v13+. The unique topic ID
+    // v13+. The unique topic ID.
     Uuid topic_id{};
     // v7+. The partitions indexes to forget.
     std::vector<int32_t> partitions;
@@ -75,7 +78,7 @@ struct FetchRequest {
   std::optional<std::string> cluster_id;
   // v0-14. The broker ID of the follower, of -1 if this request is from a consumer.
   int32_t replica_id = -1;
-  // v15+, tag 1.
+  // v15+, tag 1. The state of the replica in the follower.
   ReplicaState replica_state;
   // v0+. The maximum time in milliseconds to wait for the response.
   int32_t max_wait_ms{};
@@ -83,7 +86,7 @@ struct FetchRequest {
   int32_t min_bytes{};
   // v3+. The maximum bytes to fetch. See KIP-74 for cases where this limit may not be honored.
   int32_t max_bytes = 2147483647;
-  // v4+. This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records
+  // v4+. This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records.
   int8_t isolation_level{};
   // v7+. The fetch session ID.
   int32_t session_id{};
@@ -93,7 +96,7 @@ struct FetchRequest {
   std::vector<FetchTopic> topics;
   // v7+. In an incremental fetch request, the partitions to remove.
   std::vector<ForgottenTopic> forgotten_topics_data;
-  // v11+. Rack ID of the consumer making this request
+  // v11+. Rack ID of the consumer making this request.
   std::string rack_id;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -101,17 +104,17 @@ struct FetchRequest {
   bool operator==(const FetchRequest&) const = default;
 };
 
-// FetchResponse: versions 0-17, flexible 12+, api key 1.
+// FetchResponse: versions 4-18, flexible 12+, api key 1.
 struct FetchResponse {
   static constexpr int16_t kApiKey = 1;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 17;
+  static constexpr int16_t kMinVersion = 4;
+  static constexpr int16_t kMaxVersion = 18;
   static constexpr int16_t kFirstFlexibleVersion = 12;
 
   struct EpochEndOffset {
-    // v12+.
+    // v12+. The largest epoch.
     int32_t epoch = -1;
-    // v12+.
+    // v12+. The end offset of the epoch.
     int64_t end_offset = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -122,7 +125,7 @@ struct FetchResponse {
   struct LeaderIdAndEpoch {
     // v12+. The ID of the current leader or -1 if the leader is unknown.
     int32_t leader_id = -1;
-    // v12+. The latest known leader epoch
+    // v12+. The latest known leader epoch.
     int32_t leader_epoch = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -131,9 +134,9 @@ struct FetchResponse {
   };
 
   struct SnapshotId {
-    // v0+.
+    // v0+. The end offset of the epoch.
     int64_t end_offset = -1;
-    // v0+.
+    // v0+. The largest epoch.
     int32_t epoch = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -159,19 +162,19 @@ struct FetchResponse {
     int16_t error_code{};
     // v0+. The current high water mark.
     int64_t high_watermark{};
-    // v4+. The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED)
+    // v4+. The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED).
     int64_t last_stable_offset = -1;
     // v5+. The current log start offset.
     int64_t log_start_offset = -1;
-    // v12+, tag 0. In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge
+    // v12+, tag 0. In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge.
     EpochEndOffset diverging_epoch;
-    // v12+, tag 1.
+    // v12+, tag 1. The current leader of the partition.
     LeaderIdAndEpoch current_leader;
     // v12+, tag 2. In the case of fetching an offset less than the LogStartOffset, this is the end offset and epoch that should be used in the FetchSnapshot request.
     SnapshotId snapshot_id;
     // v4+, nullable 4+. The aborted transactions.
     std::optional<std::vector<AbortedTransaction>> aborted_transactions = std::vector<AbortedTransaction>();
-    // v11+. The preferred read replica for the consumer to use on its next fetch request
+    // v11+. The preferred read replica for the consumer to use on its next fetch request.
     int32_t preferred_read_replica = -1;
     // v0+, nullable 0+. The record data.
     std::optional<Bytes> records;
@@ -184,7 +187,7 @@ struct FetchResponse {
   struct FetchableTopicResponse {
     // v0-12. The topic name.
     std::string topic;
-    // v13+. The unique topic ID
+    // v13+. The unique topic ID.
     Uuid topic_id{};
     // v0+. The topic partitions.
     std::vector<PartitionData> partitions;

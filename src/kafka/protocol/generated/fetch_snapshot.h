@@ -12,11 +12,12 @@ struct FetchSnapshotRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct SnapshotId {
-    // v0+.
+    // v0+. The end offset of the snapshot.
     int64_t end_offset{};
-    // v0+.
+    // v0+. The epoch of the snapshot.
     int32_t epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -25,15 +26,15 @@ struct FetchSnapshotRequest {
   };
 
   struct PartitionSnapshot {
-    // v0+. The partition index
+    // v0+. The partition index.
     int32_t partition{};
-    // v0+. The current leader epoch of the partition, -1 for unknown leader epoch
+    // v0+. The current leader epoch of the partition, -1 for unknown leader epoch.
     int32_t current_leader_epoch{};
-    // v0+. The snapshot endOffset and epoch to fetch
+    // v0+. The snapshot endOffset and epoch to fetch.
     SnapshotId snapshot_id;
-    // v0+. The byte position within the snapshot to start fetching from
+    // v0+. The byte position within the snapshot to start fetching from.
     int64_t position{};
-    // v1+, tag 0. The directory id of the follower fetching
+    // v1+, tag 0. The directory id of the follower fetching.
     Uuid replica_directory_id{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -42,9 +43,9 @@ struct FetchSnapshotRequest {
   };
 
   struct TopicSnapshot {
-    // v0+. The name of the topic to fetch
+    // v0+. The name of the topic to fetch.
     std::string name;
-    // v0+. The partitions to fetch
+    // v0+. The partitions to fetch.
     std::vector<PartitionSnapshot> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -52,13 +53,13 @@ struct FetchSnapshotRequest {
     bool operator==(const TopicSnapshot&) const = default;
   };
 
-  // v0+, nullable 0+, tag 0. The clusterId if known, this is used to validate metadata fetches prior to broker registration
+  // v0+, nullable 0+, tag 0. The clusterId if known, this is used to validate metadata fetches prior to broker registration.
   std::optional<std::string> cluster_id;
-  // v0+. The broker ID of the follower
+  // v0+. The broker ID of the follower.
   int32_t replica_id = -1;
-  // v0+. The maximum bytes to fetch from all of the snapshots
+  // v0+. The maximum bytes to fetch from all of the snapshots.
   int32_t max_bytes = 2147483647;
-  // v0+. The topics to fetch
+  // v0+. The topics to fetch.
   std::vector<TopicSnapshot> topics;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -74,9 +75,9 @@ struct FetchSnapshotResponse {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct SnapshotId {
-    // v0+.
+    // v0+. The snapshot end offset.
     int64_t end_offset{};
-    // v0+.
+    // v0+. The snapshot epoch.
     int32_t epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -87,7 +88,7 @@ struct FetchSnapshotResponse {
   struct LeaderIdAndEpoch {
     // v0+. The ID of the current leader or -1 if the leader is unknown.
     int32_t leader_id{};
-    // v0+. The latest known leader epoch
+    // v0+. The latest known leader epoch.
     int32_t leader_epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -100,15 +101,15 @@ struct FetchSnapshotResponse {
     int32_t index{};
     // v0+. The error code, or 0 if there was no fetch error.
     int16_t error_code{};
-    // v0+. The snapshot endOffset and epoch fetched
+    // v0+. The snapshot endOffset and epoch fetched.
     SnapshotId snapshot_id;
-    // v0+, tag 0.
+    // v0+, tag 0. The leader of the partition at the time of the snapshot.
     LeaderIdAndEpoch current_leader;
     // v0+. The total size of the snapshot.
     int64_t size{};
     // v0+. The starting byte position within the snapshot included in the Bytes field.
     int64_t position{};
-    // v0+. Snapshot data in records format which may not be aligned on an offset boundary
+    // v0+. Snapshot data in records format which may not be aligned on an offset boundary.
     std::optional<Bytes> unaligned_records = Bytes();
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -128,11 +129,11 @@ struct FetchSnapshotResponse {
   };
 
   struct NodeEndpoint {
-    // v1+. The ID of the associated node
+    // v1+. The ID of the associated node.
     int32_t node_id{};
-    // v1+. The node's hostname
+    // v1+. The node's hostname.
     std::string host;
-    // v1+. The node's port
+    // v1+. The node's port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -146,7 +147,7 @@ struct FetchSnapshotResponse {
   int16_t error_code{};
   // v0+. The topics to fetch.
   std::vector<TopicSnapshot> topics;
-  // v1+, tag 0. Endpoints for all current-leaders enumerated in PartitionSnapshot
+  // v1+, tag 0. Endpoints for all current-leaders enumerated in PartitionSnapshot.
   std::vector<NodeEndpoint> node_endpoints;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,10 +12,11 @@ struct FindCoordinatorRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 3;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0-3. The coordinator key.
   std::string key;
-  // v1+. The coordinator key type. (Group, transaction, etc.)
+  // v1+. The coordinator key type. (group, transaction, share).
   int8_t key_type{};
   // v4+. The coordinator keys.
   std::vector<std::string> coordinator_keys;
@@ -63,7 +64,7 @@ struct FindCoordinatorResponse {
   std::string host;
   // v0-3. The port.
   int32_t port{};
-  // v4+. Each coordinator result in the response
+  // v4+. Each coordinator result in the response.
   std::vector<Coordinator> coordinators;
 
   void encode(ByteWriter& w, int16_t version) const;

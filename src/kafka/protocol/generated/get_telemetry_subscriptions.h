@@ -12,6 +12,7 @@ struct GetTelemetrySubscriptionsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. Unique id for this client instance, must be set to 0 on the first request.
   Uuid client_instance_id{};
@@ -42,7 +43,7 @@ struct GetTelemetrySubscriptionsResponse {
   int32_t push_interval_ms{};
   // v0+. The maximum bytes of binary data the broker accepts in PushTelemetryRequest.
   int32_t telemetry_max_bytes{};
-  // v0+. Flag to indicate monotonic/counter metrics are to be emitted as deltas or cumulative values
+  // v0+. Flag to indicate monotonic/counter metrics are to be emitted as deltas or cumulative values.
   bool delta_temporality{};
   // v0+. Requested metrics prefix string match. Empty array: No metrics subscribed, Array[0] empty string: All metrics subscribed.
   std::vector<std::string> requested_metrics;

@@ -12,6 +12,7 @@ struct HeartbeatRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 4;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The group id.
   std::string group_id;

@@ -10,6 +10,10 @@ void InitProducerIdRequest::encode(ByteWriter& w, int16_t version) const {
     w.be<int64_t>(this->producer_id);
     w.be<int16_t>(this->producer_epoch);
   }
+  if (version >= 6) {
+    w.be<uint8_t>(this->enable2_pc ? 1 : 0);
+    w.be<uint8_t>(this->keep_prepared_txn ? 1 : 0);
+  }
   if (version >= 2) {
     w.uvarint(0);
   }
@@ -23,6 +27,10 @@ void InitProducerIdRequest::decode(ByteReader& r, int16_t version) {
     this->producer_id = r.be<int64_t>("InitProducerIdRequest.ProducerId");
     this->producer_epoch = r.be<int16_t>("InitProducerIdRequest.ProducerEpoch");
   }
+  if (version >= 6) {
+    this->enable2_pc = r.be<uint8_t>("InitProducerIdRequest.Enable2Pc") != 0;
+    this->keep_prepared_txn = r.be<uint8_t>("InitProducerIdRequest.KeepPreparedTxn") != 0;
+  }
   if (version >= 2) {
     wire::skip_tagged_fields(r, "InitProducerIdRequest tagged fields");
   }
@@ -33,6 +41,10 @@ void InitProducerIdResponse::encode(ByteWriter& w, int16_t version) const {
   w.be<int16_t>(this->error_code);
   w.be<int64_t>(this->producer_id);
   w.be<int16_t>(this->producer_epoch);
+  if (version >= 6) {
+    w.be<int64_t>(this->ongoing_txn_producer_id);
+    w.be<int16_t>(this->ongoing_txn_producer_epoch);
+  }
   if (version >= 2) {
     w.uvarint(0);
   }
@@ -44,6 +56,10 @@ void InitProducerIdResponse::decode(ByteReader& r, int16_t version) {
   this->error_code = r.be<int16_t>("InitProducerIdResponse.ErrorCode");
   this->producer_id = r.be<int64_t>("InitProducerIdResponse.ProducerId");
   this->producer_epoch = r.be<int16_t>("InitProducerIdResponse.ProducerEpoch");
+  if (version >= 6) {
+    this->ongoing_txn_producer_id = r.be<int64_t>("InitProducerIdResponse.OngoingTxnProducerId");
+    this->ongoing_txn_producer_epoch = r.be<int16_t>("InitProducerIdResponse.OngoingTxnProducerEpoch");
+  }
   if (version >= 2) {
     wire::skip_tagged_fields(r, "InitProducerIdResponse tagged fields");
   }

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// InitProducerIdRequest: versions 0-5, flexible 2+, api key 22.
+// InitProducerIdRequest: versions 0-6, flexible 2+, api key 22.
 struct InitProducerIdRequest {
   static constexpr int16_t kApiKey = 22;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 5;
+  static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+, nullable 0+. The transactional id, or null if the producer is not transactional.
   std::optional<std::string> transactional_id = std::string();
@@ -21,17 +22,21 @@ struct InitProducerIdRequest {
   int64_t producer_id = -1;
   // v3+. The producer's current epoch. This will be checked against the producer epoch on the broker, and the request will return an error if they do not match.
   int16_t producer_epoch = -1;
+  // v6+. True if the client wants to enable two-phase commit (2PC) protocol for transactions.
+  bool enable2_pc{};
+  // v6+. True if the client wants to keep the currently ongoing transaction instead of aborting it.
+  bool keep_prepared_txn{};
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);
   bool operator==(const InitProducerIdRequest&) const = default;
 };
 
-// InitProducerIdResponse: versions 0-5, flexible 2+, api key 22.
+// InitProducerIdResponse: versions 0-6, flexible 2+, api key 22.
 struct InitProducerIdResponse {
   static constexpr int16_t kApiKey = 22;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 5;
+  static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
@@ -42,6 +47,10 @@ struct InitProducerIdResponse {
   int64_t producer_id = -1;
   // v0+. The current epoch associated with the producer id.
   int16_t producer_epoch{};
+  // v6+. The producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing.
+  int64_t ongoing_txn_producer_id = -1;
+  // v6+. The epoch associated with the producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing.
+  int16_t ongoing_txn_producer_epoch = -1;
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);

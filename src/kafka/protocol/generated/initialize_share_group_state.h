@@ -12,6 +12,7 @@ struct InitializeShareGroupStateRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
     // v0+. The partition index.
@@ -68,7 +69,7 @@ struct InitializeShareGroupStateResponse {
   };
 
   struct InitializeStateResult {
-    // v0+. The topic identifier
+    // v0+. The topic identifier.
     Uuid topic_id{};
     // v0+. The results for the partitions.
     std::vector<PartitionResult> partitions;
@@ -78,7 +79,7 @@ struct InitializeShareGroupStateResponse {
     bool operator==(const InitializeStateResult&) const = default;
   };
 
-  // v0+. The initialization results
+  // v0+. The initialization results.
   std::vector<InitializeStateResult> results;
 
   void encode(ByteWriter& w, int16_t version) const;

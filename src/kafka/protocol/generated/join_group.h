@@ -12,6 +12,7 @@ struct JoinGroupRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 9;
   static constexpr int16_t kFirstFlexibleVersion = 6;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct JoinGroupRequestProtocol {
     // v0+. The protocol name.
@@ -82,7 +83,7 @@ struct JoinGroupResponse {
   bool skip_assignment{};
   // v0+. The member ID assigned by the group coordinator.
   std::string member_id;
-  // v0+.
+  // v0+. The group members.
   std::vector<JoinGroupResponseMember> members;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,9 +12,9 @@ struct KRaftVersionRecord {
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
-  // v0+. The version of the kraft version record
+  // v0+. The version of the kraft version record.
   int16_t version{};
-  // v0+. The kraft protocol version
+  // v0+. The kraft protocol version.
   int16_t kraft_version{};
 
   void encode(ByteWriter& w, int16_t version) const;

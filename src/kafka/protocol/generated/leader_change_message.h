@@ -13,9 +13,9 @@ struct LeaderChangeMessage {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct Voter {
-    // v0+.
+    // v0+. The ID of the voter.
     int32_t voter_id{};
-    // v1+. The directory id of the voter
+    // v1+. The directory id of the voter.
     Uuid voter_directory_id{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -23,13 +23,13 @@ struct LeaderChangeMessage {
     bool operator==(const Voter&) const = default;
   };
 
-  // v0+. The version of the leader change message
+  // v0+. The version of the leader change message.
   int16_t version{};
-  // v0+. The ID of the newly elected leader
+  // v0+. The ID of the newly elected leader.
   int32_t leader_id{};
-  // v0+. The set of voters in the quorum for this epoch
+  // v0+. The set of voters in the quorum for this epoch.
   std::vector<Voter> voters;
-  // v0+. The voters who voted for the leader at the time of election
+  // v0+. The voters who voted for the leader at the time of election.
   std::vector<Voter> granting_voters;
 
   void encode(ByteWriter& w, int16_t version) const;

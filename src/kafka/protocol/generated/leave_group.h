@@ -12,6 +12,7 @@ struct LeaveGroupRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 4;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct MemberIdentity {
     // v3+. The member ID to remove from the group.

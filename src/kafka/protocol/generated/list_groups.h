@@ -12,6 +12,7 @@ struct ListGroupsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 3;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v4+. The states of the groups we want to list. If empty, all groups are returned with their state.
   std::vector<std::string> states_filter;

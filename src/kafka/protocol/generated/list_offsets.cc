@@ -9,9 +9,6 @@ void ListOffsetsRequest::ListOffsetsPartition::encode(ByteWriter& w, int16_t ver
     w.be<int32_t>(this->current_leader_epoch);
   }
   w.be<int64_t>(this->timestamp);
-  if (version <= 0) {
-    w.be<int32_t>(this->max_num_offsets);
-  }
   if (version >= 6) {
     w.uvarint(0);
   }
@@ -24,9 +21,6 @@ void ListOffsetsRequest::ListOffsetsPartition::decode(ByteReader& r, int16_t ver
     this->current_leader_epoch = r.be<int32_t>("ListOffsetsRequest.ListOffsetsPartition.CurrentLeaderEpoch");
   }
   this->timestamp = r.be<int64_t>("ListOffsetsRequest.ListOffsetsPartition.Timestamp");
-  if (version <= 0) {
-    this->max_num_offsets = r.be<int32_t>("ListOffsetsRequest.ListOffsetsPartition.MaxNumOffsets");
-  }
   if (version >= 6) {
     wire::skip_tagged_fields(r, "ListOffsetsRequest.ListOffsetsPartition tagged fields");
   }
@@ -48,7 +42,7 @@ void ListOffsetsRequest::ListOffsetsTopic::decode(ByteReader& r, int16_t version
   this->name = wire::read_string(r, version >= 6, "ListOffsetsRequest.ListOffsetsTopic.Name");
   {
     const int64_t n = wire::read_array_length(r, version >= 6, false, "ListOffsetsRequest.ListOffsetsTopic.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 17 : version >= 4 ? 16 : version >= 1 ? 12 : 16), "ListOffsetsRequest.ListOffsetsTopic.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 17 : version >= 4 ? 16 : 12), "ListOffsetsRequest.ListOffsetsTopic.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -101,16 +95,8 @@ void ListOffsetsRequest::decode(ByteReader& r, int16_t version) {
 void ListOffsetsResponse::ListOffsetsPartitionResponse::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->partition_index);
   w.be<int16_t>(this->error_code);
-  if (version <= 0) {
-    wire::write_array_length(w, this->old_style_offsets.size(), false, "ListOffsetsResponse.ListOffsetsPartitionResponse.OldStyleOffsets");
-    for (const auto& e : this->old_style_offsets) {
-      w.be<int64_t>(e);
-    }
-  }
-  if (version >= 1) {
-    w.be<int64_t>(this->timestamp);
-    w.be<int64_t>(this->offset);
-  }
+  w.be<int64_t>(this->timestamp);
+  w.be<int64_t>(this->offset);
   if (version >= 4) {
     w.be<int32_t>(this->leader_epoch);
   }
@@ -123,18 +109,8 @@ void ListOffsetsResponse::ListOffsetsPartitionResponse::decode(ByteReader& r, in
   *this = ListOffsetsPartitionResponse{};
   this->partition_index = r.be<int32_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.PartitionIndex");
   this->error_code = r.be<int16_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.ErrorCode");
-  if (version <= 0) {
-    const int64_t n = wire::read_array_length(r, false, false, "ListOffsetsResponse.ListOffsetsPartitionResponse.OldStyleOffsets");
-    r.check_count(static_cast<uint64_t>(n), 8, "ListOffsetsResponse.ListOffsetsPartitionResponse.OldStyleOffsets");
-    this->old_style_offsets.resize(static_cast<size_t>(n));
-    for (auto& e : this->old_style_offsets) {
-      e = r.be<int64_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.OldStyleOffsets");
-    }
-  }
-  if (version >= 1) {
-    this->timestamp = r.be<int64_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.Timestamp");
-    this->offset = r.be<int64_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.Offset");
-  }
+  this->timestamp = r.be<int64_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.Timestamp");
+  this->offset = r.be<int64_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.Offset");
   if (version >= 4) {
     this->leader_epoch = r.be<int32_t>("ListOffsetsResponse.ListOffsetsPartitionResponse.LeaderEpoch");
   }
@@ -159,7 +135,7 @@ void ListOffsetsResponse::ListOffsetsTopicResponse::decode(ByteReader& r, int16_
   this->name = wire::read_string(r, version >= 6, "ListOffsetsResponse.ListOffsetsTopicResponse.Name");
   {
     const int64_t n = wire::read_array_length(r, version >= 6, false, "ListOffsetsResponse.ListOffsetsTopicResponse.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 27 : version >= 4 ? 26 : version >= 1 ? 22 : 10), "ListOffsetsResponse.ListOffsetsTopicResponse.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 27 : version >= 4 ? 26 : 22), "ListOffsetsResponse.ListOffsetsTopicResponse.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// ListOffsetsRequest: versions 0-10, flexible 6+, api key 2.
+// ListOffsetsRequest: versions 1-10, flexible 6+, api key 2.
 struct ListOffsetsRequest {
   static constexpr int16_t kApiKey = 2;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 10;
   static constexpr int16_t kFirstFlexibleVersion = 6;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct ListOffsetsPartition {
     // v0+. The partition index.
@@ -20,8 +21,6 @@ struct ListOffsetsRequest {
     int32_t current_leader_epoch = -1;
     // v0+. The current timestamp.
     int64_t timestamp{};
-    // v0. The maximum number of offsets to report.
-    int32_t max_num_offsets = 1;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);
@@ -41,7 +40,7 @@ struct ListOffsetsRequest {
 
   // v0+. The broker ID of the requester, or -1 if this request is being made by a normal consumer.
   int32_t replica_id{};
-  // v2+. This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records
+  // v2+. This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records.
   int8_t isolation_level{};
   // v0+. Each topic in the request.
   std::vector<ListOffsetsTopic> topics;
@@ -53,10 +52,10 @@ struct ListOffsetsRequest {
   bool operator==(const ListOffsetsRequest&) const = default;
 };
 
-// ListOffsetsResponse: versions 0-10, flexible 6+, api key 2.
+// ListOffsetsResponse: versions 1-10, flexible 6+, api key 2.
 struct ListOffsetsResponse {
   static constexpr int16_t kApiKey = 2;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 10;
   static constexpr int16_t kFirstFlexibleVersion = 6;
 
@@ -65,13 +64,11 @@ struct ListOffsetsResponse {
     int32_t partition_index{};
     // v0+. The partition error code, or 0 if there was no error.
     int16_t error_code{};
-    // v0. The result offsets.
-    std::vector<int64_t> old_style_offsets;
     // v1+. The timestamp associated with the returned offset.
     int64_t timestamp = -1;
     // v1+. The returned offset.
     int64_t offset = -1;
-    // v4+.
+    // v4+. The leader epoch associated with the returned offset.
     int32_t leader_epoch = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -80,7 +77,7 @@ struct ListOffsetsResponse {
   };
 
   struct ListOffsetsTopicResponse {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string name;
     // v0+. Each partition in the response.
     std::vector<ListOffsetsPartitionResponse> partitions;

@@ -12,9 +12,10 @@ struct ListPartitionReassignmentsRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct ListPartitionReassignmentsTopics {
-    // v0+. The topic name
+    // v0+. The topic name.
     std::string name;
     // v0+. The partitions to list partition reassignments for.
     std::vector<int32_t> partition_indexes;
@@ -69,7 +70,7 @@ struct ListPartitionReassignmentsResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The top-level error code, or 0 if there was no error
+  // v0+. The top-level error code, or 0 if there was no error.
   int16_t error_code{};
   // v0+, nullable 0+. The top-level error message, or null if there was no error.
   std::optional<std::string> error_message = std::string();

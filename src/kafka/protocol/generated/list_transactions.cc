@@ -15,6 +15,9 @@ void ListTransactionsRequest::encode(ByteWriter& w, int16_t version) const {
   if (version >= 1) {
     w.be<int64_t>(this->duration_filter);
   }
+  if (version >= 2) {
+    wire::write_nullable_string(w, this->transactional_id_pattern, true, true, "ListTransactionsRequest.TransactionalIdPattern");
+  }
   w.uvarint(0);
 }
 
@@ -38,6 +41,9 @@ void ListTransactionsRequest::decode(ByteReader& r, int16_t version) {
   }
   if (version >= 1) {
     this->duration_filter = r.be<int64_t>("ListTransactionsRequest.DurationFilter");
+  }
+  if (version >= 2) {
+    this->transactional_id_pattern = wire::read_nullable_string(r, true, true, "ListTransactionsRequest.TransactionalIdPattern");
   }
   wire::skip_tagged_fields(r, "ListTransactionsRequest tagged fields");
 }

@@ -6,38 +6,41 @@
 
 namespace kib::kafka::msg {
 
-// ListTransactionsRequest: versions 0-1, flexible 0+, api key 66.
+// ListTransactionsRequest: versions 0-2, flexible 0+, api key 66.
 struct ListTransactionsRequest {
   static constexpr int16_t kApiKey = 66;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
-  // v0+. The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned
+  // v0+. The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned.
   std::vector<std::string> state_filters;
-  // v0+. The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned
+  // v0+. The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned.
   std::vector<int64_t> producer_id_filters;
-  // v1+. Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned
+  // v1+. Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned.
   int64_t duration_filter = -1;
+  // v2+, nullable 2+. The transactional ID regular expression pattern to filter by: if it is empty or null, all transactions are returned; Otherwise then only the transactions matching the given regular expression will be returned.
+  std::optional<std::string> transactional_id_pattern;
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);
   bool operator==(const ListTransactionsRequest&) const = default;
 };
 
-// ListTransactionsResponse: versions 0-1, flexible 0+, api key 66.
+// ListTransactionsResponse: versions 0-2, flexible 0+, api key 66.
 struct ListTransactionsResponse {
   static constexpr int16_t kApiKey = 66;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct TransactionState {
-    // v0+.
+    // v0+. The transactional id.
     std::string transactional_id;
-    // v0+.
+    // v0+. The producer id.
     int64_t producer_id{};
-    // v0+. The current transaction state of the producer
+    // v0+. The current transaction state of the producer.
     std::string transaction_state;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -47,11 +50,11 @@ struct ListTransactionsResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+.
+  // v0+. The error code, or 0 if there was no error.
   int16_t error_code{};
-  // v0+. Set of state filters provided in the request which were unknown to the transaction coordinator
+  // v0+. Set of state filters provided in the request which were unknown to the transaction coordinator.
   std::vector<std::string> unknown_state_filters;
-  // v0+.
+  // v0+. The current state of the transaction for the transactional id.
   std::vector<TransactionState> transaction_states;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -232,6 +232,9 @@ void MetadataResponse::encode(ByteWriter& w, int16_t version) const {
   if (version >= 8 && version <= 10) {
     w.be<int32_t>(this->cluster_authorized_operations);
   }
+  if (version >= 13) {
+    w.be<int16_t>(this->error_code);
+  }
   if (version >= 9) {
     w.uvarint(0);
   }
@@ -266,6 +269,9 @@ void MetadataResponse::decode(ByteReader& r, int16_t version) {
   }
   if (version >= 8 && version <= 10) {
     this->cluster_authorized_operations = r.be<int32_t>("MetadataResponse.ClusterAuthorizedOperations");
+  }
+  if (version >= 13) {
+    this->error_code = r.be<int16_t>("MetadataResponse.ErrorCode");
   }
   if (version >= 9) {
     wire::skip_tagged_fields(r, "MetadataResponse tagged fields");

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// MetadataRequest: versions 0-12, flexible 9+, api key 3.
+// MetadataRequest: versions 0-13, flexible 9+, api key 3.
 struct MetadataRequest {
   static constexpr int16_t kApiKey = 3;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 12;
+  static constexpr int16_t kMaxVersion = 13;
   static constexpr int16_t kFirstFlexibleVersion = 9;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct MetadataRequestTopic {
     // v10+. The topic id.
@@ -38,11 +39,11 @@ struct MetadataRequest {
   bool operator==(const MetadataRequest&) const = default;
 };
 
-// MetadataResponse: versions 0-12, flexible 9+, api key 3.
+// MetadataResponse: versions 0-13, flexible 9+, api key 3.
 struct MetadataResponse {
   static constexpr int16_t kApiKey = 3;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 12;
+  static constexpr int16_t kMaxVersion = 13;
   static constexpr int16_t kFirstFlexibleVersion = 9;
 
   struct MetadataResponseBroker {
@@ -112,6 +113,8 @@ struct MetadataResponse {
   std::vector<MetadataResponseTopic> topics;
   // v8-10. 32-bit bitfield to represent authorized operations for this cluster.
   int32_t cluster_authorized_operations = -2147483647 - 1;
+  // v13+. The top-level error code, or 0 if there was no error.
+  int16_t error_code{};
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);

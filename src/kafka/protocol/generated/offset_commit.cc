@@ -9,9 +9,6 @@ void OffsetCommitRequest::OffsetCommitRequestPartition::encode(ByteWriter& w, in
   if (version >= 6) {
     w.be<int32_t>(this->committed_leader_epoch);
   }
-  if (version >= 1 && version <= 1) {
-    w.be<int64_t>(this->commit_timestamp);
-  }
   wire::write_nullable_string(w, this->committed_metadata, version >= 8, true, "OffsetCommitRequest.OffsetCommitRequestPartition.CommittedMetadata");
   if (version >= 8) {
     w.uvarint(0);
@@ -25,9 +22,6 @@ void OffsetCommitRequest::OffsetCommitRequestPartition::decode(ByteReader& r, in
   if (version >= 6) {
     this->committed_leader_epoch = r.be<int32_t>("OffsetCommitRequest.OffsetCommitRequestPartition.CommittedLeaderEpoch");
   }
-  if (version >= 1 && version <= 1) {
-    this->commit_timestamp = r.be<int64_t>("OffsetCommitRequest.OffsetCommitRequestPartition.CommitTimestamp");
-  }
   this->committed_metadata = wire::read_nullable_string(r, version >= 8, true, "OffsetCommitRequest.OffsetCommitRequestPartition.CommittedMetadata");
   if (version >= 8) {
     wire::skip_tagged_fields(r, "OffsetCommitRequest.OffsetCommitRequestPartition tagged fields");
@@ -35,7 +29,12 @@ void OffsetCommitRequest::OffsetCommitRequestPartition::decode(ByteReader& r, in
 }
 
 void OffsetCommitRequest::OffsetCommitRequestTopic::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 8, "OffsetCommitRequest.OffsetCommitRequestTopic.Name");
+  if (version <= 9) {
+    wire::write_string(w, this->name, version >= 8, "OffsetCommitRequest.OffsetCommitRequestTopic.Name");
+  }
+  if (version >= 10) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partitions.size(), version >= 8, "OffsetCommitRequest.OffsetCommitRequestTopic.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
@@ -47,10 +46,15 @@ void OffsetCommitRequest::OffsetCommitRequestTopic::encode(ByteWriter& w, int16_
 
 void OffsetCommitRequest::OffsetCommitRequestTopic::decode(ByteReader& r, int16_t version) {
   *this = OffsetCommitRequestTopic{};
-  this->name = wire::read_string(r, version >= 8, "OffsetCommitRequest.OffsetCommitRequestTopic.Name");
+  if (version <= 9) {
+    this->name = wire::read_string(r, version >= 8, "OffsetCommitRequest.OffsetCommitRequestTopic.Name");
+  }
+  if (version >= 10) {
+    this->topic_id = wire::read_uuid(r, "OffsetCommitRequest.OffsetCommitRequestTopic.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, version >= 8, false, "OffsetCommitRequest.OffsetCommitRequestTopic.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 18 : version >= 2 ? 14 : version >= 1 ? 22 : 14), "OffsetCommitRequest.OffsetCommitRequestTopic.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 18 : 14), "OffsetCommitRequest.OffsetCommitRequestTopic.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -63,14 +67,12 @@ void OffsetCommitRequest::OffsetCommitRequestTopic::decode(ByteReader& r, int16_
 
 void OffsetCommitRequest::encode(ByteWriter& w, int16_t version) const {
   wire::write_string(w, this->group_id, version >= 8, "OffsetCommitRequest.GroupId");
-  if (version >= 1) {
-    w.be<int32_t>(this->generation_id_or_member_epoch);
-    wire::write_string(w, this->member_id, version >= 8, "OffsetCommitRequest.MemberId");
-  }
+  w.be<int32_t>(this->generation_id_or_member_epoch);
+  wire::write_string(w, this->member_id, version >= 8, "OffsetCommitRequest.MemberId");
   if (version >= 7) {
     wire::write_nullable_string(w, this->group_instance_id, version >= 8, true, "OffsetCommitRequest.GroupInstanceId");
   }
-  if (version >= 2 && version <= 4) {
+  if (version <= 4) {
     w.be<int64_t>(this->retention_time_ms);
   }
   wire::write_array_length(w, this->topics.size(), version >= 8, "OffsetCommitRequest.Topics");
@@ -85,19 +87,17 @@ void OffsetCommitRequest::encode(ByteWriter& w, int16_t version) const {
 void OffsetCommitRequest::decode(ByteReader& r, int16_t version) {
   *this = OffsetCommitRequest{};
   this->group_id = wire::read_string(r, version >= 8, "OffsetCommitRequest.GroupId");
-  if (version >= 1) {
-    this->generation_id_or_member_epoch = r.be<int32_t>("OffsetCommitRequest.GenerationIdOrMemberEpoch");
-    this->member_id = wire::read_string(r, version >= 8, "OffsetCommitRequest.MemberId");
-  }
+  this->generation_id_or_member_epoch = r.be<int32_t>("OffsetCommitRequest.GenerationIdOrMemberEpoch");
+  this->member_id = wire::read_string(r, version >= 8, "OffsetCommitRequest.MemberId");
   if (version >= 7) {
     this->group_instance_id = wire::read_nullable_string(r, version >= 8, true, "OffsetCommitRequest.GroupInstanceId");
   }
-  if (version >= 2 && version <= 4) {
+  if (version <= 4) {
     this->retention_time_ms = r.be<int64_t>("OffsetCommitRequest.RetentionTimeMs");
   }
   {
     const int64_t n = wire::read_array_length(r, version >= 8, false, "OffsetCommitRequest.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 8 ? 3 : 6), "OffsetCommitRequest.Topics");
+    r.check_count(static_cast<uint64_t>(n), (version >= 10 ? 18 : version >= 8 ? 3 : 6), "OffsetCommitRequest.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);
@@ -126,7 +126,12 @@ void OffsetCommitResponse::OffsetCommitResponsePartition::decode(ByteReader& r, 
 }
 
 void OffsetCommitResponse::OffsetCommitResponseTopic::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 8, "OffsetCommitResponse.OffsetCommitResponseTopic.Name");
+  if (version <= 9) {
+    wire::write_string(w, this->name, version >= 8, "OffsetCommitResponse.OffsetCommitResponseTopic.Name");
+  }
+  if (version >= 10) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partitions.size(), version >= 8, "OffsetCommitResponse.OffsetCommitResponseTopic.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
@@ -138,7 +143,12 @@ void OffsetCommitResponse::OffsetCommitResponseTopic::encode(ByteWriter& w, int1
 
 void OffsetCommitResponse::OffsetCommitResponseTopic::decode(ByteReader& r, int16_t version) {
   *this = OffsetCommitResponseTopic{};
-  this->name = wire::read_string(r, version >= 8, "OffsetCommitResponse.OffsetCommitResponseTopic.Name");
+  if (version <= 9) {
+    this->name = wire::read_string(r, version >= 8, "OffsetCommitResponse.OffsetCommitResponseTopic.Name");
+  }
+  if (version >= 10) {
+    this->topic_id = wire::read_uuid(r, "OffsetCommitResponse.OffsetCommitResponseTopic.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, version >= 8, false, "OffsetCommitResponse.OffsetCommitResponseTopic.Partitions");
     r.check_count(static_cast<uint64_t>(n), (version >= 8 ? 7 : 6), "OffsetCommitResponse.OffsetCommitResponseTopic.Partitions");
@@ -172,7 +182,7 @@ void OffsetCommitResponse::decode(ByteReader& r, int16_t version) {
   }
   {
     const int64_t n = wire::read_array_length(r, version >= 8, false, "OffsetCommitResponse.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 8 ? 3 : 6), "OffsetCommitResponse.Topics");
+    r.check_count(static_cast<uint64_t>(n), (version >= 10 ? 18 : version >= 8 ? 3 : 6), "OffsetCommitResponse.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// OffsetCommitRequest: versions 0-9, flexible 8+, api key 8.
+// OffsetCommitRequest: versions 2-10, flexible 8+, api key 8.
 struct OffsetCommitRequest {
   static constexpr int16_t kApiKey = 8;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 9;
+  static constexpr int16_t kMinVersion = 2;
+  static constexpr int16_t kMaxVersion = 10;
   static constexpr int16_t kFirstFlexibleVersion = 8;
+  static constexpr int16_t kApiVersionsMinVersion = 2;
 
   struct OffsetCommitRequestPartition {
     // v0+. The partition index.
@@ -20,8 +21,6 @@ struct OffsetCommitRequest {
     int64_t committed_offset{};
     // v6+. The leader epoch of this partition.
     int32_t committed_leader_epoch = -1;
-    // v1. The timestamp of the commit.
-    int64_t commit_timestamp = -1;
     // v0+, nullable 0+. Any associated metadata the client wants to keep.
     std::optional<std::string> committed_metadata = std::string();
 
@@ -31,8 +30,10 @@ struct OffsetCommitRequest {
   };
 
   struct OffsetCommitRequestTopic {
-    // v0+. The topic name.
+    // v0-9. The topic name.
     std::string name;
+    // v10+. The topic ID.
+    Uuid topic_id{};
     // v0+. Each partition to commit offsets for.
     std::vector<OffsetCommitRequestPartition> partitions;
 
@@ -59,11 +60,11 @@ struct OffsetCommitRequest {
   bool operator==(const OffsetCommitRequest&) const = default;
 };
 
-// OffsetCommitResponse: versions 0-9, flexible 8+, api key 8.
+// OffsetCommitResponse: versions 2-10, flexible 8+, api key 8.
 struct OffsetCommitResponse {
   static constexpr int16_t kApiKey = 8;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 9;
+  static constexpr int16_t kMinVersion = 2;
+  static constexpr int16_t kMaxVersion = 10;
   static constexpr int16_t kFirstFlexibleVersion = 8;
 
   struct OffsetCommitResponsePartition {
@@ -78,8 +79,10 @@ struct OffsetCommitResponse {
   };
 
   struct OffsetCommitResponseTopic {
-    // v0+. The topic name.
+    // v0-9. The topic name.
     std::string name;
+    // v10+. The topic ID.
+    Uuid topic_id{};
     // v0+. The responses for each partition in the topic.
     std::vector<OffsetCommitResponsePartition> partitions;
 

@@ -12,6 +12,7 @@ struct OffsetDeleteRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = -1;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct OffsetDeleteRequestPartition {
     // v0+. The partition index.
@@ -35,7 +36,7 @@ struct OffsetDeleteRequest {
 
   // v0+. The unique group identifier.
   std::string group_id;
-  // v0+. The topics to delete offsets for
+  // v0+. The topics to delete offsets for.
   std::vector<OffsetDeleteRequestTopic> topics;
 
   void encode(ByteWriter& w, int16_t version) const;

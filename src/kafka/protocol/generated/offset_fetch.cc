@@ -30,8 +30,13 @@ void OffsetFetchRequest::OffsetFetchRequestTopic::decode(ByteReader& r, int16_t 
   }
 }
 
-void OffsetFetchRequest::OffsetFetchRequestTopics::encode(ByteWriter& w, int16_t) const {
-  wire::write_string(w, this->name, true, "OffsetFetchRequest.OffsetFetchRequestTopics.Name");
+void OffsetFetchRequest::OffsetFetchRequestTopics::encode(ByteWriter& w, int16_t version) const {
+  if (version <= 9) {
+    wire::write_string(w, this->name, true, "OffsetFetchRequest.OffsetFetchRequestTopics.Name");
+  }
+  if (version >= 10) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partition_indexes.size(), true, "OffsetFetchRequest.OffsetFetchRequestTopics.PartitionIndexes");
   for (const auto& e : this->partition_indexes) {
     w.be<int32_t>(e);
@@ -39,9 +44,14 @@ void OffsetFetchRequest::OffsetFetchRequestTopics::encode(ByteWriter& w, int16_t
   w.uvarint(0);
 }
 
-void OffsetFetchRequest::OffsetFetchRequestTopics::decode(ByteReader& r, int16_t) {
+void OffsetFetchRequest::OffsetFetchRequestTopics::decode(ByteReader& r, int16_t version) {
   *this = OffsetFetchRequestTopics{};
-  this->name = wire::read_string(r, true, "OffsetFetchRequest.OffsetFetchRequestTopics.Name");
+  if (version <= 9) {
+    this->name = wire::read_string(r, true, "OffsetFetchRequest.OffsetFetchRequestTopics.Name");
+  }
+  if (version >= 10) {
+    this->topic_id = wire::read_uuid(r, "OffsetFetchRequest.OffsetFetchRequestTopics.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, true, false, "OffsetFetchRequest.OffsetFetchRequestTopics.PartitionIndexes");
     r.check_count(static_cast<uint64_t>(n), 4, "OffsetFetchRequest.OffsetFetchRequestTopics.PartitionIndexes");
@@ -83,7 +93,7 @@ void OffsetFetchRequest::OffsetFetchRequestGroup::decode(ByteReader& r, int16_t 
       this->topics.reset();
     } else {
       auto& items = this->topics.emplace();
-      r.check_count(static_cast<uint64_t>(n), 3, "OffsetFetchRequest.OffsetFetchRequestGroup.Topics");
+      r.check_count(static_cast<uint64_t>(n), (version >= 10 ? 18 : 3), "OffsetFetchRequest.OffsetFetchRequestGroup.Topics");
       items.resize(static_cast<size_t>(n));
       for (auto& e : items) {
         e.decode(r, version);
@@ -227,7 +237,12 @@ void OffsetFetchResponse::OffsetFetchResponsePartitions::decode(ByteReader& r, i
 }
 
 void OffsetFetchResponse::OffsetFetchResponseTopics::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, true, "OffsetFetchResponse.OffsetFetchResponseTopics.Name");
+  if (version <= 9) {
+    wire::write_string(w, this->name, true, "OffsetFetchResponse.OffsetFetchResponseTopics.Name");
+  }
+  if (version >= 10) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partitions.size(), true, "OffsetFetchResponse.OffsetFetchResponseTopics.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
@@ -237,7 +252,12 @@ void OffsetFetchResponse::OffsetFetchResponseTopics::encode(ByteWriter& w, int16
 
 void OffsetFetchResponse::OffsetFetchResponseTopics::decode(ByteReader& r, int16_t version) {
   *this = OffsetFetchResponseTopics{};
-  this->name = wire::read_string(r, true, "OffsetFetchResponse.OffsetFetchResponseTopics.Name");
+  if (version <= 9) {
+    this->name = wire::read_string(r, true, "OffsetFetchResponse.OffsetFetchResponseTopics.Name");
+  }
+  if (version >= 10) {
+    this->topic_id = wire::read_uuid(r, "OffsetFetchResponse.OffsetFetchResponseTopics.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, true, false, "OffsetFetchResponse.OffsetFetchResponseTopics.Partitions");
     r.check_count(static_cast<uint64_t>(n), 20, "OffsetFetchResponse.OffsetFetchResponseTopics.Partitions");
@@ -264,7 +284,7 @@ void OffsetFetchResponse::OffsetFetchResponseGroup::decode(ByteReader& r, int16_
   this->group_id = wire::read_string(r, true, "OffsetFetchResponse.OffsetFetchResponseGroup.GroupId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "OffsetFetchResponse.OffsetFetchResponseGroup.Topics");
-    r.check_count(static_cast<uint64_t>(n), 3, "OffsetFetchResponse.OffsetFetchResponseGroup.Topics");
+    r.check_count(static_cast<uint64_t>(n), (version >= 10 ? 18 : 3), "OffsetFetchResponse.OffsetFetchResponseGroup.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);

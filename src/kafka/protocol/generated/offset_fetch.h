@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// OffsetFetchRequest: versions 0-9, flexible 6+, api key 9.
+// OffsetFetchRequest: versions 1-10, flexible 6+, api key 9.
 struct OffsetFetchRequest {
   static constexpr int16_t kApiKey = 9;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 9;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 10;
   static constexpr int16_t kFirstFlexibleVersion = 6;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct OffsetFetchRequestTopic {
     // v0-7. The topic name.
@@ -25,8 +26,10 @@ struct OffsetFetchRequest {
   };
 
   struct OffsetFetchRequestTopics {
-    // v8+. The topic name.
+    // v8-9. The topic name.
     std::string name;
+    // v10+. The topic ID.
+    Uuid topic_id{};
     // v8+. The partition indexes we would like to fetch offsets for.
     std::vector<int32_t> partition_indexes;
 
@@ -38,7 +41,7 @@ struct OffsetFetchRequest {
   struct OffsetFetchRequestGroup {
     // v8+. The group ID.
     std::string group_id;
-    // v9+, nullable 9+. The member ID assigned by the group coordinator if using the new consumer protocol (KIP-848).
+    // v9+, nullable 9+. The member id.
     std::optional<std::string> member_id;
     // v9+. The member epoch if using the new consumer protocol (KIP-848).
     int32_t member_epoch = -1;
@@ -54,7 +57,7 @@ struct OffsetFetchRequest {
   std::string group_id;
   // v0-7, nullable 2-7. Each topic we would like to fetch offsets for, or null to fetch offsets for all topics.
   std::optional<std::vector<OffsetFetchRequestTopic>> topics = std::vector<OffsetFetchRequestTopic>();
-  // v8+. Each group we would like to fetch offsets for
+  // v8+. Each group we would like to fetch offsets for.
   std::vector<OffsetFetchRequestGroup> groups;
   // v7+. Whether broker should hold on returning unstable offsets but set a retriable error code for the partitions.
   bool require_stable{};
@@ -64,11 +67,11 @@ struct OffsetFetchRequest {
   bool operator==(const OffsetFetchRequest&) const = default;
 };
 
-// OffsetFetchResponse: versions 0-9, flexible 6+, api key 9.
+// OffsetFetchResponse: versions 1-10, flexible 6+, api key 9.
 struct OffsetFetchResponse {
   static constexpr int16_t kApiKey = 9;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 9;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 10;
   static constexpr int16_t kFirstFlexibleVersion = 6;
 
   struct OffsetFetchResponsePartition {
@@ -91,7 +94,7 @@ struct OffsetFetchResponse {
   struct OffsetFetchResponseTopic {
     // v0-7. The topic name.
     std::string name;
-    // v0-7. The responses per partition
+    // v0-7. The responses per partition.
     std::vector<OffsetFetchResponsePartition> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -117,9 +120,11 @@ struct OffsetFetchResponse {
   };
 
   struct OffsetFetchResponseTopics {
-    // v8+. The topic name.
+    // v8-9. The topic name.
     std::string name;
-    // v8+. The responses per partition
+    // v10+. The topic ID.
+    Uuid topic_id{};
+    // v8+. The responses per partition.
     std::vector<OffsetFetchResponsePartitions> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;

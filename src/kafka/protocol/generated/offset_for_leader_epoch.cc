@@ -5,9 +5,7 @@ namespace kib::kafka::msg {
 
 void OffsetForLeaderEpochRequest::OffsetForLeaderPartition::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->partition);
-  if (version >= 2) {
-    w.be<int32_t>(this->current_leader_epoch);
-  }
+  w.be<int32_t>(this->current_leader_epoch);
   w.be<int32_t>(this->leader_epoch);
   if (version >= 4) {
     w.uvarint(0);
@@ -17,9 +15,7 @@ void OffsetForLeaderEpochRequest::OffsetForLeaderPartition::encode(ByteWriter& w
 void OffsetForLeaderEpochRequest::OffsetForLeaderPartition::decode(ByteReader& r, int16_t version) {
   *this = OffsetForLeaderPartition{};
   this->partition = r.be<int32_t>("OffsetForLeaderEpochRequest.OffsetForLeaderPartition.Partition");
-  if (version >= 2) {
-    this->current_leader_epoch = r.be<int32_t>("OffsetForLeaderEpochRequest.OffsetForLeaderPartition.CurrentLeaderEpoch");
-  }
+  this->current_leader_epoch = r.be<int32_t>("OffsetForLeaderEpochRequest.OffsetForLeaderPartition.CurrentLeaderEpoch");
   this->leader_epoch = r.be<int32_t>("OffsetForLeaderEpochRequest.OffsetForLeaderPartition.LeaderEpoch");
   if (version >= 4) {
     wire::skip_tagged_fields(r, "OffsetForLeaderEpochRequest.OffsetForLeaderPartition tagged fields");
@@ -42,7 +38,7 @@ void OffsetForLeaderEpochRequest::OffsetForLeaderTopic::decode(ByteReader& r, in
   this->topic = wire::read_string(r, version >= 4, "OffsetForLeaderEpochRequest.OffsetForLeaderTopic.Topic");
   {
     const int64_t n = wire::read_array_length(r, version >= 4, false, "OffsetForLeaderEpochRequest.OffsetForLeaderTopic.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 13 : version >= 2 ? 12 : 8), "OffsetForLeaderEpochRequest.OffsetForLeaderTopic.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 13 : 12), "OffsetForLeaderEpochRequest.OffsetForLeaderTopic.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -87,9 +83,7 @@ void OffsetForLeaderEpochRequest::decode(ByteReader& r, int16_t version) {
 void OffsetForLeaderEpochResponse::EpochEndOffset::encode(ByteWriter& w, int16_t version) const {
   w.be<int16_t>(this->error_code);
   w.be<int32_t>(this->partition);
-  if (version >= 1) {
-    w.be<int32_t>(this->leader_epoch);
-  }
+  w.be<int32_t>(this->leader_epoch);
   w.be<int64_t>(this->end_offset);
   if (version >= 4) {
     w.uvarint(0);
@@ -100,9 +94,7 @@ void OffsetForLeaderEpochResponse::EpochEndOffset::decode(ByteReader& r, int16_t
   *this = EpochEndOffset{};
   this->error_code = r.be<int16_t>("OffsetForLeaderEpochResponse.EpochEndOffset.ErrorCode");
   this->partition = r.be<int32_t>("OffsetForLeaderEpochResponse.EpochEndOffset.Partition");
-  if (version >= 1) {
-    this->leader_epoch = r.be<int32_t>("OffsetForLeaderEpochResponse.EpochEndOffset.LeaderEpoch");
-  }
+  this->leader_epoch = r.be<int32_t>("OffsetForLeaderEpochResponse.EpochEndOffset.LeaderEpoch");
   this->end_offset = r.be<int64_t>("OffsetForLeaderEpochResponse.EpochEndOffset.EndOffset");
   if (version >= 4) {
     wire::skip_tagged_fields(r, "OffsetForLeaderEpochResponse.EpochEndOffset tagged fields");
@@ -125,7 +117,7 @@ void OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult::decode(ByteReader
   this->topic = wire::read_string(r, version >= 4, "OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult.Topic");
   {
     const int64_t n = wire::read_array_length(r, version >= 4, false, "OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 19 : version >= 1 ? 18 : 14), "OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 19 : 18), "OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -137,9 +129,7 @@ void OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult::decode(ByteReader
 }
 
 void OffsetForLeaderEpochResponse::encode(ByteWriter& w, int16_t version) const {
-  if (version >= 2) {
-    w.be<int32_t>(this->throttle_time_ms);
-  }
+  w.be<int32_t>(this->throttle_time_ms);
   wire::write_array_length(w, this->topics.size(), version >= 4, "OffsetForLeaderEpochResponse.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
@@ -151,9 +141,7 @@ void OffsetForLeaderEpochResponse::encode(ByteWriter& w, int16_t version) const 
 
 void OffsetForLeaderEpochResponse::decode(ByteReader& r, int16_t version) {
   *this = OffsetForLeaderEpochResponse{};
-  if (version >= 2) {
-    this->throttle_time_ms = r.be<int32_t>("OffsetForLeaderEpochResponse.ThrottleTimeMs");
-  }
+  this->throttle_time_ms = r.be<int32_t>("OffsetForLeaderEpochResponse.ThrottleTimeMs");
   {
     const int64_t n = wire::read_array_length(r, version >= 4, false, "OffsetForLeaderEpochResponse.Topics");
     r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 3 : 6), "OffsetForLeaderEpochResponse.Topics");

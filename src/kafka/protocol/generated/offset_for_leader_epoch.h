@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// OffsetForLeaderEpochRequest: versions 0-4, flexible 4+, api key 23.
+// OffsetForLeaderEpochRequest: versions 2-4, flexible 4+, api key 23.
 struct OffsetForLeaderEpochRequest {
   static constexpr int16_t kApiKey = 23;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 2;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 4;
+  static constexpr int16_t kApiVersionsMinVersion = 2;
 
   struct OffsetForLeaderPartition {
     // v0+. The partition index.
@@ -47,10 +48,10 @@ struct OffsetForLeaderEpochRequest {
   bool operator==(const OffsetForLeaderEpochRequest&) const = default;
 };
 
-// OffsetForLeaderEpochResponse: versions 0-4, flexible 4+, api key 23.
+// OffsetForLeaderEpochResponse: versions 2-4, flexible 4+, api key 23.
 struct OffsetForLeaderEpochResponse {
   static constexpr int16_t kApiKey = 23;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 2;
   static constexpr int16_t kMaxVersion = 4;
   static constexpr int16_t kFirstFlexibleVersion = 4;
 

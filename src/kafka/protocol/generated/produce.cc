@@ -21,7 +21,12 @@ void ProduceRequest::PartitionProduceData::decode(ByteReader& r, int16_t version
 }
 
 void ProduceRequest::TopicProduceData::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 9, "ProduceRequest.TopicProduceData.Name");
+  if (version <= 12) {
+    wire::write_string(w, this->name, version >= 9, "ProduceRequest.TopicProduceData.Name");
+  }
+  if (version >= 13) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partition_data.size(), version >= 9, "ProduceRequest.TopicProduceData.PartitionData");
   for (const auto& e : this->partition_data) {
     e.encode(w, version);
@@ -33,7 +38,12 @@ void ProduceRequest::TopicProduceData::encode(ByteWriter& w, int16_t version) co
 
 void ProduceRequest::TopicProduceData::decode(ByteReader& r, int16_t version) {
   *this = TopicProduceData{};
-  this->name = wire::read_string(r, version >= 9, "ProduceRequest.TopicProduceData.Name");
+  if (version <= 12) {
+    this->name = wire::read_string(r, version >= 9, "ProduceRequest.TopicProduceData.Name");
+  }
+  if (version >= 13) {
+    this->topic_id = wire::read_uuid(r, "ProduceRequest.TopicProduceData.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, version >= 9, false, "ProduceRequest.TopicProduceData.PartitionData");
     r.check_count(static_cast<uint64_t>(n), (version >= 9 ? 6 : 8), "ProduceRequest.TopicProduceData.PartitionData");
@@ -48,9 +58,7 @@ void ProduceRequest::TopicProduceData::decode(ByteReader& r, int16_t version) {
 }
 
 void ProduceRequest::encode(ByteWriter& w, int16_t version) const {
-  if (version >= 3) {
-    wire::write_nullable_string(w, this->transactional_id, version >= 9, true, "ProduceRequest.TransactionalId");
-  }
+  wire::write_nullable_string(w, this->transactional_id, version >= 9, true, "ProduceRequest.TransactionalId");
   w.be<int16_t>(this->acks);
   w.be<int32_t>(this->timeout_ms);
   wire::write_array_length(w, this->topic_data.size(), version >= 9, "ProduceRequest.TopicData");
@@ -64,14 +72,12 @@ void ProduceRequest::encode(ByteWriter& w, int16_t version) const {
 
 void ProduceRequest::decode(ByteReader& r, int16_t version) {
   *this = ProduceRequest{};
-  if (version >= 3) {
-    this->transactional_id = wire::read_nullable_string(r, version >= 9, true, "ProduceRequest.TransactionalId");
-  }
+  this->transactional_id = wire::read_nullable_string(r, version >= 9, true, "ProduceRequest.TransactionalId");
   this->acks = r.be<int16_t>("ProduceRequest.Acks");
   this->timeout_ms = r.be<int32_t>("ProduceRequest.TimeoutMs");
   {
     const int64_t n = wire::read_array_length(r, version >= 9, false, "ProduceRequest.TopicData");
-    r.check_count(static_cast<uint64_t>(n), (version >= 9 ? 3 : 6), "ProduceRequest.TopicData");
+    r.check_count(static_cast<uint64_t>(n), (version >= 13 ? 18 : version >= 9 ? 3 : 6), "ProduceRequest.TopicData");
     this->topic_data.resize(static_cast<size_t>(n));
     for (auto& e : this->topic_data) {
       e.decode(r, version);
@@ -116,9 +122,7 @@ void ProduceResponse::PartitionProduceResponse::encode(ByteWriter& w, int16_t ve
   w.be<int32_t>(this->index);
   w.be<int16_t>(this->error_code);
   w.be<int64_t>(this->base_offset);
-  if (version >= 2) {
-    w.be<int64_t>(this->log_append_time_ms);
-  }
+  w.be<int64_t>(this->log_append_time_ms);
   if (version >= 5) {
     w.be<int64_t>(this->log_start_offset);
   }
@@ -147,9 +151,7 @@ void ProduceResponse::PartitionProduceResponse::decode(ByteReader& r, int16_t ve
   this->index = r.be<int32_t>("ProduceResponse.PartitionProduceResponse.Index");
   this->error_code = r.be<int16_t>("ProduceResponse.PartitionProduceResponse.ErrorCode");
   this->base_offset = r.be<int64_t>("ProduceResponse.PartitionProduceResponse.BaseOffset");
-  if (version >= 2) {
-    this->log_append_time_ms = r.be<int64_t>("ProduceResponse.PartitionProduceResponse.LogAppendTimeMs");
-  }
+  this->log_append_time_ms = r.be<int64_t>("ProduceResponse.PartitionProduceResponse.LogAppendTimeMs");
   if (version >= 5) {
     this->log_start_offset = r.be<int64_t>("ProduceResponse.PartitionProduceResponse.LogStartOffset");
   }
@@ -184,7 +186,12 @@ void ProduceResponse::PartitionProduceResponse::decode(ByteReader& r, int16_t ve
 }
 
 void ProduceResponse::TopicProduceResponse::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 9, "ProduceResponse.TopicProduceResponse.Name");
+  if (version <= 12) {
+    wire::write_string(w, this->name, version >= 9, "ProduceResponse.TopicProduceResponse.Name");
+  }
+  if (version >= 13) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partition_responses.size(), version >= 9, "ProduceResponse.TopicProduceResponse.PartitionResponses");
   for (const auto& e : this->partition_responses) {
     e.encode(w, version);
@@ -196,10 +203,15 @@ void ProduceResponse::TopicProduceResponse::encode(ByteWriter& w, int16_t versio
 
 void ProduceResponse::TopicProduceResponse::decode(ByteReader& r, int16_t version) {
   *this = TopicProduceResponse{};
-  this->name = wire::read_string(r, version >= 9, "ProduceResponse.TopicProduceResponse.Name");
+  if (version <= 12) {
+    this->name = wire::read_string(r, version >= 9, "ProduceResponse.TopicProduceResponse.Name");
+  }
+  if (version >= 13) {
+    this->topic_id = wire::read_uuid(r, "ProduceResponse.TopicProduceResponse.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, version >= 9, false, "ProduceResponse.TopicProduceResponse.PartitionResponses");
-    r.check_count(static_cast<uint64_t>(n), (version >= 9 ? 33 : version >= 8 ? 36 : version >= 5 ? 30 : version >= 2 ? 22 : 14), "ProduceResponse.TopicProduceResponse.PartitionResponses");
+    r.check_count(static_cast<uint64_t>(n), (version >= 9 ? 33 : version >= 8 ? 36 : version >= 5 ? 30 : 22), "ProduceResponse.TopicProduceResponse.PartitionResponses");
     this->partition_responses.resize(static_cast<size_t>(n));
     for (auto& e : this->partition_responses) {
       e.decode(r, version);
@@ -232,9 +244,7 @@ void ProduceResponse::encode(ByteWriter& w, int16_t version) const {
   for (const auto& e : this->responses) {
     e.encode(w, version);
   }
-  if (version >= 1) {
-    w.be<int32_t>(this->throttle_time_ms);
-  }
+  w.be<int32_t>(this->throttle_time_ms);
   if (version >= 9) {
     uint32_t tagged_fields = 0;
     const bool write_node_endpoints = (version >= 10) && !this->node_endpoints.empty();
@@ -255,15 +265,13 @@ void ProduceResponse::decode(ByteReader& r, int16_t version) {
   *this = ProduceResponse{};
   {
     const int64_t n = wire::read_array_length(r, version >= 9, false, "ProduceResponse.Responses");
-    r.check_count(static_cast<uint64_t>(n), (version >= 9 ? 3 : 6), "ProduceResponse.Responses");
+    r.check_count(static_cast<uint64_t>(n), (version >= 13 ? 18 : version >= 9 ? 3 : 6), "ProduceResponse.Responses");
     this->responses.resize(static_cast<size_t>(n));
     for (auto& e : this->responses) {
       e.decode(r, version);
     }
   }
-  if (version >= 1) {
-    this->throttle_time_ms = r.be<int32_t>("ProduceResponse.ThrottleTimeMs");
-  }
+  this->throttle_time_ms = r.be<int32_t>("ProduceResponse.ThrottleTimeMs");
   if (version >= 9) {
     const uint32_t tagged_fields = r.uvarint("ProduceResponse tagged fields");
     for (uint32_t i = 0; i < tagged_fields; ++i) {

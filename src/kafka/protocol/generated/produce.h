@@ -6,12 +6,14 @@
 
 namespace kib::kafka::msg {
 
-// ProduceRequest: versions 0-11, flexible 9+, api key 0.
+// ProduceRequest: versions 3-13, flexible 9+, api key 0.
 struct ProduceRequest {
   static constexpr int16_t kApiKey = 0;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 11;
+  static constexpr int16_t kMinVersion = 3;
+  static constexpr int16_t kMaxVersion = 13;
   static constexpr int16_t kFirstFlexibleVersion = 9;
+  // Kafka's ApiVersions response advertises v0-v13 although v0-v2 are refused (KAFKA-18659).
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionProduceData {
     // v0+. The partition index.
@@ -25,8 +27,10 @@ struct ProduceRequest {
   };
 
   struct TopicProduceData {
-    // v0+. The topic name.
+    // v0-12. The topic name.
     std::string name;
+    // v13+. The unique topic ID
+    Uuid topic_id{};
     // v0+. Each partition to produce to.
     std::vector<PartitionProduceData> partition_data;
 
@@ -49,17 +53,17 @@ struct ProduceRequest {
   bool operator==(const ProduceRequest&) const = default;
 };
 
-// ProduceResponse: versions 0-11, flexible 9+, api key 0.
+// ProduceResponse: versions 3-13, flexible 9+, api key 0.
 struct ProduceResponse {
   static constexpr int16_t kApiKey = 0;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 11;
+  static constexpr int16_t kMinVersion = 3;
+  static constexpr int16_t kMaxVersion = 13;
   static constexpr int16_t kFirstFlexibleVersion = 9;
 
   struct BatchIndexAndErrorMessage {
-    // v8+. The batch index of the record that cause the batch to be dropped
+    // v8+. The batch index of the record that caused the batch to be dropped.
     int32_t batch_index{};
-    // v8+, nullable 8+. The error message of the record that caused the batch to be dropped
+    // v8+, nullable 8+. The error message of the record that caused the batch to be dropped.
     std::optional<std::string> batch_index_error_message;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -70,7 +74,7 @@ struct ProduceResponse {
   struct LeaderIdAndEpoch {
     // v10+. The ID of the current leader or -1 if the leader is unknown.
     int32_t leader_id = -1;
-    // v10+. The latest known leader epoch
+    // v10+. The latest known leader epoch.
     int32_t leader_epoch = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -89,11 +93,11 @@ struct ProduceResponse {
     int64_t log_append_time_ms = -1;
     // v5+. The log start offset.
     int64_t log_start_offset = -1;
-    // v8+. The batch indices of records that caused the batch to be dropped
+    // v8+. The batch indices of records that caused the batch to be dropped.
     std::vector<BatchIndexAndErrorMessage> record_errors;
-    // v8+, nullable 8+. The global error message summarizing the common root cause of the records that caused the batch to be dropped
+    // v8+, nullable 8+. The global error message summarizing the common root cause of the records that caused the batch to be dropped.
     std::optional<std::string> error_message;
-    // v10+, tag 0.
+    // v10+, tag 0. The leader broker that the producer should use for future requests.
     LeaderIdAndEpoch current_leader;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -102,8 +106,10 @@ struct ProduceResponse {
   };
 
   struct TopicProduceResponse {
-    // v0+. The topic name
+    // v0-12. The topic name.
     std::string name;
+    // v13+. The unique topic ID
+    Uuid topic_id{};
     // v0+. Each partition that we produced to within the topic.
     std::vector<PartitionProduceResponse> partition_responses;
 
@@ -127,7 +133,7 @@ struct ProduceResponse {
     bool operator==(const NodeEndpoint&) const = default;
   };
 
-  // v0+. Each produce response
+  // v0+. Each produce response.
   std::vector<TopicProduceResponse> responses;
   // v1+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};

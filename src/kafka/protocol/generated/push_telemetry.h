@@ -12,6 +12,7 @@ struct PushTelemetryRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. Unique id for this client instance.
   Uuid client_instance_id{};

@@ -12,6 +12,7 @@ struct ReadShareGroupStateRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
     // v0+. The partition index.
@@ -53,11 +54,11 @@ struct ReadShareGroupStateResponse {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct StateBatch {
-    // v0+. The base offset of this state batch.
+    // v0+. The first offset of this state batch.
     int64_t first_offset{};
     // v0+. The last offset of this state batch.
     int64_t last_offset{};
-    // v0+. The state - 0:Available,2:Acked,4:Archived.
+    // v0+. The delivery state - 0:Available,2:Acked,4:Archived.
     int8_t delivery_state{};
     // v0+. The delivery count.
     int16_t delivery_count{};
@@ -74,11 +75,11 @@ struct ReadShareGroupStateResponse {
     int16_t error_code{};
     // v0+, nullable 0+. The error message, or null if there was no error.
     std::optional<std::string> error_message;
-    // v0+. The state epoch for this share-partition.
+    // v0+. The state epoch of the share-partition.
     int32_t state_epoch{};
     // v0+. The share-partition start offset, which can be -1 if it is not yet initialized.
     int64_t start_offset{};
-    // v0+.
+    // v0+. The state batches for this share-partition.
     std::vector<StateBatch> state_batches;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -87,7 +88,7 @@ struct ReadShareGroupStateResponse {
   };
 
   struct ReadStateResult {
-    // v0+. The topic identifier
+    // v0+. The topic identifier.
     Uuid topic_id{};
     // v0+. The results for the partitions.
     std::vector<PartitionResult> partitions;
@@ -97,7 +98,7 @@ struct ReadShareGroupStateResponse {
     bool operator==(const ReadStateResult&) const = default;
   };
 
-  // v0+. The read results
+  // v0+. The read results.
   std::vector<ReadStateResult> results;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -67,6 +67,7 @@ void ReadShareGroupStateSummaryResponse::PartitionResult::encode(ByteWriter& w, 
   w.be<int16_t>(this->error_code);
   wire::write_nullable_string(w, this->error_message, true, true, "ReadShareGroupStateSummaryResponse.PartitionResult.ErrorMessage");
   w.be<int32_t>(this->state_epoch);
+  w.be<int32_t>(this->leader_epoch);
   w.be<int64_t>(this->start_offset);
   w.uvarint(0);
 }
@@ -77,6 +78,7 @@ void ReadShareGroupStateSummaryResponse::PartitionResult::decode(ByteReader& r, 
   this->error_code = r.be<int16_t>("ReadShareGroupStateSummaryResponse.PartitionResult.ErrorCode");
   this->error_message = wire::read_nullable_string(r, true, true, "ReadShareGroupStateSummaryResponse.PartitionResult.ErrorMessage");
   this->state_epoch = r.be<int32_t>("ReadShareGroupStateSummaryResponse.PartitionResult.StateEpoch");
+  this->leader_epoch = r.be<int32_t>("ReadShareGroupStateSummaryResponse.PartitionResult.LeaderEpoch");
   this->start_offset = r.be<int64_t>("ReadShareGroupStateSummaryResponse.PartitionResult.StartOffset");
   wire::skip_tagged_fields(r, "ReadShareGroupStateSummaryResponse.PartitionResult tagged fields");
 }
@@ -95,7 +97,7 @@ void ReadShareGroupStateSummaryResponse::ReadStateSummaryResult::decode(ByteRead
   this->topic_id = wire::read_uuid(r, "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.TopicId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.Partitions");
-    r.check_count(static_cast<uint64_t>(n), 20, "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.Partitions");
+    r.check_count(static_cast<uint64_t>(n), 24, "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);

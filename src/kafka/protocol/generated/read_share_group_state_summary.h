@@ -12,6 +12,7 @@ struct ReadShareGroupStateSummaryRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
     // v0+. The partition index.
@@ -61,6 +62,8 @@ struct ReadShareGroupStateSummaryResponse {
     std::optional<std::string> error_message;
     // v0+. The state epoch of the share-partition.
     int32_t state_epoch{};
+    // v0+. The leader epoch of the share-partition.
+    int32_t leader_epoch{};
     // v0+. The share-partition start offset.
     int64_t start_offset{};
 
@@ -70,7 +73,7 @@ struct ReadShareGroupStateSummaryResponse {
   };
 
   struct ReadStateSummaryResult {
-    // v0+. The topic identifier
+    // v0+. The topic identifier.
     Uuid topic_id{};
     // v0+. The results for the partitions.
     std::vector<PartitionResult> partitions;
@@ -80,7 +83,7 @@ struct ReadShareGroupStateSummaryResponse {
     bool operator==(const ReadStateSummaryResult&) const = default;
   };
 
-  // v0+. The read results
+  // v0+. The read results.
   std::vector<ReadStateSummaryResult> results;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,12 +12,13 @@ struct RemoveRaftVoterRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. The cluster id of the request.
   std::optional<std::string> cluster_id = std::string();
-  // v0+. The replica id of the voter getting removed from the topic partition
+  // v0+. The replica id of the voter getting removed from the topic partition.
   int32_t voter_id{};
-  // v0+. The directory id of the voter getting removed from the topic partition
+  // v0+. The directory id of the voter getting removed from the topic partition.
   Uuid voter_directory_id{};
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -34,7 +35,7 @@ struct RemoveRaftVoterResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The error code, or 0 if there was no error
+  // v0+. The error code, or 0 if there was no error.
   int16_t error_code{};
   // v0+, nullable 0+. The error message, or null if there was no error.
   std::optional<std::string> error_message = std::string();

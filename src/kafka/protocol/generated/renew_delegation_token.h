@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// RenewDelegationTokenRequest: versions 0-2, flexible 2+, api key 39.
+// RenewDelegationTokenRequest: versions 1-2, flexible 2+, api key 39.
 struct RenewDelegationTokenRequest {
   static constexpr int16_t kApiKey = 39;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   // v0+. The HMAC of the delegation token to be renewed.
   Bytes hmac;
@@ -23,10 +24,10 @@ struct RenewDelegationTokenRequest {
   bool operator==(const RenewDelegationTokenRequest&) const = default;
 };
 
-// RenewDelegationTokenResponse: versions 0-2, flexible 2+, api key 39.
+// RenewDelegationTokenResponse: versions 1-2, flexible 2+, api key 39.
 struct RenewDelegationTokenResponse {
   static constexpr int16_t kApiKey = 39;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

@@ -7,9 +7,7 @@ void RequestHeader::encode(ByteWriter& w, int16_t version) const {
   w.be<int16_t>(this->request_api_key);
   w.be<int16_t>(this->request_api_version);
   w.be<int32_t>(this->correlation_id);
-  if (version >= 1) {
-    wire::write_nullable_string(w, this->client_id, false, true, "RequestHeader.ClientId");
-  }
+  wire::write_nullable_string(w, this->client_id, false, true, "RequestHeader.ClientId");
   if (version >= 2) {
     w.uvarint(0);
   }
@@ -20,9 +18,7 @@ void RequestHeader::decode(ByteReader& r, int16_t version) {
   this->request_api_key = r.be<int16_t>("RequestHeader.RequestApiKey");
   this->request_api_version = r.be<int16_t>("RequestHeader.RequestApiVersion");
   this->correlation_id = r.be<int32_t>("RequestHeader.CorrelationId");
-  if (version >= 1) {
-    this->client_id = wire::read_nullable_string(r, false, true, "RequestHeader.ClientId");
-  }
+  this->client_id = wire::read_nullable_string(r, false, true, "RequestHeader.ClientId");
   if (version >= 2) {
     wire::skip_tagged_fields(r, "RequestHeader tagged fields");
   }

@@ -6,9 +6,9 @@
 
 namespace kib::kafka::msg {
 
-// RequestHeader: versions 0-2, flexible 2+.
+// RequestHeader: versions 1-2, flexible 2+.
 struct RequestHeader {
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 

@@ -12,6 +12,7 @@ struct SaslAuthenticateRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 2;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The SASL authentication bytes from the client, as defined by the SASL mechanism.
   Bytes auth_bytes;

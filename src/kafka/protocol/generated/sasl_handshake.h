@@ -12,6 +12,7 @@ struct SaslHandshakeRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = -1;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   // v0+. The SASL mechanism chosen by the client.
   std::string mechanism;

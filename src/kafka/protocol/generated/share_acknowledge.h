@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// ShareAcknowledgeRequest: versions 0, flexible 0+, api key 79.
+// ShareAcknowledgeRequest: versions 1, flexible 0+, api key 79.
 struct ShareAcknowledgeRequest {
   static constexpr int16_t kApiKey = 79;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct AcknowledgementBatch {
     // v0+. First offset of batch of records to acknowledge.
@@ -62,11 +63,11 @@ struct ShareAcknowledgeRequest {
   bool operator==(const ShareAcknowledgeRequest&) const = default;
 };
 
-// ShareAcknowledgeResponse: versions 0, flexible 0+, api key 79.
+// ShareAcknowledgeResponse: versions 1, flexible 0+, api key 79.
 struct ShareAcknowledgeResponse {
   static constexpr int16_t kApiKey = 79;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct LeaderIdAndEpoch {
@@ -87,7 +88,7 @@ struct ShareAcknowledgeResponse {
     int16_t error_code{};
     // v0+, nullable 0+. The error message, or null if there was no error.
     std::optional<std::string> error_message;
-    // v0+.
+    // v0+. The current leader of the partition.
     LeaderIdAndEpoch current_leader;
 
     void encode(ByteWriter& w, int16_t version) const;

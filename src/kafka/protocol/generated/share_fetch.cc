@@ -30,7 +30,6 @@ void ShareFetchRequest::AcknowledgementBatch::decode(ByteReader& r, int16_t) {
 
 void ShareFetchRequest::FetchPartition::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->partition_index);
-  w.be<int32_t>(this->partition_max_bytes);
   wire::write_array_length(w, this->acknowledgement_batches.size(), true, "ShareFetchRequest.FetchPartition.AcknowledgementBatches");
   for (const auto& e : this->acknowledgement_batches) {
     e.encode(w, version);
@@ -41,7 +40,6 @@ void ShareFetchRequest::FetchPartition::encode(ByteWriter& w, int16_t version) c
 void ShareFetchRequest::FetchPartition::decode(ByteReader& r, int16_t version) {
   *this = FetchPartition{};
   this->partition_index = r.be<int32_t>("ShareFetchRequest.FetchPartition.PartitionIndex");
-  this->partition_max_bytes = r.be<int32_t>("ShareFetchRequest.FetchPartition.PartitionMaxBytes");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareFetchRequest.FetchPartition.AcknowledgementBatches");
     r.check_count(static_cast<uint64_t>(n), 18, "ShareFetchRequest.FetchPartition.AcknowledgementBatches");
@@ -67,7 +65,7 @@ void ShareFetchRequest::FetchTopic::decode(ByteReader& r, int16_t version) {
   this->topic_id = wire::read_uuid(r, "ShareFetchRequest.FetchTopic.TopicId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareFetchRequest.FetchTopic.Partitions");
-    r.check_count(static_cast<uint64_t>(n), 10, "ShareFetchRequest.FetchTopic.Partitions");
+    r.check_count(static_cast<uint64_t>(n), 6, "ShareFetchRequest.FetchTopic.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
@@ -106,6 +104,8 @@ void ShareFetchRequest::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->max_wait_ms);
   w.be<int32_t>(this->min_bytes);
   w.be<int32_t>(this->max_bytes);
+  w.be<int32_t>(this->max_records);
+  w.be<int32_t>(this->batch_size);
   wire::write_array_length(w, this->topics.size(), true, "ShareFetchRequest.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
@@ -125,6 +125,8 @@ void ShareFetchRequest::decode(ByteReader& r, int16_t version) {
   this->max_wait_ms = r.be<int32_t>("ShareFetchRequest.MaxWaitMs");
   this->min_bytes = r.be<int32_t>("ShareFetchRequest.MinBytes");
   this->max_bytes = r.be<int32_t>("ShareFetchRequest.MaxBytes");
+  this->max_records = r.be<int32_t>("ShareFetchRequest.MaxRecords");
+  this->batch_size = r.be<int32_t>("ShareFetchRequest.BatchSize");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareFetchRequest.Topics");
     r.check_count(static_cast<uint64_t>(n), 18, "ShareFetchRequest.Topics");
@@ -179,7 +181,7 @@ void ShareFetchResponse::PartitionData::encode(ByteWriter& w, int16_t version) c
   w.be<int16_t>(this->acknowledge_error_code);
   wire::write_nullable_string(w, this->acknowledge_error_message, true, true, "ShareFetchResponse.PartitionData.AcknowledgeErrorMessage");
   this->current_leader.encode(w, version);
-  wire::write_nullable_bytes(w, this->records, true, true, "ShareFetchResponse.PartitionData.Records");
+  wire::write_nullable_bytes(w, this->records, true, false, "ShareFetchResponse.PartitionData.Records");
   wire::write_array_length(w, this->acquired_records.size(), true, "ShareFetchResponse.PartitionData.AcquiredRecords");
   for (const auto& e : this->acquired_records) {
     e.encode(w, version);
@@ -195,7 +197,7 @@ void ShareFetchResponse::PartitionData::decode(ByteReader& r, int16_t version) {
   this->acknowledge_error_code = r.be<int16_t>("ShareFetchResponse.PartitionData.AcknowledgeErrorCode");
   this->acknowledge_error_message = wire::read_nullable_string(r, true, true, "ShareFetchResponse.PartitionData.AcknowledgeErrorMessage");
   this->current_leader.decode(r, version);
-  this->records = wire::read_nullable_bytes(r, true, true, "ShareFetchResponse.PartitionData.Records");
+  this->records = wire::read_nullable_bytes(r, true, false, "ShareFetchResponse.PartitionData.Records");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareFetchResponse.PartitionData.AcquiredRecords");
     r.check_count(static_cast<uint64_t>(n), 19, "ShareFetchResponse.PartitionData.AcquiredRecords");
@@ -251,6 +253,7 @@ void ShareFetchResponse::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->throttle_time_ms);
   w.be<int16_t>(this->error_code);
   wire::write_nullable_string(w, this->error_message, true, true, "ShareFetchResponse.ErrorMessage");
+  w.be<int32_t>(this->acquisition_lock_timeout_ms);
   wire::write_array_length(w, this->responses.size(), true, "ShareFetchResponse.Responses");
   for (const auto& e : this->responses) {
     e.encode(w, version);
@@ -267,6 +270,7 @@ void ShareFetchResponse::decode(ByteReader& r, int16_t version) {
   this->throttle_time_ms = r.be<int32_t>("ShareFetchResponse.ThrottleTimeMs");
   this->error_code = r.be<int16_t>("ShareFetchResponse.ErrorCode");
   this->error_message = wire::read_nullable_string(r, true, true, "ShareFetchResponse.ErrorMessage");
+  this->acquisition_lock_timeout_ms = r.be<int32_t>("ShareFetchResponse.AcquisitionLockTimeoutMs");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareFetchResponse.Responses");
     r.check_count(static_cast<uint64_t>(n), 18, "ShareFetchResponse.Responses");

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// ShareFetchRequest: versions 0, flexible 0+, api key 78.
+// ShareFetchRequest: versions 1, flexible 0+, api key 78.
 struct ShareFetchRequest {
   static constexpr int16_t kApiKey = 78;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct AcknowledgementBatch {
     // v0+. First offset of batch of records to acknowledge.
@@ -29,7 +30,7 @@ struct ShareFetchRequest {
   struct FetchPartition {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+. The maximum bytes to fetch from this partition. 0 when only acknowledgement with no fetching is required. See KIP-74 for cases where this limit may not be honored.
+    // v0. The maximum bytes to fetch from this partition. 0 when only acknowledgement with no fetching is required. See KIP-74 for cases where this limit may not be honored.
     int32_t partition_max_bytes{};
     // v0+. Record batches to acknowledge.
     std::vector<AcknowledgementBatch> acknowledgement_batches;
@@ -73,6 +74,10 @@ struct ShareFetchRequest {
   int32_t min_bytes{};
   // v0+. The maximum bytes to fetch. See KIP-74 for cases where this limit may not be honored.
   int32_t max_bytes = 2147483647;
+  // v1+. The maximum number of records to fetch. This limit can be exceeded for alignment of batch boundaries.
+  int32_t max_records{};
+  // v1+. The optimal number of records for batches of acquired records and acknowledgements.
+  int32_t batch_size{};
   // v0+. The topics to fetch.
   std::vector<FetchTopic> topics;
   // v0+. The partitions to remove from this share session.
@@ -83,11 +88,11 @@ struct ShareFetchRequest {
   bool operator==(const ShareFetchRequest&) const = default;
 };
 
-// ShareFetchResponse: versions 0, flexible 0+, api key 78.
+// ShareFetchResponse: versions 1, flexible 0+, api key 78.
 struct ShareFetchResponse {
   static constexpr int16_t kApiKey = 78;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct LeaderIdAndEpoch {
@@ -125,10 +130,10 @@ struct ShareFetchResponse {
     int16_t acknowledge_error_code{};
     // v0+, nullable 0+. The acknowledge error message, or null if there was no acknowledge error.
     std::optional<std::string> acknowledge_error_message;
-    // v0+.
+    // v0+. The current leader of the partition.
     LeaderIdAndEpoch current_leader;
-    // v0+, nullable 0+. The record data.
-    std::optional<Bytes> records;
+    // v0+, nullable 0. The record data.
+    std::optional<Bytes> records = Bytes();
     // v0+. The acquired records.
     std::vector<AcquiredRecords> acquired_records;
 
@@ -169,6 +174,8 @@ struct ShareFetchResponse {
   int16_t error_code{};
   // v0+, nullable 0+. The top-level error message, or null if there was no error.
   std::optional<std::string> error_message;
+  // v1+. The time in milliseconds for which the acquired records are locked.
+  int32_t acquisition_lock_timeout_ms{};
   // v0+. The response topics.
   std::vector<ShareFetchableTopicResponse> responses;
   // v0+. Endpoints for all current leaders enumerated in PartitionData with error NOT_LEADER_OR_FOLLOWER.

@@ -6,14 +6,15 @@
 
 namespace kib::kafka::msg {
 
-// ShareGroupDescribeRequest: versions 0, flexible 0+, api key 77.
+// ShareGroupDescribeRequest: versions 1, flexible 0+, api key 77.
 struct ShareGroupDescribeRequest {
   static constexpr int16_t kApiKey = 77;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
-  // v0+. The ids of the groups to describe
+  // v0+. The ids of the groups to describe.
   std::vector<std::string> group_ids;
   // v0+. Whether to include authorized operations.
   bool include_authorized_operations{};
@@ -23,11 +24,11 @@ struct ShareGroupDescribeRequest {
   bool operator==(const ShareGroupDescribeRequest&) const = default;
 };
 
-// ShareGroupDescribeResponse: versions 0, flexible 0+, api key 77.
+// ShareGroupDescribeResponse: versions 1, flexible 0+, api key 77.
 struct ShareGroupDescribeResponse {
   static constexpr int16_t kApiKey = 77;
-  static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct TopicPartitions {

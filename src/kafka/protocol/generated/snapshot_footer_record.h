@@ -12,7 +12,7 @@ struct SnapshotFooterRecord {
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
-  // v0+. The version of the snapshot footer record
+  // v0+. The version of the snapshot footer record.
   int16_t version{};
 
   void encode(ByteWriter& w, int16_t version) const;

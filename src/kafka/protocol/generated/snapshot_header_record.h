@@ -12,9 +12,9 @@ struct SnapshotHeaderRecord {
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
-  // v0+. The version of the snapshot header record
+  // v0+. The version of the snapshot header record.
   int16_t version{};
-  // v0+. The append time of the last record from the log contained in this snapshot
+  // v0+. The append time of the last record from the log contained in this snapshot.
   int64_t last_contained_log_timestamp{};
 
   void encode(ByteWriter& w, int16_t version) const;

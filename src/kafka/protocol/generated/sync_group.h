@@ -12,6 +12,7 @@ struct SyncGroupRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 4;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct SyncGroupRequestAssignment {
     // v0+. The ID of the member to assign.

@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// TxnOffsetCommitRequest: versions 0-4, flexible 3+, api key 28.
+// TxnOffsetCommitRequest: versions 0-5, flexible 3+, api key 28.
 struct TxnOffsetCommitRequest {
   static constexpr int16_t kApiKey = 28;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 4;
+  static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 3;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct TxnOffsetCommitRequestPartition {
     // v0+. The index of the partition within the topic.
@@ -61,11 +62,11 @@ struct TxnOffsetCommitRequest {
   bool operator==(const TxnOffsetCommitRequest&) const = default;
 };
 
-// TxnOffsetCommitResponse: versions 0-4, flexible 3+, api key 28.
+// TxnOffsetCommitResponse: versions 0-5, flexible 3+, api key 28.
 struct TxnOffsetCommitResponse {
   static constexpr int16_t kApiKey = 28;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 4;
+  static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 3;
 
   struct TxnOffsetCommitResponsePartition {

@@ -12,6 +12,7 @@ struct UpdateFeaturesRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct FeatureUpdateKey {
     // v0+. The name of the finalized feature to be updated.

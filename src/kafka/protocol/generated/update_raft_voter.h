@@ -12,13 +12,14 @@ struct UpdateRaftVoterRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct Listener {
-    // v0+. The name of the endpoint
+    // v0+. The name of the endpoint.
     std::string name;
-    // v0+. The hostname
+    // v0+. The hostname.
     std::string host;
-    // v0+. The port
+    // v0+. The port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -27,9 +28,9 @@ struct UpdateRaftVoterRequest {
   };
 
   struct KRaftVersionFeature {
-    // v0+. The minimum supported KRaft protocol version
+    // v0+. The minimum supported KRaft protocol version.
     int16_t min_supported_version{};
-    // v0+. The maximum supported KRaft protocol version
+    // v0+. The maximum supported KRaft protocol version.
     int16_t max_supported_version{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -37,17 +38,17 @@ struct UpdateRaftVoterRequest {
     bool operator==(const KRaftVersionFeature&) const = default;
   };
 
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. The cluster id.
   std::optional<std::string> cluster_id = std::string();
-  // v0+. The current leader epoch of the partition, -1 for unknown leader epoch
+  // v0+. The current leader epoch of the partition, -1 for unknown leader epoch.
   int32_t current_leader_epoch{};
-  // v0+. The replica id of the voter getting updated in the topic partition
+  // v0+. The replica id of the voter getting updated in the topic partition.
   int32_t voter_id{};
-  // v0+. The directory id of the voter getting updated in the topic partition
+  // v0+. The directory id of the voter getting updated in the topic partition.
   Uuid voter_directory_id{};
-  // v0+. The endpoint that can be used to communicate with the leader
+  // v0+. The endpoint that can be used to communicate with the leader.
   std::vector<Listener> listeners;
-  // v0+. The range of versions of the protocol that the replica supports
+  // v0+. The range of versions of the protocol that the replica supports.
   KRaftVersionFeature kraft_version_feature;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -63,13 +64,13 @@ struct UpdateRaftVoterResponse {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct CurrentLeader {
-    // v0+. The replica id of the current leader or -1 if the leader is unknown
+    // v0+. The replica id of the current leader or -1 if the leader is unknown.
     int32_t leader_id = -1;
-    // v0+. The latest known leader epoch
+    // v0+. The latest known leader epoch.
     int32_t leader_epoch = -1;
-    // v0+. The node's hostname
+    // v0+. The node's hostname.
     std::string host;
-    // v0+. The node's port
+    // v0+. The node's port.
     int32_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -79,9 +80,9 @@ struct UpdateRaftVoterResponse {
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
   int32_t throttle_time_ms{};
-  // v0+. The error code, or 0 if there was no error
+  // v0+. The error code, or 0 if there was no error.
   int16_t error_code{};
-  // v0+, tag 0.
+  // v0+, tag 0. Details of the current Raft cluster leader.
   CurrentLeader current_leader;
 
   void encode(ByteWriter& w, int16_t version) const;

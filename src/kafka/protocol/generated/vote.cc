@@ -5,28 +5,34 @@ namespace kib::kafka::msg {
 
 void VoteRequest::PartitionData::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->partition_index);
-  w.be<int32_t>(this->candidate_epoch);
-  w.be<int32_t>(this->candidate_id);
+  w.be<int32_t>(this->replica_epoch);
+  w.be<int32_t>(this->replica_id);
   if (version >= 1) {
-    wire::write_uuid(w, this->candidate_directory_id);
+    wire::write_uuid(w, this->replica_directory_id);
     wire::write_uuid(w, this->voter_directory_id);
   }
   w.be<int32_t>(this->last_offset_epoch);
   w.be<int64_t>(this->last_offset);
+  if (version >= 2) {
+    w.be<uint8_t>(this->pre_vote ? 1 : 0);
+  }
   w.uvarint(0);
 }
 
 void VoteRequest::PartitionData::decode(ByteReader& r, int16_t version) {
   *this = PartitionData{};
   this->partition_index = r.be<int32_t>("VoteRequest.PartitionData.PartitionIndex");
-  this->candidate_epoch = r.be<int32_t>("VoteRequest.PartitionData.CandidateEpoch");
-  this->candidate_id = r.be<int32_t>("VoteRequest.PartitionData.CandidateId");
+  this->replica_epoch = r.be<int32_t>("VoteRequest.PartitionData.ReplicaEpoch");
+  this->replica_id = r.be<int32_t>("VoteRequest.PartitionData.ReplicaId");
   if (version >= 1) {
-    this->candidate_directory_id = wire::read_uuid(r, "VoteRequest.PartitionData.CandidateDirectoryId");
+    this->replica_directory_id = wire::read_uuid(r, "VoteRequest.PartitionData.ReplicaDirectoryId");
     this->voter_directory_id = wire::read_uuid(r, "VoteRequest.PartitionData.VoterDirectoryId");
   }
   this->last_offset_epoch = r.be<int32_t>("VoteRequest.PartitionData.LastOffsetEpoch");
   this->last_offset = r.be<int64_t>("VoteRequest.PartitionData.LastOffset");
+  if (version >= 2) {
+    this->pre_vote = r.be<uint8_t>("VoteRequest.PartitionData.PreVote") != 0;
+  }
   wire::skip_tagged_fields(r, "VoteRequest.PartitionData tagged fields");
 }
 
@@ -44,7 +50,7 @@ void VoteRequest::TopicData::decode(ByteReader& r, int16_t version) {
   this->topic_name = wire::read_string(r, true, "VoteRequest.TopicData.TopicName");
   {
     const int64_t n = wire::read_array_length(r, true, false, "VoteRequest.TopicData.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 57 : 25), "VoteRequest.TopicData.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 58 : version >= 1 ? 57 : 25), "VoteRequest.TopicData.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);

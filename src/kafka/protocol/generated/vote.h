@@ -6,28 +6,31 @@
 
 namespace kib::kafka::msg {
 
-// VoteRequest: versions 0-1, flexible 0+, api key 52.
+// VoteRequest: versions 0-2, flexible 0+, api key 52.
 struct VoteRequest {
   static constexpr int16_t kApiKey = 52;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct PartitionData {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+. The bumped epoch of the candidate sending the request
-    int32_t candidate_epoch{};
+    // v0+. The epoch of the voter sending the request
+    int32_t replica_epoch{};
     // v0+. The replica id of the voter sending the request
-    int32_t candidate_id{};
+    int32_t replica_id{};
     // v1+. The directory id of the voter sending the request
-    Uuid candidate_directory_id{};
-    // v1+. The ID of the voter sending the request
+    Uuid replica_directory_id{};
+    // v1+. The directory id of the voter receiving the request
     Uuid voter_directory_id{};
-    // v0+. The epoch of the last record written to the metadata log
+    // v0+. The epoch of the last record written to the metadata log.
     int32_t last_offset_epoch{};
-    // v0+. The offset of the last record written to the metadata log
+    // v0+. The log end offset of the metadata log of the voter sending the request.
     int64_t last_offset{};
+    // v2+. Whether the request is a PreVote request (not persisted) or not.
+    bool pre_vote{};
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);
@@ -37,7 +40,7 @@ struct VoteRequest {
   struct TopicData {
     // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The partition data.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -45,11 +48,11 @@ struct VoteRequest {
     bool operator==(const TopicData&) const = default;
   };
 
-  // v0+, nullable 0+.
+  // v0+, nullable 0+. The cluster id.
   std::optional<std::string> cluster_id;
-  // v1+. The replica id of the voter receiving the request
+  // v1+. The replica id of the voter receiving the request.
   int32_t voter_id = -1;
-  // v0+.
+  // v0+. The topic data.
   std::vector<TopicData> topics;
 
   void encode(ByteWriter& w, int16_t version) const;
@@ -57,23 +60,23 @@ struct VoteRequest {
   bool operator==(const VoteRequest&) const = default;
 };
 
-// VoteResponse: versions 0-1, flexible 0+, api key 52.
+// VoteResponse: versions 0-2, flexible 0+, api key 52.
 struct VoteResponse {
   static constexpr int16_t kApiKey = 52;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct PartitionData {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+.
+    // v0+. The partition level error code.
     int16_t error_code{};
     // v0+. The ID of the current leader or -1 if the leader is unknown.
     int32_t leader_id{};
-    // v0+. The latest known leader epoch
+    // v0+. The latest known leader epoch.
     int32_t leader_epoch{};
-    // v0+. True if the vote was granted and false otherwise
+    // v0+. True if the vote was granted and false otherwise.
     bool vote_granted{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -84,7 +87,7 @@ struct VoteResponse {
   struct TopicData {
     // v0+. The topic name.
     std::string topic_name;
-    // v0+.
+    // v0+. The results for each partition.
     std::vector<PartitionData> partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -93,11 +96,11 @@ struct VoteResponse {
   };
 
   struct NodeEndpoint {
-    // v1+. The ID of the associated node
+    // v1+. The ID of the associated node.
     int32_t node_id{};
-    // v1+. The node's hostname
+    // v1+. The node's hostname.
     std::string host;
-    // v1+. The node's port
+    // v1+. The node's port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -107,9 +110,9 @@ struct VoteResponse {
 
   // v0+. The top level error code.
   int16_t error_code{};
-  // v0+.
+  // v0+. The results for each topic.
   std::vector<TopicData> topics;
-  // v1+, tag 0. Endpoints for all current-leaders enumerated in PartitionData
+  // v1+, tag 0. Endpoints for all current-leaders enumerated in PartitionData.
   std::vector<NodeEndpoint> node_endpoints;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -13,11 +13,11 @@ struct VotersRecord {
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct Endpoint {
-    // v0+. The name of the endpoint
+    // v0+. The name of the endpoint.
     std::string name;
-    // v0+. The hostname
+    // v0+. The hostname.
     std::string host;
-    // v0+. The port
+    // v0+. The port.
     uint16_t port{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -26,9 +26,9 @@ struct VotersRecord {
   };
 
   struct KRaftVersionFeature {
-    // v0+. The minimum supported KRaft protocol version
+    // v0+. The minimum supported KRaft protocol version.
     int16_t min_supported_version{};
-    // v0+. The maximum supported KRaft protocol version
+    // v0+. The maximum supported KRaft protocol version.
     int16_t max_supported_version{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -37,13 +37,13 @@ struct VotersRecord {
   };
 
   struct Voter {
-    // v0+. The replica id of the voter in the topic partition
+    // v0+. The replica id of the voter in the topic partition.
     int32_t voter_id{};
-    // v0+. The directory id of the voter in the topic partition
+    // v0+. The directory id of the voter in the topic partition.
     Uuid voter_directory_id{};
-    // v0+. The endpoint that can be used to communicate with the voter
+    // v0+. The endpoint that can be used to communicate with the voter.
     std::vector<Endpoint> endpoints;
-    // v0+. The range of versions of the protocol that the replica supports
+    // v0+. The range of versions of the protocol that the replica supports.
     KRaftVersionFeature kraft_version_feature;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -51,9 +51,9 @@ struct VotersRecord {
     bool operator==(const Voter&) const = default;
   };
 
-  // v0+. The version of the voters record
+  // v0+. The version of the voters record.
   int16_t version{};
-  // v0+.
+  // v0+. The set of voters in the quorum for this epoch.
   std::vector<Voter> voters;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -12,13 +12,14 @@ struct WriteShareGroupStateRequest {
   static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 0;
   static constexpr int16_t kFirstFlexibleVersion = 0;
+  static constexpr int16_t kApiVersionsMinVersion = 0;
 
   struct StateBatch {
-    // v0+. The base offset of this state batch.
+    // v0+. The first offset of this state batch.
     int64_t first_offset{};
     // v0+. The last offset of this state batch.
     int64_t last_offset{};
-    // v0+. The state - 0:Available,2:Acked,4:Archived
+    // v0+. The delivery state - 0:Available,2:Acked,4:Archived.
     int8_t delivery_state{};
     // v0+. The delivery count.
     int16_t delivery_count{};
@@ -31,13 +32,13 @@ struct WriteShareGroupStateRequest {
   struct PartitionData {
     // v0+. The partition index.
     int32_t partition{};
-    // v0+. The state epoch for this share-partition.
+    // v0+. The state epoch of the share-partition.
     int32_t state_epoch{};
     // v0+. The leader epoch of the share-partition.
     int32_t leader_epoch{};
     // v0+. The share-partition start offset, or -1 if the start offset is not being written.
     int64_t start_offset{};
-    // v0+.
+    // v0+. The state batches for the share-partition.
     std::vector<StateBatch> state_batches;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -87,7 +88,7 @@ struct WriteShareGroupStateResponse {
   };
 
   struct WriteStateResult {
-    // v0+. The topic identifier
+    // v0+. The topic identifier.
     Uuid topic_id{};
     // v0+. The results for the partitions.
     std::vector<PartitionResult> partitions;
@@ -97,7 +98,7 @@ struct WriteShareGroupStateResponse {
     bool operator==(const WriteStateResult&) const = default;
   };
 
-  // v0+. The write results
+  // v0+. The write results.
   std::vector<WriteStateResult> results;
 
   void encode(ByteWriter& w, int16_t version) const;

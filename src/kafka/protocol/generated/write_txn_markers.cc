@@ -3,45 +3,39 @@
 
 namespace kib::kafka::msg {
 
-void WriteTxnMarkersRequest::WritableTxnMarkerTopic::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 1, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.Name");
-  wire::write_array_length(w, this->partition_indexes.size(), version >= 1, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.PartitionIndexes");
+void WriteTxnMarkersRequest::WritableTxnMarkerTopic::encode(ByteWriter& w, int16_t) const {
+  wire::write_string(w, this->name, true, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.Name");
+  wire::write_array_length(w, this->partition_indexes.size(), true, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.PartitionIndexes");
   for (const auto& e : this->partition_indexes) {
     w.be<int32_t>(e);
   }
-  if (version >= 1) {
-    w.uvarint(0);
-  }
+  w.uvarint(0);
 }
 
-void WriteTxnMarkersRequest::WritableTxnMarkerTopic::decode(ByteReader& r, int16_t version) {
+void WriteTxnMarkersRequest::WritableTxnMarkerTopic::decode(ByteReader& r, int16_t) {
   *this = WritableTxnMarkerTopic{};
-  this->name = wire::read_string(r, version >= 1, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.Name");
+  this->name = wire::read_string(r, true, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.Name");
   {
-    const int64_t n = wire::read_array_length(r, version >= 1, false, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.PartitionIndexes");
+    const int64_t n = wire::read_array_length(r, true, false, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.PartitionIndexes");
     r.check_count(static_cast<uint64_t>(n), 4, "WriteTxnMarkersRequest.WritableTxnMarkerTopic.PartitionIndexes");
     this->partition_indexes.resize(static_cast<size_t>(n));
     for (auto& e : this->partition_indexes) {
       e = r.be<int32_t>("WriteTxnMarkersRequest.WritableTxnMarkerTopic.PartitionIndexes");
     }
   }
-  if (version >= 1) {
-    wire::skip_tagged_fields(r, "WriteTxnMarkersRequest.WritableTxnMarkerTopic tagged fields");
-  }
+  wire::skip_tagged_fields(r, "WriteTxnMarkersRequest.WritableTxnMarkerTopic tagged fields");
 }
 
 void WriteTxnMarkersRequest::WritableTxnMarker::encode(ByteWriter& w, int16_t version) const {
   w.be<int64_t>(this->producer_id);
   w.be<int16_t>(this->producer_epoch);
   w.be<uint8_t>(this->transaction_result ? 1 : 0);
-  wire::write_array_length(w, this->topics.size(), version >= 1, "WriteTxnMarkersRequest.WritableTxnMarker.Topics");
+  wire::write_array_length(w, this->topics.size(), true, "WriteTxnMarkersRequest.WritableTxnMarker.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
   }
   w.be<int32_t>(this->coordinator_epoch);
-  if (version >= 1) {
-    w.uvarint(0);
-  }
+  w.uvarint(0);
 }
 
 void WriteTxnMarkersRequest::WritableTxnMarker::decode(ByteReader& r, int16_t version) {
@@ -50,138 +44,116 @@ void WriteTxnMarkersRequest::WritableTxnMarker::decode(ByteReader& r, int16_t ve
   this->producer_epoch = r.be<int16_t>("WriteTxnMarkersRequest.WritableTxnMarker.ProducerEpoch");
   this->transaction_result = r.be<uint8_t>("WriteTxnMarkersRequest.WritableTxnMarker.TransactionResult") != 0;
   {
-    const int64_t n = wire::read_array_length(r, version >= 1, false, "WriteTxnMarkersRequest.WritableTxnMarker.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 3 : 6), "WriteTxnMarkersRequest.WritableTxnMarker.Topics");
+    const int64_t n = wire::read_array_length(r, true, false, "WriteTxnMarkersRequest.WritableTxnMarker.Topics");
+    r.check_count(static_cast<uint64_t>(n), 3, "WriteTxnMarkersRequest.WritableTxnMarker.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);
     }
   }
   this->coordinator_epoch = r.be<int32_t>("WriteTxnMarkersRequest.WritableTxnMarker.CoordinatorEpoch");
-  if (version >= 1) {
-    wire::skip_tagged_fields(r, "WriteTxnMarkersRequest.WritableTxnMarker tagged fields");
-  }
+  wire::skip_tagged_fields(r, "WriteTxnMarkersRequest.WritableTxnMarker tagged fields");
 }
 
 void WriteTxnMarkersRequest::encode(ByteWriter& w, int16_t version) const {
-  wire::write_array_length(w, this->markers.size(), version >= 1, "WriteTxnMarkersRequest.Markers");
+  wire::write_array_length(w, this->markers.size(), true, "WriteTxnMarkersRequest.Markers");
   for (const auto& e : this->markers) {
     e.encode(w, version);
   }
-  if (version >= 1) {
-    w.uvarint(0);
-  }
+  w.uvarint(0);
 }
 
 void WriteTxnMarkersRequest::decode(ByteReader& r, int16_t version) {
   *this = WriteTxnMarkersRequest{};
   {
-    const int64_t n = wire::read_array_length(r, version >= 1, false, "WriteTxnMarkersRequest.Markers");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 17 : 19), "WriteTxnMarkersRequest.Markers");
+    const int64_t n = wire::read_array_length(r, true, false, "WriteTxnMarkersRequest.Markers");
+    r.check_count(static_cast<uint64_t>(n), 17, "WriteTxnMarkersRequest.Markers");
     this->markers.resize(static_cast<size_t>(n));
     for (auto& e : this->markers) {
       e.decode(r, version);
     }
   }
-  if (version >= 1) {
-    wire::skip_tagged_fields(r, "WriteTxnMarkersRequest tagged fields");
-  }
+  wire::skip_tagged_fields(r, "WriteTxnMarkersRequest tagged fields");
 }
 
-void WriteTxnMarkersResponse::WritableTxnMarkerPartitionResult::encode(ByteWriter& w, int16_t version) const {
+void WriteTxnMarkersResponse::WritableTxnMarkerPartitionResult::encode(ByteWriter& w, int16_t) const {
   w.be<int32_t>(this->partition_index);
   w.be<int16_t>(this->error_code);
-  if (version >= 1) {
-    w.uvarint(0);
-  }
+  w.uvarint(0);
 }
 
-void WriteTxnMarkersResponse::WritableTxnMarkerPartitionResult::decode(ByteReader& r, int16_t version) {
+void WriteTxnMarkersResponse::WritableTxnMarkerPartitionResult::decode(ByteReader& r, int16_t) {
   *this = WritableTxnMarkerPartitionResult{};
   this->partition_index = r.be<int32_t>("WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult.PartitionIndex");
   this->error_code = r.be<int16_t>("WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult.ErrorCode");
-  if (version >= 1) {
-    wire::skip_tagged_fields(r, "WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult tagged fields");
-  }
+  wire::skip_tagged_fields(r, "WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult tagged fields");
 }
 
 void WriteTxnMarkersResponse::WritableTxnMarkerTopicResult::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 1, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Name");
-  wire::write_array_length(w, this->partitions.size(), version >= 1, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Partitions");
+  wire::write_string(w, this->name, true, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Name");
+  wire::write_array_length(w, this->partitions.size(), true, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
   }
-  if (version >= 1) {
-    w.uvarint(0);
-  }
+  w.uvarint(0);
 }
 
 void WriteTxnMarkersResponse::WritableTxnMarkerTopicResult::decode(ByteReader& r, int16_t version) {
   *this = WritableTxnMarkerTopicResult{};
-  this->name = wire::read_string(r, version >= 1, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Name");
+  this->name = wire::read_string(r, true, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Name");
   {
-    const int64_t n = wire::read_array_length(r, version >= 1, false, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Partitions");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 7 : 6), "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Partitions");
+    const int64_t n = wire::read_array_length(r, true, false, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Partitions");
+    r.check_count(static_cast<uint64_t>(n), 7, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);
     }
   }
-  if (version >= 1) {
-    wire::skip_tagged_fields(r, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult tagged fields");
-  }
+  wire::skip_tagged_fields(r, "WriteTxnMarkersResponse.WritableTxnMarkerTopicResult tagged fields");
 }
 
 void WriteTxnMarkersResponse::WritableTxnMarkerResult::encode(ByteWriter& w, int16_t version) const {
   w.be<int64_t>(this->producer_id);
-  wire::write_array_length(w, this->topics.size(), version >= 1, "WriteTxnMarkersResponse.WritableTxnMarkerResult.Topics");
+  wire::write_array_length(w, this->topics.size(), true, "WriteTxnMarkersResponse.WritableTxnMarkerResult.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
   }
-  if (version >= 1) {
-    w.uvarint(0);
-  }
+  w.uvarint(0);
 }
 
 void WriteTxnMarkersResponse::WritableTxnMarkerResult::decode(ByteReader& r, int16_t version) {
   *this = WritableTxnMarkerResult{};
   this->producer_id = r.be<int64_t>("WriteTxnMarkersResponse.WritableTxnMarkerResult.ProducerId");
   {
-    const int64_t n = wire::read_array_length(r, version >= 1, false, "WriteTxnMarkersResponse.WritableTxnMarkerResult.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 3 : 6), "WriteTxnMarkersResponse.WritableTxnMarkerResult.Topics");
+    const int64_t n = wire::read_array_length(r, true, false, "WriteTxnMarkersResponse.WritableTxnMarkerResult.Topics");
+    r.check_count(static_cast<uint64_t>(n), 3, "WriteTxnMarkersResponse.WritableTxnMarkerResult.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);
     }
   }
-  if (version >= 1) {
-    wire::skip_tagged_fields(r, "WriteTxnMarkersResponse.WritableTxnMarkerResult tagged fields");
-  }
+  wire::skip_tagged_fields(r, "WriteTxnMarkersResponse.WritableTxnMarkerResult tagged fields");
 }
 
 void WriteTxnMarkersResponse::encode(ByteWriter& w, int16_t version) const {
-  wire::write_array_length(w, this->markers.size(), version >= 1, "WriteTxnMarkersResponse.Markers");
+  wire::write_array_length(w, this->markers.size(), true, "WriteTxnMarkersResponse.Markers");
   for (const auto& e : this->markers) {
     e.encode(w, version);
   }
-  if (version >= 1) {
-    w.uvarint(0);
-  }
+  w.uvarint(0);
 }
 
 void WriteTxnMarkersResponse::decode(ByteReader& r, int16_t version) {
   *this = WriteTxnMarkersResponse{};
   {
-    const int64_t n = wire::read_array_length(r, version >= 1, false, "WriteTxnMarkersResponse.Markers");
-    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 10 : 12), "WriteTxnMarkersResponse.Markers");
+    const int64_t n = wire::read_array_length(r, true, false, "WriteTxnMarkersResponse.Markers");
+    r.check_count(static_cast<uint64_t>(n), 10, "WriteTxnMarkersResponse.Markers");
     this->markers.resize(static_cast<size_t>(n));
     for (auto& e : this->markers) {
       e.decode(r, version);
     }
   }
-  if (version >= 1) {
-    wire::skip_tagged_fields(r, "WriteTxnMarkersResponse tagged fields");
-  }
+  wire::skip_tagged_fields(r, "WriteTxnMarkersResponse tagged fields");
 }
 
 }  // namespace kib::kafka::msg

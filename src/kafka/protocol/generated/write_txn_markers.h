@@ -6,12 +6,13 @@
 
 namespace kib::kafka::msg {
 
-// WriteTxnMarkersRequest: versions 0-1, flexible 1+, api key 27.
+// WriteTxnMarkersRequest: versions 1, flexible 1+, api key 27.
 struct WriteTxnMarkersRequest {
   static constexpr int16_t kApiKey = 27;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 1;
+  static constexpr int16_t kApiVersionsMinVersion = 1;
 
   struct WritableTxnMarkerTopic {
     // v0+. The topic name.
@@ -33,7 +34,7 @@ struct WriteTxnMarkersRequest {
     bool transaction_result{};
     // v0+. Each topic that we want to write transaction marker(s) for.
     std::vector<WritableTxnMarkerTopic> topics;
-    // v0+. Epoch associated with the transaction state partition hosted by this transaction coordinator
+    // v0+. Epoch associated with the transaction state partition hosted by this transaction coordinator.
     int32_t coordinator_epoch{};
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -49,10 +50,10 @@ struct WriteTxnMarkersRequest {
   bool operator==(const WriteTxnMarkersRequest&) const = default;
 };
 
-// WriteTxnMarkersResponse: versions 0-1, flexible 1+, api key 27.
+// WriteTxnMarkersResponse: versions 1, flexible 1+, api key 27.
 struct WriteTxnMarkersResponse {
   static constexpr int16_t kApiKey = 27;
-  static constexpr int16_t kMinVersion = 0;
+  static constexpr int16_t kMinVersion = 1;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 1;
 
