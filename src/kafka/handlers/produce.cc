@@ -181,7 +181,7 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
 HandlerSpec produce_handler() {
   // Served and advertised from v0 (KAFKA-18659); v0-2 are answered UNSUPPORTED_VERSION above.
   return serve<msg::ProduceRequest>(0, 11, [](const Services& s, Request&& req) {
-    handle(*s.log, s.config->limits, std::move(req));
+    handle(s.log, s.config.limits, std::move(req));
   });
 }
 
