@@ -9,6 +9,7 @@
 
 #include "app/iggy_pool_config.h"
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/consumer_lag.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/groups/group_timers.h"
@@ -56,6 +57,8 @@ Bridge::~Bridge() {
   lag_.reset();
   if (groups_) groups_->stop();
   groups_.reset();
+  if (offsets_) offsets_->stop();
+  offsets_.reset();
   group_timers_.reset();
   log_.reset();
   producers_.reset();
@@ -97,29 +100,34 @@ Status Bridge::start() {
   if (auto st = producers_->load(); !st) return st.error();
   log_ = std::make_unique<bridge::PartitionLog>(&loop_, *iggy_, *catalog_, producers_.get(), cfg_);
   group_timers_ = bridge::make_uv_group_timers(&loop_);
+  bridge::CommittedOffsetsOptions oo;
+  oo.offsets_retention_ms = static_cast<int64_t>(cfg_.groups.offsets_retention_minutes) * 60 * 1000;
+  oo.offset_metadata_max_bytes = static_cast<int32_t>(cfg_.groups.offset_metadata_max_bytes);
+  oo.partition_count = [this](const std::string& topic) -> std::optional<int32_t> {
+    const bridge::TopicMetadata* t = catalog_->find(topic);
+    if (!t) return std::nullopt;
+    return t->partitions;
+  };
+  offsets_ = std::make_unique<bridge::CommittedOffsets>(*state_, *group_timers_, std::move(oo));
+  if (auto st = offsets_->load(); !st) return st.error();
   bridge::GroupCoordinatorOptions go;
   go.initial_rebalance_delay_ms = static_cast<int32_t>(cfg_.groups.initial_rebalance_delay_ms);
   go.min_session_timeout_ms = static_cast<int32_t>(cfg_.groups.min_session_timeout_ms);
   go.max_session_timeout_ms = static_cast<int32_t>(cfg_.groups.max_session_timeout_ms);
   go.max_size = static_cast<int32_t>(cfg_.groups.max_size);
-  go.offsets_retention_ms = static_cast<int64_t>(cfg_.groups.offsets_retention_minutes) * 60 * 1000;
-  go.offset_metadata_max_bytes = static_cast<int32_t>(cfg_.groups.offset_metadata_max_bytes);
-  go.partition_count = [this](const std::string& topic) -> std::optional<int32_t> {
-    const bridge::TopicMetadata* t = catalog_->find(topic);
-    if (!t) return std::nullopt;
-    return t->partitions;
-  };
-  groups_ = std::make_unique<bridge::GroupCoordinator>(*state_, *group_timers_, go);
+  groups_ = std::make_unique<bridge::GroupCoordinator>(*state_, *group_timers_, *offsets_, go);
   if (auto st = groups_->load(); !st) return st.error();
-  lag_ = std::make_unique<bridge::ConsumerLagMonitor>(&loop_, *groups_, *log_);
+  lag_ = std::make_unique<bridge::ConsumerLagMonitor>(&loop_, *offsets_, *log_);
 
-  services_ = std::make_unique<kafka::Services>();
-  services_->config = &cfg_;
-  services_->catalog = catalog_.get();
-  services_->producers = producers_.get();
-  services_->log = log_.get();
-  services_->groups = groups_.get();
-  services_->cluster_id = cluster_id;
+  services_ = std::make_unique<kafka::Services>(kafka::Services{
+      .config = cfg_,
+      .catalog = *catalog_,
+      .producers = *producers_,
+      .log = *log_,
+      .groups = *groups_,
+      .offsets = *offsets_,
+      .cluster_id = cluster_id,
+  });
 
   kafka_ = std::make_unique<kafka::KafkaServer>(*services_, &loop_, server_limits(cfg_.limits));
   // A closed connection's work ends with it: its long-polling fetches and its reads still
@@ -271,6 +279,7 @@ void Bridge::shutdown() {
   // connections can drain.
   if (log_) log_->stop_waiting();
   if (groups_) groups_->stop();
+  if (offsets_) offsets_->stop();
   if (lag_) lag_->stop();
   kafka_->shutdown(cfg_.limits.shutdown_deadline_ms, [this] {
     spdlog::info("shutdown: all Kafka connections closed");

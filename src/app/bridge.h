@@ -35,6 +35,7 @@ namespace bridge {
 class TopicCatalog;
 class ProducerRegistry;
 class PartitionLog;
+class CommittedOffsets;
 class GroupCoordinator;
 class GroupTimers;
 class ConsumerLagMonitor;
@@ -83,6 +84,7 @@ class Bridge {
   std::unique_ptr<bridge::ProducerRegistry> producers_;
   std::unique_ptr<bridge::PartitionLog> log_;
   std::unique_ptr<bridge::GroupTimers> group_timers_;
+  std::unique_ptr<bridge::CommittedOffsets> offsets_;  // outlives groups_
   std::unique_ptr<bridge::GroupCoordinator> groups_;
   std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
   std::unique_ptr<kafka::Services> services_;

@@ -1,8 +1,9 @@
 // What the Kafka handlers use. Handlers decode, call one service, encode; the domain logic lives
-// in the services under src/bridge/. The composition root (app/bridge.cc) sets every member;
-// each handler's registration (kafka/handlers/registry.h) hands its handler the ones it uses,
-// by reference. Everything here lives as long as the KafkaServer and is used on the loop
-// thread only.
+// in the services under src/bridge/. The composition root (app/bridge.cc) builds this once,
+// with every member bound (references: no handler checks for a missing service); each
+// handler's registration (kafka/handlers/registry.h) hands its handler the ones it uses, by
+// reference. Everything here lives as long as the KafkaServer and is used on the loop thread
+// only.
 #pragma once
 
 #include <string>
@@ -14,16 +15,18 @@ class TopicCatalog;
 class ProducerRegistry;
 class PartitionLog;
 class GroupCoordinator;
+class CommittedOffsets;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
 
 struct Services {
-  const config::Config* config = nullptr;   // FindCoordinator, Metadata, Produce, Fetch
-  bridge::TopicCatalog* catalog = nullptr;  // Metadata, CreateTopics
-  bridge::ProducerRegistry* producers = nullptr;  // InitProducerId
-  bridge::PartitionLog* log = nullptr;            // Produce, Fetch, ListOffsets
-  bridge::GroupCoordinator* groups = nullptr;     // the group APIs
+  const config::Config& config;        // FindCoordinator, Metadata, Produce, Fetch
+  bridge::TopicCatalog& catalog;       // Metadata, CreateTopics
+  bridge::ProducerRegistry& producers;  // InitProducerId
+  bridge::PartitionLog& log;           // Produce, Fetch, ListOffsets
+  bridge::GroupCoordinator& groups;    // the group APIs, OffsetCommit and OffsetDelete
+  bridge::CommittedOffsets& offsets;   // OffsetFetch
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

@@ -2,7 +2,7 @@
 
 namespace kib::state {
 
-GroupsSnapshot load_groups_for_restart(SQLite::Database& db, int64_t now_ms) {
+std::vector<GroupRow> load_groups_for_restart(SQLite::Database& db, int64_t now_ms) {
   // Members do not survive a restart: each rejoins, as after a coordinator move in Kafka
   // without its log. What the group had committed stays.
   {
@@ -21,7 +21,7 @@ GroupsSnapshot load_groups_for_restart(SQLite::Database& db, int64_t now_ms) {
     st.exec();
   }
 
-  GroupsSnapshot snap;
+  std::vector<GroupRow> groups;
   SQLite::Statement g(db,
                       "SELECT group_id, protocol_type, protocol_name, generation, state, leader_id, updated_at "
                       "FROM consumer_groups ORDER BY group_id");
@@ -34,8 +34,13 @@ GroupsSnapshot load_groups_for_restart(SQLite::Database& db, int64_t now_ms) {
     r.state = g.getColumn(4).getString();
     r.leader_id = g.getColumn(5).getString();
     r.updated_at_ms = g.getColumn(6).getInt64();
-    snap.groups.push_back(std::move(r));
+    groups.push_back(std::move(r));
   }
+  return groups;
+}
+
+std::vector<CommittedOffsetRow> load_committed_offsets(SQLite::Database& db) {
+  std::vector<CommittedOffsetRow> offsets;
   SQLite::Statement o(db,
                       "SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_time, "
                       "expire_time FROM committed_offsets ORDER BY group_id, topic, partition");
@@ -49,9 +54,9 @@ GroupsSnapshot load_groups_for_restart(SQLite::Database& db, int64_t now_ms) {
     r.metadata = o.getColumn(5).isNull() ? std::string() : o.getColumn(5).getString();
     r.commit_time_ms = o.getColumn(6).getInt64();
     if (!o.getColumn(7).isNull()) r.expire_time_ms = o.getColumn(7).getInt64();
-    snap.offsets.push_back(std::move(r));
+    offsets.push_back(std::move(r));
   }
-  return snap;
+  return offsets;
 }
 
 void save_group(SQLite::Database& db, const GroupRow& group, const std::vector<GroupMemberRow>& members) {

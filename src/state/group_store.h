@@ -49,15 +49,13 @@ struct CommittedOffsetRow {
   std::optional<int64_t> expire_time_ms;  // OffsetCommit v2-v4 retention_time_ms; else null
 };
 
-struct GroupsSnapshot {
-  std::vector<GroupRow> groups;  // after the restart rules below; by group id
-  std::vector<CommittedOffsetRow> offsets;
-};
+// Startup: groups come back Empty (members must rejoin), by group id. Groups that were not
+// Empty are rewritten as Empty since `now_ms` with no leader, protocol or members; groups known
+// only from committed_offsets get a row.
+std::vector<GroupRow> load_groups_for_restart(SQLite::Database& db, int64_t now_ms);
 
-// Startup: groups come back Empty with their committed offsets (members must rejoin). Groups
-// that were not Empty are rewritten as Empty since `now_ms` with no leader, protocol or members;
-// groups known only from committed_offsets get a row.
-GroupsSnapshot load_groups_for_restart(SQLite::Database& db, int64_t now_ms);
+// Startup: every committed offset, by group, topic and partition.
+std::vector<CommittedOffsetRow> load_committed_offsets(SQLite::Database& db);
 
 // Replaces the group's row and its members.
 void save_group(SQLite::Database& db, const GroupRow& group, const std::vector<GroupMemberRow>& members);

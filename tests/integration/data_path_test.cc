@@ -20,6 +20,9 @@
 
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
+#include "bridge/groups/committed_offsets.h"
+#include "bridge/groups/group_coordinator.h"
+#include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "config/config.h"
@@ -662,7 +665,11 @@ namespace {
 // socket is non-blocking and read from the loop's predicate, with a ticking timer so the loop
 // never sleeps while a response is on its way.
 struct WirePath : DataPath {
-  kafka::Services services;
+  // The group services are bound but unused here (tests/unit/group_handlers_test.cc drives them).
+  std::unique_ptr<bridge::GroupTimers> group_timers;
+  std::unique_ptr<bridge::CommittedOffsets> offsets;
+  std::unique_ptr<bridge::GroupCoordinator> groups;
+  std::unique_ptr<kafka::Services> services;
   std::unique_ptr<kafka::KafkaServer> server;
   int fd = -1;
   int32_t correlation = 0;
@@ -670,11 +677,17 @@ struct WirePath : DataPath {
   uint16_t port_ = 0;
 
   WirePath() {
-    services.config = &cfg;
-    services.catalog = catalog.get();
-    services.producers = &producers;
-    services.log = log.get();
-    server = std::make_unique<kafka::KafkaServer>(services, ctx.loop(), net::ServerLimits{});
+    group_timers = bridge::make_uv_group_timers(ctx.loop());
+    offsets = std::make_unique<bridge::CommittedOffsets>(*state, *group_timers);
+    groups = std::make_unique<bridge::GroupCoordinator>(*state, *group_timers, *offsets);
+    services = std::make_unique<kafka::Services>(kafka::Services{.config = cfg,
+                                                                 .catalog = *catalog,
+                                                                 .producers = producers,
+                                                                 .log = *log,
+                                                                 .groups = *groups,
+                                                                 .offsets = *offsets,
+                                                                 .cluster_id = ""});
+    server = std::make_unique<kafka::KafkaServer>(*services, ctx.loop(), net::ServerLimits{});
     auto port = server->listen({"127.0.0.1", 0});
     BOOST_REQUIRE_MESSAGE(port.ok(), (port.ok() ? "" : port.error().message));
     port_ = port.value();
@@ -700,6 +713,8 @@ struct WirePath : DataPath {
     server->shutdown(1000, [&] { down = true; });
     ctx.run_until([&] { return down; }, 5s);
     server.reset();
+    groups.reset();
+    offsets.reset();
   }
 
   template <typename Msg>

@@ -51,6 +51,7 @@ struct Harness {
   ManualGroupTimers timers{kStart};
   GroupCoordinatorOptions options;
   std::unique_ptr<StateStore> store;
+  std::unique_ptr<CommittedOffsets> offsets;
   std::unique_ptr<GroupCoordinator> gc;
 
   explicit Harness(GroupCoordinatorOptions opts = {}) : options(std::move(opts)) {
@@ -68,12 +69,15 @@ struct Harness {
     auto s = StateStore::open((dir / "state.db").string(), &loop);
     BOOST_REQUIRE(s.ok());
     store = std::move(*s);
-    gc = std::make_unique<GroupCoordinator>(*store, timers, options);
+    offsets = std::make_unique<CommittedOffsets>(*store, timers);
+    BOOST_REQUIRE(offsets->load().ok());
+    gc = std::make_unique<GroupCoordinator>(*store, timers, *offsets, options);
     BOOST_REQUIRE(gc->load().ok());
   }
   void stop() {
     settle();
     gc.reset();
+    offsets.reset();
     if (store) store->close();
     store.reset();
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -82,9 +86,9 @@ struct Harness {
     stop();
     start();
   }
-  // Runs the loop until every state write the coordinator issued has completed.
+  // Runs the loop until every state write the coordinator and the offsets issued has completed.
   void settle() {
-    while (gc && gc->pending_writes() > 0) uv_run(&loop, UV_RUN_ONCE);
+    while ((gc && gc->pending_writes() > 0) || (offsets && offsets->pending_writes() > 0)) uv_run(&loop, UV_RUN_ONCE);
   }
   void advance(int64_t ms) {
     timers.advance(ms);

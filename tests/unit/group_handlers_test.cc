@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "bridge/groups/group_coordinator.h"
+#include "handler_services_support.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/kafka_server.h"
 #include "kafka/protocol/error_code.h"
@@ -41,14 +42,17 @@ int16_t code(ErrorCode c) { return to_int16(c); }
 using kib::test::read_all;
 using kib::test::write_all;
 
-// A bridge with only what the group APIs need: state store, group coordinator, Kafka server.
+// A bridge with what the group APIs need: state store, committed offsets, group coordinator,
+// Kafka server (the other services idle).
 struct Server {
   std::filesystem::path dir;
   uv_loop_t loop{};
   std::unique_ptr<state::StateStore> store;
   std::unique_ptr<bridge::GroupTimers> timers;
+  std::unique_ptr<bridge::CommittedOffsets> offsets;
   std::unique_ptr<bridge::GroupCoordinator> groups;
-  Services services;
+  std::unique_ptr<test::IdleServices> idle;
+  std::unique_ptr<Services> services;
   std::unique_ptr<KafkaServer> kafka;
   uint16_t port = 0;
 
@@ -62,10 +66,19 @@ struct Server {
     timers = bridge::make_uv_group_timers(&loop);
     bridge::GroupCoordinatorOptions o;
     o.initial_rebalance_delay_ms = 0;
-    groups = std::make_unique<bridge::GroupCoordinator>(*store, *timers, o);
+    offsets = std::make_unique<bridge::CommittedOffsets>(*store, *timers);
+    BOOST_REQUIRE(offsets->load().ok());
+    groups = std::make_unique<bridge::GroupCoordinator>(*store, *timers, *offsets, o);
     BOOST_REQUIRE(groups->load().ok());
-    services.groups = groups.get();
-    kafka = std::make_unique<KafkaServer>(services, &loop, net::ServerLimits{});
+    idle = std::make_unique<test::IdleServices>(&loop, *store);
+    services = std::make_unique<Services>(Services{.config = idle->config,
+                                                   .catalog = idle->catalog,
+                                                   .producers = *idle->producers,
+                                                   .log = idle->log,
+                                                   .groups = *groups,
+                                                   .offsets = *offsets,
+                                                   .cluster_id = ""});
+    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
     BOOST_REQUIRE(p.ok());
     port = *p;
@@ -75,9 +88,12 @@ struct Server {
     kafka->shutdown(1000, [&] { down = true; });
     while (!down) uv_run(&loop, UV_RUN_ONCE);
     kafka.reset();
+    idle.reset();
     groups->stop();
+    offsets->stop();
     store->close();
     groups.reset();
+    offsets.reset();
     timers.reset();
     store.reset();
     uv_run(&loop, UV_RUN_DEFAULT);

@@ -1,7 +1,8 @@
-// Committed offsets: durable before the answer, exact round trip of offset, leader epoch and
-// metadata, reload after a restart, retention, OffsetDelete; and the SQL of state/group_store.
-// Kafka references: GroupMetadataManager.storeOffsets / cleanupGroupMetadata (3.x),
-// OffsetMetadataManager (4.x).
+// The coordinator's side of committed offsets (the storage itself: committed_offsets_test.cc):
+// who may commit, each group's retention rule, empty groups dropped once their offsets expired,
+// OffsetDelete against the group's subscription, DeleteGroups; and the group SQL of
+// state/group_store. Kafka references: GroupCoordinator.handleCommitOffsets /
+// cleanupGroupMetadata (3.x), GroupMetadataManager / OffsetMetadataManager (4.x).
 #include <boost/test/unit_test.hpp>
 
 #include <unistd.h>
@@ -32,6 +33,7 @@ struct Harness {
   ManualGroupTimers timers{kStart};
   GroupCoordinatorOptions options;
   std::unique_ptr<StateStore> store;
+  std::unique_ptr<CommittedOffsets> offsets;
   std::unique_ptr<GroupCoordinator> gc;
 
   explicit Harness(GroupCoordinatorOptions opts = {}) : options(std::move(opts)) {
@@ -50,12 +52,15 @@ struct Harness {
     auto s = StateStore::open(db_path(), &loop);
     BOOST_REQUIRE(s.ok());
     store = std::move(*s);
-    gc = std::make_unique<GroupCoordinator>(*store, timers, options);
+    offsets = std::make_unique<CommittedOffsets>(*store, timers);
+    BOOST_REQUIRE(offsets->load().ok());
+    gc = std::make_unique<GroupCoordinator>(*store, timers, *offsets, options);
     BOOST_REQUIRE(gc->load().ok());
   }
   void stop() {
     settle();
     gc.reset();
+    offsets.reset();
     if (store) store->close();
     store.reset();
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -65,7 +70,7 @@ struct Harness {
     start();
   }
   void settle() {
-    while (gc && gc->pending_writes() > 0) uv_run(&loop, UV_RUN_ONCE);
+    while ((gc && gc->pending_writes() > 0) || (offsets && offsets->pending_writes() > 0)) uv_run(&loop, UV_RUN_ONCE);
   }
   void advance(int64_t ms) {
     timers.advance(ms);
@@ -85,7 +90,7 @@ struct Harness {
   }
   FetchedOffset fetch_one(const std::string& group, const std::string& topic, int32_t partition) {
     std::vector<TopicPartitionIndex> tps{{topic, partition}};
-    return gc->fetch_offsets(group, &tps).at(0);
+    return offsets->fetch_offsets(group, &tps).at(0);
   }
   int64_t count_rows(const std::string& sql) {
     SQLite::Database db(db_path(), SQLite::OPEN_READONLY);
@@ -140,96 +145,6 @@ void keep_alive(Harness& h, const std::string& group, const std::string& member,
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(group_offsets)
-
-BOOST_AUTO_TEST_CASE(offset_leader_epoch_and_metadata_round_trip_exactly) {
-  Harness h;
-  const char raw[] = "pos=\0\x01\xff;tz=Europe/Z\xc3\xbcrich \xf0\x9f\x98\x80";
-  const std::string metadata(raw, sizeof(raw) - 1);
-  BOOST_TEST(int(h.simple_commit("g", "orders", 0, 42, metadata, 7)) == 0);
-  BOOST_TEST(int(h.simple_commit("g", "orders", 1, 0, std::nullopt)) == 0);  // null metadata is stored as ""
-  auto f = h.fetch_one("g", "orders", 0);
-  BOOST_TEST(f.offset == 42);
-  BOOST_TEST(f.leader_epoch == 7);
-  BOOST_TEST(f.metadata == metadata);
-  BOOST_TEST(h.fetch_one("g", "orders", 1).metadata == "");
-  // Unknown partitions: -1 with empty metadata and no error, as Kafka answers.
-  auto none = h.fetch_one("g", "orders", 9);
-  BOOST_TEST(none.offset == -1);
-  BOOST_TEST(none.leader_epoch == -1);
-  BOOST_TEST(none.metadata == "");
-  BOOST_TEST(int(none.error) == 0);
-  BOOST_TEST(h.fetch_one("no-such-group", "orders", 0).offset == -1);
-
-  h.restart();
-  f = h.fetch_one("g", "orders", 0);
-  BOOST_TEST(f.offset == 42);
-  BOOST_TEST(f.leader_epoch == 7);
-  BOOST_TEST(f.metadata == metadata);
-  auto all = h.gc->fetch_offsets("g", nullptr);
-  BOOST_REQUIRE(all.size() == 2u);
-  BOOST_TEST(all[0].partition == 0);
-  BOOST_TEST(all[1].partition == 1);
-  BOOST_TEST(h.gc->fetch_offsets("no-such-group", nullptr).empty());
-}
-
-BOOST_AUTO_TEST_CASE(a_commit_is_answered_only_once_it_is_on_disk) {
-  Harness h;
-  std::optional<std::vector<ErrorCode>> out;
-  h.gc->commit_offsets({"g", -1, "", std::nullopt, -1, false, {{"orders", 0, 100, -1, "m"}}},
-                       [&](std::vector<ErrorCode> e) { out = e; });
-  BOOST_TEST(!out);
-  BOOST_TEST(h.fetch_one("g", "orders", 0).offset == -1);  // not visible before it is durable
-  while (!out) uv_run(&h.loop, UV_RUN_ONCE);
-  BOOST_TEST(int(out->at(0)) == 0);
-  // Another connection sees it on disk at once.
-  BOOST_TEST(h.count_rows("SELECT committed_offset FROM committed_offsets WHERE group_id = 'g'") == 100);
-  BOOST_TEST(h.count_rows("SELECT count(*) FROM consumer_groups WHERE group_id = 'g'") == 1);
-}
-
-BOOST_AUTO_TEST_CASE(thousands_of_commits_share_a_few_fsyncs) {
-  Harness h;
-  h.settle();
-  uint64_t before = h.store->batches_committed();
-  int answered = 0;
-  for (int i = 0; i < 2000; ++i)
-    h.gc->commit_offsets({"g" + std::to_string(i % 50), -1, "", std::nullopt, -1, false, {{"orders", i % 7, i, -1, ""}}},
-                         [&](std::vector<ErrorCode> e) { answered += e.at(0) == ErrorCode::kNone; });
-  while (answered < 2000) uv_run(&h.loop, UV_RUN_ONCE);
-  uint64_t batches = h.store->batches_committed() - before;
-  BOOST_TEST_MESSAGE("2000 commits in " << batches << " batches");
-  BOOST_TEST(batches < 200u);
-  BOOST_TEST(h.count_rows("SELECT count(*) FROM committed_offsets") == 50 * 7);
-}
-
-BOOST_AUTO_TEST_CASE(metadata_over_the_limit_is_offset_metadata_too_large) {
-  Harness h;
-  BOOST_TEST(int(h.simple_commit("g", "t", 0, 1, std::string(4096, 'x'))) == 0);
-  BOOST_TEST(int(h.simple_commit("g", "t", 0, 2, std::string(4097, 'x'))) == int(ErrorCode::kOffsetMetadataTooLarge));
-  // Kafka counts String.length(): 4096 two-byte characters fit.
-  std::string umlauts;
-  for (int i = 0; i < 4096; ++i) umlauts += "\xc3\xbc";
-  BOOST_TEST(int(h.simple_commit("g", "t", 1, 3, umlauts)) == 0);
-  BOOST_TEST(h.fetch_one("g", "t", 0).offset == 1);
-  // Only the offending partition fails.
-  auto errs = h.commit({"g", -1, "", std::nullopt, -1, false,
-                        {{"t", 2, 5, -1, std::string(5000, 'y')}, {"t", 3, 6, -1, std::string("ok")}}});
-  BOOST_TEST(int(errs[0]) == int(ErrorCode::kOffsetMetadataTooLarge));
-  BOOST_TEST(int(errs[1]) == 0);
-}
-
-BOOST_AUTO_TEST_CASE(commits_to_unknown_topics_or_partitions_are_refused) {
-  GroupCoordinatorOptions o;
-  o.partition_count = [](const std::string& t) -> std::optional<int32_t> {
-    if (t == "orders") return 3;
-    return std::nullopt;
-  };
-  Harness h(o);
-  auto errs = h.commit({"g", -1, "", std::nullopt, -1, false,
-                        {{"orders", 2, 1, -1, ""}, {"orders", 3, 1, -1, ""}, {"missing", 0, 1, -1, ""}}});
-  BOOST_TEST(int(errs[0]) == 0);
-  BOOST_TEST(int(errs[1]) == int(ErrorCode::kUnknownTopicOrPartition));
-  BOOST_TEST(int(errs[2]) == int(ErrorCode::kUnknownTopicOrPartition));
-}
 
 BOOST_AUTO_TEST_CASE(who_may_commit_to_which_group) {
   Harness h;
@@ -299,15 +214,6 @@ BOOST_AUTO_TEST_CASE(a_stable_group_loses_offsets_of_topics_it_no_longer_subscri
   BOOST_TEST(h.fetch_one("g", "orders", 0).offset == 10);
 }
 
-BOOST_AUTO_TEST_CASE(an_explicit_retention_time_from_offset_commit_v2_to_v4_is_honoured) {
-  Harness h;
-  h.commit({"g", -1, "", std::nullopt, 60 * 60 * 1000, false, {{"orders", 0, 3, -1, ""}}});
-  h.advance(50 * 60 * 1000);
-  BOOST_TEST(h.fetch_one("g", "orders", 0).offset == 3);
-  h.advance(10 * 60 * 1000);
-  BOOST_TEST(h.fetch_one("g", "orders", 0).offset == -1);
-}
-
 BOOST_AUTO_TEST_CASE(offset_delete_refuses_topics_the_group_consumes) {
   Harness h;
   h.simple_commit("g", "old-topic", 0, 5);
@@ -371,52 +277,6 @@ BOOST_AUTO_TEST_CASE(group_store_saves_members_readably_and_restart_empties_grou
   h.restart();
   BOOST_TEST(h.count_rows("SELECT count(*) FROM group_members") == 0);
   BOOST_TEST(h.count_rows("SELECT count(*) FROM consumer_groups WHERE state = 'Empty' AND generation = 1") == 1);
-}
-
-BOOST_AUTO_TEST_CASE(group_store_sql_round_trip) {
-  Harness h;
-  h.stop();
-  auto db = state::open_database(h.db_path());
-  BOOST_REQUIRE(db.ok());
-  BOOST_REQUIRE(state::migrate(**db).ok());
-  state::GroupRow g{"grp", "consumer", "range", 4, "Stable", "m1", 1000};
-  state::GroupMemberRow m;
-  m.member_id = "m1";
-  m.group_instance_id = "i1";
-  m.client_id = "cid";
-  m.client_host = "/10.0.0.1";
-  m.session_timeout_ms = 45000;
-  m.rebalance_timeout_ms = 300000;
-  m.assignment = Bytes{0, 0, 0, 1, 0};
-  m.assigned_partitions = "orders:0";
-  state::save_group(**db, g, {m});
-  state::upsert_committed_offsets(**db, {{"grp", "orders", 0, 17, 3, std::string("a\0b", 3), 2000, std::nullopt},
-                                         {"offsets-only", "orders", 1, 5, -1, "", 2100, 99999}});
-  {
-    SQLite::Statement q(**db, "SELECT assignment, group_instance_id FROM group_members");
-    BOOST_REQUIRE(q.executeStep());
-    BOOST_TEST(q.getColumn(0).getBytes() == 5);
-    BOOST_TEST(q.getColumn(1).getString() == "i1");
-  }
-  auto snap = state::load_groups_for_restart(**db, 5000);
-  BOOST_REQUIRE(snap.groups.size() == 2u);
-  BOOST_TEST(snap.groups[0].group_id == "grp");
-  BOOST_TEST(snap.groups[0].state == "Empty");
-  BOOST_TEST(snap.groups[0].generation == 4);
-  BOOST_TEST(snap.groups[0].updated_at_ms == 5000);
-  BOOST_TEST(snap.groups[0].protocol_name == "");
-  BOOST_TEST(snap.groups[1].group_id == "offsets-only");
-  BOOST_REQUIRE(snap.offsets.size() == 2u);
-  BOOST_TEST(snap.offsets[0].metadata == std::string("a\0b", 3));
-  BOOST_TEST(snap.offsets[0].leader_epoch == 3);
-  BOOST_TEST(!snap.offsets[0].expire_time_ms);
-  BOOST_TEST(snap.offsets[1].expire_time_ms.value_or(0) == 99999);
-  BOOST_TEST(state::expire_committed_offset(**db, "grp", "orders", 0, 1999) == 0);  // newer commit survives
-  BOOST_TEST(state::expire_committed_offset(**db, "grp", "orders", 0, 2000) == 1);
-  state::delete_group(**db, "offsets-only");
-  BOOST_TEST((*db)->execAndGet("SELECT count(*) FROM committed_offsets").getInt() == 0);
-  db->reset();
-  h.start();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

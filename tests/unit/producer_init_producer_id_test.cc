@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "bridge/producers/producer_registry_impl.h"
+#include "handler_services_support.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/kafka_server.h"
 #include "kafka/protocol/error_code.h"
@@ -56,13 +57,15 @@ Bytes request_frame(int16_t version, const msg::InitProducerIdRequest& body, int
 using kib::test::read_all;
 using kib::test::write_all;
 
-// A bridge with only what InitProducerId needs: state store, producer registry, Kafka server.
+// A bridge with what InitProducerId needs: state store, producer registry, Kafka server (the
+// other services idle).
 struct Server {
   std::filesystem::path dir;
   uv_loop_t loop{};
   std::unique_ptr<state::StateStore> store;
   std::unique_ptr<bridge::ProducerRegistry> producers;
-  Services services;
+  std::unique_ptr<test::IdleServices> idle;
+  std::unique_ptr<Services> services;
   std::unique_ptr<KafkaServer> kafka;
   uint16_t port = 0;
 
@@ -75,8 +78,15 @@ struct Server {
     store = std::move(*s);
     producers = bridge::make_producer_registry(*store, &loop);
     BOOST_REQUIRE(producers->load().ok());
-    services.producers = producers.get();
-    kafka = std::make_unique<KafkaServer>(services, &loop, net::ServerLimits{});
+    idle = std::make_unique<test::IdleServices>(&loop, *store);
+    services = std::make_unique<Services>(Services{.config = idle->config,
+                                                   .catalog = idle->catalog,
+                                                   .producers = *producers,
+                                                   .log = idle->log,
+                                                   .groups = idle->groups,
+                                                   .offsets = idle->offsets,
+                                                   .cluster_id = ""});
+    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
     BOOST_REQUIRE(p.ok());
     port = *p;
@@ -86,6 +96,7 @@ struct Server {
     kafka->shutdown(1000, [&] { down = true; });
     while (!down) uv_run(&loop, UV_RUN_ONCE);
     kafka.reset();
+    idle.reset();
     producers.reset();
     store->close();
     store.reset();

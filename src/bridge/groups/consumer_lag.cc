@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <set>
 
-#include "bridge/groups/group_coordinator.h"
+#include "bridge/groups/committed_offsets.h"
 #include "bridge/log/partition_log.h"
 
 namespace kib::bridge {
 
-ConsumerLagMonitor::ConsumerLagMonitor(uv_loop_t* loop, const GroupCoordinator& groups, PartitionLog& log)
-    : groups_(groups), log_(log), timer_(loop) {}
+ConsumerLagMonitor::ConsumerLagMonitor(uv_loop_t* loop, const CommittedOffsets& offsets, PartitionLog& log)
+    : offsets_(offsets), log_(log), timer_(loop) {}
 
 void ConsumerLagMonitor::start() {
   stopped_ = false;
@@ -26,8 +26,8 @@ void ConsumerLagMonitor::refresh() {
   timer_.start(kRefreshInterval, [this] { refresh(); });
   if (refreshing_ > 0) return;  // a slow Iggy: do not pile up requests
   std::set<std::string> topics;
-  for (const auto& g : groups_.list_groups({}, {}))
-    for (const auto& o : groups_.fetch_offsets(g.group_id, nullptr)) topics.insert(o.topic);
+  for (const auto& g : offsets_.groups())
+    for (const auto& o : offsets_.fetch_offsets(g, nullptr)) topics.insert(o.topic);
   for (const auto& t : topics) {
     ++refreshing_;
     log_.refresh_offsets_of(t, [this, alive = alive_](Status) {
@@ -38,11 +38,11 @@ void ConsumerLagMonitor::refresh() {
 
 std::vector<PartitionLag> ConsumerLagMonitor::lags() const {
   std::vector<PartitionLag> out;
-  for (const auto& g : groups_.list_groups({}, {})) {
-    for (const auto& o : groups_.fetch_offsets(g.group_id, nullptr)) {
+  for (const auto& g : offsets_.groups()) {
+    for (const auto& o : offsets_.fetch_offsets(g, nullptr)) {
       auto hw = log_.high_watermark(o.topic, o.partition);
       if (!hw || o.offset < 0) continue;
-      out.push_back({g.group_id, o.topic, o.partition, o.offset, *hw, std::max<int64_t>(0, *hw - o.offset)});
+      out.push_back({g, o.topic, o.partition, o.offset, *hw, std::max<int64_t>(0, *hw - o.offset)});
     }
   }
   std::sort(out.begin(), out.end(), [](const PartitionLag& a, const PartitionLag& b) {

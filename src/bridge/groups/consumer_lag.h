@@ -1,4 +1,4 @@
-// Consumer lag for /metrics: every group's committed offsets (GroupCoordinator) against the
+// Consumer lag for /metrics: every group's committed offsets (CommittedOffsets) against the
 // partitions' high watermarks (PartitionLog). Watermarks of partitions being fetched are fresh
 // anyway; for the others the monitor asks Iggy once per refresh interval, one GetTopic per
 // topic that has committed offsets, so lag also grows while a group is stopped.
@@ -16,7 +16,7 @@
 
 namespace kib::bridge {
 
-class GroupCoordinator;
+class CommittedOffsets;
 class PartitionLog;
 
 struct PartitionLag {
@@ -32,7 +32,7 @@ class ConsumerLagMonitor {
  public:
   static constexpr std::chrono::milliseconds kRefreshInterval{10000};
 
-  ConsumerLagMonitor(uv_loop_t* loop, const GroupCoordinator& groups, PartitionLog& log);
+  ConsumerLagMonitor(uv_loop_t* loop, const CommittedOffsets& offsets, PartitionLog& log);
   ~ConsumerLagMonitor() { *alive_ = false; }
   ConsumerLagMonitor(const ConsumerLagMonitor&) = delete;
   ConsumerLagMonitor& operator=(const ConsumerLagMonitor&) = delete;
@@ -47,7 +47,7 @@ class ConsumerLagMonitor {
  private:
   void refresh();
 
-  const GroupCoordinator& groups_;
+  const CommittedOffsets& offsets_;
   PartitionLog& log_;
   iggy::LoopTimer timer_;
   bool stopped_ = true;

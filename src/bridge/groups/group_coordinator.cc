@@ -61,16 +61,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Kafka limits offset metadata by String.length(): UTF-16 code units.
-size_t utf16_length(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xC0) != 0x80) ++n;  // a code point starts here
-    if (c >= 0xF0) ++n;           // outside the BMP: a surrogate pair
-  }
-  return n;
-}
-
 }  // namespace
 
 struct GroupCoordinator::Member {
@@ -105,14 +95,6 @@ struct GroupCoordinator::Member {
   bool alive_without_heartbeat() const { return !is_new && (awaiting_join || awaiting_sync); }
 };
 
-struct CachedOffset {
-  int64_t offset = -1;
-  int32_t leader_epoch = -1;
-  std::string metadata;
-  int64_t commit_time_ms = 0;
-  std::optional<int64_t> expire_time_ms;
-};
-
 struct GroupCoordinator::Group {
   std::string id;
   uint64_t incarnation = 0;  // a deleted and recreated group is a different group
@@ -137,9 +119,6 @@ struct GroupCoordinator::Group {
   int32_t initial_delay_ms = 0;
   int32_t initial_remaining_ms = 0;
   std::optional<std::set<std::string>> subscribed_topics;  // consumer protocol groups
-  std::map<TopicPartitionIndex, CachedOffset> offsets;
-  std::map<TopicPartitionIndex, int> pending_commits;  // commits not yet durable
-  int pending_offset_writes = 0;
 
   bool has(const std::string& member_id) const { return members.count(member_id) != 0; }
   Member* get(const std::string& member_id) const {
@@ -250,10 +229,18 @@ struct GroupCoordinator::Entry {
   GroupCoordinator& c;
 };
 
-GroupCoordinator::GroupCoordinator(state::StateStore& store, GroupTimers& timers, GroupCoordinatorOptions options)
-    : store_(store), timers_(timers), options_(std::move(options)) {}
+GroupCoordinator::GroupCoordinator(state::StateStore& store, GroupTimers& timers, CommittedOffsets& offsets,
+                                   GroupCoordinatorOptions options)
+    : store_(store), timers_(timers), offsets_(offsets), options_(std::move(options)) {
+  // Kafka's cleanupGroupMetadata: a group whose last offsets expired may go with them.
+  offsets_.set_expiry_listener([this](const std::string& group_id) {
+    Entry entry(*this);
+    if (Group* g = find(group_id)) maybe_drop_empty_group(*g);
+  });
+}
 
 GroupCoordinator::~GroupCoordinator() {
+  offsets_.set_expiry_listener(nullptr);
   *alive_ = false;
   stop();
 }
@@ -317,27 +304,22 @@ bool GroupCoordinator::answer_sync(Member& m, SyncGroupResult r) {
 
 Status GroupCoordinator::load() {
   int64_t now = timers_.now_ms();
-  state::GroupsSnapshot snap;
-  Status st = store_.run_blocking([&](SQLite::Database& db) { snap = state::load_groups_for_restart(db, now); });
+  std::vector<state::GroupRow> rows;
+  Status st = store_.run_blocking([&](SQLite::Database& db) { rows = state::load_groups_for_restart(db, now); });
   if (!st) return st;
   groups_.clear();
-  size_t offsets = 0;
-  for (const auto& row : snap.groups) {
+  for (const auto& row : rows) {
     Group& g = create_group(row.group_id);
     g.generation = row.generation;
     if (!row.protocol_type.empty()) g.protocol_type = row.protocol_type;
     g.state_since_ms = row.updated_at_ms;
     g.subscribed_topics = g.compute_subscribed_topics();
   }
-  for (const auto& o : snap.offsets) {
-    Group* g = find(o.group_id);
-    if (!g) g = &create_group(o.group_id);
-    g->offsets[{o.topic, o.partition}] =
-        CachedOffset{o.committed_offset, o.leader_epoch, o.metadata, o.commit_time_ms, o.expire_time_ms};
-    ++offsets;
-  }
-  spdlog::info("groups: loaded {} groups (all Empty until their members rejoin) with {} committed offsets",
-               groups_.size(), offsets);
+  // Every group with committed offsets has a row (load_groups_for_restart adds the missing);
+  // a group must be known here for its offsets to expire.
+  for (const auto& id : offsets_.groups())
+    if (!find(id)) create_group(id);
+  spdlog::info("groups: loaded {} groups (all Empty until their members rejoin)", groups_.size());
   stopped_ = false;
   retention_timer_ = timers_.make_timer();
   arm_retention_timer();
@@ -1126,16 +1108,6 @@ void GroupCoordinator::remove_member(Group& g, const std::string& member_id) {
 // ---------------------------------------------------------------------------------------------
 // Offsets
 
-bool GroupCoordinator::metadata_too_large(const std::optional<std::string>& metadata) const {
-  return metadata && utf16_length(*metadata) > static_cast<size_t>(options_.offset_metadata_max_bytes);
-}
-
-bool GroupCoordinator::partition_exists(const std::string& topic, int32_t partition) const {
-  if (!options_.partition_count) return true;
-  auto n = options_.partition_count(topic);
-  return n && partition >= 0 && partition < *n;
-}
-
 std::optional<ErrorCode> GroupCoordinator::validate_offset_commit(const Group& g, const OffsetCommitParams& p) const {
   // Generation -1 comes from the admin client or a consumer without group management: fine
   // while the group has no members.
@@ -1172,77 +1144,7 @@ void GroupCoordinator::commit_offsets(OffsetCommitParams p, std::function<void(s
     if (Member* m = g->get(p.member_id)) schedule_heartbeat_expiration(*g, *m, m->session_timeout_ms);
   }
 
-  int64_t now = timers_.now_ms();
-  std::optional<int64_t> expire;
-  if (p.retention_time_ms >= 0) expire = now + p.retention_time_ms;
-  auto rows = std::make_shared<std::vector<state::CommittedOffsetRow>>();
-  std::vector<size_t> written;  // indexes of `errors` the write decides
-  for (size_t i = 0; i < p.entries.size(); ++i) {
-    auto& e = p.entries[i];
-    if (metadata_too_large(e.metadata)) {
-      errors[i] = ErrorCode::kOffsetMetadataTooLarge;
-    } else if (!partition_exists(e.topic, e.partition)) {
-      errors[i] = ErrorCode::kUnknownTopicOrPartition;
-    } else {
-      rows->push_back(
-          {p.group_id, e.topic, e.partition, e.offset, e.leader_epoch, e.metadata.value_or(""), now, expire});
-      written.push_back(i);
-    }
-  }
-  if (rows->empty()) {
-    outbox_.push_back([done = std::move(done), errors = std::move(errors)] { done(errors); });
-    return;
-  }
-  for (const auto& r : *rows) ++g->pending_commits[{r.topic, r.partition}];
-  ++g->pending_offset_writes;
-  write(
-      [rows, group_id = p.group_id, now](SQLite::Database& db) {
-        state::ensure_group_row(db, group_id, now);
-        state::upsert_committed_offsets(db, *rows);
-      },
-      [this, rows, group_id = p.group_id, incarnation = g->incarnation, errors = std::move(errors),
-       written = std::move(written), done = std::move(done)](Status st) mutable {
-        Group* g = find(group_id);
-        if (g && g->incarnation == incarnation) {
-          --g->pending_offset_writes;
-          for (const auto& r : *rows) {
-            TopicPartitionIndex tp{r.topic, r.partition};
-            if (--g->pending_commits[tp] <= 0) g->pending_commits.erase(tp);
-            if (st) g->offsets[tp] = CachedOffset{r.committed_offset, r.leader_epoch, r.metadata, r.commit_time_ms,
-                                                     r.expire_time_ms};
-          }
-        }
-        if (!st)
-          for (size_t i : written) errors[i] = to_kafka_error(st.error());
-        outbox_.push_back([done = std::move(done), errors = std::move(errors)] { done(errors); });
-      });
-}
-
-std::vector<FetchedOffset> GroupCoordinator::fetch_offsets(const std::string& group_id,
-                                                           const std::vector<TopicPartitionIndex>* partitions) const {
-  std::vector<FetchedOffset> out;
-  const Group* g = find(group_id);
-  if (!partitions) {
-    if (!g) return out;
-    for (const auto& [tp, o] : g->offsets)
-      out.push_back({tp.topic, tp.partition, o.offset, o.leader_epoch, o.metadata, ErrorCode::kNone});
-    return out;
-  }
-  for (const auto& tp : *partitions) {
-    FetchedOffset f;
-    f.topic = tp.topic;
-    f.partition = tp.partition;
-    if (g) {
-      auto it = g->offsets.find(tp);
-      if (it != g->offsets.end()) {
-        f.offset = it->second.offset;
-        f.leader_epoch = it->second.leader_epoch;
-        f.metadata = it->second.metadata;
-      }
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
+  offsets_.commit(p.group_id, std::move(p.entries), p.retention_time_ms, std::move(done));
 }
 
 void GroupCoordinator::delete_offsets(const std::string& group_id, const std::vector<TopicPartitionIndex>& partitions,
@@ -1259,107 +1161,39 @@ void GroupCoordinator::delete_offsets(const std::string& group_id, const std::ve
   bool empty = g->state == GroupState::kEmpty;
   bool consumer = g->protocol_type && *g->protocol_type == kConsumerProtocolType;
   if (!empty && !consumer) return reply(ErrorCode::kNonEmptyGroup);
-  auto doomed = std::make_shared<std::vector<TopicPartitionIndex>>();
-  std::vector<size_t> written;
-  for (size_t i = 0; i < partitions.size(); ++i) {
-    const auto& tp = partitions[i];
-    if (!partition_exists(tp.topic, tp.partition)) {
-      errors[i] = ErrorCode::kUnknownTopicOrPartition;
-    } else if (!empty && g->is_subscribed_to_topic(tp.topic)) {
-      errors[i] = ErrorCode::kGroupSubscribedToTopic;
-    } else {
-      doomed->push_back(tp);
-      written.push_back(i);
-    }
-  }
-  if (doomed->empty()) return reply(ErrorCode::kNone);
-  ++g->pending_offset_writes;
-  write(
-      [doomed, group_id](SQLite::Database& db) {
-        for (const auto& tp : *doomed) state::delete_committed_offset(db, group_id, tp.topic, tp.partition);
-      },
-      [this, doomed, group_id, incarnation = g->incarnation, errors = std::move(errors), written = std::move(written),
-       done = std::move(done)](Status st) mutable {
-        // The cache follows the database in write order: commits queued before the delete
-        // completed before it, later ones complete after it.
-        Group* g = find(group_id);
-        if (g && g->incarnation == incarnation) {
-          --g->pending_offset_writes;
-          if (st)
-            for (const auto& tp : *doomed) g->offsets.erase(tp);
-        }
-        if (!st)
-          for (size_t i : written) errors[i] = to_kafka_error(st.error());
-        else
-          spdlog::info("group={} deleted {} committed offsets", esc(group_id), doomed->size());
-        outbox_.push_back([done = std::move(done), errors = std::move(errors)] { done(ErrorCode::kNone, errors); });
-      });
+  std::function<bool(const std::string&)> subscribed;
+  if (!empty) subscribed = [g](const std::string& topic) { return g->is_subscribed_to_topic(topic); };
+  offsets_.delete_offsets(group_id, partitions, subscribed, std::move(done));
+}
+
+// Kafka's ClassicGroup.offsetExpirationCondition: an empty group's offsets expire retention
+// after it became empty; a stable consumer group's offsets of topics it no longer subscribes to
+// expire retention after their commit; a group without protocol (offset storage only) expires
+// each offset retention after its commit.
+OffsetExpiration GroupCoordinator::offset_expiration(const Group& g) const {
+  using Clock = OffsetExpiration::Clock;
+  if (!g.protocol_type) return {Clock::kSinceCommit, 0, nullptr};
+  if (g.state == GroupState::kEmpty) return {Clock::kSinceEmpty, g.state_since_ms, nullptr};
+  if (*g.protocol_type == kConsumerProtocolType && g.subscribed_topics && g.state == GroupState::kStable)
+    return {Clock::kSinceCommit, 0, &*g.subscribed_topics};
+  return {Clock::kNone, 0, nullptr};
 }
 
 void GroupCoordinator::expire_offsets() {
   Entry entry(*this);
   if (stopped_) return;
-  int64_t now = timers_.now_ms();
   std::vector<std::string> drop;
   for (auto& [id, gp] : groups_) {
-    Group& g = *gp;
-    // Kafka's ClassicGroup.offsetExpirationCondition: an empty group's offsets expire
-    // retention after it became empty; a stable consumer group's offsets of topics it no
-    // longer subscribes to expire retention after their commit; a group without protocol
-    // (offset storage only) expires each offset retention after its commit.
-    enum class Base { kNone, kEmptySince, kCommitTime } base = Base::kNone;
-    bool skip_subscribed = false;
-    if (!g.protocol_type) {
-      base = Base::kCommitTime;
-    } else if (g.state == GroupState::kEmpty) {
-      base = Base::kEmptySince;
-    } else if (*g.protocol_type == kConsumerProtocolType && g.subscribed_topics && g.state == GroupState::kStable) {
-      base = Base::kCommitTime;
-      skip_subscribed = true;
-    }
-    auto expired = std::make_shared<std::vector<state::CommittedOffsetRow>>();
-    for (const auto& [tp, o] : g.offsets) {
-      if (g.pending_commits.count(tp)) continue;
-      bool gone = false;
-      if (o.expire_time_ms) {
-        gone = now >= *o.expire_time_ms;  // committed with an explicit retention (v2-v4)
-      } else if (base != Base::kNone && !(skip_subscribed && g.subscribed_topics->count(tp.topic))) {
-        int64_t since = base == Base::kEmptySince ? g.state_since_ms : o.commit_time_ms;
-        gone = now - since >= options_.offsets_retention_ms;
-      }
-      if (gone) expired->push_back({id, tp.topic, tp.partition, o.offset, o.leader_epoch, "", o.commit_time_ms, {}});
-    }
-    if (!expired->empty()) {
-      spdlog::info("group={} {} committed offsets expired (retention {} ms)", esc(id), expired->size(),
-                   options_.offsets_retention_ms);
-      ++g.pending_offset_writes;
-      write(
-          [expired](SQLite::Database& db) {
-            for (const auto& r : *expired)
-              state::expire_committed_offset(db, r.group_id, r.topic, r.partition, r.commit_time_ms);
-          },
-          [this, expired, group_id = id, incarnation = g.incarnation](Status st) {
-            Group* g = find(group_id);
-            if (!g || g->incarnation != incarnation) return;
-            --g->pending_offset_writes;
-            if (!st) return;
-            for (const auto& r : *expired) {
-              auto it = g->offsets.find({r.topic, r.partition});
-              if (it != g->offsets.end() && it->second.commit_time_ms <= r.commit_time_ms) g->offsets.erase(it);
-            }
-            maybe_drop_empty_group(*g);
-          });
-    } else if (is_droppable(g)) {
-      drop.push_back(id);
-    }
+    // A group whose offsets are expiring is looked at again once that is durable.
+    if (!offsets_.expire_offsets(id, offset_expiration(*gp)) && is_droppable(*gp)) drop.push_back(id);
   }
   for (const auto& id : drop)
     if (Group* g = find(id)) maybe_drop_empty_group(*g);
 }
 
 bool GroupCoordinator::is_droppable(const Group& g) const {
-  return g.state == GroupState::kEmpty && g.members.empty() && g.pending_members.empty() && g.offsets.empty() &&
-         g.pending_offset_writes == 0;
+  return g.state == GroupState::kEmpty && g.members.empty() && g.pending_members.empty() &&
+         !offsets_.has_offsets(g.id);
 }
 
 // Kafka's cleanupGroupMetadata: an empty group whose offsets are all gone goes away.
@@ -1426,8 +1260,10 @@ void GroupCoordinator::delete_groups(const std::vector<std::string>& group_ids,
     } else if (g->state != GroupState::kEmpty) {
       errors[i] = ErrorCode::kNonEmptyGroup;
     } else {
-      // The group is gone at once (Dead in Kafka); a commit completing later finds no group.
+      // The group is gone at once (Dead in Kafka), its offsets with it (state::delete_group);
+      // a commit completing later finds no group.
       groups_.erase(group_ids[i]);
+      offsets_.forget_group(group_ids[i]);
       doomed->push_back(group_ids[i]);
       written.push_back(i);
     }

@@ -1,12 +1,13 @@
 // The group coordinator: Kafka's classic group protocol (JoinGroup, SyncGroup, Heartbeat,
-// LeaveGroup) and committed offsets, for every group (the bridge coordinates them all).
+// LeaveGroup), for every group (the bridge coordinates them all), and who may commit or delete
+// offsets and when they expire; CommittedOffsets (committed_offsets.h) stores them.
 // Semantics follow Kafka's GroupCoordinator/GroupMetadata (3.x) and its successor
 // GroupMetadataManager/ClassicGroup (4.x); docs/groups.md lists the differences.
 //
 // Everything runs on the loop thread. JoinGroup and SyncGroup answers may be deferred until a
 // rebalance completes: the callbacks are held by the group and invoked exactly once (answers
-// to a closed connection are dropped by the Responder). Offsets and group metadata are written
-// through the StateStore; a commit is answered only after its batch is on disk.
+// to a closed connection are dropped by the Responder). Group metadata is written through the
+// StateStore; a commit is answered only after its batch is on disk.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_timers.h"
 #include "common/bytes.h"
 #include "common/result.h"
@@ -48,14 +50,9 @@ struct GroupCoordinatorOptions {
   // A member that joined but never completed the rebalance is dropped after this long
   // (Kafka's GroupCoordinator.NewMemberJoinTimeoutMs).
   int32_t new_member_join_timeout_ms = 5 * 60 * 1000;
-  // offsets.retention.minutes (7 days) and offsets.retention.check.interval.ms (10 minutes).
-  int64_t offsets_retention_ms = 7LL * 24 * 60 * 60 * 1000;
+  // offsets.retention.check.interval.ms (10 minutes); the retention itself is
+  // CommittedOffsetsOptions::offsets_retention_ms.
   int64_t offsets_retention_check_interval_ms = 10 * 60 * 1000;
-  // offset.metadata.max.bytes: longer metadata strings get OFFSET_METADATA_TOO_LARGE.
-  int32_t offset_metadata_max_bytes = 4096;
-  // Partition count of a topic, for UNKNOWN_TOPIC_OR_PARTITION on commits and offset deletes;
-  // nullopt = no such topic. Unset = every partition is accepted.
-  std::function<std::optional<int32_t>(const std::string& topic)> partition_count;
 };
 
 enum class GroupState { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
@@ -128,14 +125,6 @@ struct LeaveGroupResult {
   std::vector<ErrorCode> member_errors;  // one per leaving member, in order
 };
 
-struct OffsetCommitEntry {
-  std::string topic;
-  int32_t partition = 0;
-  int64_t offset = 0;
-  int32_t leader_epoch = -1;
-  std::optional<std::string> metadata;
-};
-
 struct OffsetCommitParams {
   std::string group_id;
   int32_t generation_id = -1;
@@ -144,16 +133,6 @@ struct OffsetCommitParams {
   int64_t retention_time_ms = -1;  // v2-v4; -1 = the group's retention rules
   bool group_id_not_found_error = false;  // v9+: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION
   std::vector<OffsetCommitEntry> entries;
-};
-
-// One partition's committed offset as OffsetFetch returns it (-1 and "" when none).
-struct FetchedOffset {
-  std::string topic;
-  int32_t partition = 0;
-  int64_t offset = -1;
-  int32_t leader_epoch = -1;
-  std::string metadata;
-  ErrorCode error = ErrorCode::kNone;
 };
 
 struct GroupMemberDescription {
@@ -179,26 +158,22 @@ struct GroupListing {
   std::string state;
 };
 
-struct TopicPartitionIndex {
-  std::string topic;
-  int32_t partition = 0;
-  auto operator<=>(const TopicPartitionIndex&) const = default;
-};
-
 class GroupCoordinator {
  public:
-  GroupCoordinator(state::StateStore& store, GroupTimers& timers, GroupCoordinatorOptions options = {});
+  // `offsets` outlives the coordinator.
+  GroupCoordinator(state::StateStore& store, GroupTimers& timers, CommittedOffsets& offsets,
+                   GroupCoordinatorOptions options = {});
   ~GroupCoordinator();
   GroupCoordinator(const GroupCoordinator&) = delete;
   GroupCoordinator& operator=(const GroupCoordinator&) = delete;
 
-  // Loads groups and committed offsets (blocking: startup only) and starts the retention
+  // Loads groups (blocking: startup only, after offsets.load()) and starts the retention
   // timer. Groups come back Empty; their members rejoin.
   Status load();
   // Answers waiting JoinGroup/SyncGroup requests with NOT_COORDINATOR (so their connections
   // can drain), stops every timer and forgets the groups; later requests get
   // COORDINATOR_NOT_AVAILABLE. Commits already queued are still answered. Call it when
-  // shutdown begins. Idempotent.
+  // shutdown begins, with offsets.stop(). Idempotent.
   void stop();
 
   void join_group(JoinGroupParams params, JoinCallback done);
@@ -207,12 +182,13 @@ class GroupCoordinator {
                       const std::optional<std::string>& group_instance_id, int32_t generation_id);
   LeaveGroupResult leave_group(const std::string& group_id, const std::vector<LeavingMember>& members);
 
-  // `done` gets one error per entry, in order, once the accepted offsets are durable.
+  // Checks the committer against the group (generation, member id, rebalance), then stores
+  // through CommittedOffsets. `done` gets one error per entry, in order, once the accepted
+  // offsets are durable.
   void commit_offsets(OffsetCommitParams params, std::function<void(std::vector<ErrorCode>)> done);
-  // `partitions` null = every committed partition of the group.
-  std::vector<FetchedOffset> fetch_offsets(const std::string& group_id,
-                                           const std::vector<TopicPartitionIndex>* partitions) const;
-  // Group level error, then one error per partition; answered once durable.
+  // Checks the group may lose offsets (it exists; empty, or a consumer group not subscribed to
+  // the topic), then deletes through CommittedOffsets. Group level error, then one error per
+  // partition; answered once durable.
   void delete_offsets(const std::string& group_id, const std::vector<TopicPartitionIndex>& partitions,
                       std::function<void(ErrorCode, std::vector<ErrorCode>)> done);
 
@@ -223,7 +199,8 @@ class GroupCoordinator {
   // One error per group, in order, once durable.
   void delete_groups(const std::vector<std::string>& group_ids, std::function<void(std::vector<ErrorCode>)> done);
 
-  // Expires offsets past retention and drops empty groups left without offsets. Runs every
+  // Expires offsets past retention, each group by its own rule (CommittedOffsets does the
+  // expiring), and drops empty groups left without offsets. Runs every
   // offsets_retention_check_interval_ms once loaded.
   void expire_offsets();
 
@@ -298,14 +275,14 @@ class GroupCoordinator {
 
   // Offsets.
   std::optional<ErrorCode> validate_offset_commit(const Group& g, const OffsetCommitParams& p) const;
-  bool metadata_too_large(const std::optional<std::string>& metadata) const;
-  bool partition_exists(const std::string& topic, int32_t partition) const;
+  OffsetExpiration offset_expiration(const Group& g) const;
   void arm_retention_timer();
   bool is_droppable(const Group& g) const;
   void maybe_drop_empty_group(Group& g);
 
   state::StateStore& store_;
   GroupTimers& timers_;
+  CommittedOffsets& offsets_;
   GroupCoordinatorOptions options_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::unique_ptr<GroupTimer> retention_timer_;

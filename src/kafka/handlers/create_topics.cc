@@ -67,7 +67,7 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
 
 HandlerSpec create_topics_handler() {
   return serve<msg::CreateTopicsRequest>(2, 7, [](const Services& s, Request&& req) {
-    handle(*s.catalog, std::move(req));
+    handle(s.catalog, std::move(req));
   });
 }
 

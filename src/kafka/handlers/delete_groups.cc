@@ -22,7 +22,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec delete_groups_handler() {
   return serve<msg::DeleteGroupsRequest>(0, 2, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

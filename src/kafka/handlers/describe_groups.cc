@@ -49,7 +49,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec describe_groups_handler() {
   return serve<msg::DescribeGroupsRequest>(0, 6, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

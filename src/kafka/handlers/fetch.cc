@@ -106,7 +106,7 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
 
 HandlerSpec fetch_handler() {
   return serve<msg::FetchRequest>(4, 12, [](const Services& s, Request&& req) {
-    handle(*s.log, s.config->limits, std::move(req));
+    handle(s.log, s.config.limits, std::move(req));
   });
 }
 

@@ -33,7 +33,7 @@ void handle(const config::Config& config, Request&& req) {
 
 HandlerSpec find_coordinator_handler() {
   return serve<msg::FindCoordinatorRequest>(0, 6, [](const Services& s, Request&& req) {
-    handle(*s.config, std::move(req));
+    handle(s.config, std::move(req));
   });
 }
 

@@ -19,7 +19,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec heartbeat_handler() {
   return serve<msg::HeartbeatRequest>(0, 4, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

@@ -51,7 +51,7 @@ void handle(bridge::ProducerRegistry& producers, Request&& req) {
 
 HandlerSpec init_producer_id_handler() {
   return serve<msg::InitProducerIdRequest>(0, 4, [](const Services& s, Request&& req) {
-    handle(*s.producers, std::move(req));
+    handle(s.producers, std::move(req));
   });
 }
 

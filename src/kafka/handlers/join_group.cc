@@ -53,7 +53,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec join_group_handler() {
   return serve<msg::JoinGroupRequest>(0, 9, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

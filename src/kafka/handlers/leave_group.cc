@@ -37,7 +37,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec leave_group_handler() {
   return serve<msg::LeaveGroupRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

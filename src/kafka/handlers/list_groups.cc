@@ -20,7 +20,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec list_groups_handler() {
   return serve<msg::ListGroupsRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

@@ -67,7 +67,7 @@ void handle(bridge::PartitionLog& log, Request&& req) {
 }  // namespace
 
 HandlerSpec list_offsets_handler() {
-  return serve<msg::ListOffsetsRequest>(1, 8, [](const Services& s, Request&& req) { handle(*s.log, std::move(req)); });
+  return serve<msg::ListOffsetsRequest>(1, 8, [](const Services& s, Request&& req) { handle(s.log, std::move(req)); });
 }
 
 }  // namespace kib::kafka

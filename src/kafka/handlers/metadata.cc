@@ -115,7 +115,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
 
 HandlerSpec metadata_handler() {
   return serve<msg::MetadataRequest>(0, 12, [](const Services& s, Request&& req) {
-    handle(*s.config, *s.catalog, s.cluster_id, std::move(req));
+    handle(s.config, s.catalog, s.cluster_id, std::move(req));
   });
 }
 

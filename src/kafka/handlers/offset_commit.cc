@@ -44,7 +44,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec offset_commit_handler() {
   return serve<msg::OffsetCommitRequest>(2, 9, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

@@ -34,7 +34,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec offset_delete_handler() {
   return serve<msg::OffsetDeleteRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

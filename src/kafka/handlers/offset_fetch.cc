@@ -1,4 +1,4 @@
-// OffsetFetch (key 9), v1-9: committed offsets from the coordinator's cache; one group (v1-7)
+// OffsetFetch (key 9), v1-9: committed offsets from CommittedOffsets' cache; one group (v1-7)
 // or several (v8+); a null topic list means every partition the group committed. There are no
 // transactional offsets yet, so require_stable never has anything to wait for.
 #include <map>
@@ -6,7 +6,7 @@
 #include <string_view>
 #include <utility>
 
-#include "bridge/groups/group_coordinator.h"
+#include "bridge/groups/committed_offsets.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/offset_fetch.h"
 #include "kafka/services.h"
@@ -16,7 +16,7 @@ namespace {
 
 // The group's offsets, grouped by topic in request order (or name order when fetching all).
 template <typename TopicOut, typename Topics>
-std::vector<TopicOut> fetch_group(const bridge::GroupCoordinator& groups, const std::string& group_id,
+std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const std::string& group_id,
                                   const std::optional<Topics>& topics) {
   std::vector<bridge::FetchedOffset> fetched;
   if (topics) {
@@ -27,9 +27,9 @@ std::vector<TopicOut> fetch_group(const bridge::GroupCoordinator& groups, const 
     for (const auto& t : *topics)
       for (int32_t p : t.partition_indexes)
         if (seen.insert({t.name, p}).second) tps.push_back({t.name, p});
-    fetched = groups.fetch_offsets(group_id, &tps);
+    fetched = offsets.fetch_offsets(group_id, &tps);
   } else {
-    fetched = groups.fetch_offsets(group_id, nullptr);
+    fetched = offsets.fetch_offsets(group_id, nullptr);
   }
   std::vector<TopicOut> out;
   for (auto& f : fetched) {
@@ -44,13 +44,13 @@ std::vector<TopicOut> fetch_group(const bridge::GroupCoordinator& groups, const 
   return out;
 }
 
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(const bridge::CommittedOffsets& offsets, Request&& req) {
   auto body = req.decode<msg::OffsetFetchRequest>();
   const int16_t v = req.header.api_version;
   msg::OffsetFetchResponse resp;
   if (v <= 7) {
     using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
-    resp.topics = fetch_group<Topic>(groups, body.group_id, body.topics);
+    resp.topics = fetch_group<Topic>(offsets, body.group_id, body.topics);
   } else {
     // A group named twice is answered once, for the same reason.
     std::set<std::string_view> groups_seen;
@@ -58,7 +58,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
       if (!groups_seen.insert(g.group_id).second) continue;
       auto& rg = resp.groups.emplace_back();
       rg.group_id = g.group_id;
-      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(groups, g.group_id, g.topics);
+      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, g.group_id, g.topics);
     }
   }
   req.respond.send(resp);
@@ -68,7 +68,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec offset_fetch_handler() {
   return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.offsets, std::move(req));
   });
 }
 

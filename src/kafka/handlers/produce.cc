@@ -175,7 +175,7 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
 HandlerSpec produce_handler() {
   // Served from v3, the spec's lowest version, so advertised from v0 like Kafka (KAFKA-18659).
   return serve<msg::ProduceRequest>(3, 11, [](const Services& s, Request&& req) {
-    handle(*s.log, s.config->limits, std::move(req));
+    handle(s.log, s.config.limits, std::move(req));
   });
 }
 

@@ -3,7 +3,7 @@
 //
 //   HandlerSpec heartbeat_handler() {
 //     return serve<msg::HeartbeatRequest>(0, 4, [](const Services& s, Request&& req) {
-//       handle(*s.groups, std::move(req));
+//       handle(s.groups, std::move(req));
 //     });
 //   }
 //

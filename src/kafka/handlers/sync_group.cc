@@ -40,7 +40,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec sync_group_handler() {
   return serve<msg::SyncGroupRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(*s.groups, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 
