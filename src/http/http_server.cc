@@ -150,6 +150,12 @@ std::string serialize(const Response& r, bool head) {
   return out;
 }
 
+HttpLimits http_limits(const config::HttpConfig& http) {
+  HttpLimits l;
+  l.max_connections_per_ip = http.max_connections_per_ip;
+  return l;
+}
+
 struct HttpServer::Conn {
   HttpServer* server = nullptr;  // null once the server is destroyed
   uv_tcp_t tcp{};

@@ -44,14 +44,17 @@ using Handlers = std::map<std::string, Handler>;  // by exact path
 
 struct HttpLimits {
   size_t max_request_bytes = 8192;  // request line + headers; larger gets 431
-  uint32_t max_connections = 64;    // above: accepted and closed at once
-  // From one client address ([http] max_connections_per_ip): one host cannot take every one
-  // of max_connections and lock the monitoring out.
-  uint32_t max_connections_per_ip = 8;
+  uint32_t max_connections = config::HttpConfig::kMaxConnections;  // above: accepted and closed at once
+  // From one client address ([http] max_connections_per_ip, whose default this is): one host
+  // cannot take every one of max_connections and lock the monitoring out.
+  uint32_t max_connections_per_ip = config::HttpConfig{}.max_connections_per_ip;
   // A connection that has not sent a whole request this long after it was accepted is closed,
   // however it trickles its bytes (no byte extends it); the same bound then covers the write.
   uint64_t timeout_ms = 5000;
 };
+
+// The limits [http] sets (max_connections_per_ip); the rest keep their defaults.
+HttpLimits http_limits(const config::HttpConfig& http);
 
 // Totals since the server started, for /metrics (kib_http_connections_closed_total).
 struct HttpStats {

@@ -274,6 +274,19 @@ void Connection::close(const std::string& reason) {
   });
 }
 
+ServerLimits server_limits(const config::LimitsConfig& l) {
+  ServerLimits s;
+  s.max_frame_bytes = l.max_frame_bytes;
+  s.max_connections = l.max_connections;
+  s.idle_timeout_ms = l.idle_timeout_ms;
+  s.max_pending_response_bytes = l.max_pending_response_bytes;
+  s.max_inflight_requests = l.max_inflight_requests;
+  s.max_inflight_request_bytes = l.max_inflight_request_bytes;
+  s.frame_read_timeout_ms = l.frame_read_timeout_ms;
+  s.max_connections_per_ip = l.max_connections_per_ip;
+  return s;
+}
+
 TcpServer::TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame)
     : loop_(loop), limits_(limits), on_frame_(std::move(on_frame)) {
   arm_idle_timer();

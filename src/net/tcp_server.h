@@ -23,28 +23,35 @@
 
 namespace kib::net {
 
+// The [limits] keys the server enforces; the defaults are the configuration's (config.h is
+// their one definition), so a server built without a config file behaves like one built from
+// an empty one.
 struct ServerLimits {
+  static constexpr config::LimitsConfig kDefaults{};
   // Never above max_inflight_request_bytes (the configuration refuses it): a frame being
   // received counts against that bound, so a larger one could never be completed.
-  uint64_t max_frame_bytes = 64u << 20;
-  uint32_t max_connections = 10000;
+  uint64_t max_frame_bytes = kDefaults.max_frame_bytes;
+  uint32_t max_connections = kDefaults.max_connections;
   // Only whole requests read and responses written count as activity (Kafka's
   // connections.max.idle.ms); bytes of a frame that never completes do not.
-  uint64_t idle_timeout_ms = 600000;
+  uint64_t idle_timeout_ms = kDefaults.idle_timeout_ms;
   // Responses not yet written, per connection: those being written and those finished but
   // queued behind an earlier request still being handled.
-  uint64_t max_pending_response_bytes = 64u << 20;
-  uint32_t max_inflight_requests = 1000;
+  uint64_t max_pending_response_bytes = kDefaults.max_pending_response_bytes;
+  uint32_t max_inflight_requests = kDefaults.max_inflight_requests;
   // Request bytes read but not yet answered, per connection, the frame being received
   // included: past it the connection is not read (a client pipelining 1 MB Produce requests
   // would otherwise hold up to max_inflight_requests of them in memory).
-  uint64_t max_inflight_request_bytes = 64u << 20;
+  uint64_t max_inflight_request_bytes = kDefaults.max_inflight_request_bytes;
   // A frame whose first byte has arrived must be complete within this (while the bridge is
   // reading the connection), else the connection is closed; 0 = no deadline.
-  uint64_t frame_read_timeout_ms = 30000;
+  uint64_t frame_read_timeout_ms = kDefaults.frame_read_timeout_ms;
   // Open connections from one client IP address; the next one is closed at accept.
-  uint32_t max_connections_per_ip = 1000;
+  uint32_t max_connections_per_ip = kDefaults.max_connections_per_ip;
 };
+
+// The server's share of [limits].
+ServerLimits server_limits(const config::LimitsConfig& limits);
 
 // Totals since the server started, for /metrics.
 struct ServerStats {
