@@ -3,7 +3,7 @@
 // backpressure (a connection is neither read nor handed another buffered frame while its
 // responses not yet written, its requests in flight or their bytes exceed their bounds), an
 // idle timeout, a deadline to finish a started frame, connection limits (total and per client
-// address), TCP_NODELAY and a graceful drain.
+// address, applied at accept by net::Listener), TCP_NODELAY and a graceful drain.
 #pragma once
 
 #include <uv.h>
@@ -20,6 +20,7 @@
 #include "common/bytes.h"
 #include "common/result.h"
 #include "config/config.h"
+#include "net/listener.h"
 
 namespace kib::net {
 
@@ -170,10 +171,12 @@ class TcpServer {
 
   size_t connection_count() const { return connections_.size(); }
   // Closed at accept because of max_connections or max_connections_per_ip.
-  uint64_t refused_connections() const { return stats_.refused_max_connections + stats_.refused_per_ip; }
-  const ServerStats& stats() const { return stats_; }
+  uint64_t refused_connections() const {
+    return listener_.stats().refused_max_connections + listener_.stats().refused_per_ip;
+  }
+  ServerStats stats() const;
   // Open connections from `ip` (as Connection::ip() spells it).
-  uint32_t connections_from(const std::string& ip) const;
+  uint32_t connections_from(const std::string& ip) const { return listener_.connections_from(ip); }
   const ServerLimits& limits() const { return limits_; }
   // Applies new limits to every connection from now on (SIGHUP): frames already being read
   // keep the bound they were checked against; connections above a lowered max_connections
@@ -183,7 +186,6 @@ class TcpServer {
 
  private:
   friend class Connection;
-  static void on_connection(uv_stream_t* listener, int status);
   void accept_one(uv_stream_t* listener);
   void remove(Connection* c);
   void sweep_idle();
@@ -194,11 +196,11 @@ class TcpServer {
   uv_loop_t* loop_;
   ServerLimits limits_;
   FrameFn on_frame_;
-  std::vector<uv_tcp_t*> listeners_;
+  Listener listener_;
   std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
-  std::unordered_map<std::string, uint32_t> per_ip_;  // open connections by peer address
   uint64_t next_conn_id_ = 1;
-  ServerStats stats_;
+  uint64_t frame_read_timeouts_ = 0;
+  uint64_t idle_timeouts_ = 0;
   uv_timer_t* idle_timer_ = nullptr;
   uv_timer_t* shutdown_timer_ = nullptr;
   bool shutting_down_ = false;
