@@ -28,22 +28,6 @@
 #include "state/topic_store.h"
 
 namespace kib {
-namespace {
-
-net::ServerLimits server_limits(const config::LimitsConfig& l) {
-  net::ServerLimits s;
-  s.max_frame_bytes = l.max_frame_bytes;
-  s.max_connections = l.max_connections;
-  s.idle_timeout_ms = l.idle_timeout_ms;
-  s.max_pending_response_bytes = l.max_pending_response_bytes;
-  s.max_inflight_requests = l.max_inflight_requests;
-  s.max_inflight_request_bytes = l.max_inflight_request_bytes;
-  s.frame_read_timeout_ms = l.frame_read_timeout_ms;
-  s.max_connections_per_ip = l.max_connections_per_ip;
-  return s;
-}
-
-}  // namespace
 
 Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg)), config_path_(std::move(config_path)) {
   uv_loop_init(&loop_);
@@ -129,7 +113,7 @@ Status Bridge::start() {
       .cluster_id = cluster_id,
   });
 
-  kafka_ = std::make_unique<kafka::KafkaServer>(*services_, &loop_, server_limits(cfg_.limits));
+  kafka_ = std::make_unique<kafka::KafkaServer>(*services_, &loop_, net::server_limits(cfg_.limits));
   // A closed connection's work ends with it: its long-polling fetches and its reads still
   // queued for Iggy are dropped (nobody is left to answer), instead of running to their deadline.
   kafka_->tcp().on_close = [this](const std::shared_ptr<net::Connection>& c) {
@@ -144,9 +128,8 @@ Status Bridge::start() {
   if (!cfg_.http.listen.empty()) {
     auto addr = config::parse_host_port(cfg_.http.listen);  // validated when the config was loaded
     if (!addr) return addr.error();
-    http::HttpLimits http_limits;
-    http_limits.max_connections_per_ip = cfg_.http.max_connections_per_ip;
-    http_ = std::make_unique<http::HttpServer>(&loop_, http::ops_handlers([this] { return readiness(); }), http_limits);
+    http_ = std::make_unique<http::HttpServer>(&loop_, http::ops_handlers([this] { return readiness(); }),
+                                               http::http_limits(cfg_.http));
     auto port = http_->listen(*addr);
     if (!port) return port.error();
   }
@@ -398,7 +381,7 @@ void Bridge::reload() {
   limit("[limits] max_iggy_queue_per_connection", a.max_iggy_queue_per_connection, b.max_iggy_queue_per_connection);
   iggy_pool_->set_max_queue_per_owner(b.max_iggy_queue_per_connection);
   cfg_.limits = next->limits;
-  kafka_->tcp().set_limits(server_limits(cfg_.limits));
+  kafka_->tcp().set_limits(net::server_limits(cfg_.limits));
   // Topic auto-creation and the options of topics created from now on are read from cfg_
   // whenever a topic is created.
   const auto &k = cfg_.kafka, &nk = next->kafka;
@@ -419,11 +402,7 @@ void Bridge::reload() {
   needs_restart("[http] listen", next->http.listen != cfg_.http.listen);
   limit("[http] max_connections_per_ip", cfg_.http.max_connections_per_ip, next->http.max_connections_per_ip);
   cfg_.http.max_connections_per_ip = next->http.max_connections_per_ip;
-  if (http_) {
-    http::HttpLimits http_limits;
-    http_limits.max_connections_per_ip = cfg_.http.max_connections_per_ip;
-    http_->set_limits(http_limits);
-  }
+  if (http_) http_->set_limits(http::http_limits(cfg_.http));
   spdlog::info("SIGHUP: configuration reloaded from {}", config_path_);
   sd_notify(0, "READY=1");
 }

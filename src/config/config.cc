@@ -213,7 +213,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
   {
     Section s(table("http"), "http", errors);
     s.str("listen", c.http.listen);
-    s.integer("max_connections_per_ip", c.http.max_connections_per_ip, 1, 64);
+    s.integer("max_connections_per_ip", c.http.max_connections_per_ip, 1, HttpConfig::kMaxConnections);
     if (!c.http.listen.empty()) {
       auto hp = parse_host_port(c.http.listen);
       if (!hp) s.bad("listen", hp.error().message);

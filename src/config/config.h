@@ -85,8 +85,11 @@ struct LogConfig {
 };
 
 struct HttpConfig {
+  // Connections the HTTP listener takes in all (not a key; max_connections_per_ip is bounded
+  // by it).
+  static constexpr uint32_t kMaxConnections = 64;
   std::string listen = "127.0.0.1:9644";
-  uint32_t max_connections_per_ip = 8;  // of the listener's 64
+  uint32_t max_connections_per_ip = 8;  // of the listener's kMaxConnections
 };
 
 struct Config {

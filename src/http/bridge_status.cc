@@ -6,6 +6,8 @@
 #include <ctime>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "http/http_client.h"
 
 namespace kib::http {
@@ -44,23 +46,13 @@ std::string human_duration(double seconds) {
   return os.str();
 }
 
-std::string json_string(const std::string& v) {
-  std::string out = "\"";
-  for (unsigned char c : v) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') out += "\\n";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else out += static_cast<char>(c);
-  }
-  return out + "\"";
+// Counts and gauges are rendered as whole numbers (as the table shows them); a value that is
+// not finite has no JSON number and is null.
+nlohmann::ordered_json json_number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  if (std::fabs(v) < 9e18) return static_cast<long long>(std::llround(v));
+  return std::round(v);
 }
-
-std::string json_number(double v) { return std::isfinite(v) ? integer(v) : "null"; }
 
 double uptime_seconds(const BridgeStatus& s) {
   double start = total(s, "process_start_time_seconds");
@@ -170,34 +162,39 @@ std::string render_status_table(const BridgeStatus& s) {
 }
 
 std::string render_status_json(const BridgeStatus& s) {
-  std::ostringstream os;
-  os << "{\"address\":" << json_string(s.address) << ",\"reachable\":" << (s.reachable ? "true" : "false");
+  // Keys in the order operators have always seen them; bytes that are not UTF-8 (an address
+  // or error text from the environment) become U+FFFD rather than failing the command.
+  nlohmann::ordered_json doc;
+  doc["address"] = s.address;
+  doc["reachable"] = s.reachable;
   if (!s.reachable) {
-    os << ",\"error\":" << json_string(s.error) << "}\n";
-    return os.str();
+    doc["error"] = s.error;
+  } else {
+    doc["ready"] = s.ready;
+    doc["reason"] = s.reason;
+    doc["version"] = s.version;
+    if (!s.totals.empty()) {
+      doc["uptime_seconds"] = json_number(uptime_seconds(s));
+      doc["connections"] = json_number(total(s, "kib_connections"));
+      doc["connections_refused_total"] = json_number(total(s, "kib_connections_refused_total"));
+      doc["requests_total"] = json_number(total(s, "kib_requests_total"));
+      doc["request_errors_total"] = json_number(total(s, "kib_request_errors_total"));
+      doc["bytes_received_total"] = json_number(total(s, "kib_bytes_received_total"));
+      doc["bytes_sent_total"] = json_number(total(s, "kib_bytes_sent_total"));
+      nlohmann::ordered_json pool;
+      pool["connections"] = json_number(total(s, "kib_iggy_pool_connections"));
+      pool["connected"] = json_number(total(s, "kib_iggy_pool_connected"));
+      pool["busy"] = json_number(total(s, "kib_iggy_pool_busy"));
+      pool["queued"] = json_number(total(s, "kib_iggy_pool_queued"));
+      pool["reconnects_total"] = json_number(total(s, "kib_iggy_reconnects_total"));
+      pool["server_version"] = s.iggy_version;
+      pool["server_protocol"] = s.iggy_protocol;
+      doc["iggy_pool"] = std::move(pool);
+      doc["state_write_batches_total"] = json_number(total(s, "kib_state_write_batches_total"));
+      doc["resident_memory_bytes"] = json_number(total(s, "process_resident_memory_bytes"));
+    }
   }
-  os << ",\"ready\":" << (s.ready ? "true" : "false") << ",\"reason\":" << json_string(s.reason)
-     << ",\"version\":" << json_string(s.version);
-  if (!s.totals.empty()) {
-    os << ",\"uptime_seconds\":" << json_number(uptime_seconds(s))
-       << ",\"connections\":" << json_number(total(s, "kib_connections"))
-       << ",\"connections_refused_total\":" << json_number(total(s, "kib_connections_refused_total"))
-       << ",\"requests_total\":" << json_number(total(s, "kib_requests_total"))
-       << ",\"request_errors_total\":" << json_number(total(s, "kib_request_errors_total"))
-       << ",\"bytes_received_total\":" << json_number(total(s, "kib_bytes_received_total"))
-       << ",\"bytes_sent_total\":" << json_number(total(s, "kib_bytes_sent_total"))
-       << ",\"iggy_pool\":{\"connections\":" << json_number(total(s, "kib_iggy_pool_connections"))
-       << ",\"connected\":" << json_number(total(s, "kib_iggy_pool_connected"))
-       << ",\"busy\":" << json_number(total(s, "kib_iggy_pool_busy"))
-       << ",\"queued\":" << json_number(total(s, "kib_iggy_pool_queued"))
-       << ",\"reconnects_total\":" << json_number(total(s, "kib_iggy_reconnects_total"))
-       << ",\"server_version\":" << json_string(s.iggy_version)
-       << ",\"server_protocol\":" << json_string(s.iggy_protocol) << "}"
-       << ",\"state_write_batches_total\":" << json_number(total(s, "kib_state_write_batches_total"))
-       << ",\"resident_memory_bytes\":" << json_number(total(s, "process_resident_memory_bytes"));
-  }
-  os << "}\n";
-  return os.str();
+  return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 int run_status_command(const config::Config& cfg, bool json, std::ostream& out, std::ostream& err) {

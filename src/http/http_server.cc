@@ -150,6 +150,12 @@ std::string serialize(const Response& r, bool head) {
   return out;
 }
 
+HttpLimits http_limits(const config::HttpConfig& http) {
+  HttpLimits l;
+  l.max_connections_per_ip = http.max_connections_per_ip;
+  return l;
+}
+
 struct HttpServer::Conn {
   HttpServer* server = nullptr;  // null once the server is destroyed
   uv_tcp_t tcp{};
@@ -161,54 +167,42 @@ struct HttpServer::Conn {
   int handles = 0;  // initialised handles not yet closed
   bool closing = false;
   bool responded = false;
+  bool counted = false;  // admitted by the listener: counts against its limits until closed
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp); }
 };
 
+namespace {
+
+net::AcceptLimits accept_limits(const HttpLimits& l) { return {l.max_connections, l.max_connections_per_ip}; }
+
+}  // namespace
+
 HttpServer::HttpServer(uv_loop_t* loop, Handlers handlers, HttpLimits limits)
-    : loop_(loop), handlers_(std::move(handlers)), limits_(limits) {}
+    : loop_(loop),
+      handlers_(std::move(handlers)),
+      limits_(limits),
+      listener_(loop, guard::Boundary::kHttp, {"http: ", "listening on", "[http] listen "}, accept_limits(limits),
+                [this](uv_stream_t* l) { accept_one(l); }) {}
 
 HttpServer::~HttpServer() {
   close();
   // Handles still closing must not call back into a destroyed server.
-  for (auto* l : listeners_) l->data = nullptr;
   for (auto* c : connections_) c->server = nullptr;
 }
 
-Result<uint16_t> HttpServer::listen(const config::HostPort& addr) {
-  sockaddr_storage ss{};
-  std::string host = addr.host == "localhost" ? "127.0.0.1" : addr.host;
-  int rc = host.find(':') != std::string::npos
-               ? uv_ip6_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
-               : uv_ip4_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in*>(&ss));
-  if (rc != 0) return Error{ErrorDomain::kInvalid, 0, "[http] listen " + addr.str() + ": not an IP address"};
-  auto* h = new uv_tcp_t;
-  uv_tcp_init(loop_, h);
-  h->data = this;
-  ++open_handles_;
-  listeners_.push_back(h);
-  rc = uv_tcp_bind(h, reinterpret_cast<sockaddr*>(&ss), 0);
-  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(h), 64, &HttpServer::on_connection);
-  if (rc != 0) {
-    uv_close(reinterpret_cast<uv_handle_t*>(h), on_close_listener);
-    return Error{ErrorDomain::kTransport, static_cast<uint32_t>(-rc), "[http] listen " + addr.str() + ": " + uv_strerror(rc)};
-  }
-  sockaddr_storage bound{};
-  int len = sizeof(bound);
-  uv_tcp_getsockname(h, reinterpret_cast<sockaddr*>(&bound), &len);
-  uint16_t port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                                    : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  spdlog::info("http: listening on {}:{}", host, port);
-  return port;
+Result<uint16_t> HttpServer::listen(const config::HostPort& addr) { return listener_.listen(addr, 64); }
+
+HttpStats HttpServer::stats() const {
+  HttpStats s;
+  s.refused_max_connections = listener_.stats().refused_max_connections;
+  s.refused_per_ip = listener_.stats().refused_per_ip;
+  s.timeouts = timeouts_;
+  return s;
 }
 
-void HttpServer::on_close_listener(uv_handle_t* h) {
-  auto* self = static_cast<HttpServer*>(h->data);
-  if (self) {
-    auto& ls = self->listeners_;
-    ls.erase(std::remove(ls.begin(), ls.end(), reinterpret_cast<uv_tcp_t*>(h)), ls.end());
-  }
-  delete reinterpret_cast<uv_tcp_t*>(h);
-  if (self) self->handle_closed();
+void HttpServer::set_limits(const HttpLimits& limits) {
+  limits_ = limits;
+  listener_.set_limits(accept_limits(limits));
 }
 
 void HttpServer::on_close_conn_handle(uv_handle_t* h) {
@@ -228,7 +222,11 @@ void HttpServer::on_close_conn_handle(uv_handle_t* h) {
 
 void HttpServer::handle_closed() {
   --open_handles_;
-  if (closing_ && open_handles_ == 0 && close_done_) {
+  maybe_finish_close();
+}
+
+void HttpServer::maybe_finish_close() {
+  if (closing_ && listener_closed_ && open_handles_ == 0 && close_done_) {
     auto done = std::move(close_done_);
     close_done_ = nullptr;
     done();
@@ -238,22 +236,15 @@ void HttpServer::handle_closed() {
 void HttpServer::close(std::function<void()> done) {
   if (!closing_) {
     closing_ = true;
-    for (auto* l : listeners_)
-      if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(l))) uv_close(reinterpret_cast<uv_handle_t*>(l), on_close_listener);
+    listener_.close([this] {
+      listener_closed_ = true;
+      maybe_finish_close();
+    });
     for (auto* c : std::vector<Conn*>(connections_)) close_conn(c);
   }
   if (!done) return;
-  if (open_handles_ == 0) done();
+  if (listener_closed_ && open_handles_ == 0) done();
   else close_done_ = std::move(done);
-}
-
-void HttpServer::on_connection(uv_stream_t* listener, int status) {
-  auto* self = static_cast<HttpServer*>(listener->data);
-  if (!self || status < 0) {
-    if (status < 0) spdlog::warn("http: accept failed: {}", uv_strerror(status));
-    return;
-  }
-  guard::run(guard::Boundary::kHttp, "accept", [&] { self->accept_one(listener); });
 }
 
 void HttpServer::accept_one(uv_stream_t* listener) {
@@ -266,48 +257,23 @@ void HttpServer::accept_one(uv_stream_t* listener) {
   c->handles = 2;
   open_handles_ += 2;
   connections_.push_back(c);
-  if (uv_accept(listener, c->stream()) != 0) return close_conn(c);
-  sockaddr_storage ss{};
-  int len = sizeof(ss);
-  char ip[INET6_ADDRSTRLEN] = "?";
-  if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    if (ss.ss_family == AF_INET) uv_ip4_name(reinterpret_cast<sockaddr_in*>(&ss), ip, sizeof(ip));
-    else if (ss.ss_family == AF_INET6) uv_ip6_name(reinterpret_cast<sockaddr_in6*>(&ss), ip, sizeof(ip));
+  net::Accepted a = listener_.accept(listener, &c->tcp);
+  if (!a.ok) return close_conn(c);
+  c->ip = a.name.ip;
+  if (!a.refused.empty()) {
+    spdlog::warn("http: connection from {} {}", c->ip, a.refused);
+    return close_conn(c);
   }
-  c->ip = ip;
+  c->counted = true;
   if (closing_) return close_conn(c);
-  size_t active = 0, from_ip = 0;
-  for (Conn* x : connections_) {
-    if (x->closing) continue;
-    ++active;
-    if (x->ip == c->ip) ++from_ip;
-  }
-  if (active > limits_.max_connections) {
-    ++stats_.refused_max_connections;
-    spdlog::warn("http: connection from {} refused: {} connections open (limit {})", c->ip, active - 1,
-                 limits_.max_connections);
-    return close_conn(c);
-  }
-  if (from_ip > limits_.max_connections_per_ip) {
-    ++stats_.refused_per_ip;
-    spdlog::warn("http: connection from {} refused: {} connections open from it (max_connections_per_ip {})", c->ip,
-                 from_ip - 1, limits_.max_connections_per_ip);
-    return close_conn(c);
-  }
   uv_timer_start(&c->timer, &HttpServer::on_conn_timeout, limits_.timeout_ms, 0);
-  uv_read_start(
-      c->stream(),
-      [](uv_handle_t* h, size_t, uv_buf_t* buf) {
-        HttpServer* self = static_cast<Conn*>(h->data)->server;
-        *buf = uv_buf_init(self->read_buf_, sizeof(self->read_buf_));
-      },
-      [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
-        auto* conn = static_cast<Conn*>(s->data);
-        guard::run(guard::Boundary::kHttp, "read", [&] {
-          if (nread > 0) conn->server->on_data(conn, buf->base, static_cast<size_t>(nread));
-          else if (nread < 0) conn->server->close_conn(conn);  // EOF before a whole request, or an error
-        }, [&](std::string_view) { conn->server->close_conn(conn); });
-      });
+  uv_read_start(c->stream(), &net::alloc_read_buffer, [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+    auto* conn = static_cast<Conn*>(s->data);
+    guard::run(guard::Boundary::kHttp, "read", [&] {
+      if (nread > 0) conn->server->on_data(conn, buf->base, static_cast<size_t>(nread));
+      else if (nread < 0) conn->server->close_conn(conn);  // EOF before a whole request, or an error
+    }, [&](std::string_view) { conn->server->close_conn(conn); });
+  });
 }
 
 void HttpServer::on_data(Conn* c, const char* data, size_t n) {
@@ -363,7 +329,7 @@ void HttpServer::respond(Conn* c, const Response& r, bool head) {
 
 void HttpServer::on_timeout(Conn* c) {
   if (c->closing) return;
-  ++stats_.timeouts;
+  ++timeouts_;
   spdlog::info("http: connection from {} closed: {} within {} ms", c->ip,
                c->responded ? "response not read" : "no whole request", limits_.timeout_ms);
   close_conn(c);
@@ -377,6 +343,10 @@ void HttpServer::on_conn_timeout(uv_timer_t* t) {
 void HttpServer::close_conn(Conn* c) {
   if (c->closing) return;
   c->closing = true;
+  if (c->counted) {
+    c->counted = false;
+    listener_.release(c->ip);
+  }
   uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), on_close_conn_handle);
   uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), on_close_conn_handle);
 }

@@ -3,6 +3,8 @@
 // GET and HEAD only, the request head bounded (HttpLimits), exact-path routing: an unknown
 // path is 404, a known path with another method 405. Handlers run on the loop thread and
 // must be quick (they render from memory; they never wait on Iggy or SQLite).
+// Listening, accepting and the connection limits are net::Listener's, as for the Kafka
+// listener.
 //
 // Lifetime: close(done) stops listening and closes open connections; destroying the server
 // does the same. Either way the loop must run once more so libuv can free the handles.
@@ -20,6 +22,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "net/listener.h"
 
 namespace kib::http {
 
@@ -44,14 +47,17 @@ using Handlers = std::map<std::string, Handler>;  // by exact path
 
 struct HttpLimits {
   size_t max_request_bytes = 8192;  // request line + headers; larger gets 431
-  uint32_t max_connections = 64;    // above: accepted and closed at once
-  // From one client address ([http] max_connections_per_ip): one host cannot take every one
-  // of max_connections and lock the monitoring out.
-  uint32_t max_connections_per_ip = 8;
+  uint32_t max_connections = config::HttpConfig::kMaxConnections;  // above: accepted and closed at once
+  // From one client address ([http] max_connections_per_ip, whose default this is): one host
+  // cannot take every one of max_connections and lock the monitoring out.
+  uint32_t max_connections_per_ip = config::HttpConfig{}.max_connections_per_ip;
   // A connection that has not sent a whole request this long after it was accepted is closed,
   // however it trickles its bytes (no byte extends it); the same bound then covers the write.
   uint64_t timeout_ms = 5000;
 };
+
+// The limits [http] sets (max_connections_per_ip); the rest keep their defaults.
+HttpLimits http_limits(const config::HttpConfig& http);
 
 // Totals since the server started, for /metrics (kib_http_connections_closed_total).
 struct HttpStats {
@@ -92,34 +98,33 @@ class HttpServer {
 
   size_t connection_count() const { return connections_.size(); }
   uint64_t requests_served() const { return served_; }
-  const HttpStats& stats() const { return stats_; }
+  HttpStats stats() const;
   // New limits for connections accepted from now on (SIGHUP).
-  void set_limits(const HttpLimits& limits) { limits_ = limits; }
+  void set_limits(const HttpLimits& limits);
 
  private:
   struct Conn;
-  static void on_connection(uv_stream_t* listener, int status);
   void accept_one(uv_stream_t* listener);
   void on_data(Conn* c, const char* data, size_t n);
   void respond(Conn* c, const Response& r, bool head);
   void close_conn(Conn* c);
   void on_timeout(Conn* c);
   void handle_closed();
-  static void on_close_listener(uv_handle_t* h);
+  void maybe_finish_close();
   static void on_close_conn_handle(uv_handle_t* h);
   static void on_conn_timeout(uv_timer_t* t);
 
   uv_loop_t* loop_;
   Handlers handlers_;
   HttpLimits limits_;
-  std::vector<uv_tcp_t*> listeners_;
+  net::Listener listener_;
   std::vector<Conn*> connections_;
-  size_t open_handles_ = 0;
+  size_t open_handles_ = 0;  // of connections, not yet closed
+  bool listener_closed_ = false;
   uint64_t served_ = 0;
-  HttpStats stats_;
+  uint64_t timeouts_ = 0;
   bool closing_ = false;
   std::function<void()> close_done_;
-  char read_buf_[4096];  // every read is consumed before the next one is allocated
 };
 
 // /readyz answers 200 "ready" when `ready` is true, else 503 with `reason`.

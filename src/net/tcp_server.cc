@@ -10,31 +10,9 @@
 namespace kib::net {
 namespace {
 
-// Reads land in one loop-wide buffer and are consumed synchronously in the read callback, so
-// an idle connection holds no read buffer at all.
-constexpr size_t kReadChunk = 64 * 1024;
-thread_local uint8_t g_read_buf[kReadChunk];
-
 uint64_t now_ms(uv_loop_t* loop) { return uv_now(loop); }
 
-// The peer's address and "address:port".
-std::pair<std::string, std::string> peer_name(uv_tcp_t* h) {
-  sockaddr_storage ss{};
-  int len = sizeof(ss);
-  if (uv_tcp_getpeername(h, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {"?", "?"};
-  char ip[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (ss.ss_family == AF_INET) {
-    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-    uv_ip4_name(a, ip, sizeof(ip));
-    port = ntohs(a->sin_port);
-  } else if (ss.ss_family == AF_INET6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    uv_ip6_name(a, ip, sizeof(ip));
-    port = ntohs(a->sin6_port);
-  }
-  return {std::string(ip), std::string(ip) + ":" + std::to_string(port)};
-}
+AcceptLimits accept_limits(const ServerLimits& l) { return {l.max_connections, l.max_connections_per_ip}; }
 
 struct WriteReq {
   uv_write_t req;
@@ -81,8 +59,7 @@ void Connection::update_reading() {
   auto* stream = reinterpret_cast<uv_stream_t*>(handle_);
   if (want) {
     uv_read_start(
-        stream,
-        [](uv_handle_t*, size_t, uv_buf_t* buf) { *buf = uv_buf_init(reinterpret_cast<char*>(g_read_buf), kReadChunk); },
+        stream, &alloc_read_buffer,
         [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
           auto* c = static_cast<Connection*>(s->data);
           guard::run(guard::Boundary::kKafkaConnection, "read", [&] { c->on_read(nread, buf); },
@@ -274,8 +251,25 @@ void Connection::close(const std::string& reason) {
   });
 }
 
+ServerLimits server_limits(const config::LimitsConfig& l) {
+  ServerLimits s;
+  s.max_frame_bytes = l.max_frame_bytes;
+  s.max_connections = l.max_connections;
+  s.idle_timeout_ms = l.idle_timeout_ms;
+  s.max_pending_response_bytes = l.max_pending_response_bytes;
+  s.max_inflight_requests = l.max_inflight_requests;
+  s.max_inflight_request_bytes = l.max_inflight_request_bytes;
+  s.frame_read_timeout_ms = l.frame_read_timeout_ms;
+  s.max_connections_per_ip = l.max_connections_per_ip;
+  return s;
+}
+
 TcpServer::TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame)
-    : loop_(loop), limits_(limits), on_frame_(std::move(on_frame)) {
+    : loop_(loop),
+      limits_(limits),
+      on_frame_(std::move(on_frame)),
+      listener_(loop, guard::Boundary::kKafkaConnection, {"", "listening for Kafka clients on", ""},
+                accept_limits(limits), [this](uv_stream_t* l) { accept_one(l); }) {
   arm_idle_timer();
 }
 
@@ -305,6 +299,7 @@ void TcpServer::arm_idle_timer() {
 
 void TcpServer::set_limits(const ServerLimits& limits) {
   limits_ = limits;
+  listener_.set_limits(accept_limits(limits));
   if (!shutting_down_) arm_idle_timer();
   // New backpressure bounds may let a paused connection read again (or pause a busy one).
   for (auto& [c, _] : connections_) c->update_reading();
@@ -312,78 +307,38 @@ void TcpServer::set_limits(const ServerLimits& limits) {
 
 TcpServer::~TcpServer() = default;
 
-Result<uint16_t> TcpServer::listen(const config::HostPort& addr) {
-  sockaddr_storage ss{};
-  std::string host = addr.host == "localhost" ? "127.0.0.1" : addr.host;
-  int rc = host.find(':') != std::string::npos
-               ? uv_ip6_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
-               : uv_ip4_addr(host.c_str(), addr.port, reinterpret_cast<sockaddr_in*>(&ss));
-  if (rc != 0) return Error{ErrorDomain::kInvalid, 0, addr.str() + ": not an IP address"};
-  auto* h = new uv_tcp_t;
-  uv_tcp_init(loop_, h);
-  h->data = this;
-  rc = uv_tcp_bind(h, reinterpret_cast<sockaddr*>(&ss), 0);
-  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(h), 1024, &TcpServer::on_connection);
-  if (rc != 0) {
-    uv_close(reinterpret_cast<uv_handle_t*>(h), [](uv_handle_t* x) { delete reinterpret_cast<uv_tcp_t*>(x); });
-    return Error{ErrorDomain::kTransport, static_cast<uint32_t>(-rc), addr.str() + ": " + uv_strerror(rc)};
-  }
-  sockaddr_storage bound{};
-  int len = sizeof(bound);
-  uv_tcp_getsockname(h, reinterpret_cast<sockaddr*>(&bound), &len);
-  uint16_t port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                                    : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  listeners_.push_back(h);
-  spdlog::info("listening for Kafka clients on {}:{}", host, port);
-  return port;
-}
+Result<uint16_t> TcpServer::listen(const config::HostPort& addr) { return listener_.listen(addr, 1024); }
 
-void TcpServer::on_connection(uv_stream_t* listener, int status) {
-  auto* self = static_cast<TcpServer*>(listener->data);
-  if (status < 0) {
-    spdlog::warn("accept failed: {}", uv_strerror(status));
-    return;
-  }
-  guard::run(guard::Boundary::kKafkaConnection, "accept", [&] { self->accept_one(listener); });
+ServerStats TcpServer::stats() const {
+  ServerStats s;
+  s.refused_max_connections = listener_.stats().refused_max_connections;
+  s.refused_per_ip = listener_.stats().refused_per_ip;
+  s.frame_read_timeouts = frame_read_timeouts_;
+  s.idle_timeouts = idle_timeouts_;
+  return s;
 }
 
 void TcpServer::accept_one(uv_stream_t* listener) {
   auto conn = std::make_shared<Connection>(*this, next_conn_id_++);
-  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(conn->handle_)) != 0) {
+  Accepted a = listener_.accept(listener, conn->handle_);
+  if (!a.ok) {
     uv_close(reinterpret_cast<uv_handle_t*>(conn->handle_), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
     conn->closing_ = true;
     return;
   }
   connections_[conn.get()] = conn;
-  std::tie(conn->ip_, conn->peer_) = peer_name(conn->handle_);
+  conn->ip_ = std::move(a.name.ip);
+  conn->peer_ = std::move(a.name.peer);
+  if (!a.refused.empty()) return conn->close(a.refused);
+  conn->ip_counted_ = true;  // admitted: counts against the limits until it closes
   if (shutting_down_) return conn->close("refused: shutting down");
-  if (connections_.size() > limits_.max_connections) {
-    ++stats_.refused_max_connections;
-    return conn->close("refused: max_connections " + std::to_string(limits_.max_connections) + " reached");
-  }
-  uint32_t& from_ip = per_ip_[conn->ip_];
-  if (from_ip >= limits_.max_connections_per_ip) {
-    ++stats_.refused_per_ip;
-    if (from_ip == 0) per_ip_.erase(conn->ip_);
-    return conn->close("refused: max_connections_per_ip " + std::to_string(limits_.max_connections_per_ip) +
-                       " reached for " + conn->ip_);
-  }
-  ++from_ip;
-  conn->ip_counted_ = true;
   conn->start();
 }
 
 void TcpServer::release_ip(Connection* c) {
   if (!c->ip_counted_) return;
   c->ip_counted_ = false;
-  auto it = per_ip_.find(c->ip_);
-  if (it == per_ip_.end()) return;
-  if (--it->second == 0) per_ip_.erase(it);
-}
-
-uint32_t TcpServer::connections_from(const std::string& ip) const {
-  auto it = per_ip_.find(ip);
-  return it == per_ip_.end() ? 0 : it->second;
+  listener_.release(c->ip_);
 }
 
 void TcpServer::remove(Connection* c) {
@@ -410,12 +365,12 @@ void TcpServer::sweep_idle() {
       idle.push_back(c);
   }
   for (auto& c : slow) {
-    ++stats_.frame_read_timeouts;
+    ++frame_read_timeouts_;
     c->close("frame not completed within frame_read_timeout_ms " + std::to_string(frame_ms) + " (" +
              std::to_string(c->frame_.size() + c->len_have_) + " bytes of it received)");
   }
   for (auto& c : idle) {
-    ++stats_.idle_timeouts;
+    ++idle_timeouts_;
     c->close("idle for " + std::to_string(idle_ms) + " ms");
   }
 }
@@ -424,9 +379,7 @@ void TcpServer::shutdown(uint64_t deadline_ms, std::function<void()> done) {
   if (shutting_down_) return;
   shutting_down_ = true;
   shutdown_done_ = std::move(done);
-  for (auto* l : listeners_)
-    uv_close(reinterpret_cast<uv_handle_t*>(l), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-  listeners_.clear();
+  listener_.close();
   spdlog::info("shutdown: stopped accepting; draining {} connections (deadline {} ms)", connections_.size(), deadline_ms);
   std::vector<std::shared_ptr<Connection>> all;
   for (auto& [p, c] : connections_) all.push_back(c);

@@ -3,7 +3,7 @@
 // backpressure (a connection is neither read nor handed another buffered frame while its
 // responses not yet written, its requests in flight or their bytes exceed their bounds), an
 // idle timeout, a deadline to finish a started frame, connection limits (total and per client
-// address), TCP_NODELAY and a graceful drain.
+// address, applied at accept by net::Listener), TCP_NODELAY and a graceful drain.
 #pragma once
 
 #include <uv.h>
@@ -20,31 +20,39 @@
 #include "common/bytes.h"
 #include "common/result.h"
 #include "config/config.h"
+#include "net/listener.h"
 
 namespace kib::net {
 
+// The [limits] keys the server enforces; the defaults are the configuration's (config.h is
+// their one definition), so a server built without a config file behaves like one built from
+// an empty one.
 struct ServerLimits {
+  static constexpr config::LimitsConfig kDefaults{};
   // Never above max_inflight_request_bytes (the configuration refuses it): a frame being
   // received counts against that bound, so a larger one could never be completed.
-  uint64_t max_frame_bytes = 64u << 20;
-  uint32_t max_connections = 10000;
+  uint64_t max_frame_bytes = kDefaults.max_frame_bytes;
+  uint32_t max_connections = kDefaults.max_connections;
   // Only whole requests read and responses written count as activity (Kafka's
   // connections.max.idle.ms); bytes of a frame that never completes do not.
-  uint64_t idle_timeout_ms = 600000;
+  uint64_t idle_timeout_ms = kDefaults.idle_timeout_ms;
   // Responses not yet written, per connection: those being written and those finished but
   // queued behind an earlier request still being handled.
-  uint64_t max_pending_response_bytes = 64u << 20;
-  uint32_t max_inflight_requests = 1000;
+  uint64_t max_pending_response_bytes = kDefaults.max_pending_response_bytes;
+  uint32_t max_inflight_requests = kDefaults.max_inflight_requests;
   // Request bytes read but not yet answered, per connection, the frame being received
   // included: past it the connection is not read (a client pipelining 1 MB Produce requests
   // would otherwise hold up to max_inflight_requests of them in memory).
-  uint64_t max_inflight_request_bytes = 64u << 20;
+  uint64_t max_inflight_request_bytes = kDefaults.max_inflight_request_bytes;
   // A frame whose first byte has arrived must be complete within this (while the bridge is
   // reading the connection), else the connection is closed; 0 = no deadline.
-  uint64_t frame_read_timeout_ms = 30000;
+  uint64_t frame_read_timeout_ms = kDefaults.frame_read_timeout_ms;
   // Open connections from one client IP address; the next one is closed at accept.
-  uint32_t max_connections_per_ip = 1000;
+  uint32_t max_connections_per_ip = kDefaults.max_connections_per_ip;
 };
+
+// The server's share of [limits].
+ServerLimits server_limits(const config::LimitsConfig& limits);
 
 // Totals since the server started, for /metrics.
 struct ServerStats {
@@ -163,10 +171,12 @@ class TcpServer {
 
   size_t connection_count() const { return connections_.size(); }
   // Closed at accept because of max_connections or max_connections_per_ip.
-  uint64_t refused_connections() const { return stats_.refused_max_connections + stats_.refused_per_ip; }
-  const ServerStats& stats() const { return stats_; }
+  uint64_t refused_connections() const {
+    return listener_.stats().refused_max_connections + listener_.stats().refused_per_ip;
+  }
+  ServerStats stats() const;
   // Open connections from `ip` (as Connection::ip() spells it).
-  uint32_t connections_from(const std::string& ip) const;
+  uint32_t connections_from(const std::string& ip) const { return listener_.connections_from(ip); }
   const ServerLimits& limits() const { return limits_; }
   // Applies new limits to every connection from now on (SIGHUP): frames already being read
   // keep the bound they were checked against; connections above a lowered max_connections
@@ -176,7 +186,6 @@ class TcpServer {
 
  private:
   friend class Connection;
-  static void on_connection(uv_stream_t* listener, int status);
   void accept_one(uv_stream_t* listener);
   void remove(Connection* c);
   void sweep_idle();
@@ -187,11 +196,11 @@ class TcpServer {
   uv_loop_t* loop_;
   ServerLimits limits_;
   FrameFn on_frame_;
-  std::vector<uv_tcp_t*> listeners_;
+  Listener listener_;
   std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
-  std::unordered_map<std::string, uint32_t> per_ip_;  // open connections by peer address
   uint64_t next_conn_id_ = 1;
-  ServerStats stats_;
+  uint64_t frame_read_timeouts_ = 0;
+  uint64_t idle_timeouts_ = 0;
   uv_timer_t* idle_timer_ = nullptr;
   uv_timer_t* shutdown_timer_ = nullptr;
   bool shutting_down_ = false;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "config/config.h"
 #include "kafka/protocol/error_code.h"
 
 namespace SQLite {
@@ -61,9 +62,9 @@ struct FetchedOffset {
 
 struct CommittedOffsetsOptions {
   // offsets.retention.minutes (7 days).
-  int64_t offsets_retention_ms = 7LL * 24 * 60 * 60 * 1000;
+  int64_t offsets_retention_ms = static_cast<int64_t>(config::GroupsConfig{}.offsets_retention_minutes) * 60 * 1000;
   // offset.metadata.max.bytes: longer metadata strings get OFFSET_METADATA_TOO_LARGE.
-  int32_t offset_metadata_max_bytes = 4096;
+  int32_t offset_metadata_max_bytes = static_cast<int32_t>(config::GroupsConfig{}.offset_metadata_max_bytes);
   // Partition count of a topic, for UNKNOWN_TOPIC_OR_PARTITION on commits and offset deletes;
   // nullopt = no such topic. Unset = every partition is accepted.
   std::function<std::optional<int32_t>(const std::string& topic)> partition_count;

@@ -24,6 +24,7 @@
 #include "bridge/groups/group_timers.h"
 #include "common/bytes.h"
 #include "common/result.h"
+#include "config/config.h"
 #include "kafka/protocol/error_code.h"
 
 namespace SQLite {
@@ -39,14 +40,14 @@ using kafka::ErrorCode;
 
 struct GroupCoordinatorOptions {
   // group.min.session.timeout.ms / group.max.session.timeout.ms (Kafka's defaults).
-  int32_t min_session_timeout_ms = 6000;
-  int32_t max_session_timeout_ms = 1800000;
+  int32_t min_session_timeout_ms = static_cast<int32_t>(config::GroupsConfig{}.min_session_timeout_ms);
+  int32_t max_session_timeout_ms = static_cast<int32_t>(config::GroupsConfig{}.max_session_timeout_ms);
   // group.max.size. Kafka's default is unlimited; a thousand members is far beyond any
   // consumer group seen in practice and bounds what one group can hold.
-  int32_t max_size = 1000;
+  int32_t max_size = static_cast<int32_t>(config::GroupsConfig{}.max_size);
   // group.initial.rebalance.delay.ms: the first rebalance of an empty group waits this long
   // (extended while members keep arriving, up to the rebalance timeout).
-  int32_t initial_rebalance_delay_ms = 3000;
+  int32_t initial_rebalance_delay_ms = static_cast<int32_t>(config::GroupsConfig{}.initial_rebalance_delay_ms);
   // A member that joined but never completed the rebalance is dropped after this long
   // (Kafka's GroupCoordinator.NewMemberJoinTimeoutMs).
   int32_t new_member_join_timeout_ms = 5 * 60 * 1000;
