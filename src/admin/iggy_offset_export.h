@@ -1,5 +1,5 @@
 // `offsets export`: writes a Kafka group's committed offsets into Iggy as consumer offsets, so
-// native Iggy consumers continue where the Kafka consumers stopped (DESIGN.md §4). Kafka
+// native Iggy consumers continue where the Kafka consumers stopped (docs/mapping.md). Kafka
 // commits the next offset to read, Iggy stores the last one consumed: a commit c > 0 becomes
 // stored offset c - 1, and c = 0 deletes the Iggy offset (Iggy has no "nothing consumed yet").
 //

@@ -59,7 +59,7 @@ class IggyClient {
   // ---- partitions, segments
   void create_partitions(const Identifier& stream, const Identifier& topic, uint32_t count, Callback<Unit> cb);
   void delete_partitions(const Identifier& stream, const Identifier& topic, uint32_t count, Callback<Unit> cb);
-  // Deletes the `segments` oldest sealed segments (asynchronous on the server, see PROTOCOL.md §4.5).
+  // Deletes the `segments` oldest sealed segments (asynchronous on the server, see docs/iggy-protocol.md §4.5).
   void delete_segments(const Identifier& stream, const Identifier& topic, uint32_t partition_id,
                        uint32_t segments, Callback<Unit> cb);
 

@@ -87,7 +87,7 @@ enum class TransportCode : uint32_t {
   kUnconfirmed = 7,
 };
 
-// Eviction reasons (server -> client frame, PROTOCOL.md §1.4).
+// Eviction reasons (server -> client frame, docs/iggy-protocol.md §1.4).
 enum class EvictionReason : uint8_t {
   kNoSession = 1,
   kClientReleaseTooLow = 2,

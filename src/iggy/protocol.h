@@ -33,7 +33,7 @@ inline constexpr size_t kMessageHeaderSize = 48;
 inline constexpr size_t kMaxNameLength = 255;
 inline constexpr uint32_t kMaxPartitionsPerRequest = 1000;
 
-// Header byte offsets (PROTOCOL.md §1.1-1.4).
+// Header byte offsets (docs/iggy-protocol.md §1.1-1.4).
 namespace off {
 inline constexpr size_t kSize = 48;
 inline constexpr size_t kCommand = 60;
@@ -96,7 +96,7 @@ enum class Operation : uint8_t {
   kDeleteConsumerOffset = 162,
 };
 
-// Command codes (PROTOCOL.md §4.0).
+// Command codes (docs/iggy-protocol.md §4.0).
 namespace cmd {
 inline constexpr uint32_t kPing = 1;
 inline constexpr uint32_t kGetStats = 10;
@@ -153,7 +153,7 @@ inline bool is_partition_op(Operation op) { return static_cast<uint8_t>(op) >= 1
 // Ops the server deduplicates on (client, request): they consume a request number and carry the
 // request checksum (Register, Logout, metadata writes incl. DeleteSegments).
 bool is_deduplicated_op(Operation op);
-// Does a reply with this operation byte start with a result section (PROTOCOL.md §1.6 step 4)?
+// Does a reply with this operation byte start with a result section (docs/iggy-protocol.md §1.6 step 4)?
 bool reply_is_result_framed(uint8_t reply_op, size_t body_size);
 
 uint64_t xxh3_64(ByteSpan data);
@@ -203,7 +203,7 @@ struct FrameHeader {
 // Validates a server frame header: size within [256, max_frame], command Reply or Eviction.
 Result<FrameHeader> decode_frame_header(ByteSpan header, size_t max_frame = kMaxFrameSize);
 
-// The error an eviction stands for (Iggy code per PROTOCOL.md §1.4).
+// The error an eviction stands for (Iggy code per docs/iggy-protocol.md §1.4).
 Error eviction_error(const FrameHeader& h);
 
 // Typed payload of a reply: a non-zero status -> Iggy error; strips the result section where the

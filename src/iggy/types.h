@@ -25,7 +25,7 @@ struct U128 {
 };
 using MessageId = U128;
 
-// Stream / topic / user / group reference: numeric id or name (PROTOCOL.md §3 Identifier).
+// Stream / topic / user / group reference: numeric id or name (docs/iggy-protocol.md §3 Identifier).
 class Identifier {
  public:
   static Identifier numeric(uint32_t id) { return Identifier(id); }
@@ -153,7 +153,7 @@ struct StreamInfo {
 
 // CreateTopic. Unset options take the server default. Only create-time options exist for
 // segment_size, enforce_fsync, messages_required_to_save, size_of_messages_required_to_save and
-// preallocate_segments (PROTOCOL.md §4.4).
+// preallocate_segments (docs/iggy-protocol.md §4.4).
 struct TopicConfig {
   std::string name;
   uint32_t partitions_count = 1;

@@ -1,4 +1,4 @@
-// Iggy's typed key/value TLV (PROTOCOL.md §3), used for message user headers and options blocks:
+// Iggy's typed key/value TLV (docs/iggy-protocol.md §3), used for message user headers and options blocks:
 // each pair is [key_kind:u8][key_len:u32][key][value_kind:u8][value_len:u32][value], lengths
 // 1..255, kinds 1..15. The server does not validate message headers; native Rust consumers do, so
 // only valid TLV is produced here.

@@ -2,7 +2,7 @@
 //
 // IggyServer::instance() starts one iggy-server per test binary, lazily on first use: a fresh
 // temporary data directory, a free loopback port, root credentials iggy/iggy, HTTP/QUIC/WebSocket
-// off, one shard (PROTOCOL.md §6.2). It is stopped at exit, on SIGINT/SIGTERM/SIGHUP, and killed
+// off, one shard (docs/iggy-protocol.md §6.2). It is stopped at exit, on SIGINT/SIGTERM/SIGHUP, and killed
 // by the kernel if the test process dies (PR_SET_PDEATHSIG). Binary: $IGGY_SERVER, else
 // `iggy-server` on PATH, else /usr/local/bin/iggy-server.
 //

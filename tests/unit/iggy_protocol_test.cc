@@ -1,4 +1,4 @@
-// Iggy wire protocol 0.11: byte layouts against PROTOCOL.md's worked examples and field tables.
+// Iggy wire protocol 0.11: byte layouts against docs/iggy-protocol.md's worked examples and field tables.
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>

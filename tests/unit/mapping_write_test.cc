@@ -137,7 +137,7 @@ bool inside(ByteSpan s, const Bytes& arena) {
 BOOST_AUTO_TEST_SUITE(mapping_write)
 
 BOOST_AUTO_TEST_CASE(native_worked_example_is_stored_exactly_as_upstream_documents) {
-  // UPSTREAM-MAPPING.md §3.1: key order-1, value {…}, header source=kcat, CreateTime ...123.
+  // docs/mapping.md, User headers: key order-1, value {…}, header source=kcat, CreateTime ...123.
   auto batch = make_batch({{kCreateTime, "order-1", "{…}", {{"source", "kcat"}}}});
   auto mapped = map_ok(*batch);
   BOOST_REQUIRE_EQUAL(mapped.messages.size(), 1u);
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(native_worked_example_is_stored_exactly_as_upstream_documen
 }
 
 BOOST_AUTO_TEST_CASE(envelope_worked_example_is_the_documented_14_byte_payload) {
-  // UPSTREAM-MAPPING.md §5: key empty, value "v", no headers.
+  // docs/mapping.md, Envelope payload: key empty, value "v", no headers.
   auto batch = make_batch({{kCreateTime, "", "v", {}}});
   auto mapped = map_ok(*batch);
   const auto& m = mapped.messages[0];

@@ -1,5 +1,5 @@
 // PartitionLog: Kafka's partition log on top of Iggy partitions — Produce, Fetch and ListOffsets
-// semantics (DESIGN.md §4, docs/mapping.md). Handlers decode and encode; everything Kafka
+// semantics (docs/mapping.md). Handlers decode and encode; everything Kafka
 // decides about an append or a read happens below this facade, in one service per kind of state:
 //
 //   * partition_offsets.h — high watermark and log start per partition, learned from Iggy (the

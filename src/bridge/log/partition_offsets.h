@@ -37,7 +37,7 @@ struct PartitionOffsets {
   std::vector<std::function<void(Status)>> log_start_refreshes;  // coalesced Poll First
 };
 
-// High watermark from GetTopic: last offset + 1, 0 when empty (PROTOCOL.md §7). current_offset
+// High watermark from GetTopic: last offset + 1, 0 when empty (docs/iggy-protocol.md §7). current_offset
 // is 0 both for "empty" and for "one message at 0"; messages_count tells them apart.
 int64_t high_watermark_of(const iggy::PartitionInfo& info);
 // A GetTopic reply for the partition. `appended_since`: one of our own appends was acknowledged

@@ -10,7 +10,7 @@
 
 namespace kib::bridge {
 
-// Iggy refuses frames above 64 MiB (PROTOCOL.md §5); what one send may carry after the VSR
+// Iggy refuses frames above 64 MiB (docs/iggy-protocol.md §5); what one send may carry after the VSR
 // header, the metadata section and the batch header, with room to spare.
 inline constexpr uint64_t kMaxIggySendBytes = (64u << 20) - 64 * 1024;
 // Per-message overhead of Iggy's send layout (message frame header).

@@ -19,7 +19,7 @@ namespace {
 using iggy::HeaderKind;
 using kafka::ErrorCode;
 
-// Header names and values of upstream's mapping version 1 (UPSTREAM-MAPPING.md §3).
+// Header names and values of upstream's mapping version 1 (docs/mapping.md, User headers).
 constexpr std::string_view kVersionHeader = "kafka.v";
 constexpr uint8_t kMappingVersion = 1;
 constexpr std::string_view kKeyHeader = "kafka.key";
@@ -106,7 +106,7 @@ Error too_large(size_t index, size_t size) {
 
 Error internal(std::string message) { return kafka_error(ErrorCode::kUnknownServerError, std::move(message)); }
 
-// ---- timestamps (UPSTREAM-MAPPING.md §6) ----------------------------------------------------
+// ---- timestamps (docs/mapping.md, Timestamps) -----------------------------------------------
 
 // Kafka ms to Iggy µs; -1 ("none") is 0. Callers have already refused < -1 and overflow.
 uint64_t native_us(int64_t ms) { return ms == kNoTimestamp ? 0 : static_cast<uint64_t>(ms) * 1000; }
@@ -242,7 +242,7 @@ void put_field(Bytes& out, const std::optional<ByteSpan>& field) {
   if (field) out.insert(out.end(), field->begin(), field->end());
 }
 
-// Layout v1 (UPSTREAM-MAPPING.md §5): headers in Kafka order, names without the prefix.
+// Layout v1 (docs/mapping.md, Envelope payload, layout v1): headers in Kafka order, names without the prefix.
 void write_envelope(Bytes& out, const kafka::Record& r) {
   out.push_back(static_cast<uint8_t>((r.key ? kFlagKey : 0) | (r.value ? kFlagValue : 0)));
   put_field(out, r.key);
