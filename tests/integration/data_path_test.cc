@@ -94,40 +94,40 @@ class FakeProducers : public ProducerRegistry {
  public:
   Status load() override { return ok_status(); }
   void init_producer(std::optional<ProducerIdAndEpoch>, std::function<void(Result<ProducerIdAndEpoch>)> done) override {
-    done(ProducerIdAndEpoch{1, 0});
+    done(ProducerIdAndEpoch{ProducerId(1), ProducerEpoch(0)});
   }
-  SequenceCheck check(int64_t pid, int16_t, const std::string& topic, int32_t partition, int32_t first,
+  SequenceCheck check(ProducerId pid, ProducerEpoch, const std::string& topic, PartitionId partition, int32_t first,
                       int32_t count) override {
     ++checks;
     auto& s = state_[{pid, topic, partition}];
     for (const auto& b : s.batches)
       if (b.first == first && b.count == count) return {SequenceVerdict::kDuplicate, b.offset};
-    if (first != s.next) return {SequenceVerdict::kOutOfOrder, -1};
-    return {SequenceVerdict::kAppend, -1};
+    if (first != s.next) return {SequenceVerdict::kOutOfOrder, kNoOffset};
+    return {SequenceVerdict::kAppend, kNoOffset};
   }
-  bool is_reserved(int64_t, const std::string&, int32_t, int32_t) const override { return true; }
-  void record_append(int64_t pid, int16_t, const std::string& topic, int32_t partition, int32_t first, int32_t count,
-                     int64_t base_offset, std::function<void(Status)> durable) override {
+  bool is_reserved(ProducerId, const std::string&, PartitionId, int32_t) const override { return true; }
+  void record_append(ProducerId pid, ProducerEpoch, const std::string& topic, PartitionId partition, int32_t first,
+                     int32_t count, KafkaOffset base_offset, std::function<void(Status)> durable) override {
     auto& s = state_[{pid, topic, partition}];
     s.batches.push_back({first, count, base_offset});
     s.next = first + count;
     ++appended;
     if (durable) durable(ok_status());
   }
-  void abort_append(int64_t, const std::string&, int32_t, int32_t) override { ++aborted; }
+  void abort_append(ProducerId, const std::string&, PartitionId, int32_t) override { ++aborted; }
 
   int checks = 0, appended = 0, aborted = 0;
 
  private:
   struct Batch {
     int32_t first, count;
-    int64_t offset;
+    KafkaOffset offset;
   };
   struct State {
     int32_t next = 0;
     std::vector<Batch> batches;
   };
-  std::map<std::tuple<int64_t, std::string, int32_t>, State> state_;
+  std::map<std::tuple<ProducerId, std::string, PartitionId>, State> state_;
 };
 
 struct DataPath {
@@ -186,7 +186,7 @@ struct DataPath {
     kafka::DecompressionBudget budget{64u << 20};
     auto decoded = kafka::decode_record_batches(*input, budget);
     BOOST_REQUIRE_MESSAGE(decoded.ok(), (decoded.ok() ? "" : decoded.error().message));
-    log->produce(topic, partition, std::move(decoded.value()), input, acks,
+    log->produce(topic, PartitionId(partition), std::move(decoded.value()), input, acks,
                  [&out](ProduceResult r) { out.emplace(std::move(r)); });
   }
 
@@ -202,6 +202,10 @@ struct DataPath {
     return produce(topic, partition, encode(records, settings));
   }
 
+  static FetchPartitionRequest part(const std::string& topic, int32_t partition, int64_t offset, int32_t max_bytes) {
+    return {topic, PartitionId(partition), KafkaOffset(offset), max_bytes};
+  }
+
   std::vector<FetchPartitionResult> fetch(std::vector<FetchPartitionRequest> parts, FetchParams params = {}) {
     std::optional<std::vector<FetchPartitionResult>> out;
     log->fetch(std::move(parts), params, [&out](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
@@ -211,16 +215,19 @@ struct DataPath {
 
   FetchPartitionResult fetch_one(const std::string& topic, int32_t partition, int64_t offset,
                                  int32_t max_bytes = 1 << 20, FetchParams params = {}) {
-    auto r = fetch({{topic, partition, offset, max_bytes}}, params);
+    auto r = fetch({part(topic, partition, offset, max_bytes)}, params);
     BOOST_REQUIRE(r.size() == 1u);
     return std::move(r[0]);
   }
 
-  OffsetLookup list_offsets(const std::string& topic, int32_t partition, int64_t timestamp) {
+  OffsetLookup list_offsets(const std::string& topic, int32_t partition, TimestampMs timestamp) {
     std::optional<OffsetLookup> out;
-    log->list_offsets(topic, partition, timestamp, [&out](OffsetLookup r) { out.emplace(r); });
+    log->list_offsets(topic, PartitionId(partition), timestamp, [&out](OffsetLookup r) { out.emplace(r); });
     BOOST_REQUIRE(ctx.run_until([&] { return out.has_value(); }, 30s));
     return *out;
+  }
+  OffsetLookup list_offsets(const std::string& topic, int32_t partition, int64_t timestamp_ms) {
+    return list_offsets(topic, partition, TimestampMs(timestamp_ms));
   }
 
   void native_send(const std::string& topic, uint32_t partition, const std::string& payload) {
@@ -301,20 +308,20 @@ BOOST_FIXTURE_TEST_CASE(produced_records_fetch_back_byte_exact_across_batches, D
 
   ProduceResult a = produce(topic, 0, first);
   BOOST_TEST((a.error == ErrorCode::kNone), a.message);
-  BOOST_TEST(a.base_offset == 0);
-  BOOST_TEST(a.log_append_time_ms == -1);
-  BOOST_TEST(a.log_start_offset == 0);
+  BOOST_TEST(a.base_offset() == 0);
+  BOOST_TEST(a.log_append_time_ms() == -1);
+  BOOST_TEST(a.log_start_offset() == 0);
   kafka::BatchSettings gzip;
   gzip.compression = kafka::Compression::kGzip;
   ProduceResult b = produce(topic, 0, encode(second, gzip));
   BOOST_TEST((b.error == ErrorCode::kNone), b.message);
-  BOOST_TEST(b.base_offset == 2);
+  BOOST_TEST(b.base_offset() == 2);
 
   FetchPartitionResult f = fetch_one(topic, 0, 0);
   BOOST_TEST((f.error == ErrorCode::kNone));
-  BOOST_TEST(f.high_watermark == 5);
-  BOOST_TEST(f.last_stable_offset == 5);
-  BOOST_TEST(f.log_start_offset == 0);
+  BOOST_TEST(f.high_watermark() == 5);
+  BOOST_TEST(f.last_stable_offset() == 5);
+  BOOST_TEST(f.log_start_offset() == 0);
   // One uncompressed batch at offset 0 holding all five records, exactly as Kafka encodes it.
   BOOST_TEST(f.records == encode(rs, as_fetched(0)), boost::test_tools::per_element());
   auto batches = decode(f.records);
@@ -326,7 +333,7 @@ BOOST_FIXTURE_TEST_CASE(produced_records_fetch_back_byte_exact_across_batches, D
 BOOST_FIXTURE_TEST_CASE(a_fetch_inside_a_produced_batch_starts_at_the_requested_offset, DataPath) {
   const std::string topic = create_topic();
   auto rs = sample_records();
-  BOOST_TEST(produce(topic, 0, rs).base_offset == 0);
+  BOOST_TEST(produce(topic, 0, rs).base_offset() == 0);
   FetchPartitionResult f = fetch_one(topic, 0, 3);
   BOOST_TEST((f.error == ErrorCode::kNone));
   auto batches = decode(f.records);
@@ -343,14 +350,14 @@ BOOST_FIXTURE_TEST_CASE(offsets_beyond_the_high_watermark_are_out_of_range_and_t
   // Empty partition: offset 0 is the end, no error (librdkafka reports EOF).
   FetchPartitionResult empty = fetch_one(topic, 0, 0);
   BOOST_TEST((empty.error == ErrorCode::kNone));
-  BOOST_TEST(empty.high_watermark == 0);
+  BOOST_TEST(empty.high_watermark() == 0);
   BOOST_TEST(empty.records.empty());
   BOOST_TEST((fetch_one(topic, 0, 1).error == ErrorCode::kOffsetOutOfRange));
 
   produce(topic, 0, std::vector<TestRecord>(3));
   FetchPartitionResult at_end = fetch_one(topic, 0, 3);
   BOOST_TEST((at_end.error == ErrorCode::kNone));
-  BOOST_TEST(at_end.high_watermark == 3);
+  BOOST_TEST(at_end.high_watermark() == 3);
   BOOST_TEST(at_end.records.empty());
   FetchPartitionResult beyond = fetch_one(topic, 0, 4);
   BOOST_TEST((beyond.error == ErrorCode::kOffsetOutOfRange));
@@ -362,7 +369,7 @@ BOOST_FIXTURE_TEST_CASE(unknown_topics_and_partitions_are_reported_per_partition
   auto missing = kib::test::unique_name("missing");
   BOOST_TEST((produce(missing, 0, std::vector<TestRecord>(1)).error == ErrorCode::kUnknownTopicOrPartition));
   BOOST_TEST((produce(topic, 2, std::vector<TestRecord>(1)).error == ErrorCode::kUnknownTopicOrPartition));
-  auto results = fetch({{missing, 0, 0, 1000}, {topic, 1, 0, 1000}, {topic, 5, 0, 1000}});
+  auto results = fetch({part(missing, 0, 0, 1000), part(topic, 1, 0, 1000), part(topic, 5, 0, 1000)});
   BOOST_TEST((results[0].error == ErrorCode::kUnknownTopicOrPartition));
   BOOST_TEST((results[1].error == ErrorCode::kNone));
   BOOST_TEST((results[2].error == ErrorCode::kUnknownTopicOrPartition));
@@ -375,7 +382,7 @@ BOOST_FIXTURE_TEST_CASE(kafka_produce_rules_are_enforced_before_iggy, DataPath) 
   big[0].value = std::string(3000, 'b');
   ProduceResult too_large = produce(topic, 0, big);
   BOOST_TEST((too_large.error == ErrorCode::kMessageTooLarge));
-  BOOST_TEST(too_large.base_offset == -1);
+  BOOST_TEST(too_large.base_offset() == -1);
 
   Bytes two = encode(std::vector<TestRecord>(1), {});
   Bytes second = encode(std::vector<TestRecord>(1), {});
@@ -393,14 +400,14 @@ BOOST_FIXTURE_TEST_CASE(kafka_produce_rules_are_enforced_before_iggy, DataPath) 
   BOOST_TEST((produce(topic, 0, std::vector<TestRecord>(1), control).error == ErrorCode::kInvalidRecord));
   BOOST_TEST((produce(topic, 0, encode(std::vector<TestRecord>(1), {}), 2).error == ErrorCode::kInvalidRequiredAcks));
   // Nothing of the above reached Iggy.
-  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset == 0);
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 0);
 }
 
 BOOST_FIXTURE_TEST_CASE(acks_zero_still_appends, DataPath) {
   const std::string topic = create_topic();
   ProduceResult r = produce(topic, 0, encode(std::vector<TestRecord>(2), {}), 0);
   BOOST_TEST((r.error == ErrorCode::kNone));
-  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset == 2);
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 2);
 }
 
 BOOST_FIXTURE_TEST_CASE(pipelined_appends_to_one_partition_keep_their_order, DataPath) {
@@ -419,7 +426,7 @@ BOOST_FIXTURE_TEST_CASE(pipelined_appends_to_one_partition_keep_their_order, Dat
   }));
   for (int i = 0; i < kN; ++i) {
     BOOST_TEST((results[static_cast<size_t>(i)]->error == ErrorCode::kNone));
-    BOOST_TEST(results[static_cast<size_t>(i)]->base_offset == i / 2);
+    BOOST_TEST(results[static_cast<size_t>(i)]->base_offset() == i / 2);
   }
   const FetchPartitionResult all = fetch_one(topic, 0, 0);
   auto batches = decode(all.records);
@@ -451,7 +458,7 @@ BOOST_FIXTURE_TEST_CASE(appends_queued_behind_a_send_share_the_next_iggy_send_wi
   std::vector<std::string> values;
   for (int i = 0; i < kN; ++i) {
     BOOST_TEST((results[static_cast<size_t>(i)]->error == ErrorCode::kNone));
-    BOOST_TEST(results[static_cast<size_t>(i)]->base_offset == expected);
+    BOOST_TEST(results[static_cast<size_t>(i)]->base_offset() == expected);
     for (int k = 0; k < i % 3 + 1; ++k) values.push_back("r" + std::to_string(i) + "." + std::to_string(k));
     expected += i % 3 + 1;
   }
@@ -471,15 +478,15 @@ BOOST_FIXTURE_TEST_CASE(idempotent_retries_get_the_original_offset_without_a_sec
   produce(topic, 0, std::vector<TestRecord>(1));  // a non-idempotent record first: offsets shift
   ProduceResult first = produce(topic, 0, std::vector<TestRecord>(3), s);
   BOOST_TEST((first.error == ErrorCode::kNone));
-  BOOST_TEST(first.base_offset == 1);
+  BOOST_TEST(first.base_offset() == 1);
   ProduceResult retry = produce(topic, 0, std::vector<TestRecord>(3), s);
   BOOST_TEST((retry.error == ErrorCode::kNone));
-  BOOST_TEST(retry.base_offset == 1);
-  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset == 4);
+  BOOST_TEST(retry.base_offset() == 1);
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 4);
   s.base_sequence = 7;  // gap
   BOOST_TEST((produce(topic, 0, std::vector<TestRecord>(1), s).error == ErrorCode::kOutOfOrderSequenceNumber));
   BOOST_TEST(producers.appended == 1);
-  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset == 4);
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 4);
 }
 
 BOOST_FIXTURE_TEST_CASE(byte_limits_cut_at_records_but_return_a_large_first_record, DataPath) {
@@ -503,11 +510,11 @@ BOOST_FIXTURE_TEST_CASE(byte_limits_cut_at_records_but_return_a_large_first_reco
   // Response limit: the first partition with data fills it; the next gets nothing, no error.
   FetchParams params;
   params.max_bytes = 1500;
-  auto both = fetch({{topic, 0, 0, 1 << 20}, {topic, 1, 0, 1 << 20}}, params);
+  auto both = fetch({part(topic, 0, 0, 1 << 20), part(topic, 1, 0, 1 << 20)}, params);
   BOOST_TEST(decode(both[0].records)[0].records.size() == 1u);
   BOOST_TEST(both[1].records.empty());
   BOOST_TEST((both[1].error == ErrorCode::kNone));
-  BOOST_TEST(both[1].high_watermark == 10);
+  BOOST_TEST(both[1].high_watermark() == 10);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_long_poll_wakes_as_soon_as_the_bridge_appends, DataPath) {
@@ -518,7 +525,7 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_wakes_as_soon_as_the_bridge_appends, DataPat
   params.min_bytes = 1;
   std::optional<std::vector<FetchPartitionResult>> out;
   const auto started = std::chrono::steady_clock::now();
-  log->fetch({{topic, 0, 0, 1 << 20}, {topic, 1, 2, 1 << 20}}, params,
+  log->fetch({part(topic, 0, 0, 1 << 20), part(topic, 1, 2, 1 << 20)}, params,
              [&](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
   iggy::LoopTimer later(ctx.loop());
   std::optional<ProduceResult> produced;
@@ -536,7 +543,7 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_wakes_as_soon_as_the_bridge_appends, DataPat
   BOOST_REQUIRE(batches.size() == 1u);
   BOOST_TEST(batches[0].header.base_offset == 2);
   BOOST_TEST(str(batches[0].records[0].value) == "wake");
-  BOOST_TEST((*out)[1].high_watermark == 3);
+  BOOST_TEST((*out)[1].high_watermark() == 3);
   BOOST_TEST(log->waiting_fetches() == 0u);
 }
 
@@ -546,7 +553,8 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_sees_appends_by_native_iggy_producers, DataP
   params.max_wait_ms = 10000;
   std::optional<std::vector<FetchPartitionResult>> out;
   const auto started = std::chrono::steady_clock::now();
-  log->fetch({{topic, 0, 0, 1 << 20}}, params, [&](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
+  log->fetch({part(topic, 0, 0, 1 << 20)}, params,
+             [&](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
   iggy::LoopTimer later(ctx.loop());
   bool sent = false;
   later.start(300ms, [&] {
@@ -565,7 +573,7 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_sees_appends_by_native_iggy_producers, DataP
   BOOST_REQUIRE(batches.size() == 1u);
   BOOST_TEST(str(batches[0].records[0].key) == "<null>");
   BOOST_TEST(str(batches[0].records[0].value) == "from iggy");
-  BOOST_TEST((*out)[0].high_watermark == 1);
+  BOOST_TEST((*out)[0].high_watermark() == 1);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_long_poll_without_data_answers_empty_after_max_wait, DataPath) {
@@ -586,7 +594,8 @@ BOOST_FIXTURE_TEST_CASE(stop_waiting_answers_long_polls_at_once, DataPath) {
   FetchParams params;
   params.max_wait_ms = 30000;
   std::optional<std::vector<FetchPartitionResult>> out;
-  log->fetch({{topic, 0, 0, 1 << 20}}, params, [&](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
+  log->fetch({part(topic, 0, 0, 1 << 20)}, params,
+             [&](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
   ctx.run_until([&] { return out.has_value(); }, 300ms);
   BOOST_REQUIRE(!out.has_value());
   BOOST_TEST(log->waiting_fetches() == 1u);
@@ -599,12 +608,12 @@ BOOST_FIXTURE_TEST_CASE(list_offsets_earliest_latest_and_by_timestamp, DataPath)
   const std::string topic = create_topic();
   OffsetLookup empty_latest = list_offsets(topic, 0, kLatestTimestamp);
   BOOST_TEST((empty_latest.error == ErrorCode::kNone));
-  BOOST_TEST(empty_latest.offset == 0);
-  BOOST_TEST(list_offsets(topic, 0, kEarliestTimestamp).offset == 0);
+  BOOST_TEST(empty_latest.offset() == 0);
+  BOOST_TEST(list_offsets(topic, 0, kEarliestTimestamp).offset() == 0);
   OffsetLookup empty_max = list_offsets(topic, 0, kMaxTimestamp);
-  BOOST_TEST(empty_max.offset == -1);
-  BOOST_TEST(empty_max.timestamp == -1);
-  BOOST_TEST(list_offsets(topic, 0, 0).offset == -1);
+  BOOST_TEST(empty_max.offset() == -1);
+  BOOST_TEST(empty_max.timestamp() == -1);
+  BOOST_TEST(list_offsets(topic, 0, 0).offset() == -1);
 
   // CreateTime out of offset order, as producers may set it.
   std::vector<TestRecord> rs(5);
@@ -612,33 +621,33 @@ BOOST_FIXTURE_TEST_CASE(list_offsets_earliest_latest_and_by_timestamp, DataPath)
   for (size_t i = 0; i < rs.size(); ++i) rs[i].timestamp = ts[i];
   produce(topic, 0, rs);
 
-  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset == 5);
-  BOOST_TEST(list_offsets(topic, 0, kEarliestTimestamp).offset == 0);
-  BOOST_TEST(list_offsets(topic, 0, kEarliestLocalTimestamp).offset == 0);
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 5);
+  BOOST_TEST(list_offsets(topic, 0, kEarliestTimestamp).offset() == 0);
+  BOOST_TEST(list_offsets(topic, 0, kEarliestLocalTimestamp).offset() == 0);
   OffsetLookup max = list_offsets(topic, 0, kMaxTimestamp);
-  BOOST_TEST(max.offset == 1);
-  BOOST_TEST(max.timestamp == 9000);
+  BOOST_TEST(max.offset() == 1);
+  BOOST_TEST(max.timestamp() == 9000);
   OffsetLookup t0 = list_offsets(topic, 0, 0);
-  BOOST_TEST(t0.offset == 0);
-  BOOST_TEST(t0.timestamp == 1000);
+  BOOST_TEST(t0.offset() == 0);
+  BOOST_TEST(t0.timestamp() == 1000);
   OffsetLookup t1500 = list_offsets(topic, 0, 1500);
-  BOOST_TEST(t1500.offset == 1);
-  BOOST_TEST(t1500.timestamp == 9000);
-  BOOST_TEST(list_offsets(topic, 0, 9000).offset == 1);
-  BOOST_TEST(list_offsets(topic, 0, 9001).offset == -1);
+  BOOST_TEST(t1500.offset() == 1);
+  BOOST_TEST(t1500.timestamp() == 9000);
+  BOOST_TEST(list_offsets(topic, 0, 9000).offset() == 1);
+  BOOST_TEST(list_offsets(topic, 0, 9001).offset() == -1);
 
   // The index extends incrementally with later appends, native ones included.
   std::vector<TestRecord> later(1);
   later[0].timestamp = 20000;
   produce(topic, 0, later);
   OffsetLookup t10k = list_offsets(topic, 0, 10000);
-  BOOST_TEST(t10k.offset == 5);
-  BOOST_TEST(t10k.timestamp == 20000);
+  BOOST_TEST(t10k.offset() == 5);
+  BOOST_TEST(t10k.timestamp() == 20000);
   native_send(topic, 0, "native");  // Iggy stamps it now: far above 20000 ms
   OffsetLookup max2 = list_offsets(topic, 0, kMaxTimestamp);
-  BOOST_TEST(max2.offset == 6);
-  BOOST_TEST(max2.timestamp > 20000);
-  BOOST_TEST(list_offsets(topic, 0, 20001).offset == 6);
+  BOOST_TEST(max2.offset() == 6);
+  BOOST_TEST(max2.timestamp() > 20000);
+  BOOST_TEST(list_offsets(topic, 0, 20001).offset() == 6);
 }
 
 BOOST_FIXTURE_TEST_CASE(native_appends_move_the_high_watermark_seen_by_fetch, DataPath) {
@@ -649,7 +658,7 @@ BOOST_FIXTURE_TEST_CASE(native_appends_move_the_high_watermark_seen_by_fetch, Da
   // The cache says HW = 1; a fetch at 2 must not be out of range.
   FetchPartitionResult r = fetch_one(topic, 0, 2);
   BOOST_TEST((r.error == ErrorCode::kNone));
-  BOOST_TEST(r.high_watermark == 3);
+  BOOST_TEST(r.high_watermark() == 3);
   auto batches = decode(r.records);
   BOOST_REQUIRE(batches.size() == 1u);
   BOOST_TEST(batches[0].header.base_offset == 2);
@@ -861,20 +870,20 @@ BOOST_FIXTURE_TEST_CASE(kafka_clients_produce_fetch_and_list_offsets_through_the
       BOOST_REQUIRE(resp.topics.at(0).partitions.size() == 1u);
       return resp.topics[0].partitions[0];
     };
-    auto latest = one(kLatestTimestamp);
+    auto latest = one(kLatestTimestamp());
     BOOST_TEST(latest.error_code == 0);
     BOOST_TEST(latest.offset == 4);
     BOOST_TEST(latest.timestamp == -1);
-    BOOST_TEST(one(kEarliestTimestamp).offset == 0);
+    BOOST_TEST(one(kEarliestTimestamp()).offset == 0);
     BOOST_TEST(one(rs[0].timestamp).offset == 0);
     BOOST_TEST(one(rs[0].timestamp + 1).offset == -1);
     if (version >= 4) {  // Kafka: the leader epoch of the offset found, -1 when none is
       BOOST_TEST(latest.leader_epoch == 0);
-      BOOST_TEST(one(kEarliestTimestamp).leader_epoch == 0);
+      BOOST_TEST(one(kEarliestTimestamp()).leader_epoch == 0);
       BOOST_TEST(one(rs[0].timestamp + 1).leader_epoch == -1);
     }
     if (version >= 7) {
-      auto max = one(kMaxTimestamp);
+      auto max = one(kMaxTimestamp());
       BOOST_TEST(max.offset == 0);
       BOOST_TEST(max.timestamp == rs[0].timestamp);
     }
@@ -901,7 +910,7 @@ BOOST_FIXTURE_TEST_CASE(produce_errors_are_per_partition_and_decoding_rules_hold
   auto unknown = produce_wire(kib::test::unique_name("nope"), encode(std::vector<TestRecord>(1), {}), 7);
   BOOST_TEST(unknown.responses[0].partition_responses[0].error_code ==
              to_int16(ErrorCode::kUnknownTopicOrPartition));
-  BOOST_TEST(list_offsets_wire(topic, {kLatestTimestamp}, 5).topics[0].partitions[0].offset == 2);
+  BOOST_TEST(list_offsets_wire(topic, {kLatestTimestamp()}, 5).topics[0].partitions[0].offset == 2);
 }
 
 BOOST_FIXTURE_TEST_CASE(acks_zero_gets_no_response_but_appends, WirePath) {
@@ -919,7 +928,7 @@ BOOST_FIXTURE_TEST_CASE(acks_zero_gets_no_response_but_appends, WirePath) {
   // may be answered before the acks=0 append lands: ask until it shows.
   int64_t latest = -1;
   for (int i = 0; i < 100 && latest != 3; ++i) {
-    latest = list_offsets_wire(topic, {kLatestTimestamp}, 5).topics[0].partitions[0].offset;
+    latest = list_offsets_wire(topic, {kLatestTimestamp()}, 5).topics[0].partitions[0].offset;
     if (latest != 3) ctx.run_until([] { return false; }, 20ms);
   }
   BOOST_TEST(latest == 3);
@@ -956,7 +965,7 @@ BOOST_FIXTURE_TEST_CASE(fetch_sessions_are_never_created_and_unknown_ones_are_re
 
 BOOST_FIXTURE_TEST_CASE(list_offsets_refuses_a_partition_listed_twice, WirePath) {
   const std::string topic = create_topic();
-  auto resp = list_offsets_wire(topic, {kLatestTimestamp, kEarliestTimestamp}, 5);
+  auto resp = list_offsets_wire(topic, {kLatestTimestamp(), kEarliestTimestamp()}, 5);
   for (const auto& p : resp.topics[0].partitions) BOOST_TEST(p.error_code == to_int16(ErrorCode::kInvalidRequest));
 }
 
@@ -974,7 +983,7 @@ BOOST_FIXTURE_TEST_CASE(produce_below_v3_closes_the_connection_and_nothing_is_wr
   send(req, 2);
   BOOST_TEST(!next_frame(5s).has_value());  // closed, no answer
   connect();
-  auto latest = list_offsets_wire(topic, {kLatestTimestamp}, 5);
+  auto latest = list_offsets_wire(topic, {kLatestTimestamp()}, 5);
   BOOST_TEST(latest.topics[0].partitions[0].offset == 0);
 }
 

@@ -189,20 +189,22 @@ class FakeRegistry final : public ProducerRegistry {
 
   Status load() override { return ok_status(); }
   void init_producer(std::optional<ProducerIdAndEpoch>, std::function<void(Result<ProducerIdAndEpoch>)>) override {}
-  SequenceCheck check(int64_t, int16_t, const std::string&, int32_t, int32_t first_sequence, int32_t) override {
+  SequenceCheck check(ProducerId, ProducerEpoch, const std::string&, PartitionId, int32_t first_sequence,
+                      int32_t) override {
     ++checks;
     auto it = verdicts.find(first_sequence);
     return it == verdicts.end() ? SequenceCheck{} : it->second;
   }
-  bool is_reserved(int64_t, const std::string&, int32_t, int32_t) const override { return true; }
-  void record_append(int64_t producer_id, int16_t epoch, const std::string&, int32_t, int32_t first_sequence,
-                     int32_t count, int64_t base_offset, std::function<void(Status)> durable) override {
-    recorded.push_back({producer_id, epoch, first_sequence, count, base_offset});
+  bool is_reserved(ProducerId, const std::string&, PartitionId, int32_t) const override { return true; }
+  void record_append(ProducerId producer_id, ProducerEpoch epoch, const std::string&, PartitionId,
+                     int32_t first_sequence, int32_t count, KafkaOffset base_offset,
+                     std::function<void(Status)> durable) override {
+    recorded.push_back({producer_id(), epoch(), first_sequence, count, base_offset()});
     // A recorded range is known from now on: its retry is a duplicate.
     verdicts[first_sequence] = SequenceCheck{SequenceVerdict::kDuplicate, base_offset};
     if (durable) durable(ok_status());
   }
-  void abort_append(int64_t, const std::string&, int32_t, int32_t first_sequence) override {
+  void abort_append(ProducerId, const std::string&, PartitionId, int32_t first_sequence) override {
     aborted.push_back(first_sequence);
   }
 };
@@ -244,7 +246,7 @@ inline std::shared_ptr<AppendJob> make_job(const BatchSpec& spec, std::vector<Pr
   auto job = std::make_shared<AppendJob>();
   job->batches = std::move(decoded.value());
   job->input = wire;
-  auto refused = prepare_append(*job, "t", 0, 1 << 20);
+  auto refused = prepare_append(*job, "t", PartitionId(0), 1 << 20);
   BOOST_REQUIRE(!refused.has_value());
   if (results) job->cb = [results](ProduceResult r) { results->push_back(std::move(r)); };
   else job->cb = [](ProduceResult) {};

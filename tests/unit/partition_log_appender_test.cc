@@ -20,11 +20,12 @@ struct Appending {
   OffsetsTable offsets{&loop.loop, iggy};
   Idempotence idempotence{&registry};
   std::vector<int64_t> appended_at;  // high watermark at each "appended" signal
-  Appender appender{iggy, offsets, idempotence, [this](PartitionOffsets& p) { appended_at.push_back(p.high_watermark); }};
+  Appender appender{iggy, offsets, idempotence,
+                    [this](PartitionOffsets& p) { appended_at.push_back(p.high_watermark()); }};
   std::vector<ProduceResult> results;
 
   Appending() { iggy.add_topic("t", 1); }
-  PartitionOffsets& p() { return offsets.at("t", 0); }
+  PartitionOffsets& p() { return offsets.at("t", PartitionId(0)); }
 };
 
 std::shared_ptr<AppendJob> sized_job(uint64_t bytes, uint64_t min_us, uint64_t max_us, bool unknown = false) {
@@ -69,12 +70,12 @@ BOOST_FIXTURE_TEST_CASE(appends_queued_behind_a_send_go_together_in_order, Appen
   BOOST_REQUIRE_EQUAL(results.size(), 3u);
   BOOST_TEST(iggy.sends == 2);
   BOOST_TEST((iggy.send_sizes == std::vector<size_t>{2, 4}));
-  BOOST_TEST(results[0].base_offset == 0);
-  BOOST_TEST(results[1].base_offset == 2);
-  BOOST_TEST(results[2].base_offset == 3);
+  BOOST_TEST(results[0].base_offset() == 0);
+  BOOST_TEST(results[1].base_offset() == 2);
+  BOOST_TEST(results[2].base_offset() == 3);
   for (const auto& r : results) BOOST_TEST(kafka::to_int16(r.error) == 0);
   BOOST_TEST((appended_at == std::vector<int64_t>{2, 6}));
-  BOOST_TEST(p().high_watermark == 6);
+  BOOST_TEST(p().high_watermark() == 6);
   BOOST_TEST(appender.queued(p()) == 0u);
 }
 
@@ -90,7 +91,7 @@ BOOST_FIXTURE_TEST_CASE(a_failed_send_answers_its_jobs_and_the_next_append_is_se
   iggy.serve();
   BOOST_REQUIRE_EQUAL(results.size(), 2u);
   BOOST_TEST(kafka::to_int16(results[1].error) == 0);
-  BOOST_TEST(results[1].base_offset == 0);
+  BOOST_TEST(results[1].base_offset() == 0);
   BOOST_TEST(iggy.get_topics == 1);  // the offsets are loaded once
 }
 
@@ -98,19 +99,19 @@ BOOST_FIXTURE_TEST_CASE(idempotent_batches_are_stamped_recorded_and_their_retrie
   appender.append(p(), make_job({{"a", "b"}, 1'700'000'000'000, {}, 42, 0, 0}, &results));
   iggy.serve();
   BOOST_REQUIRE_EQUAL(results.size(), 1u);
-  BOOST_TEST(results[0].base_offset == 0);
+  BOOST_TEST(results[0].base_offset() == 0);
   BOOST_REQUIRE_EQUAL(registry.recorded.size(), 1u);
   BOOST_TEST(registry.recorded[0].producer_id == 42);
   BOOST_TEST(registry.recorded[0].count == 2);
   auto seq = parse_producer_message_id(iggy.partition("t", 0).messages[1].id);
   BOOST_REQUIRE(seq.has_value());
-  BOOST_TEST(seq->producer_id == 42);
+  BOOST_TEST(seq->producer_id() == 42);
   BOOST_TEST(seq->sequence == 1);
   // The retry: the registry now knows the range.
   appender.append(p(), make_job({{"a", "b"}, 1'700'000'000'000, {}, 42, 0, 0}, &results));
   iggy.serve();
   BOOST_REQUIRE_EQUAL(results.size(), 2u);
-  BOOST_TEST(results[1].base_offset == 0);
+  BOOST_TEST(results[1].base_offset() == 0);
   BOOST_TEST(iggy.sends == 1);
   BOOST_TEST(iggy.partition("t", 0).messages.size() == 2u);
 }
@@ -131,9 +132,9 @@ BOOST_FIXTURE_TEST_CASE(after_a_lost_send_the_tail_is_read_before_the_retry_so_i
   BOOST_TEST(kafka::to_int16(results[2].error) != 0);
   // ...and Iggy did store it, at offsets 3 and 4.
   FakeIggy::Stored m;
-  m.id = producer_message_id(7, 0, 2, true);
+  m.id = producer_message_id(ProducerId(7), ProducerEpoch(0), 2, true);
   iggy.partition("t", 0).messages.push_back(m);
-  m.id = producer_message_id(7, 0, 3, false);
+  m.id = producer_message_id(ProducerId(7), ProducerEpoch(0), 3, false);
   iggy.partition("t", 0).messages.push_back(m);
   iggy.fail_sends = false;
   const int sends_before = iggy.sends;
@@ -142,15 +143,15 @@ BOOST_FIXTURE_TEST_CASE(after_a_lost_send_the_tail_is_read_before_the_retry_so_i
   BOOST_TEST(iggy.sends == sends_before);  // answered from the recovered tail, not stored twice
   BOOST_REQUIRE_EQUAL(results.size(), 4u);
   BOOST_TEST(kafka::to_int16(results[3].error) == 0);
-  BOOST_TEST(results[3].base_offset == 3);
+  BOOST_TEST(results[3].base_offset() == 3);
   BOOST_REQUIRE_EQUAL(registry.recorded.size(), 2u);
   BOOST_TEST(registry.recorded[1].first_sequence == 2);
   BOOST_TEST(registry.recorded[1].base_offset == 3);
-  BOOST_TEST(p().high_watermark == 5);
+  BOOST_TEST(p().high_watermark() == 5);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_refused_verdict_answers_the_head_and_the_queue_moves_on, Appending) {
-  registry.verdicts[5] = SequenceCheck{SequenceVerdict::kOutOfOrder, -1};
+  registry.verdicts[5] = SequenceCheck{SequenceVerdict::kOutOfOrder, kNoOffset};
   appender.append(p(), make_job({{"a"}, 1'700'000'000'000, {}, 3, 0, 5}, &results));
   appender.append(p(), make_job({{"b"}}, &results));
   iggy.serve();

@@ -24,9 +24,9 @@ struct Listing {
     store(iggy, "t", 0, {{"a", "b", "c", "d", "e"}, 0, {1000, 2000, 9000, 3000, 4000}});
     iggy.partition("t", 0).log_start = 1;  // retention removed offset 0
   }
-  OffsetLookup list(int64_t timestamp) {
+  OffsetLookup list(TimestampMs timestamp) {
     std::optional<OffsetLookup> got;
-    index.list_offsets(offsets.at("t", 0), timestamp, [&](OffsetLookup r) { got = r; });
+    index.list_offsets(offsets.at("t", PartitionId(0)), timestamp, [&](OffsetLookup r) { got = r; });
     iggy.serve();
     BOOST_REQUIRE(got.has_value());
     return *got;
@@ -38,25 +38,25 @@ struct Listing {
 BOOST_AUTO_TEST_SUITE(partition_log_offset_index)
 
 BOOST_FIXTURE_TEST_CASE(latest_and_earliest_come_from_the_partition_offsets, Listing) {
-  BOOST_TEST(list(kLatestTimestamp).offset == 5);
-  BOOST_TEST(list(kEarliestTimestamp).offset == 1);
-  BOOST_TEST(list(kEarliestLocalTimestamp).offset == 1);
-  BOOST_TEST(list(kLatestTimestamp).timestamp == -1);
+  BOOST_TEST(list(kLatestTimestamp).offset() == 5);
+  BOOST_TEST(list(kEarliestTimestamp).offset() == 1);
+  BOOST_TEST(list(kEarliestLocalTimestamp).offset() == 1);
+  BOOST_TEST(list(kLatestTimestamp).timestamp() == -1);
 }
 
 BOOST_FIXTURE_TEST_CASE(max_timestamp_and_time_lookups_are_exact_for_unordered_times, Listing) {
   OffsetLookup max = list(kMaxTimestamp);
-  BOOST_TEST(max.offset == 2);
-  BOOST_TEST(max.timestamp == 9000);
-  OffsetLookup at = list(2500);  // the first record at or after 2500 is offset 2 (9000), not 3
-  BOOST_TEST(at.offset == 2);
-  BOOST_TEST(at.timestamp == 9000);
-  OffsetLookup early = list(0);  // offset 0 is gone: the earliest retained
-  BOOST_TEST(early.offset == 1);
-  OffsetLookup none = list(10'000);
+  BOOST_TEST(max.offset() == 2);
+  BOOST_TEST(max.timestamp() == 9000);
+  OffsetLookup at = list(TimestampMs(2500));  // the first record at or after 2500 is offset 2 (9000), not 3
+  BOOST_TEST(at.offset() == 2);
+  BOOST_TEST(at.timestamp() == 9000);
+  OffsetLookup early = list(TimestampMs(0));  // offset 0 is gone: the earliest retained
+  BOOST_TEST(early.offset() == 1);
+  OffsetLookup none = list(TimestampMs(10'000));
   BOOST_TEST(kafka::to_int16(none.error) == 0);
-  BOOST_TEST(none.offset == -1);
-  BOOST_TEST(none.timestamp == -1);
+  BOOST_TEST(none.offset() == -1);
+  BOOST_TEST(none.timestamp() == -1);
 }
 
 BOOST_FIXTURE_TEST_CASE(the_index_is_extended_by_new_records_without_rescanning, Listing) {
@@ -64,8 +64,8 @@ BOOST_FIXTURE_TEST_CASE(the_index_is_extended_by_new_records_without_rescanning,
   const int polls = iggy.polls;
   store(iggy, "t", 0, {{"f"}, 0, {20'000}});
   OffsetLookup max = list(kMaxTimestamp);
-  BOOST_TEST(max.offset == 5);
-  BOOST_TEST(max.timestamp == 20'000);
+  BOOST_TEST(max.offset() == 5);
+  BOOST_TEST(max.timestamp() == 20'000);
   // Poll First for the log start, then one poll from offset 5 on.
   BOOST_TEST(iggy.polls == polls + 2);
   BOOST_TEST(iggy.poll_offsets.back() == 5);

@@ -17,9 +17,9 @@ struct Reading {
   FakeIggy iggy;
   OffsetsTable offsets{&loop.loop, iggy};
   iggy::LoopTasks tasks{&loop.loop};
-  Reader reader{&loop.loop, iggy, offsets, tasks, [](const std::string& topic, int32_t partition,
+  Reader reader{&loop.loop, iggy, offsets, tasks, [](const std::string& topic, PartitionId partition,
                                                      std::function<void(Status)> cb) {
-                  if (topic == "t" && partition >= 0 && partition < 2) return cb(ok_status());
+                  if (topic == "t" && partition() >= 0 && partition() < 2) return cb(ok_status());
                   cb(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown " + topic));
                 }};
   std::optional<std::vector<FetchPartitionResult>> got;
@@ -31,8 +31,8 @@ struct Reading {
     got.reset();
     FetchParams params;
     params.max_wait_ms = max_wait_ms;
-    reader.fetch({FetchPartitionRequest{std::move(topic), 0, offset, partition_max_bytes}}, params,
-                 [this](std::vector<FetchPartitionResult> r) { got = std::move(r); }, owner);
+    reader.fetch({FetchPartitionRequest{std::move(topic), PartitionId(0), KafkaOffset(offset), partition_max_bytes}},
+                 params, [this](std::vector<FetchPartitionResult> r) { got = std::move(r); }, owner);
   }
   // Serves Iggy and runs the loop until the fetch is answered.
   void wait_answer(uint64_t ms = 3000) {
@@ -64,9 +64,9 @@ BOOST_FIXTURE_TEST_CASE(a_fetch_that_may_not_wait_answers_with_what_is_there, Re
   BOOST_REQUIRE_EQUAL(got->size(), 1u);
   const FetchPartitionResult& r = got->front();
   BOOST_TEST(kafka::to_int16(r.error) == 0);
-  BOOST_TEST(r.high_watermark == 3);
-  BOOST_TEST(r.last_stable_offset == 3);
-  BOOST_TEST(r.log_start_offset == 0);
+  BOOST_TEST(r.high_watermark() == 3);
+  BOOST_TEST(r.last_stable_offset() == 3);
+  BOOST_TEST(r.log_start_offset() == 0);
   BOOST_TEST(records_in(r) == 3u);
   BOOST_TEST(reader.waiting_fetches() == 0u);
 }
@@ -90,14 +90,14 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_wakes_when_this_bridge_appends, Reading) {
   BOOST_TEST(!got.has_value());
   BOOST_TEST(reader.waiting_fetches() == 1u);
   store(iggy, "t", 0, {{"b", "c"}});
-  PartitionOffsets& p = offsets.at("t", 0);
-  note_appended(p, 1, 2);
+  PartitionOffsets& p = offsets.at("t", PartitionId(0));
+  note_appended(p, KafkaOffset(1), 2);
   reader.appended(p);
   iggy.serve();
   loop.spin();
   BOOST_REQUIRE(got.has_value());
   BOOST_TEST(records_in(got->front()) == 2u);
-  BOOST_TEST(got->front().high_watermark == 3);
+  BOOST_TEST(got->front().high_watermark() == 3);
   BOOST_TEST(reader.waiting_fetches() == 0u);
 }
 
@@ -119,7 +119,7 @@ BOOST_FIXTURE_TEST_CASE(the_next_fetch_is_served_from_the_read_ahead, Reading) {
   wait_answer();
   BOOST_REQUIRE(got.has_value());
   BOOST_TEST(records_in(got->front()) == 1u);
-  BOOST_TEST(reader.read_aheads().has(offsets.at("t", 0)));
+  BOOST_TEST(reader.read_aheads().has(offsets.at("t", PartitionId(0))));
   iggy.serve();  // the read-ahead's reply arrives
   fetch(1, 0, 1);
   wait_answer();
@@ -137,7 +137,7 @@ BOOST_FIXTURE_TEST_CASE(cancelled_fetches_are_dropped_unanswered_with_their_queu
   BOOST_TEST(reader.waiting_fetches() == 0u);
   BOOST_TEST(iggy.cancelled == std::vector<uint64_t>{9});
   store(iggy, "t", 0, {{"a"}});
-  reader.appended(offsets.at("t", 0));
+  reader.appended(offsets.at("t", PartitionId(0)));
   iggy.serve();
   loop.spin();
   BOOST_TEST(!got.has_value());

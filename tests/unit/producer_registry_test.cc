@@ -73,18 +73,19 @@ struct Bridge {
   int64_t new_producer() {
     auto r = init();
     BOOST_REQUIRE(r.ok());
-    return r->producer_id;
+    return r->producer_id();
   }
 
   SequenceCheck check(int64_t pid, int16_t epoch, int32_t first, int32_t count, int32_t partition = 0) {
-    return producers->check(pid, epoch, "orders", partition, first, count);
+    return producers->check(ProducerId(pid), ProducerEpoch(epoch), "orders", PartitionId(partition), first, count);
   }
   // check() + record_append(): a batch the client sent once and the bridge appended.
   void append(int64_t pid, int16_t epoch, int32_t first, int32_t count, int64_t offset, int32_t partition = 0) {
     auto c = check(pid, epoch, first, count, partition);
     BOOST_REQUIRE(c.verdict == SequenceVerdict::kAppend);
     bool done = false;
-    producers->record_append(pid, epoch, "orders", partition, first, count, offset, [&](Status s) {
+    producers->record_append(ProducerId(pid), ProducerEpoch(epoch), "orders", PartitionId(partition), first, count,
+                             KafkaOffset(offset), [&](Status s) {
       BOOST_TEST(s.ok());
       done = true;
     });
@@ -126,7 +127,7 @@ BOOST_AUTO_TEST_CASE(init_producer_id_always_answers_epoch_zero) {
   Bridge b;
   auto r = b.init();
   BOOST_REQUIRE(r.ok());
-  BOOST_TEST(r->producer_epoch == 0);
+  BOOST_TEST(r->producer_epoch() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(non_transactional_init_with_known_id_and_epoch_gets_a_fresh_id_like_kafka) {
@@ -134,10 +135,10 @@ BOOST_AUTO_TEST_CASE(non_transactional_init_with_known_id_and_epoch_gets_a_fresh
   // accepts the request and returns a new producerId", whatever producer id/epoch it carries.
   Bridge b;
   int64_t first = b.new_producer();
-  auto r = b.init(ProducerIdAndEpoch{first, 7});
+  auto r = b.init(ProducerIdAndEpoch{ProducerId(first), ProducerEpoch(7)});
   BOOST_REQUIRE(r.ok());
-  BOOST_TEST(r->producer_id > first);
-  BOOST_TEST(r->producer_epoch == 0);
+  BOOST_TEST(r->producer_id() > first);
+  BOOST_TEST(r->producer_epoch() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(producer_ids_survive_an_unclean_stop_without_reuse) {
@@ -185,10 +186,10 @@ BOOST_AUTO_TEST_CASE(a_retry_of_an_appended_batch_is_a_duplicate_answered_with_i
   b.append(pid, 0, 5, 5, 105);
   auto first = b.check(pid, 0, 0, 5);
   BOOST_TEST(is(first, SequenceVerdict::kDuplicate));
-  BOOST_TEST(first.duplicate_base_offset == 100);
+  BOOST_TEST(first.duplicate_base_offset() == 100);
   auto second = b.check(pid, 0, 5, 5);
   BOOST_TEST(is(second, SequenceVerdict::kDuplicate));
-  BOOST_TEST(second.duplicate_base_offset == 105);
+  BOOST_TEST(second.duplicate_base_offset() == 105);
   BOOST_TEST(is(b.check(pid, 0, 10, 1), SequenceVerdict::kAppend));
 }
 
@@ -201,8 +202,8 @@ BOOST_AUTO_TEST_CASE(duplicates_are_still_detected_after_a_restart) {
   b.restart();
   auto retry = b.check(pid, 0, 5, 5);
   BOOST_TEST(is(retry, SequenceVerdict::kDuplicate));
-  BOOST_TEST(retry.duplicate_base_offset == 105);
-  BOOST_TEST(b.check(pid, 0, 0, 2, 1).duplicate_base_offset == 7);
+  BOOST_TEST(retry.duplicate_base_offset() == 105);
+  BOOST_TEST(b.check(pid, 0, 0, 2, 1).duplicate_base_offset() == 7);
   BOOST_TEST(is(b.check(pid, 0, 11, 1), SequenceVerdict::kOutOfOrder));  // still expects 10
   BOOST_TEST(is(b.check(pid, 0, 10, 1), SequenceVerdict::kAppend));
 }
@@ -224,7 +225,7 @@ BOOST_AUTO_TEST_CASE(a_lower_epoch_is_fenced_and_a_higher_epoch_must_restart_at_
   BOOST_TEST(is(b.check(pid, 2, 5, 1), SequenceVerdict::kOutOfOrder));  // bumped epoch, seq not 0
   b.append(pid, 2, 0, 3, 5);                                             // epoch bump: seq 0
   BOOST_TEST(is(b.check(pid, 1, 0, 5), SequenceVerdict::kInvalidEpoch));  // old epoch's batch: forgotten, fenced
-  BOOST_TEST(b.check(pid, 2, 0, 3).duplicate_base_offset == 5);
+  BOOST_TEST(b.check(pid, 2, 0, 3).duplicate_base_offset() == 5);
   BOOST_TEST(is(b.check(pid, 2, 3, 1), SequenceVerdict::kAppend));
 }
 
@@ -242,12 +243,12 @@ BOOST_AUTO_TEST_CASE(sequence_numbers_wrap_from_int32_max_to_zero) {
   constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
   b.append(pid, 0, kMax - 4, 3, 10);  // kMax-4 .. kMax-2
   b.append(pid, 0, kMax - 1, 4, 13);  // kMax-1, kMax, 0, 1
-  BOOST_TEST(b.check(pid, 0, kMax - 1, 4).duplicate_base_offset == 13);
+  BOOST_TEST(b.check(pid, 0, kMax - 1, 4).duplicate_base_offset() == 13);
   BOOST_TEST(is(b.check(pid, 0, 0, 1), SequenceVerdict::kOutOfOrder));
   b.append(pid, 0, 2, 1, 17);
   b.append(pid, 0, 3, 1, 18);
   b.restart();
-  BOOST_TEST(b.check(pid, 0, kMax - 1, 4).duplicate_base_offset == 13);
+  BOOST_TEST(b.check(pid, 0, kMax - 1, 4).duplicate_base_offset() == 13);
   BOOST_TEST(is(b.check(pid, 0, 4, 1), SequenceVerdict::kAppend));
 }
 
@@ -258,11 +259,11 @@ BOOST_AUTO_TEST_CASE(only_the_last_five_batches_are_remembered_an_older_retry_is
   int64_t pid = b.new_producer();
   for (int i = 0; i < 6; ++i) b.append(pid, 0, i * 10, 10, 1000 + i * 10);
   BOOST_TEST(is(b.check(pid, 0, 0, 10), SequenceVerdict::kOutOfOrder));
-  BOOST_TEST(b.check(pid, 0, 10, 10).duplicate_base_offset == 1010);
+  BOOST_TEST(b.check(pid, 0, 10, 10).duplicate_base_offset() == 1010);
   BOOST_TEST(b.count_rows("SELECT count(*) FROM producer_batches") == 5);
   b.restart();
   BOOST_TEST(is(b.check(pid, 0, 0, 10), SequenceVerdict::kOutOfOrder));
-  BOOST_TEST(b.check(pid, 0, 50, 10).duplicate_base_offset == 1050);
+  BOOST_TEST(b.check(pid, 0, 50, 10).duplicate_base_offset() == 1050);
 }
 
 BOOST_AUTO_TEST_CASE(an_id_this_bridge_never_issued_is_an_unknown_producer) {
@@ -290,12 +291,12 @@ BOOST_AUTO_TEST_CASE(pipelined_batches_are_checked_as_if_the_earlier_ones_had_su
   BOOST_TEST(is(b.check(pid, 0, 16, 1), SequenceVerdict::kOutOfOrder));
   // The client timed out and resent the first batch while it is still being appended.
   BOOST_TEST(is(b.check(pid, 0, 0, 5), SequenceVerdict::kInFlight));
-  BOOST_TEST(b.producers->is_reserved(pid, "orders", 0, 5));
-  b.producers->record_append(pid, 0, "orders", 0, 0, 5, 200);
-  b.producers->record_append(pid, 0, "orders", 0, 5, 5, 205);
-  BOOST_TEST(b.check(pid, 0, 0, 5).duplicate_base_offset == 200);
+  BOOST_TEST(b.producers->is_reserved(ProducerId(pid), "orders", PartitionId(0), 5));
+  b.producers->record_append(ProducerId(pid), ProducerEpoch(0), "orders", PartitionId(0), 0, 5, KafkaOffset(200));
+  b.producers->record_append(ProducerId(pid), ProducerEpoch(0), "orders", PartitionId(0), 5, 5, KafkaOffset(205));
+  BOOST_TEST(b.check(pid, 0, 0, 5).duplicate_base_offset() == 200);
   BOOST_TEST(is(b.check(pid, 0, 10, 5), SequenceVerdict::kInFlight));
-  b.producers->record_append(pid, 0, "orders", 0, 10, 5, 210);
+  b.producers->record_append(ProducerId(pid), ProducerEpoch(0), "orders", PartitionId(0), 10, 5, KafkaOffset(210));
   BOOST_TEST(is(b.check(pid, 0, 15, 1), SequenceVerdict::kAppend));
 }
 
@@ -306,9 +307,9 @@ BOOST_AUTO_TEST_CASE(an_aborted_append_cancels_every_later_reservation_so_the_cl
   BOOST_TEST(is(b.check(pid, 0, 5, 5), SequenceVerdict::kAppend));   // R1
   BOOST_TEST(is(b.check(pid, 0, 10, 5), SequenceVerdict::kAppend));  // R2, waiting behind R1
   BOOST_TEST(is(b.check(pid, 0, 15, 5), SequenceVerdict::kAppend));  // R3
-  b.producers->abort_append(pid, "orders", 0, 5);                     // Iggy refused R1
-  BOOST_TEST(!b.producers->is_reserved(pid, "orders", 0, 10));        // so R2, R3 are not appended
-  BOOST_TEST(!b.producers->is_reserved(pid, "orders", 0, 15));
+  b.producers->abort_append(ProducerId(pid), "orders", PartitionId(0), 5);  // Iggy refused R1
+  BOOST_TEST(!b.producers->is_reserved(ProducerId(pid), "orders", PartitionId(0), 10));  // so R2, R3 are not appended
+  BOOST_TEST(!b.producers->is_reserved(ProducerId(pid), "orders", PartitionId(0), 15));
   // The client retries R1 (retriable error), then R2 and R3 (OUT_OF_ORDER, not next in line).
   BOOST_TEST(is(b.check(pid, 0, 10, 5), SequenceVerdict::kOutOfOrder));
   BOOST_TEST(is(b.check(pid, 0, 5, 5), SequenceVerdict::kAppend));
@@ -321,9 +322,9 @@ BOOST_AUTO_TEST_CASE(aborting_a_later_batch_keeps_the_earlier_reservations) {
   int64_t pid = b.new_producer();
   BOOST_TEST(is(b.check(pid, 0, 0, 5), SequenceVerdict::kAppend));
   BOOST_TEST(is(b.check(pid, 0, 5, 5), SequenceVerdict::kAppend));
-  b.producers->abort_append(pid, "orders", 0, 5);
-  BOOST_TEST(b.producers->is_reserved(pid, "orders", 0, 0));
-  b.producers->record_append(pid, 0, "orders", 0, 0, 5, 40);
+  b.producers->abort_append(ProducerId(pid), "orders", PartitionId(0), 5);
+  BOOST_TEST(b.producers->is_reserved(ProducerId(pid), "orders", PartitionId(0), 0));
+  b.producers->record_append(ProducerId(pid), ProducerEpoch(0), "orders", PartitionId(0), 0, 5, KafkaOffset(40));
   BOOST_TEST(is(b.check(pid, 0, 5, 5), SequenceVerdict::kAppend));
 }
 
@@ -333,8 +334,8 @@ BOOST_AUTO_TEST_CASE(aborting_the_first_batch_of_a_new_epoch_restores_the_old_ep
   b.append(pid, 0, 0, 5, 0);
   BOOST_TEST(is(b.check(pid, 1, 0, 2), SequenceVerdict::kAppend));
   BOOST_TEST(is(b.check(pid, 0, 5, 1), SequenceVerdict::kInvalidEpoch));
-  b.producers->abort_append(pid, "orders", 0, 0);
-  BOOST_TEST(b.check(pid, 0, 0, 5).duplicate_base_offset == 0);
+  b.producers->abort_append(ProducerId(pid), "orders", PartitionId(0), 0);
+  BOOST_TEST(b.check(pid, 0, 0, 5).duplicate_base_offset() == 0);
   BOOST_TEST(is(b.check(pid, 0, 5, 1), SequenceVerdict::kAppend));
 }
 
@@ -342,7 +343,7 @@ BOOST_AUTO_TEST_CASE(aborting_the_only_batch_of_a_new_producer_leaves_no_state) 
   Bridge b;
   int64_t pid = b.new_producer();
   BOOST_TEST(is(b.check(pid, 0, 0, 5), SequenceVerdict::kAppend));
-  b.producers->abort_append(pid, "orders", 0, 0);
+  b.producers->abort_append(ProducerId(pid), "orders", PartitionId(0), 0);
   BOOST_TEST(b.producers->tracked_partitions() == 0u);
   BOOST_TEST(is(b.check(pid, 0, 0, 5), SequenceVerdict::kAppend));
 }
@@ -355,7 +356,7 @@ BOOST_AUTO_TEST_CASE(idle_producers_keep_their_state_for_seven_days_then_start_o
   b.append(pid, 0, 0, 5, 100);
   b.clock_ms += 7 * kDay - 1;
   b.producers->expire_idle();
-  BOOST_TEST(b.check(pid, 0, 0, 5).duplicate_base_offset == 100);
+  BOOST_TEST(b.check(pid, 0, 0, 5).duplicate_base_offset() == 100);
   BOOST_TEST(is(b.check(pid, 0, 7, 1), SequenceVerdict::kOutOfOrder));
 
   b.clock_ms += 1;
@@ -380,9 +381,9 @@ BOOST_AUTO_TEST_CASE(expiry_spares_active_producers_and_batches_being_appended) 
   b.clock_ms += 2 * kDay;
   b.producers->expire_idle();
   BOOST_TEST(b.producers->tracked_partitions() == 2u);
-  BOOST_TEST(b.check(active, 0, 1, 1).duplicate_base_offset == 2);
-  b.producers->record_append(idle, 0, "orders", 0, 1, 1, 3);
-  BOOST_TEST(b.check(idle, 0, 1, 1).duplicate_base_offset == 3);
+  BOOST_TEST(b.check(active, 0, 1, 1).duplicate_base_offset() == 2);
+  b.producers->record_append(ProducerId(idle), ProducerEpoch(0), "orders", PartitionId(0), 1, 1, KafkaOffset(3));
+  BOOST_TEST(b.check(idle, 0, 1, 1).duplicate_base_offset() == 3);
 }
 
 BOOST_AUTO_TEST_CASE(state_older_than_the_expiry_is_dropped_at_startup) {

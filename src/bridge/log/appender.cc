@@ -20,7 +20,7 @@ ProduceResult produce_error(ErrorCode code, std::string message) {
 }
 ProduceResult produce_error(const Error& e) { return produce_error(to_kafka_error(e), e.message); }
 
-std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, int32_t partition,
+std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, PartitionId partition,
                                             int32_t max_message_bytes) {
   if (Status v = validate_produce_batches(job.batches, max_message_bytes); !v) {
     if (to_kafka_error(v.error()) == ErrorCode::kInvalidTxnState)
@@ -148,8 +148,8 @@ bool Appender::prepare_head(Queue& q) {
   }
   if (!q.tail.recovered && p.loaded) {
     q.appending = true;
-    auto read_tail = [this, pp = &p](int64_t from, uint32_t count, iggy::Callback<iggy::PolledMessages> cb) {
-      offsets_.poll(*pp, iggy::PollingStrategy::offset(static_cast<uint64_t>(from)), count,
+    auto read_tail = [this, pp = &p](KafkaOffset from, uint32_t count, iggy::Callback<iggy::PolledMessages> cb) {
+      offsets_.poll(*pp, iggy::PollingStrategy::offset(static_cast<uint64_t>(from())), count,
                     [pp, cb = std::move(cb)](Result<iggy::PolledMessages> r) {
                       if (r) observe_poll(*pp, *r);
                       cb(std::move(r));
@@ -201,7 +201,7 @@ void Appender::send(Queue& q, std::vector<std::shared_ptr<AppendJob>> jobs) {
   }
   q.appending = true;
   const PartitionOffsets& p = *q.offsets;
-  backend_.send(p.topic, p.id, messages,
+  backend_.send(p.topic, p.id(), messages,
                 [this, qq = &q, jobs = std::move(jobs)](Result<iggy::SendConfirmation> r) { sent(*qq, jobs, std::move(r)); });
 }
 
@@ -222,21 +222,21 @@ void Appender::sent(Queue& q, const std::vector<std::shared_ptr<AppendJob>>& job
     pump(q);
     return;
   }
-  int64_t base = -1;
+  KafkaOffset base = kNoOffset;
   int64_t count = 0;
   if (r->reported) {
-    base = static_cast<int64_t>(r->base_offset);
+    base = KafkaOffset(static_cast<int64_t>(r->base_offset));
     for (const auto& j : jobs) count += static_cast<int64_t>(j->mapped.messages.size());
   } else {
     spdlog::warn("Iggy committed an append to {}-{} without reporting its offset", p.topic, p.id);
   }
   note_appended(p, base, count);
-  int64_t job_base = base;
+  KafkaOffset job_base = base;
   for (const auto& j : jobs) {
     ProduceResult ok;
     ok.base_offset = job_base;
     ok.log_start_offset = p.log_start;
-    if (job_base >= 0) job_base += static_cast<int64_t>(j->mapped.messages.size());
+    if (job_base >= KafkaOffset(0)) job_base += static_cast<int64_t>(j->mapped.messages.size());
     if (j->reserved)
       idempotence_.record(p.topic, p.id, j->header(), ok.base_offset, [cb = j->cb, ok] { cb(ok); });
     else

@@ -55,7 +55,7 @@ ProduceResult produce_error(const Error& e);
 
 // Validates the job's batches (produce_validation.h) and maps them to Iggy messages; the error
 // to answer when it cannot be appended.
-std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, int32_t partition,
+std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, PartitionId partition,
                                             int32_t max_message_bytes);
 
 // How many jobs from the front of `queue` go in one send: the head, then each follower while the

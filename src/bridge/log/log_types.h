@@ -8,31 +8,32 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/ids.h"
 #include "common/result.h"
 #include "kafka/protocol/error_code.h"
 
 namespace kib::bridge {
 
 // ListOffsets' special timestamps.
-inline constexpr int64_t kLatestTimestamp = -1;
-inline constexpr int64_t kEarliestTimestamp = -2;
-inline constexpr int64_t kMaxTimestamp = -3;            // v7+
-inline constexpr int64_t kEarliestLocalTimestamp = -4;  // v8+ (tiered storage; = earliest here)
+inline constexpr TimestampMs kLatestTimestamp{-1};
+inline constexpr TimestampMs kEarliestTimestamp{-2};
+inline constexpr TimestampMs kMaxTimestamp{-3};            // v7+
+inline constexpr TimestampMs kEarliestLocalTimestamp{-4};  // v8+ (tiered storage; = earliest here)
 
 struct ProduceResult {
   kafka::ErrorCode error = kafka::ErrorCode::kNone;
   std::string message;  // why, for errors (Produce v8+ error_message)
-  int64_t base_offset = -1;
-  int64_t log_append_time_ms = -1;  // -1: CreateTime
-  int64_t log_start_offset = -1;
+  KafkaOffset base_offset = kNoOffset;
+  TimestampMs log_append_time_ms = kNoTimestamp;  // -1: CreateTime
+  KafkaOffset log_start_offset = kNoOffset;
 };
 
 enum class IsolationLevel : int8_t { kReadUncommitted = 0, kReadCommitted = 1 };
 
 struct FetchPartitionRequest {
   std::string topic;
-  int32_t partition = 0;
-  int64_t fetch_offset = 0;
+  PartitionId partition;
+  KafkaOffset fetch_offset;
   int32_t max_bytes = 0;  // partition_max_bytes
 };
 
@@ -45,9 +46,9 @@ struct FetchParams {
 
 struct FetchPartitionResult {
   kafka::ErrorCode error = kafka::ErrorCode::kNone;
-  int64_t high_watermark = -1;
-  int64_t last_stable_offset = -1;  // = high watermark: no transactions yet
-  int64_t log_start_offset = -1;
+  KafkaOffset high_watermark = kNoOffset;
+  KafkaOffset last_stable_offset = kNoOffset;  // = high watermark: no transactions yet
+  KafkaOffset log_start_offset = kNoOffset;
   Bytes records;  // v2 batches, empty when none
 };
 
@@ -56,12 +57,13 @@ using FetchCallback = std::function<void(std::vector<FetchPartitionResult>)>;
 
 struct OffsetLookup {
   kafka::ErrorCode error = kafka::ErrorCode::kNone;
-  int64_t offset = -1;
-  int64_t timestamp = -1;
+  KafkaOffset offset = kNoOffset;
+  TimestampMs timestamp = kNoTimestamp;
 };
 
 // Whether `topic` has `partition`, from the catalog (asking Iggy when it does not know the topic):
 // the error is the one Produce, Fetch and ListOffsets report for the partition.
-using PartitionLookup = std::function<void(const std::string& topic, int32_t partition, std::function<void(Status)>)>;
+using PartitionLookup =
+    std::function<void(const std::string& topic, PartitionId partition, std::function<void(Status)>)>;
 
 }  // namespace kib::bridge

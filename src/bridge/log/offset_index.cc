@@ -18,10 +18,10 @@ OffsetLookup lookup_error(const Error& e) {
 }
 }  // namespace
 
-int64_t kafka_timestamp_of(const iggy::MessageView& m) {
+TimestampMs kafka_timestamp_of(const iggy::MessageView& m) {
   auto r = map_iggy_to_record(m);
-  if (r) return r->timestamp_ms;
-  return static_cast<int64_t>(m.origin_timestamp_us / 1000);
+  if (r) return TimestampMs(r->timestamp_ms);
+  return to_kafka_ms(TimestampUs(m.origin_timestamp_us));
 }
 
 OffsetIndex::Index& OffsetIndex::index_of(const PartitionOffsets& p) {
@@ -30,14 +30,14 @@ OffsetIndex::Index& OffsetIndex::index_of(const PartitionOffsets& p) {
   return *slot;
 }
 
-void OffsetIndex::list_offsets(PartitionOffsets& p, int64_t timestamp, std::function<void(OffsetLookup)> cb) {
+void OffsetIndex::list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::function<void(OffsetLookup)> cb) {
   if (timestamp == kLatestTimestamp) {
     offsets_.refresh_topic(p.topic, [pp = &p, cb](Status s) {
       if (!s) {
         cb(lookup_error(s.error()));
         return;
       }
-      cb(OffsetLookup{ErrorCode::kNone, pp->high_watermark, -1});
+      cb(OffsetLookup{ErrorCode::kNone, pp->high_watermark, kNoTimestamp});
     });
     return;
   }
@@ -47,7 +47,7 @@ void OffsetIndex::list_offsets(PartitionOffsets& p, int64_t timestamp, std::func
       return;
     }
     if (timestamp == kEarliestTimestamp || timestamp == kEarliestLocalTimestamp) {
-      cb(OffsetLookup{ErrorCode::kNone, pp->log_start, -1});
+      cb(OffsetLookup{ErrorCode::kNone, pp->log_start, kNoTimestamp});
       return;
     }
     extend(*pp, [this, pp, timestamp, cb](Status s2) {
@@ -57,17 +57,17 @@ void OffsetIndex::list_offsets(PartitionOffsets& p, int64_t timestamp, std::func
       }
       const TimeIndex& index = index_of(*pp).time_index;
       if (timestamp == kMaxTimestamp) {
-        cb(OffsetLookup{ErrorCode::kNone, index.max_timestamp_offset(),
-                        index.max_timestamp_offset() < 0 ? -1 : index.max_timestamp()});
+        cb(OffsetLookup{ErrorCode::kNone, KafkaOffset(index.max_timestamp_offset()),
+                        index.max_timestamp_offset() < 0 ? kNoTimestamp : TimestampMs(index.max_timestamp())});
         return;
       }
       // Any other value, negative ones included, searches like Kafka: first record >= it.
-      std::optional<int64_t> from = index.chunk_start_for(timestamp);
+      std::optional<int64_t> from = index.chunk_start_for(timestamp());
       if (!from) {
         cb(OffsetLookup{});
         return;
       }
-      scan_for_timestamp(*pp, std::max(*from, pp->log_start), timestamp, cb);
+      scan_for_timestamp(*pp, std::max(KafkaOffset(*from), pp->log_start), timestamp, cb);
     });
   });
 }
@@ -78,13 +78,13 @@ void OffsetIndex::extend(PartitionOffsets& p, std::function<void(Status)> done) 
   if (ix.indexing) return;
   ix.indexing = true;
   TimeIndex& index = ix.time_index;
-  const bool max_deleted = index.max_timestamp_offset() >= 0 && index.max_timestamp_offset() < p.log_start;
-  if (!ix.started || p.high_watermark < index.next() || p.log_start < index.start() || max_deleted) {
-    index.reset(p.log_start);  // first use, purge/recreation, or retention took the maximum
+  const bool max_deleted = index.max_timestamp_offset() >= 0 && index.max_timestamp_offset() < p.log_start();
+  if (!ix.started || p.high_watermark() < index.next() || p.log_start() < index.start() || max_deleted) {
+    index.reset(p.log_start());  // first use, purge/recreation, or retention took the maximum
     ix.started = true;
   }
-  index.advance_to(p.log_start);
-  ix.target = p.high_watermark;
+  index.advance_to(p.log_start());
+  ix.target = p.high_watermark();
   step(p, ix);
 }
 
@@ -107,20 +107,20 @@ void OffsetIndex::step(PartitionOffsets& p, Index& ix) {
                   TimeIndex& index = ix.time_index;
                   const int64_t before = index.next();
                   for (const iggy::MessageView& m : r->messages)
-                    index.add(static_cast<int64_t>(m.offset), kafka_timestamp_of(m));
+                    index.add(static_cast<int64_t>(m.offset), kafka_timestamp_of(m)());
                   if (index.next() == before) index.advance_to(ix.target);  // nothing more is readable
                   step(*pp, ix);
                 });
 }
 
-void OffsetIndex::scan_for_timestamp(PartitionOffsets& p, int64_t from, int64_t timestamp,
+void OffsetIndex::scan_for_timestamp(PartitionOffsets& p, KafkaOffset from, TimestampMs timestamp,
                                      std::function<void(OffsetLookup)> cb) {
   if (from >= p.high_watermark) {
     cb(OffsetLookup{});
     return;
   }
   const uint32_t count = poll_count_for(UINT64_MAX, p.avg_message_bytes);
-  offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(from)), count,
+  offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(from())), count,
                 [this, pp = &p, from, timestamp, cb](Result<iggy::PolledMessages> r) {
                   if (!r) {
                     cb(lookup_error(r.error()));
@@ -132,14 +132,15 @@ void OffsetIndex::scan_for_timestamp(PartitionOffsets& p, int64_t from, int64_t 
                     return;
                   }
                   for (const iggy::MessageView& m : r->messages) {
-                    if (static_cast<int64_t>(m.offset) < from) continue;
-                    const int64_t ts = kafka_timestamp_of(m);
+                    const KafkaOffset offset(static_cast<int64_t>(m.offset));
+                    if (offset < from) continue;
+                    const TimestampMs ts = kafka_timestamp_of(m);
                     if (ts >= timestamp) {
-                      cb(OffsetLookup{ErrorCode::kNone, static_cast<int64_t>(m.offset), ts});
+                      cb(OffsetLookup{ErrorCode::kNone, offset, ts});
                       return;
                     }
                   }
-                  const int64_t next = static_cast<int64_t>(r->messages.back().offset) + 1;
+                  const KafkaOffset next = KafkaOffset(static_cast<int64_t>(r->messages.back().offset)) + 1;
                   if (next <= from) {
                     cb(OffsetLookup{});
                     return;

@@ -21,7 +21,7 @@ namespace kib::bridge {
 
 // The Kafka timestamp of a stored message; a message the mapping refuses (Fetch reports it) is
 // indexed by its Iggy origin time.
-int64_t kafka_timestamp_of(const iggy::MessageView& m);
+TimestampMs kafka_timestamp_of(const iggy::MessageView& m);
 
 class OffsetIndex {
  public:
@@ -30,7 +30,7 @@ class OffsetIndex {
   OffsetIndex& operator=(const OffsetIndex&) = delete;
 
   // As PartitionLog::list_offsets, for a partition the topic is known to have.
-  void list_offsets(PartitionOffsets& p, int64_t timestamp, std::function<void(OffsetLookup)> cb);
+  void list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::function<void(OffsetLookup)> cb);
 
  private:
   struct Index {
@@ -44,7 +44,8 @@ class OffsetIndex {
   void extend(PartitionOffsets& p, std::function<void(Status)> done);
   void step(PartitionOffsets& p, Index& ix);
   void finish(Index& ix, const Status& status);
-  void scan_for_timestamp(PartitionOffsets& p, int64_t from, int64_t timestamp, std::function<void(OffsetLookup)> cb);
+  void scan_for_timestamp(PartitionOffsets& p, KafkaOffset from, TimestampMs timestamp,
+                          std::function<void(OffsetLookup)> cb);
 
   OffsetsTable& offsets_;
   std::map<const PartitionOffsets*, std::unique_ptr<Index>> indexes_;

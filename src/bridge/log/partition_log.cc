@@ -22,7 +22,7 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
       backend_(std::make_unique<IggyLogBackend>(iggy, catalog)),
       offsets_(std::make_unique<OffsetsTable>(loop, *backend_)),
       idempotence_(std::make_unique<Idempotence>(producers)) {
-  auto known = [this](const std::string& topic, int32_t partition, std::function<void(Status)> cb) {
+  auto known = [this](const std::string& topic, PartitionId partition, std::function<void(Status)> cb) {
     lookup(topic, partition, [cb = std::move(cb)](Result<TopicLimits> limits) {
       cb(limits ? ok_status() : Status(limits.error()));
     });
@@ -46,12 +46,13 @@ std::function<void(T)> PartitionLog::deferred_if_sync(std::function<void(T)> cb,
   };
 }
 
-void PartitionLog::lookup(const std::string& topic, int32_t partition, std::function<void(Result<TopicLimits>)> cb) {
+void PartitionLog::lookup(const std::string& topic, PartitionId partition,
+                          std::function<void(Result<TopicLimits>)> cb) {
   auto limits = [topic, partition](const TopicMetadata* m) -> Result<TopicLimits> {
     if (!m) return kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + topic);
-    if (partition < 0 || partition >= m->partitions)
+    if (partition() < 0 || partition() >= m->partitions)
       return kafka_error(ErrorCode::kUnknownTopicOrPartition,
-                         "topic " + topic + " has no partition " + std::to_string(partition));
+                         "topic " + topic + " has no partition " + std::to_string(partition()));
     return TopicLimits{m->partitions, m->settings.max_message_bytes};
   };
   if (const TopicMetadata* m = catalog_.find(topic)) {
@@ -73,11 +74,11 @@ void PartitionLog::lookup(const std::string& topic, int32_t partition, std::func
                   });
 }
 
-Status PartitionLog::precheck_produce(const std::string& topic, int32_t partition) const {
+Status PartitionLog::precheck_produce(const std::string& topic, PartitionId partition) const {
   if (const TopicMetadata* m = catalog_.find(topic)) {
-    if (partition < 0 || partition >= m->partitions)
+    if (partition() < 0 || partition() >= m->partitions)
       return kafka_error(ErrorCode::kUnknownTopicOrPartition,
-                         "topic " + topic + " has no partition " + std::to_string(partition));
+                         "topic " + topic + " has no partition " + std::to_string(partition()));
     return ok_status();
   }
   if (auto why = TopicCatalog::invalid_topic_name(topic))
@@ -87,7 +88,7 @@ Status PartitionLog::precheck_produce(const std::string& topic, int32_t partitio
 
 // ---- produce: validate and map here, queue and send in the appender ------------------------------
 
-void PartitionLog::produce(const std::string& topic, int32_t partition_id, std::vector<kafka::DecodedBatch> batches,
+void PartitionLog::produce(const std::string& topic, PartitionId partition_id, std::vector<kafka::DecodedBatch> batches,
                            std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb) {
   auto in_call = std::make_shared<bool>(true);
   cb = deferred_if_sync<ProduceResult>(std::move(cb), in_call);
@@ -132,7 +133,7 @@ size_t PartitionLog::waiting_fetches() const { return reader_->waiting_fetches()
 
 // ---- offsets ----------------------------------------------------------------------------------
 
-void PartitionLog::list_offsets(const std::string& topic, int32_t partition_id, int64_t timestamp,
+void PartitionLog::list_offsets(const std::string& topic, PartitionId partition_id, TimestampMs timestamp,
                                 std::function<void(OffsetLookup)> cb) {
   auto in_call = std::make_shared<bool>(true);
   cb = deferred_if_sync<OffsetLookup>(std::move(cb), in_call);
@@ -152,10 +153,16 @@ void PartitionLog::refresh_offsets_of(const std::string& topic, std::function<vo
   offsets_->refresh_topic(topic, std::move(done));
 }
 
-std::optional<int64_t> PartitionLog::high_watermark(const std::string& topic, int32_t partition) const {
+std::optional<KafkaOffset> PartitionLog::high_watermark(const std::string& topic, PartitionId partition) const {
   const PartitionOffsets* p = offsets_->find(topic, partition);
   if (!p) return std::nullopt;
   return p->high_watermark;
+}
+
+std::optional<int64_t> PartitionLog::high_watermark(const std::string& topic, int32_t partition) const {
+  auto hw = high_watermark(topic, PartitionId(partition));
+  if (!hw) return std::nullopt;
+  return (*hw)();
 }
 
 }  // namespace kib::bridge

@@ -52,7 +52,7 @@ class PartitionLog {
   // Appends one partition's batches (Produce v3+ rules: exactly one batch, see
   // produce_validation.h). `input` keeps alive the bytes uncompressed batches point into. The
   // callback runs after Iggy acknowledged the append (whatever `acks`; acks=0 callers ignore it).
-  void produce(const std::string& topic, int32_t partition, std::vector<kafka::DecodedBatch> batches,
+  void produce(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
                std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb);
 
   // What produce() would refuse for sure, from the catalog's cache alone, checked by the Produce
@@ -60,7 +60,7 @@ class PartitionLog {
   // topic, or a partition a cached topic does not have (UNKNOWN_TOPIC_OR_PARTITION, as Kafka
   // answers before looking at the records). OK when the cache does not know the topic:
   // produce() asks Iggy then.
-  Status precheck_produce(const std::string& topic, int32_t partition) const;
+  Status precheck_produce(const std::string& topic, PartitionId partition) const;
 
   // `partitions`: each at most once (the handler merges repeats, as Kafka does). The partitions'
   // reads share params.max_bytes in request order, so one fetch holds about that much read data
@@ -74,13 +74,15 @@ class PartitionLog {
 
   // `timestamp`: kLatestTimestamp, kEarliestTimestamp, kEarliestLocalTimestamp, kMaxTimestamp, or
   // a time in ms (the first offset whose record timestamp is >= it; -1/-1 without error if none).
-  void list_offsets(const std::string& topic, int32_t partition, int64_t timestamp,
+  void list_offsets(const std::string& topic, PartitionId partition, TimestampMs timestamp,
                     std::function<void(OffsetLookup)> cb);
 
   // Learns the offsets of every partition of `topic` from Iggy (one GetTopic, shared with a
   // refresh already in flight). For consumer-lag metrics.
   void refresh_offsets_of(const std::string& topic, std::function<void(Status)> done);
   // The high watermark last learned for a partition; nullopt when the log has not seen it.
+  std::optional<KafkaOffset> high_watermark(const std::string& topic, PartitionId partition) const;
+  // The same in plain integers, for bridge/groups (consumer lag) until it takes typed ids.
   std::optional<int64_t> high_watermark(const std::string& topic, int32_t partition) const;
 
   // Answers every long-polling fetch now and stops new ones from waiting (shutdown).
@@ -97,7 +99,7 @@ class PartitionLog {
 
   template <typename T>
   std::function<void(T)> deferred_if_sync(std::function<void(T)> cb, std::shared_ptr<bool> in_call);
-  void lookup(const std::string& topic, int32_t partition, std::function<void(Result<TopicLimits>)> cb);
+  void lookup(const std::string& topic, PartitionId partition, std::function<void(Result<TopicLimits>)> cb);
 
   uv_loop_t* loop_;
   TopicCatalog& catalog_;

@@ -9,13 +9,13 @@ namespace kib::bridge {
 
 using kafka::ErrorCode;
 
-int64_t high_watermark_of(const iggy::PartitionInfo& info) {
-  if (info.messages_count == 0 && info.current_offset == 0) return 0;
-  return static_cast<int64_t>(info.current_offset) + 1;
+KafkaOffset high_watermark_of(const iggy::PartitionInfo& info) {
+  if (info.messages_count == 0 && info.current_offset == 0) return KafkaOffset(0);
+  return KafkaOffset(static_cast<int64_t>(info.current_offset)) + 1;
 }
 
 void apply_partition_info(PartitionOffsets& p, const iggy::PartitionInfo& info, bool appended_since) {
-  const int64_t hw = high_watermark_of(info);
+  const KafkaOffset hw = high_watermark_of(info);
   // The reply may predate one of our own appends: never go below what Iggy acknowledged since.
   // Otherwise trust it, even when it is lower (purged or recreated topic).
   p.high_watermark = appended_since ? std::max(hw, p.high_watermark) : hw;
@@ -26,18 +26,18 @@ void apply_partition_info(PartitionOffsets& p, const iggy::PartitionInfo& info, 
 void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply) {
   if (reply.messages.empty()) return;
   // A non-empty reply proves the partition is non-empty, so current_offset is the last offset.
-  const int64_t last = std::max(static_cast<int64_t>(reply.current_offset),
-                                static_cast<int64_t>(reply.messages.back().offset));
+  const KafkaOffset last(std::max(static_cast<int64_t>(reply.current_offset),
+                                   static_cast<int64_t>(reply.messages.back().offset)));
   p.high_watermark = std::max(p.high_watermark, last + 1);
   if (reply.buffer) p.avg_message_bytes = std::max<uint64_t>(1, reply.buffer->size() / reply.messages.size());
 }
 
-void note_appended(PartitionOffsets& p, int64_t base, int64_t count) {
-  if (base >= 0) p.high_watermark = std::max(p.high_watermark, base + count);
+void note_appended(PartitionOffsets& p, KafkaOffset base, int64_t count) {
+  if (base >= KafkaOffset(0)) p.high_watermark = std::max(p.high_watermark, base + count);
   ++p.appends_done;
 }
 
-PartitionOffsets& OffsetsTable::at(const std::string& topic, int32_t id) {
+PartitionOffsets& OffsetsTable::at(const std::string& topic, PartitionId id) {
   auto& slot = partitions_[{topic, id}];
   if (!slot) {
     slot = std::make_unique<PartitionOffsets>();
@@ -47,7 +47,7 @@ PartitionOffsets& OffsetsTable::at(const std::string& topic, int32_t id) {
   return *slot;
 }
 
-const PartitionOffsets* OffsetsTable::find(const std::string& topic, int32_t id) const {
+const PartitionOffsets* OffsetsTable::find(const std::string& topic, PartitionId id) const {
   auto it = partitions_.find({topic, id});
   return it == partitions_.end() ? nullptr : it->second.get();
 }
@@ -64,7 +64,8 @@ void OffsetsTable::refresh_topic(const std::string& topic, std::function<void(St
   if (waiting.size() > 1) return;  // one GetTopic in flight per topic serves everyone
 
   std::vector<std::pair<PartitionOffsets*, uint64_t>> appends_before;
-  for (auto it = partitions_.lower_bound({topic, INT32_MIN}); it != partitions_.end() && it->first.first == topic; ++it)
+  for (auto it = partitions_.lower_bound({topic, PartitionId(INT32_MIN)});
+       it != partitions_.end() && it->first.first == topic; ++it)
     appends_before.emplace_back(it->second.get(), it->second->appends_done);
 
   backend_.get_topic(topic, [this, topic, appends_before](Result<std::optional<iggy::TopicInfo>> r) {
@@ -75,7 +76,7 @@ void OffsetsTable::refresh_topic(const std::string& topic, std::function<void(St
       status = kafka_error(ErrorCode::kUnknownTopicOrPartition, "topic " + topic + " is not in Iggy");
     } else {
       for (const iggy::PartitionInfo& info : r.value()->partitions) {
-        PartitionOffsets& p = at(topic, static_cast<int32_t>(info.id));
+        PartitionOffsets& p = at(topic, PartitionId(static_cast<int32_t>(info.id)));
         auto before = std::find_if(appends_before.begin(), appends_before.end(),
                                    [&](const auto& e) { return e.first == &p; });
         const uint64_t appends_then = before == appends_before.end() ? 0 : before->second;
@@ -100,7 +101,8 @@ void OffsetsTable::refresh_log_start(PartitionOffsets& p, std::function<void(Sta
     } else {
       observe_poll(p, *r);
       // Nothing retained (e.g. retention emptied the partition): log start = high watermark.
-      p.log_start = r->messages.empty() ? p.high_watermark : static_cast<int64_t>(r->messages.front().offset);
+      p.log_start =
+          r->messages.empty() ? p.high_watermark : KafkaOffset(static_cast<int64_t>(r->messages.front().offset));
     }
     auto waiting = std::move(p.log_start_refreshes);
     p.log_start_refreshes.clear();

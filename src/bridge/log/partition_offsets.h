@@ -22,16 +22,17 @@
 #include <vector>
 
 #include "bridge/log/log_backend.h"
+#include "common/ids.h"
 #include "common/result.h"
 
 namespace kib::bridge {
 
 struct PartitionOffsets {
   std::string topic;
-  int32_t id = 0;
+  PartitionId id;
   bool loaded = false;  // high watermark and log start read from Iggy at least once
-  int64_t high_watermark = 0;
-  int64_t log_start = 0;
+  KafkaOffset high_watermark;
+  KafkaOffset log_start;
   uint64_t avg_message_bytes = 0;  // Iggy bytes per message, sizes poll counts (0 = unknown)
   uint64_t appends_done = 0;       // own appends; a GetTopic reply older than one must not lower HW
   std::vector<std::function<void(Status)>> log_start_refreshes;  // coalesced Poll First
@@ -39,14 +40,14 @@ struct PartitionOffsets {
 
 // High watermark from GetTopic: last offset + 1, 0 when empty (docs/iggy-protocol.md §7). current_offset
 // is 0 both for "empty" and for "one message at 0"; messages_count tells them apart.
-int64_t high_watermark_of(const iggy::PartitionInfo& info);
+KafkaOffset high_watermark_of(const iggy::PartitionInfo& info);
 // A GetTopic reply for the partition. `appended_since`: one of our own appends was acknowledged
 // after the request went out, so the reply must not lower the high watermark.
 void apply_partition_info(PartitionOffsets& p, const iggy::PartitionInfo& info, bool appended_since);
 // What any poll reply proves about the partition's end and its messages' size.
 void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply);
 // Iggy acknowledged one of our appends: `count` messages from `base` (-1: offset not reported).
-void note_appended(PartitionOffsets& p, int64_t base, int64_t count);
+void note_appended(PartitionOffsets& p, KafkaOffset base, int64_t count);
 
 class OffsetsTable {
  public:
@@ -54,8 +55,8 @@ class OffsetsTable {
   OffsetsTable(const OffsetsTable&) = delete;
   OffsetsTable& operator=(const OffsetsTable&) = delete;
 
-  PartitionOffsets& at(const std::string& topic, int32_t id);
-  const PartitionOffsets* find(const std::string& topic, int32_t id) const;
+  PartitionOffsets& at(const std::string& topic, PartitionId id);
+  const PartitionOffsets* find(const std::string& topic, PartitionId id) const;
 
   // GetTopic: the offsets of every partition of `topic`.
   void refresh_topic(const std::string& topic, std::function<void(Status)> done);
@@ -69,13 +70,13 @@ class OffsetsTable {
   // A poll of the partition (callers observe_poll() what they got).
   void poll(const PartitionOffsets& p, iggy::PollingStrategy strategy, uint32_t count,
             iggy::Callback<iggy::PolledMessages> cb) {
-    backend_.poll(p.topic, p.id, strategy, count, std::move(cb));
+    backend_.poll(p.topic, p.id(), strategy, count, std::move(cb));
   }
 
  private:
   uv_loop_t* loop_;
   LogBackend& backend_;
-  std::map<std::pair<std::string, int32_t>, std::unique_ptr<PartitionOffsets>> partitions_;
+  std::map<std::pair<std::string, PartitionId>, std::unique_ptr<PartitionOffsets>> partitions_;
   std::map<std::string, std::vector<std::function<void(Status)>>> topic_refreshes_;  // coalesced GetTopic
   std::map<std::string, uint64_t> topic_refreshed_at_;  // loop ms of the last GetTopic reply
 };

@@ -41,7 +41,7 @@ void ReadAheads::poll(PartitionOffsets& p, int64_t offset, uint32_t count, uint6
 }
 
 void ReadAheads::start(PartitionOffsets& p, int64_t offset, uint32_t count) {
-  if (find(p) || offset >= p.high_watermark) return;
+  if (find(p) || offset >= p.high_watermark()) return;
   const uint64_t bytes = static_cast<uint64_t>(count) * std::max<uint64_t>(p.avg_message_bytes, 1);
   if (bytes_ + bytes > kReadAheadBudgetBytes) {
     // Read-aheads nobody came for (a consumer that stopped or moved) give their room back.

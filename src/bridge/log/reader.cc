@@ -24,7 +24,7 @@ struct Reader::FetchOp {
   std::vector<PartitionOffsets*> states;      // per request; nullptr while the topic is unknown
   std::vector<PartitionRead> reads;           // of the pass in progress
   std::vector<FetchPartitionResult> results;  // of the last complete pass
-  std::vector<int64_t> seen_high_watermark;   // per request, at the last pass
+  std::vector<KafkaOffset> seen_high_watermark;  // per request, at the last pass
   size_t pending = 0;
   uint32_t passes = 0;  // started so far
   Phase phase = Phase::kReading;
@@ -81,7 +81,7 @@ void Reader::fetch(std::vector<FetchPartitionRequest> partitions, const FetchPar
   op->deadline_ms = uv_now(loop_) + static_cast<uint64_t>(std::max(0, params.max_wait_ms));
   op->states.assign(op->requests.size(), nullptr);
   op->results.assign(op->requests.size(), {});
-  op->seen_high_watermark.assign(op->requests.size(), -1);
+  op->seen_high_watermark.assign(op->requests.size(), kNoOffset);
   op->timer = std::make_unique<iggy::LoopTimer>(loop_);
   fetches_.emplace(id, std::move(op));
   run_pass(id);
@@ -146,7 +146,7 @@ void Reader::read_finished(uint64_t op_id) {
   if (--it->second->pending == 0) pass_done(op_id);
 }
 
-void Reader::read_partition(PartitionOffsets& p, int64_t offset, int32_t max_bytes, bool refreshed, uint64_t owner,
+void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max_bytes, bool refreshed, uint64_t owner,
                             std::function<void(PartitionRead)> cb) {
   auto retry_refreshed = [this, pp = &p, offset, max_bytes, owner, cb]() {
     offsets_.refresh(*pp, [this, pp, offset, max_bytes, owner, cb](Status s) {
@@ -161,7 +161,7 @@ void Reader::read_partition(PartitionOffsets& p, int64_t offset, int32_t max_byt
     retry_refreshed();
     return;
   }
-  const FetchPosition pos = classify_fetch_offset(offset, p.log_start, p.high_watermark);
+  const FetchPosition pos = classify_fetch_offset(offset(), p.log_start(), p.high_watermark());
   if (pos == FetchPosition::kBelowLogStart || pos == FetchPosition::kBeyondEnd) {
     // The cache may be behind other writers or retention: only Iggy's word makes it an error.
     if (!refreshed) {
@@ -173,7 +173,7 @@ void Reader::read_partition(PartitionOffsets& p, int64_t offset, int32_t max_byt
   }
   // At the high watermark too: another writer may have appended since.
   const uint32_t count = poll_count_for(static_cast<uint64_t>(std::max(0, max_bytes)), p.avg_message_bytes);
-  read_aheads_.poll(p, offset, count, owner,
+  read_aheads_.poll(p, offset(), count, owner,
                     [this, pp = &p, offset, count, refreshed, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
     PartitionOffsets& p = *pp;
     if (!r) {
@@ -183,7 +183,7 @@ void Reader::read_partition(PartitionOffsets& p, int64_t offset, int32_t max_byt
     }
     observe_poll(p, *r);
     const auto& messages = r->messages;
-    const bool starts_later = !messages.empty() && static_cast<int64_t>(messages.front().offset) > offset;
+    const bool starts_later = !messages.empty() && KafkaOffset(static_cast<int64_t>(messages.front().offset)) > offset;
     if ((messages.empty() && offset < p.high_watermark) || starts_later) {
       // Retention removed the offset, or the partition was purged or recreated.
       if (!refreshed) {
@@ -195,7 +195,7 @@ void Reader::read_partition(PartitionOffsets& p, int64_t offset, int32_t max_byt
         return;
       }
     }
-    PolledRecords polled = map_polled_messages(messages, offset);
+    PolledRecords polled = map_polled_messages(messages, offset());
     if (polled.unmappable) {
       spdlog::error("{}-{} offset {}: stored message is not a readable Kafka record: {}", p.topic, p.id,
                     polled.unmappable_offset, polled.unmappable->message);

@@ -74,7 +74,7 @@ class Reader {
 
   void run_pass(uint64_t op_id);
   void read_finished(uint64_t op_id);
-  void read_partition(PartitionOffsets& p, int64_t offset, int32_t max_bytes, bool refreshed, uint64_t owner,
+  void read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max_bytes, bool refreshed, uint64_t owner,
                       std::function<void(PartitionRead)> cb);
   void pass_done(uint64_t op_id);
   void arm_wait(uint64_t op_id);

@@ -9,10 +9,16 @@ namespace kib::bridge {
 
 using kafka::ErrorCode;
 
-iggy::MessageId producer_message_id(int64_t producer_id, int16_t epoch, int32_t sequence, bool batch_start) {
+namespace {
+// A decoded batch header keeps the wire's plain integers; the registry takes typed ids.
+ProducerId producer_of(const kafka::RecordBatchHeader& h) { return ProducerId(h.producer_id); }
+ProducerEpoch epoch_of(const kafka::RecordBatchHeader& h) { return ProducerEpoch(h.producer_epoch); }
+}  // namespace
+
+iggy::MessageId producer_message_id(ProducerId producer_id, ProducerEpoch epoch, int32_t sequence, bool batch_start) {
   iggy::MessageId id;
-  id.hi = static_cast<uint64_t>(producer_id);
-  id.lo = (static_cast<uint64_t>(static_cast<uint16_t>(epoch)) << 48) |
+  id.hi = static_cast<uint64_t>(producer_id());
+  id.lo = (static_cast<uint64_t>(static_cast<uint16_t>(epoch())) << 48) |
           (static_cast<uint64_t>(static_cast<uint32_t>(sequence)) << 16) |
           (batch_start ? kBatchStartMarker : kBatchContinuationMarker);
   return id;
@@ -24,8 +30,9 @@ std::optional<ProducerSeq> parse_producer_message_id(const iggy::MessageId& id) 
     return std::nullopt;
   const auto seq = static_cast<uint32_t>((id.lo >> 16) & 0xFFFFFFFFu);
   if (seq > static_cast<uint32_t>(INT32_MAX)) return std::nullopt;
-  return ProducerSeq{static_cast<int64_t>(id.hi), static_cast<int16_t>(static_cast<uint16_t>(id.lo >> 48)),
-                     static_cast<int32_t>(seq), marker == kBatchStartMarker};
+  return ProducerSeq{ProducerId(static_cast<int64_t>(id.hi)),
+                     ProducerEpoch(static_cast<int16_t>(static_cast<uint16_t>(id.lo >> 48))), static_cast<int32_t>(seq),
+                     marker == kBatchStartMarker};
 }
 
 // Each record's Iggy message id names its producer, epoch and sequence, so a batch that reached
@@ -35,7 +42,7 @@ void stamp_producer_ids(const kafka::RecordBatchHeader& h, std::vector<iggy::Out
   if (h.producer_id < 0) return;
   for (size_t i = 0; i < messages.size(); ++i)
     messages[i].id = producer_message_id(
-        h.producer_id, h.producer_epoch,
+        producer_of(h), epoch_of(h),
         static_cast<int32_t>((static_cast<int64_t>(h.base_sequence) + static_cast<int64_t>(i)) % (int64_t{1} << 31)),
         i == 0);
 }
@@ -45,7 +52,7 @@ std::vector<ProducerRun> producer_runs(std::span<const iggy::MessageView> messag
   for (const auto& m : messages) {
     auto seq = parse_producer_message_id(m.id);
     if (!seq) continue;
-    const int64_t off = static_cast<int64_t>(m.offset);
+    const KafkaOffset off(static_cast<int64_t>(m.offset));
     if (!runs.empty() && !seq->batch_start) {
       ProducerRun& last = runs.back();
       if (last.first.producer_id == seq->producer_id && last.first.epoch == seq->epoch &&
@@ -64,7 +71,7 @@ std::vector<ProducerRun> producer_runs(std::span<const iggy::MessageView> messag
 IdempotenceVerdict verdict_for(const SequenceCheck& check, const kafka::RecordBatchHeader& h) {
   using Kind = IdempotenceVerdict::Kind;
   auto refused = [](ErrorCode code, std::string message) {
-    return IdempotenceVerdict{Kind::kRefused, -1, code, std::move(message)};
+    return IdempotenceVerdict{Kind::kRefused, kNoOffset, code, std::move(message)};
   };
   switch (check.verdict) {
     case SequenceVerdict::kAppend:
@@ -90,25 +97,26 @@ IdempotenceVerdict verdict_for(const SequenceCheck& check, const kafka::RecordBa
   return {};
 }
 
-IdempotenceVerdict Idempotence::check(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h) {
-  return verdict_for(registry_->check(h.producer_id, h.producer_epoch, topic, partition, h.base_sequence, h.record_count),
+IdempotenceVerdict Idempotence::check(const std::string& topic, PartitionId partition,
+                                      const kafka::RecordBatchHeader& h) {
+  return verdict_for(registry_->check(producer_of(h), epoch_of(h), topic, partition, h.base_sequence, h.record_count),
                      h);
 }
 
-bool Idempotence::reserve(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h) {
-  return registry_->check(h.producer_id, h.producer_epoch, topic, partition, h.base_sequence, h.record_count)
+bool Idempotence::reserve(const std::string& topic, PartitionId partition, const kafka::RecordBatchHeader& h) {
+  return registry_->check(producer_of(h), epoch_of(h), topic, partition, h.base_sequence, h.record_count)
              .verdict == SequenceVerdict::kAppend;
 }
 
-void Idempotence::abort(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h) {
-  registry_->abort_append(h.producer_id, topic, partition, h.base_sequence);
+void Idempotence::abort(const std::string& topic, PartitionId partition, const kafka::RecordBatchHeader& h) {
+  registry_->abort_append(producer_of(h), topic, partition, h.base_sequence);
 }
 
-void Idempotence::record(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h,
-                         int64_t base_offset, std::function<void()> then) {
+void Idempotence::record(const std::string& topic, PartitionId partition, const kafka::RecordBatchHeader& h,
+                         KafkaOffset base_offset, std::function<void()> then) {
   // Answer once the sequence is durable, so a restarted bridge still knows what this producer's
   // next batch follows; the next append need not wait for that.
-  registry_->record_append(h.producer_id, h.producer_epoch, topic, partition, h.base_sequence, h.record_count,
+  registry_->record_append(producer_of(h), epoch_of(h), topic, partition, h.base_sequence, h.record_count,
                            base_offset, [then = std::move(then), topic, partition](Status s) {
                              if (!s)
                                spdlog::warn("producer state for {}-{} not stored: {}", topic, partition,
@@ -117,9 +125,9 @@ void Idempotence::record(const std::string& topic, int32_t partition, const kafk
                            });
 }
 
-void Idempotence::recover_tail(const std::string& topic, int32_t partition, int64_t log_start, int64_t high_watermark,
-                               TailState& tail, TailReader read, std::function<void()> done) {
-  const int64_t from = std::max(log_start, high_watermark - kTailMessages);
+void Idempotence::recover_tail(const std::string& topic, PartitionId partition, KafkaOffset log_start,
+                               KafkaOffset high_watermark, TailState& tail, TailReader read, std::function<void()> done) {
+  const KafkaOffset from = std::max(log_start, high_watermark - kTailMessages);
   const int64_t count = high_watermark - from;
   if (count <= 0) {
     tail.recovered = true;
@@ -143,7 +151,7 @@ void Idempotence::recover_tail(const std::string& topic, int32_t partition, int6
        });
 }
 
-size_t Idempotence::record_runs(const std::string& topic, int32_t partition, std::span<const ProducerRun> runs) {
+size_t Idempotence::record_runs(const std::string& topic, PartitionId partition, std::span<const ProducerRun> runs) {
   size_t recovered = 0;
   for (const ProducerRun& run : runs) {
     SequenceCheck c =

@@ -27,11 +27,11 @@ namespace kib::bridge {
 inline constexpr uint64_t kBatchStartMarker = 0xBD1Du;
 inline constexpr uint64_t kBatchContinuationMarker = 0xBD1Eu;
 
-iggy::MessageId producer_message_id(int64_t producer_id, int16_t epoch, int32_t sequence, bool batch_start);
+iggy::MessageId producer_message_id(ProducerId producer_id, ProducerEpoch epoch, int32_t sequence, bool batch_start);
 
 struct ProducerSeq {
-  int64_t producer_id;
-  int16_t epoch;
+  ProducerId producer_id;
+  ProducerEpoch epoch;
   int32_t sequence;
   bool batch_start;
 };
@@ -46,7 +46,7 @@ void stamp_producer_ids(const kafka::RecordBatchHeader& h, std::vector<iggy::Out
 struct ProducerRun {
   ProducerSeq first;
   int32_t count = 0;
-  int64_t base_offset = 0;
+  KafkaOffset base_offset;
 };
 // The producer batches among `messages` (a partition's tail, in offset order). Records before
 // the first batch start of a run are skipped: that batch starts before the scanned tail.
@@ -56,7 +56,7 @@ std::vector<ProducerRun> producer_runs(std::span<const iggy::MessageView> messag
 struct IdempotenceVerdict {
   enum class Kind { kAppend, kDuplicate, kRefused };
   Kind kind = Kind::kAppend;
-  int64_t duplicate_base_offset = -1;              // kDuplicate
+  KafkaOffset duplicate_base_offset = kNoOffset;    // kDuplicate
   kafka::ErrorCode error = kafka::ErrorCode::kNone;  // kRefused
   std::string message;                             // kRefused
 };
@@ -78,18 +78,18 @@ class Idempotence {
   bool applies_to(const kafka::RecordBatchHeader& h) const { return h.producer_id >= 0 && registry_; }
 
   // The verdict for the batch at the head of the partition's queue; kAppend reserves its range.
-  IdempotenceVerdict check(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h);
+  IdempotenceVerdict check(const std::string& topic, PartitionId partition, const kafka::RecordBatchHeader& h);
   // Whether a batch queued behind the head may join its send (its range is then reserved).
-  bool reserve(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h);
+  bool reserve(const std::string& topic, PartitionId partition, const kafka::RecordBatchHeader& h);
   // The send of a reserved batch failed: release it (and every later reservation).
-  void abort(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h);
+  void abort(const std::string& topic, PartitionId partition, const kafka::RecordBatchHeader& h);
   // A reserved batch was stored at `base_offset`; `then` runs once that is durable (or failed
   // to be, which is logged).
-  void record(const std::string& topic, int32_t partition, const kafka::RecordBatchHeader& h, int64_t base_offset,
-              std::function<void()> then);
+  void record(const std::string& topic, PartitionId partition, const kafka::RecordBatchHeader& h,
+              KafkaOffset base_offset, std::function<void()> then);
 
   // Reads `count` messages of the partition from `from`.
-  using TailReader = std::function<void(int64_t from, uint32_t count, iggy::Callback<iggy::PolledMessages>)>;
+  using TailReader = std::function<void(KafkaOffset from, uint32_t count, iggy::Callback<iggy::PolledMessages>)>;
   // After a restart, the last batches of idempotent producers may be in Iggy without their
   // sequence in SQLite (the bridge died between the two). Before the first idempotent append to
   // a partition, the tail [max(log_start, high_watermark - kTailMessages), high_watermark) is
@@ -98,10 +98,10 @@ class Idempotence {
   // hold such batches: each partition appends one batch at a time. Sets tail.recovered on
   // success; `done` runs either way.
   static constexpr int64_t kTailMessages = 2000;  // far more than five in-flight batches per producer
-  void recover_tail(const std::string& topic, int32_t partition, int64_t log_start, int64_t high_watermark,
+  void recover_tail(const std::string& topic, PartitionId partition, KafkaOffset log_start, KafkaOffset high_watermark,
                     TailState& tail, TailReader read, std::function<void()> done);
   // The part of recover_tail after the read: records the runs the registry takes as new.
-  size_t record_runs(const std::string& topic, int32_t partition, std::span<const ProducerRun> runs);
+  size_t record_runs(const std::string& topic, PartitionId partition, std::span<const ProducerRun> runs);
 
  private:
   ProducerRegistry* registry_;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/ids.h"
 #include "common/result.h"
 
 namespace kib::state {
@@ -17,8 +18,8 @@ class StateStore;
 namespace kib::bridge {
 
 struct ProducerIdAndEpoch {
-  int64_t producer_id = -1;
-  int16_t producer_epoch = -1;
+  ProducerId producer_id = kNoProducerId;
+  ProducerEpoch producer_epoch = kNoProducerEpoch;
 };
 
 // What to do with an incoming batch of an idempotent producer.
@@ -33,7 +34,7 @@ enum class SequenceVerdict {
 
 struct SequenceCheck {
   SequenceVerdict verdict = SequenceVerdict::kAppend;
-  int64_t duplicate_base_offset = -1;
+  KafkaOffset duplicate_base_offset = kNoOffset;
 };
 
 class ProducerRegistry {
@@ -55,23 +56,23 @@ class ProducerRegistry {
   // kAppend reserves the range as in flight until record_append() or abort_append(); the next
   // batch of the partition may be checked (and reserved) before this one completes.
   // producer_id < 0 (not idempotent): kAppend, nothing tracked.
-  virtual SequenceCheck check(int64_t producer_id, int16_t epoch, const std::string& topic, int32_t partition,
-                              int32_t first_sequence, int32_t count) = 0;
+  virtual SequenceCheck check(ProducerId producer_id, ProducerEpoch epoch, const std::string& topic,
+                              PartitionId partition, int32_t first_sequence, int32_t count) = 0;
 
   // False once the reservation made by check() was cancelled because an earlier batch of the
   // same producer and partition was aborted: do not append it, answer OUT_OF_ORDER_SEQUENCE_NUMBER.
   // Call right before handing the batch to Iggy when it waited behind an earlier batch.
-  virtual bool is_reserved(int64_t producer_id, const std::string& topic, int32_t partition,
+  virtual bool is_reserved(ProducerId producer_id, const std::string& topic, PartitionId partition,
                            int32_t first_sequence) const = 0;
 
   // The reserved batch was appended at `base_offset`: remember it (persisted, batched).
   // `durable`, if given, runs on the loop once the row is committed (or failed to be).
-  virtual void record_append(int64_t producer_id, int16_t epoch, const std::string& topic, int32_t partition,
-                             int32_t first_sequence, int32_t count, int64_t base_offset,
+  virtual void record_append(ProducerId producer_id, ProducerEpoch epoch, const std::string& topic,
+                             PartitionId partition, int32_t first_sequence, int32_t count, KafkaOffset base_offset,
                              std::function<void(Status)> durable = nullptr) = 0;
   // The reserved batch was not appended (Iggy failed): release the reservation, and cancel every
   // later reservation of the partition (they must be retried after this one, in order).
-  virtual void abort_append(int64_t producer_id, const std::string& topic, int32_t partition,
+  virtual void abort_append(ProducerId producer_id, const std::string& topic, PartitionId partition,
                             int32_t first_sequence) = 0;
 };
 

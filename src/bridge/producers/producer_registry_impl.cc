@@ -102,10 +102,10 @@ void PersistentProducerRegistry::init_producer(std::optional<ProducerIdAndEpoch>
 }
 
 void PersistentProducerRegistry::issue(const std::function<void(Result<ProducerIdAndEpoch>)>& done) {
-  ProducerIdAndEpoch issued{next_id_++, 0};
+  ProducerIdAndEpoch issued{ProducerId(next_id_++), ProducerEpoch(0)};
   int64_t at = now();
   // The id is already durable through its block; the row is for operators and expiry.
-  store_.write([issued, at](SQLite::Database& db) { state::insert_producer(db, issued.producer_id, 0, at); },
+  store_.write([issued, at](SQLite::Database& db) { state::insert_producer(db, issued.producer_id(), 0, at); },
                [id = issued.producer_id](Status st) {
                  if (!st) spdlog::warn("producers: producer_id={} not recorded: {}", id, st.error().message);
                });
@@ -153,12 +153,15 @@ void PersistentProducerRegistry::serve_pending_inits() {
 
 // ---- sequences ----
 
-SequenceCheck PersistentProducerRegistry::check(int64_t producer_id, int16_t epoch, const std::string& topic,
-                                                int32_t partition, int32_t first_sequence, int32_t count) {
-  if (producer_id < 0) return {SequenceVerdict::kAppend, -1};
-  if (producer_id >= next_id_) return {SequenceVerdict::kUnknownProducer, -1};
+SequenceCheck PersistentProducerRegistry::check(ProducerId pid, ProducerEpoch producer_epoch, const std::string& topic,
+                                                PartitionId partition_id, int32_t first_sequence, int32_t count) {
+  const int64_t producer_id = pid();
+  const int16_t epoch = producer_epoch();
+  const int32_t partition = partition_id();
+  if (producer_id < 0) return {SequenceVerdict::kAppend, kNoOffset};
+  if (producer_id >= next_id_) return {SequenceVerdict::kUnknownProducer, kNoOffset};
   // Kafka refuses these earlier, as INVALID_RECORD; never reserve them.
-  if (first_sequence < 0 || count < 1) return {SequenceVerdict::kOutOfOrder, -1};
+  if (first_sequence < 0 || count < 1) return {SequenceVerdict::kOutOfOrder, kNoOffset};
   int32_t last_sequence = last_sequence_of(first_sequence, count);
 
   PartitionState& s = partitions_[PartitionKey{producer_id, topic, partition}];
@@ -166,26 +169,28 @@ SequenceCheck PersistentProducerRegistry::check(int64_t producer_id, int16_t epo
   // exactly the same sequence range as one of the retained batches.
   for (const auto& b : s.appended)
     if (b.epoch == epoch && b.first_sequence == first_sequence && b.last_sequence == last_sequence)
-      return {SequenceVerdict::kDuplicate, b.base_offset};
+      return {SequenceVerdict::kDuplicate, KafkaOffset(b.base_offset)};
   for (const auto& r : s.in_flight)
     if (r.epoch == epoch && r.first_sequence == first_sequence && r.last_sequence == last_sequence)
-      return {SequenceVerdict::kInFlight, -1};
+      return {SequenceVerdict::kInFlight, kNoOffset};
 
   // ProducerAppendInfo.checkProducerEpoch, then checkSequence. No state (new or expired
   // producer-partition): any epoch and sequence start it, as in Kafka 2.5+.
   if (s.next_sequence) {
-    if (epoch < s.epoch) return {SequenceVerdict::kInvalidEpoch, -1};
+    if (epoch < s.epoch) return {SequenceVerdict::kInvalidEpoch, kNoOffset};
     bool in_sequence = epoch > s.epoch ? first_sequence == 0 : first_sequence == *s.next_sequence;
-    if (!in_sequence) return {SequenceVerdict::kOutOfOrder, -1};
+    if (!in_sequence) return {SequenceVerdict::kOutOfOrder, kNoOffset};
   }
   s.in_flight.push_back({epoch, first_sequence, last_sequence, s.epoch, s.next_sequence});
   s.epoch = epoch;
   s.next_sequence = sequence_after(last_sequence);
-  return {SequenceVerdict::kAppend, -1};
+  return {SequenceVerdict::kAppend, kNoOffset};
 }
 
-bool PersistentProducerRegistry::is_reserved(int64_t producer_id, const std::string& topic, int32_t partition,
+bool PersistentProducerRegistry::is_reserved(ProducerId pid, const std::string& topic, PartitionId partition_id,
                                              int32_t first_sequence) const {
+  const int64_t producer_id = pid();
+  const int32_t partition = partition_id();
   if (producer_id < 0) return true;
   auto it = partitions_.find(PartitionKey{producer_id, topic, partition});
   if (it == partitions_.end()) return false;
@@ -194,9 +199,13 @@ bool PersistentProducerRegistry::is_reserved(int64_t producer_id, const std::str
   return false;
 }
 
-void PersistentProducerRegistry::record_append(int64_t producer_id, int16_t epoch, const std::string& topic,
-                                               int32_t partition, int32_t first_sequence, int32_t count,
-                                               int64_t base_offset, std::function<void(Status)> durable) {
+void PersistentProducerRegistry::record_append(ProducerId pid, ProducerEpoch producer_epoch, const std::string& topic,
+                                               PartitionId partition_id, int32_t first_sequence, int32_t count,
+                                               KafkaOffset offset, std::function<void(Status)> durable) {
+  const int64_t producer_id = pid();
+  const int16_t epoch = producer_epoch();
+  const int32_t partition = partition_id();
+  const int64_t base_offset = offset();
   if (producer_id < 0 || first_sequence < 0 || count < 1) {
     if (durable) durable(ok_status());
     return;
@@ -252,8 +261,10 @@ void PersistentProducerRegistry::persist(const state::ProducerBatchRow& row, std
                });
 }
 
-void PersistentProducerRegistry::abort_append(int64_t producer_id, const std::string& topic, int32_t partition,
+void PersistentProducerRegistry::abort_append(ProducerId pid, const std::string& topic, PartitionId partition_id,
                                               int32_t first_sequence) {
+  const int64_t producer_id = pid();
+  const int32_t partition = partition_id();
   if (producer_id < 0) return;
   auto it = partitions_.find(PartitionKey{producer_id, topic, partition});
   if (it == partitions_.end()) return;

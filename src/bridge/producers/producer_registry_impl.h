@@ -48,14 +48,14 @@ class PersistentProducerRegistry final : public ProducerRegistry {
   Status load() override;
   void init_producer(std::optional<ProducerIdAndEpoch> existing,
                      std::function<void(Result<ProducerIdAndEpoch>)> done) override;
-  SequenceCheck check(int64_t producer_id, int16_t epoch, const std::string& topic, int32_t partition,
+  SequenceCheck check(ProducerId producer_id, ProducerEpoch epoch, const std::string& topic, PartitionId partition,
                       int32_t first_sequence, int32_t count) override;
-  bool is_reserved(int64_t producer_id, const std::string& topic, int32_t partition,
+  bool is_reserved(ProducerId producer_id, const std::string& topic, PartitionId partition,
                    int32_t first_sequence) const override;
-  void record_append(int64_t producer_id, int16_t epoch, const std::string& topic, int32_t partition,
-                     int32_t first_sequence, int32_t count, int64_t base_offset,
+  void record_append(ProducerId producer_id, ProducerEpoch epoch, const std::string& topic, PartitionId partition,
+                     int32_t first_sequence, int32_t count, KafkaOffset base_offset,
                      std::function<void(Status)> durable = nullptr) override;
-  void abort_append(int64_t producer_id, const std::string& topic, int32_t partition,
+  void abort_append(ProducerId producer_id, const std::string& topic, PartitionId partition,
                     int32_t first_sequence) override;
 
   // Forgets producer-partitions idle for idle_expiry_ms (memory now, SQLite in the next batch).
@@ -63,7 +63,7 @@ class PersistentProducerRegistry final : public ProducerRegistry {
   void expire_idle();
 
   // The next id InitProducerId hands out; ids at or above it were never issued.
-  int64_t next_producer_id() const { return next_id_; }
+  ProducerId next_producer_id() const { return ProducerId(next_id_); }
   size_t tracked_partitions() const { return partitions_.size(); }
 
  private:

@@ -48,12 +48,12 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
       auto [it, inserted] = index.try_emplace({topic.topic, p.partition}, partitions.size());
       if (!inserted) {
         auto& earlier = partitions[it->second];
-        earlier.fetch_offset = p.fetch_offset;
+        earlier.fetch_offset = KafkaOffset(p.fetch_offset);
         earlier.max_bytes = p.partition_max_bytes;
         continue;
       }
       if (!ids) ids = &shape.emplace_back(topic.topic, std::vector<int32_t>()).second;
-      partitions.push_back({topic.topic, p.partition, p.fetch_offset, p.partition_max_bytes});
+      partitions.push_back({topic.topic, PartitionId(p.partition), KafkaOffset(p.fetch_offset), p.partition_max_bytes});
       ids->push_back(p.partition);
     }
   }
@@ -86,9 +86,9 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
                   auto& pd = tr.partitions.emplace_back();
                   pd.partition_index = id;
                   pd.error_code = to_int16(r.error);
-                  pd.high_watermark = r.high_watermark;
-                  pd.last_stable_offset = r.last_stable_offset;
-                  pd.log_start_offset = r.log_start_offset;
+                  pd.high_watermark = r.high_watermark();
+                  pd.last_stable_offset = r.last_stable_offset();
+                  pd.log_start_offset = r.log_start_offset();
                   // No transactions yet: nothing was ever aborted.
                   if (read_committed) pd.aborted_transactions.emplace();
                   else pd.aborted_transactions.reset();

@@ -33,7 +33,7 @@ void handle(bridge::ProducerRegistry& producers, Request&& req) {
   std::optional<bridge::ProducerIdAndEpoch> existing;
   if (req.header.api_version >= 3 && (body.producer_id != -1 || body.producer_epoch != -1)) {
     if (body.producer_id == -1 || body.producer_epoch == -1) return reply_error(req.respond, ErrorCode::kInvalidRequest);
-    existing = bridge::ProducerIdAndEpoch{body.producer_id, body.producer_epoch};
+    existing = bridge::ProducerIdAndEpoch{ProducerId(body.producer_id), ProducerEpoch(body.producer_epoch)};
   }
   producers.init_producer(existing, [respond = req.respond](Result<bridge::ProducerIdAndEpoch> r) {
     if (!r) {
@@ -41,8 +41,8 @@ void handle(bridge::ProducerRegistry& producers, Request&& req) {
       return reply_error(respond, bridge::to_kafka_error(r.error()));
     }
     msg::InitProducerIdResponse resp;
-    resp.producer_id = r->producer_id;
-    resp.producer_epoch = r->producer_epoch;
+    resp.producer_id = r->producer_id();
+    resp.producer_epoch = r->producer_epoch();
     respond.send(resp);
   });
 }

@@ -50,13 +50,14 @@ void handle(bridge::PartitionLog& log, Request&& req) {
         continue;
       }
       ++call->pending;
-      log.list_offsets(topic.name, rq.partition_index, rq.timestamp, [call, t, p](bridge::OffsetLookup r) {
+      const PartitionId partition_id(rq.partition_index);
+      log.list_offsets(topic.name, partition_id, TimestampMs(rq.timestamp), [call, t, p](bridge::OffsetLookup r) {
         auto& pr = call->resp.topics[t].partitions[p];
         pr.error_code = to_int16(r.error);
-        pr.offset = r.error == ErrorCode::kNone ? r.offset : -1;
-        pr.timestamp = r.error == ErrorCode::kNone ? r.timestamp : -1;
+        pr.offset = r.error == ErrorCode::kNone ? r.offset() : -1;
+        pr.timestamp = r.error == ErrorCode::kNone ? r.timestamp() : -1;
         // Kafka: the epoch of the offset found, -1 with the offset when none is (by timestamp).
-        pr.leader_epoch = r.error == ErrorCode::kNone && r.offset >= 0 ? bridge::kPartitionLeaderEpoch : -1;
+        pr.leader_epoch = r.error == ErrorCode::kNone && r.offset() >= 0 ? bridge::kPartitionLeaderEpoch : -1;
         call->done();
       });
     }

@@ -127,7 +127,7 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
       const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
       // A partition that cannot be appended to is answered before its records are decoded:
       // decompressing them would only spend the request's budget (and the loop's time).
-      if (Status target = log.precheck_produce(topic.name, data.index); !target) {
+      if (Status target = log.precheck_produce(topic.name, PartitionId(data.index)); !target) {
         call->fail(pr, bridge::to_kafka_error(target.error()), target.error().message);
         continue;
       }
@@ -150,15 +150,15 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
       for (const DecodedBatch& b : *decoded) held += b.memory_bytes();
       if (held) req.respond.charge(held);
       ++call->pending;
-      log.produce(topic.name, data.index, std::move(decoded.value()), body, body->acks,
+      log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, body->acks,
                      [call, t, p](bridge::ProduceResult r) {
                        auto& pr = call->resp.responses[t].partition_responses[p];
                        if (r.error != ErrorCode::kNone) {
                          call->fail(pr, r.error, r.message);
                        } else {
-                         pr.base_offset = r.base_offset;
-                         pr.log_append_time_ms = r.log_append_time_ms;
-                         pr.log_start_offset = r.log_start_offset;
+                         pr.base_offset = r.base_offset();
+                         pr.log_append_time_ms = r.log_append_time_ms();
+                         pr.log_start_offset = r.log_start_offset();
                        }
                        call->done();
                      });
