@@ -3,7 +3,7 @@
 // heap-allocated and closed on destruction (uv_close, deleted in the close callback), so the
 // owner may be destroyed at any time on the loop thread; tasks still queued then are dropped
 // without running. Each task runs through guard::run (Boundary::kLoopTask), as the work of the
-// owner that posted it (uv/work_owner.h). Loop thread only.
+// owner that posted it (uvx/work_owner.h). Loop thread only.
 #pragma once
 
 #include <uv.h>

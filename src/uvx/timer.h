@@ -2,7 +2,7 @@
 // loop thread. The handle is heap-allocated and closed on destruction (uv_close, deleted in the
 // close callback), so the loop must run again to free it; a callback of a destroyed Timer never
 // runs. Every callback runs through guard::run (Boundary::kTimer, named by `what`), and as the
-// work of the owner that armed it (uv/work_owner.h). Loop thread only.
+// work of the owner that armed it (uvx/work_owner.h). Loop thread only.
 #pragma once
 
 #include <uv.h>
