@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "app/version.h"
+#include "common/version.h"
 #include "kafka/protocol/generated/api_versions.h"
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"

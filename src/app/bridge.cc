@@ -19,13 +19,13 @@
 #include "common/log.h"
 #include "http/http_server.h"
 #include "iggy/client.h"
-#include "iggy/loop.h"
 #include "iggy/pool.h"
 #include "kafka/kafka_server.h"
 #include "kafka/services.h"
 #include "metrics/bridge_metrics.h"
 #include "state/state_store.h"
 #include "state/topic_store.h"
+#include "uvx/timer.h"
 
 namespace kib {
 
@@ -36,6 +36,7 @@ Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg
 Bridge::~Bridge() {
   metrics_hook_.reset();
   watchdog_.reset();
+  catalog_retry_.reset();
   http_.reset();
   kafka_.reset();
   lag_.reset();
@@ -235,17 +236,8 @@ void Bridge::start_catalog() {
       return;
     }
     spdlog::warn("Iggy at {} not ready ({}); retrying in 1 s", cfg_.iggy.address.str(), s.error().message);
-    if (!catalog_retry_) {
-      catalog_retry_ = new uv_timer_t;
-      uv_timer_init(&loop_, catalog_retry_);
-      catalog_retry_->data = this;
-    }
-    uv_timer_start(
-        catalog_retry_,
-        [](uv_timer_t* t) {
-          guard::run(guard::Boundary::kTimer, "catalog start retry", [&] { static_cast<Bridge*>(t->data)->start_catalog(); });
-        },
-        1000, 0);
+    if (!catalog_retry_) catalog_retry_ = std::make_unique<uv::Timer>(&loop_, "catalog start retry");
+    catalog_retry_->start(std::chrono::milliseconds(1000), [this] { start_catalog(); });
   });
 }
 
@@ -266,10 +258,7 @@ void Bridge::shutdown() {
   if (lag_) lag_->stop();
   kafka_->shutdown(cfg_.limits.shutdown_deadline_ms, [this] {
     spdlog::info("shutdown: all Kafka connections closed");
-    if (catalog_retry_) {
-      uv_close(reinterpret_cast<uv_handle_t*>(catalog_retry_), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-      catalog_retry_ = nullptr;
-    }
+    catalog_retry_.reset();
     if (catalog_) catalog_->stop();
     watchdog_.reset();
     if (http_) http_->close();
@@ -284,7 +273,7 @@ void Bridge::shutdown() {
 void Bridge::start_watchdog() {
   uint64_t usec = 0;
   if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return;
-  watchdog_ = std::make_unique<iggy::LoopTimer>(&loop_);
+  watchdog_ = std::make_unique<uv::Timer>(&loop_, "systemd watchdog");
   watchdog_every_ = std::chrono::milliseconds(std::max<uint64_t>(1, usec / 2000));
   spdlog::info("systemd watchdog: WATCHDOG=1 every {} ms", watchdog_every_.count());
   ping_watchdog();

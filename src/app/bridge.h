@@ -40,8 +40,8 @@ class GroupCoordinator;
 class GroupTimers;
 class ConsumerLagMonitor;
 }  // namespace bridge
-namespace iggy {
-class LoopTimer;
+namespace uv {
+class Timer;
 }
 
 class Bridge {
@@ -88,14 +88,14 @@ class Bridge {
   std::unique_ptr<bridge::GroupCoordinator> groups_;
   std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
   std::unique_ptr<kafka::Services> services_;
-  uv_timer_t* catalog_retry_ = nullptr;
+  std::unique_ptr<uv::Timer> catalog_retry_;  // start_catalog() again while Iggy is not ready
   std::unique_ptr<kafka::KafkaServer> kafka_;
   std::vector<uv_signal_t*> signals_;
   std::vector<uint16_t> ports_;
   bool stopping_ = false;
   bool ready_ = false;  // the catalog started (READY=1 sent)
   int exit_code_ = 0;
-  std::unique_ptr<iggy::LoopTimer> watchdog_;
+  std::unique_ptr<uv::Timer> watchdog_;
   std::chrono::milliseconds watchdog_every_{0};
   std::unique_ptr<http::HttpServer> http_;
   metrics::CollectHook metrics_hook_;  // copies pool/server/state counters into /metrics

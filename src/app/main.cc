@@ -8,8 +8,8 @@
 
 #include "admin/admin_commands.h"
 #include "app/bridge.h"
-#include "app/version.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "config/config.h"
 #include "http/bridge_status.h"
 #include "state/state_store.h"

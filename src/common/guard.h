@@ -28,7 +28,7 @@ enum class Boundary : uint8_t {
   kHttp,             // ops HTTP server callbacks
   kTimer,            // timers (catalog refresh, group timers, producer sweep, Iggy timeouts)
   kSignal,           // SIGTERM/SIGINT/SIGHUP handlers
-  kLoopTask,         // tasks posted to a later loop iteration (iggy::LoopTasks)
+  kLoopTask,         // tasks posted to a later loop iteration (uv::Tasks)
   kIggyCompletion,   // a callback that receives an Iggy reply or error
   kIggyConnection,   // the Iggy client's socket callbacks
   kStateWriter,      // a job on the state store's writer thread

@@ -29,10 +29,11 @@
 
 #include "common/bytes.h"
 #include "common/result.h"
-#include "iggy/loop.h"
 #include "iggy/protocol.h"
 #include "iggy/server_profile.h"
 #include "iggy/types.h"
+#include "uvx/tasks.h"
+#include "uvx/timer.h"
 
 namespace kib::iggy {
 
@@ -155,9 +156,9 @@ class IggyConnection {
 
   Socket* socket_ = nullptr;    // current socket, owned by libuv until its close callback
   Resolve* resolve_ = nullptr;  // pending name resolution
-  LoopTimer state_timer_;       // connect / login / request timeout, backoff, retry delay
-  LoopTimer heartbeat_timer_;
-  LoopTasks tasks_;
+  uv::Timer state_timer_;       // connect / login / request timeout, backoff, retry delay
+  uv::Timer heartbeat_timer_;
+  uv::Tasks tasks_;
 
   // Frame reader: header into header_, then body straight into a fresh shared buffer.
   uint8_t header_[wire::kHeaderSize] = {};

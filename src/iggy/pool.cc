@@ -6,7 +6,7 @@
 
 #include "common/guard.h"
 #include "iggy/errors.h"
-#include "iggy/owner.h"
+#include "uvx/work_owner.h"
 
 namespace kib::iggy {
 
@@ -61,7 +61,7 @@ ServerProfile IggyPool::server_profile() const {
 
 void IggyPool::enqueue(std::unique_ptr<PendingRequest> req, ReplyCallback done, int affinity) {
   ++counters_.submitted;
-  const WorkOwner owner = current_owner();
+  const uv::WorkOwner owner = uv::current_owner();
   auto fail_later = [this, &done, owner](Error e) {
     tasks_.post([this, done = std::move(done), e = std::move(e), owner]() mutable {
       finish(owner.id, done, std::move(e));
@@ -142,10 +142,10 @@ void IggyPool::finish(uint64_t owner, ReplyCallback& done, Result<Reply> r) {
     ++counters_.failed;
     if (is_transport(r.error())) ++counters_.transport_failures;
   }
-  // What the reply's callback starts is still done for the request's owner (owner.h). This is
+  // What the reply's callback starts is still done for the request's owner (uvx/work_owner.h). This is
   // the one place every pool completion passes: a callback that throws fails only itself (the
   // Kafka request it served is closed when its Responder is dropped), never the pool.
-  OwnerScope scope(WorkOwner{owner, false});
+  uv::OwnerScope scope(uv::WorkOwner{owner, false});
   if (done) guard::run(guard::Boundary::kIggyCompletion, "Iggy reply", [&] { done(std::move(r)); });
 }
 

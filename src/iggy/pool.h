@@ -1,6 +1,6 @@
 // IggyPool: N lockstep connections of one Iggy identity behind one fair queue.
 //
-// submit() queues a request in its owner's FIFO (owner.h: the Kafka connection it is done for,
+// submit() queues a request in its owner's FIFO (uvx/work_owner.h: the Kafka connection it is done for,
 // 0 for the bridge itself); whenever a connection is logged in with nothing in flight it takes
 // the oldest request it may serve (any request, or one pinned to that connection) of the next
 // owner in round-robin order, so one client's request with 100k partitions delays another
@@ -33,7 +33,8 @@
 
 #include "common/result.h"
 #include "iggy/connection.h"
-#include "iggy/loop.h"
+#include "uvx/tasks.h"
+#include "uvx/timer.h"
 
 namespace kib::iggy {
 
@@ -81,7 +82,7 @@ class IggyPool {
   // The frame is encoded for the server of the connection that sends it (at first transmission).
   void submit_encoded(FrameEncoder encode, ReplyCallback done, int affinity = -1);
 
-  // Fails the queued requests of `owner` that were submitted cancellable (owner.h) with
+  // Fails the queued requests of `owner` that were submitted cancellable (uvx/work_owner.h) with
   // kTransport kClosed, without sending them: their Kafka connection closed. Others still run.
   void cancel_owner(uint64_t owner);
 
@@ -125,8 +126,8 @@ class IggyPool {
   std::map<uint64_t, std::deque<Queued>> lanes_;  // per owner, FIFO; no empty lane
   size_t queued_ = 0;                             // over every lane
   uint64_t next_owner_ = 0;                       // round-robin: serve owners >= it first
-  LoopTasks tasks_;
-  LoopTimer queue_timer_;
+  uv::Tasks tasks_;
+  uv::Timer queue_timer_;
   std::optional<Error> login_error_;
   bool started_ = false;
   bool closed_ = false;
@@ -156,7 +157,7 @@ class IggyIdentityPools {
   PoolConfig base_;
   std::map<std::string, std::unique_ptr<IggyPool>> pools_;
   std::vector<std::unique_ptr<IggyPool>> retired_;  // closing; destroyed with this object
-  LoopTasks tasks_;
+  uv::Tasks tasks_;
 };
 
 }  // namespace kib::iggy

@@ -4,7 +4,6 @@
 
 #include "common/guard.h"
 #include "common/text.h"
-#include "iggy/owner.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/api_keys.h"
@@ -12,6 +11,7 @@
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"
 #include "metrics/bridge_metrics.h"
+#include "uvx/work_owner.h"
 
 namespace kib::kafka {
 
@@ -188,7 +188,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
                 info.api_version, info.correlation_id);
   Responder fallback = req.respond;
   try {
-    iggy::OwnerScope owner(conn->id());  // Iggy work this request starts is this connection's
+    uv::OwnerScope owner(conn->id());  // Iggy work this request starts is this connection's
     spec->handle(services_, std::move(req));
   } catch (const DecodeError& e) {
     metrics::record_request_error(msg::api_name(fallback.header().api_key), "malformed_request");

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "app/version.h"
 #include "common/guard.h"
+#include "common/version.h"
 
 namespace kib::metrics {
 namespace {

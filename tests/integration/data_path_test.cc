@@ -27,7 +27,6 @@
 #include "bridge/producers/producer_registry.h"
 #include "config/config.h"
 #include "iggy/client.h"
-#include "iggy/loop.h"
 #include "kafka/kafka_server.h"
 #include "kafka/protocol/generated/api_keys.h"
 #include "kafka/protocol/generated/fetch.h"
@@ -39,6 +38,7 @@
 #include "kafka/services.h"
 #include "state/state_store.h"
 #include "support/iggy_harness.h"
+#include "uvx/timer.h"
 
 using namespace kib;
 using namespace kib::bridge;
@@ -527,7 +527,7 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_wakes_as_soon_as_the_bridge_appends, DataPat
   const auto started = std::chrono::steady_clock::now();
   log->fetch({part(topic, 0, 0, 1 << 20), part(topic, 1, 2, 1 << 20)}, params,
              [&](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
-  iggy::LoopTimer later(ctx.loop());
+  uv::Timer later(ctx.loop());
   std::optional<ProduceResult> produced;
   later.start(300ms, [&] {
     std::vector<TestRecord> one(1);
@@ -555,7 +555,7 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_sees_appends_by_native_iggy_producers, DataP
   const auto started = std::chrono::steady_clock::now();
   log->fetch({part(topic, 0, 0, 1 << 20)}, params,
              [&](std::vector<FetchPartitionResult> r) { out.emplace(std::move(r)); });
-  iggy::LoopTimer later(ctx.loop());
+  uv::Timer later(ctx.loop());
   bool sent = false;
   later.start(300ms, [&] {
     iggy::OutgoingMessage m;
@@ -761,7 +761,7 @@ struct WirePath : DataPath {
 
   // The next response frame (without its length), or nullopt if the server closed the connection.
   std::optional<Bytes> next_frame(std::chrono::milliseconds limit = 20s) {
-    iggy::LoopTimer tick(ctx.loop());
+    uv::Timer tick(ctx.loop());
     std::function<void()> rearm = [&] { tick.start(2ms, rearm); };
     rearm();
     bool open = true;

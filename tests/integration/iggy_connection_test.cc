@@ -15,9 +15,9 @@
 
 #include "iggy/client.h"
 #include "iggy/errors.h"
-#include "iggy/owner.h"
 #include "iggy/pool.h"
 #include "iggy/protocol.h"
+#include "uvx/work_owner.h"
 
 using namespace kib;
 using namespace kib::iggy;
@@ -696,11 +696,11 @@ BOOST_AUTO_TEST_CASE(owners_are_served_round_robin_so_a_late_small_owner_is_not_
   }));
   std::vector<uint64_t> order;  // owner of each completed ping
   {
-    OwnerScope big(1);
+    uv::OwnerScope big(1);
     for (int i = 0; i < 50; ++i) client.ping([&](Result<Unit>) { order.push_back(1); });
   }
   {
-    OwnerScope small(2);
+    uv::OwnerScope small(2);
     client.ping([&](Result<Unit> r) {
       BOOST_TEST(r.ok());
       order.push_back(2);
@@ -730,7 +730,7 @@ BOOST_AUTO_TEST_CASE(one_owner_may_queue_at_most_its_share_and_others_still_queu
     }
   };
   {
-    OwnerScope owner(7);
+    uv::OwnerScope owner(7);
     for (int i = 0; i < 12; ++i) client.ping(count);
   }
   for (int i = 0; i < 8; ++i) client.ping(count);  // the bridge's own work: no share bound
@@ -752,7 +752,7 @@ BOOST_AUTO_TEST_CASE(cancel_owner_drops_its_queued_cancellable_requests_unsent) 
   }));
   int cancelled = 0, ok = 0, others = 0;
   {
-    OwnerScope reads(WorkOwner{3, true});
+    uv::OwnerScope reads(uv::WorkOwner{3, true});
     for (int i = 0; i < 5; ++i)
       client.ping([&](Result<Unit> r) {
         if (r.ok()) return void(++ok);
@@ -761,11 +761,11 @@ BOOST_AUTO_TEST_CASE(cancel_owner_drops_its_queued_cancellable_requests_unsent) 
       });
   }
   {
-    OwnerScope write(3);  // not cancellable: still sent
+    uv::OwnerScope write(3);  // not cancellable: still sent
     client.ping([&](Result<Unit> r) { ok += r.ok(); });
   }
   {
-    OwnerScope other(WorkOwner{4, true});
+    uv::OwnerScope other(uv::WorkOwner{4, true});
     client.ping([&](Result<Unit> r) { others += r.ok(); });
   }
   const size_t pings_before = server.seen.size();
@@ -785,21 +785,21 @@ BOOST_AUTO_TEST_CASE(a_reply_callback_runs_as_its_request_owner_and_loop_tasks_k
   FakeIggy server(&l.loop, [](const SeenRequest&) { return reply(); });
   IggyPool pool(&l.loop, fake_config(server.port(), 1));
   IggyClient client(pool);
-  LoopTasks tasks(&l.loop);
+  uv::Tasks tasks(&l.loop);
   uint64_t in_callback = 99, in_task = 99;
   bool done = false;
   {
-    OwnerScope owner(WorkOwner{11, true});
+    uv::OwnerScope owner(uv::WorkOwner{11, true});
     client.ping([&](Result<Unit>) {
-      in_callback = current_owner().id;
-      BOOST_TEST(!current_owner().cancellable);  // what it starts is not cancellable by default
+      in_callback = uv::current_owner().id;
+      BOOST_TEST(!uv::current_owner().cancellable);  // what it starts is not cancellable by default
       tasks.post([&] {
-        in_task = current_owner().id;
+        in_task = uv::current_owner().id;
         done = true;
       });
     });
   }
-  BOOST_TEST(current_owner().id == 0u);
+  BOOST_TEST(uv::current_owner().id == 0u);
   BOOST_REQUIRE(l.run_until([&] { return done; }));
   BOOST_TEST(in_callback == 11u);
   BOOST_TEST(in_task == 11u);

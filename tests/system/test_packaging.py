@@ -40,7 +40,7 @@ def run(cmd, timeout=300, check=True, **kw):
 
 
 def bridge_version():
-    with open(os.path.join(ROOT, "src", "app", "version.h")) as f:
+    with open(os.path.join(ROOT, "src", "common", "version.h")) as f:
         return re.search(r'kBridgeVersion = "([^"]+)"', f.read()).group(1)
 
 

@@ -9,8 +9,9 @@
 #include <stdexcept>
 
 #include "common/guard.h"
-#include "iggy/loop.h"
 #include "state/state_store.h"
+#include "uvx/tasks.h"
+#include "uvx/timer.h"
 
 using namespace kib;
 
@@ -23,8 +24,8 @@ BOOST_AUTO_TEST_CASE(a_throwing_loop_task_or_timer_is_caught_and_the_rest_run) {
   const uint64_t timers_before = guard::caught(guard::Boundary::kTimer);
   int ran = 0;
   {
-    iggy::LoopTasks tasks(&loop);
-    iggy::LoopTimer timer(&loop);
+    uv::Tasks tasks(&loop);
+    uv::Timer timer(&loop);
     tasks.post([] { throw std::length_error("string of 32787 bytes exceeds 32767"); });
     tasks.post([&] { ++ran; });
     timer.start(std::chrono::milliseconds(1), [] { throw 7; });

@@ -13,9 +13,9 @@
 #include <set>
 
 #include "bridge/groups/committed_offsets.h"
-#include "bridge/groups/manual_group_timers.h"
 #include "state/group_store.h"
 #include "state/state_store.h"
+#include "support/manual_group_timers.h"
 
 using namespace kib;
 using namespace kib::bridge;

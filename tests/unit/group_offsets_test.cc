@@ -12,10 +12,10 @@
 #include <optional>
 
 #include "bridge/groups/group_coordinator.h"
-#include "bridge/groups/manual_group_timers.h"
 #include "kafka/protocol/generated/consumer_protocol_subscription.h"
 #include "state/group_store.h"
 #include "state/state_store.h"
+#include "support/manual_group_timers.h"
 
 using namespace kib;
 using namespace kib::bridge;

@@ -21,8 +21,8 @@
 #include "bridge/log/log_backend.h"
 #include "bridge/producers/producer_registry.h"
 #include "common/bytes.h"
-#include "iggy/owner.h"
 #include "kafka/records/record_batch.h"
+#include "uvx/work_owner.h"
 
 namespace kib::bridge::testing {
 
@@ -64,7 +64,7 @@ class FakeIggy final : public LogBackend {
   std::map<std::string, std::map<int32_t, Partition>> topics;
   int polls = 0, get_topics = 0, sends = 0;
   bool fail_polls = false, fail_sends = false, fail_get_topic = false;
-  std::vector<uint64_t> poll_owners;   // iggy::OwnerScope of each poll
+  std::vector<uint64_t> poll_owners;   // uv::OwnerScope of each poll
   std::vector<int64_t> poll_offsets;   // of each poll, -1 for Poll First
   std::vector<size_t> send_sizes;     // messages per send
   std::vector<uint64_t> cancelled;
@@ -90,7 +90,7 @@ class FakeIggy final : public LogBackend {
   void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
             iggy::Callback<iggy::PolledMessages> cb) override {
     ++polls;
-    poll_owners.push_back(iggy::current_owner().id);
+    poll_owners.push_back(uv::current_owner().id);
     poll_offsets.push_back(strategy.kind == iggy::PollingKind::kOffset ? static_cast<int64_t>(strategy.value) : -1);
     pending_.push_back([this, topic, partition, strategy, count, cb = std::move(cb)] {
       if (fail_polls) return cb(Error{ErrorDomain::kIggy, 1, "poll failed (test)"});

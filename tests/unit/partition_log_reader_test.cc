@@ -16,7 +16,7 @@ struct Reading {
   TestLoop loop;
   FakeIggy iggy;
   OffsetsTable offsets{&loop.loop, iggy};
-  iggy::LoopTasks tasks{&loop.loop};
+  uv::Tasks tasks{&loop.loop};
   Reader reader{&loop.loop, iggy, offsets, tasks, [](const std::string& topic, PartitionId partition,
                                                      std::function<void(Status)> cb) {
                   if (topic == "t" && partition() >= 0 && partition() < 2) return cb(ok_status());

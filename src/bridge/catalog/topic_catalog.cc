@@ -7,12 +7,12 @@
 #include <set>
 
 #include "bridge/errors.h"
-#include "common/guard.h"
 #include "common/text.h"
 #include "iggy/errors.h"
 #include "iggy/pool.h"
 #include "state/state_store.h"
 #include "state/topic_store.h"
+#include "uvx/timer.h"
 
 namespace kib::bridge {
 
@@ -20,7 +20,7 @@ using kafka::ErrorCode;
 
 namespace {
 
-constexpr uint64_t kRefreshIntervalMs = 10000;
+constexpr std::chrono::milliseconds kRefreshInterval{10000};
 constexpr int32_t kMaxPartitions = 1000;  // Iggy: partitions per create request
 
 int64_t now_ms() {
@@ -77,7 +77,7 @@ struct TopicCatalog::Impl {
   std::map<std::string, TopicMetadata> topics;
   std::map<std::string, state::TopicRow> rows;  // what SQLite knows, by name
   std::map<std::string, std::vector<std::function<void(Result<const TopicMetadata*>)>>> pending_ensure;
-  uv_timer_t* timer = nullptr;
+  std::unique_ptr<uv::Timer> timer;  // the periodic refresh, from the first successful start()
   bool rows_loaded = false;
   // Until start() has made sure the stream exists, creating or looking up a topic in Iggy
   // fails with StreamIdNotFound (on a fresh Iggy). Requests that arrive while start() is under
@@ -185,17 +185,9 @@ void TopicCatalog::start(std::function<void(Status)> user_done) {
     if (!r) return done(r.error());
     auto refresh_then_done = [this, impl, done] {
       if (impl->timer) return refresh(done);
-      impl->timer = new uv_timer_t;
-      uv_timer_init(impl->loop, impl->timer);
-      impl->timer->data = this;
-      uv_timer_start(
-          impl->timer,
-          [](uv_timer_t* t) {
-            guard::run(guard::Boundary::kTimer, "catalog refresh",
-                       [&] { static_cast<TopicCatalog*>(t->data)->refresh([](Status) {}); });
-          },
-          kRefreshIntervalMs, kRefreshIntervalMs);
-      uv_unref(reinterpret_cast<uv_handle_t*>(impl->timer));
+      impl->timer = std::make_unique<uv::Timer>(impl->loop, "catalog refresh");
+      impl->timer->start_repeating(kRefreshInterval, [this] { refresh([](Status) {}); });
+      impl->timer->unref();
       refresh(done);
     };
     if (r->has_value()) return refresh_then_done();
@@ -208,10 +200,7 @@ void TopicCatalog::start(std::function<void(Status)> user_done) {
 }
 
 void TopicCatalog::stop() {
-  if (impl_ && impl_->timer) {
-    uv_close(reinterpret_cast<uv_handle_t*>(impl_->timer), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    impl_->timer = nullptr;
-  }
+  if (impl_) impl_->timer.reset();
 }
 
 const TopicMetadata* TopicCatalog::find(const std::string& name) const {

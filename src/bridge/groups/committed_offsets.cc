@@ -42,7 +42,7 @@ struct CommittedOffsets::Group {
 CommittedOffsets::CommittedOffsets(state::StateStore& store, GroupTimers& clock, CommittedOffsetsOptions options)
     : store_(store), clock_(clock), options_(std::move(options)) {}
 
-CommittedOffsets::~CommittedOffsets() { *alive_ = false; }
+CommittedOffsets::~CommittedOffsets() { alive_.end(); }
 
 Status CommittedOffsets::load() {
   std::vector<state::CommittedOffsetRow> rows;
@@ -116,8 +116,8 @@ bool CommittedOffsets::partition_exists(const std::string& topic, int32_t partit
 
 void CommittedOffsets::write(std::function<void(SQLite::Database&)> job, std::function<void(Status)> done) {
   ++pending_writes_;
-  store_.write(std::move(job), [this, alive = alive_, done = std::move(done)](Status st) mutable {
-    if (!*alive) return;
+  store_.write(std::move(job), [this, alive = alive_.token(), done = std::move(done)](Status st) mutable {
+    if (!alive) return;
     --pending_writes_;
     if (!st) spdlog::warn("groups: state write failed: {}", st.error().message);
     if (done) done(std::move(st));

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/liveness.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "kafka/protocol/error_code.h"
@@ -153,7 +154,7 @@ class CommittedOffsets {
   size_t pending_writes_ = 0;
   bool stopped_ = false;
   // Completions from the StateStore may arrive after the service is gone; they check this.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Liveness alive_;
 };
 
 }  // namespace kib::bridge

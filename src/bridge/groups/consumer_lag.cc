@@ -9,7 +9,7 @@
 namespace kib::bridge {
 
 ConsumerLagMonitor::ConsumerLagMonitor(uv_loop_t* loop, const CommittedOffsets& offsets, PartitionLog& log)
-    : offsets_(offsets), log_(log), timer_(loop) {}
+    : offsets_(offsets), log_(log), timer_(loop, "consumer lag refresh") {}
 
 void ConsumerLagMonitor::start() {
   stopped_ = false;
@@ -30,8 +30,8 @@ void ConsumerLagMonitor::refresh() {
     for (const auto& o : offsets_.fetch_offsets(g, nullptr)) topics.insert(o.topic);
   for (const auto& t : topics) {
     ++refreshing_;
-    log_.refresh_offsets_of(t, [this, alive = alive_](Status) {
-      if (*alive) --refreshing_;  // a failure leaves the last known watermark in place
+    log_.refresh_offsets_of(t, [this, alive = alive_.token()](Status) {
+      if (alive) --refreshing_;  // a failure leaves the last known watermark in place
     });
   }
 }

@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "iggy/loop.h"
+#include "common/liveness.h"
+#include "uvx/timer.h"
 
 namespace kib::bridge {
 
@@ -33,7 +34,7 @@ class ConsumerLagMonitor {
   static constexpr std::chrono::milliseconds kRefreshInterval{10000};
 
   ConsumerLagMonitor(uv_loop_t* loop, const CommittedOffsets& offsets, PartitionLog& log);
-  ~ConsumerLagMonitor() { *alive_ = false; }
+  ~ConsumerLagMonitor() = default;
   ConsumerLagMonitor(const ConsumerLagMonitor&) = delete;
   ConsumerLagMonitor& operator=(const ConsumerLagMonitor&) = delete;
   // Refreshes now and then every kRefreshInterval until stop().
@@ -49,10 +50,10 @@ class ConsumerLagMonitor {
 
   const CommittedOffsets& offsets_;
   PartitionLog& log_;
-  iggy::LoopTimer timer_;
+  uv::Timer timer_;
   bool stopped_ = true;
   size_t refreshing_ = 0;  // GetTopic requests in flight
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Liveness alive_;
 };
 
 }  // namespace kib::bridge

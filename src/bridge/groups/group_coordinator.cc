@@ -241,7 +241,7 @@ GroupCoordinator::GroupCoordinator(state::StateStore& store, GroupTimers& timers
 
 GroupCoordinator::~GroupCoordinator() {
   offsets_.set_expiry_listener(nullptr);
-  *alive_ = false;
+  alive_.end();  // completions of what stop() writes find the coordinator gone
   stop();
 }
 
@@ -358,8 +358,8 @@ void GroupCoordinator::transition(Group& g, GroupState to) {
 
 void GroupCoordinator::write(std::function<void(SQLite::Database&)> job, std::function<void(Status)> done) {
   ++pending_writes_;
-  store_.write(std::move(job), [this, alive = alive_, done = std::move(done)](Status st) mutable {
-    if (!*alive) return;
+  store_.write(std::move(job), [this, alive = alive_.token(), done = std::move(done)](Status st) mutable {
+    if (!alive) return;
     Entry entry(*this);
     --pending_writes_;
     if (!st) spdlog::warn("groups: state write failed: {}", st.error().message);

@@ -23,6 +23,7 @@
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_timers.h"
 #include "common/bytes.h"
+#include "common/liveness.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "kafka/protocol/error_code.h"
@@ -293,7 +294,7 @@ class GroupCoordinator {
   int depth_ = 0;
   std::vector<std::function<void()>> outbox_;
   // Completions from the StateStore may arrive after the coordinator is gone; they check this.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Liveness alive_;
 };
 
 }  // namespace kib::bridge

@@ -2,47 +2,27 @@
 
 #include <chrono>
 
-#include "common/guard.h"
+#include "uvx/timer.h"
+#include "uvx/work_owner.h"
 
 namespace kib::bridge {
 namespace {
 
+// A thin adapter: the coordinator's timer interface on the one loop timer.
 class UvGroupTimer final : public GroupTimer {
  public:
-  explicit UvGroupTimer(uv_loop_t* loop) : handle_(new uv_timer_t) {
-    uv_timer_init(loop, handle_);
-    handle_->data = this;
-    uv_unref(reinterpret_cast<uv_handle_t*>(handle_));
-  }
-  ~UvGroupTimer() override {
-    uv_timer_stop(handle_);
-    handle_->data = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(handle_), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-  }
+  explicit UvGroupTimer(uv_loop_t* loop) : timer_(loop, "group timer") { timer_.unref(); }
   void start(int64_t delay_ms, std::function<void()> fn) override {
-    fn_ = std::move(fn);
-    armed_ = true;
-    uv_timer_start(handle_, &UvGroupTimer::on_timer, static_cast<uint64_t>(delay_ms < 0 ? 0 : delay_ms), 0);
+    // Group deadlines are the coordinator's own work, not that of the connection whose request
+    // armed them (uvx/work_owner.h).
+    uv::OwnerScope bridge_work(uv::WorkOwner{});
+    timer_.start(std::chrono::milliseconds(delay_ms), std::move(fn));
   }
-  void stop() override {
-    armed_ = false;
-    uv_timer_stop(handle_);
-  }
-  bool armed() const override { return armed_; }
+  void stop() override { timer_.stop(); }
+  bool armed() const override { return timer_.active(); }
 
  private:
-  static void on_timer(uv_timer_t* h) {
-    auto* self = static_cast<UvGroupTimer*>(h->data);
-    if (!self) return;
-    self->armed_ = false;
-    // The callback may destroy this timer: run a copy and touch nothing afterwards.
-    auto fn = self->fn_;
-    guard::run(guard::Boundary::kTimer, "group timer", fn);
-  }
-
-  uv_timer_t* handle_;
-  std::function<void()> fn_;
-  bool armed_ = false;
+  uv::Timer timer_;
 };
 
 class UvGroupTimers final : public GroupTimers {

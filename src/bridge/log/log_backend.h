@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "common/liveness.h"
 #include "iggy/client.h"
 
 namespace kib::bridge {
@@ -20,20 +21,20 @@ class TopicCatalog;
 class LogBackend {
  public:
   virtual ~LogBackend() = default;
-  // A poll of `count` messages of one partition (as the current iggy::OwnerScope's work).
+  // A poll of `count` messages of one partition (as the current uv::OwnerScope's work).
   virtual void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
                     iggy::Callback<iggy::PolledMessages> cb) = 0;
   virtual void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) = 0;
   virtual void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
                     iggy::Callback<iggy::SendConfirmation> cb) = 0;
-  // Drops the requests of `owner` (iggy/owner.h) still queued for Iggy.
+  // Drops the requests of `owner` (uvx/work_owner.h) still queued for Iggy.
   virtual void cancel_owner(uint64_t owner) = 0;
 };
 
 class IggyLogBackend final : public LogBackend {
  public:
   IggyLogBackend(iggy::IggyClient& iggy, TopicCatalog& catalog) : iggy_(iggy), catalog_(catalog) {}
-  ~IggyLogBackend() override { alive_.reset(); }
+  ~IggyLogBackend() override { alive_.end(); }
 
   void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
             iggy::Callback<iggy::PolledMessages> cb) override;
@@ -45,15 +46,15 @@ class IggyLogBackend final : public LogBackend {
  private:
   template <typename T>
   iggy::Callback<T> guarded(iggy::Callback<T> cb) {
-    return [alive = std::weak_ptr<bool>(alive_), cb = std::move(cb)](Result<T> r) mutable {
-      if (alive.expired()) return;
+    return [alive = alive_.token(), cb = std::move(cb)](Result<T> r) mutable {
+      if (!alive) return;
       cb(std::move(r));
     };
   }
 
   iggy::IggyClient iggy_;
   TopicCatalog& catalog_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Liveness alive_;
 };
 
 }  // namespace kib::bridge

@@ -33,12 +33,12 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
   index_ = std::make_unique<OffsetIndex>(*offsets_);
 }
 
-PartitionLog::~PartitionLog() { alive_.reset(); }
+PartitionLog::~PartitionLog() { alive_.end(); }
 
 template <typename T>
-std::function<void(T)> PartitionLog::deferred_if_sync(std::function<void(T)> cb, std::shared_ptr<bool> in_call) {
+std::function<void(T)> PartitionLog::deferred_if_sync(std::function<void(T)> cb, Liveness::Token in_call) {
   return [this, cb = std::move(cb), in_call](T value) {
-    if (*in_call) {
+    if (in_call) {
       tasks_.post([cb, value = std::move(value)]() mutable { cb(std::move(value)); });
       return;
     }
@@ -60,8 +60,8 @@ void PartitionLog::lookup(const std::string& topic, PartitionId partition,
     return;
   }
   catalog_.ensure(topic, /*auto_create=*/false,
-                  [alive = std::weak_ptr<bool>(alive_), limits, cb](Result<const TopicMetadata*> r) {
-                    if (alive.expired()) return;
+                  [alive = alive_.token(), limits, cb](Result<const TopicMetadata*> r) {
+                    if (!alive) return;
                     if (!r) {
                       // Like Kafka's Produce/Fetch: a name that cannot be a topic is simply
                       // not a known partition (only Metadata answers INVALID_TOPIC_EXCEPTION).
@@ -90,11 +90,10 @@ Status PartitionLog::precheck_produce(const std::string& topic, PartitionId part
 
 void PartitionLog::produce(const std::string& topic, PartitionId partition_id, std::vector<kafka::DecodedBatch> batches,
                            std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb) {
-  auto in_call = std::make_shared<bool>(true);
-  cb = deferred_if_sync<ProduceResult>(std::move(cb), in_call);
+  Liveness in_call;  // alive until this call returns: a callback run before then is deferred
+  cb = deferred_if_sync<ProduceResult>(std::move(cb), in_call.token());
   if (acks != 0 && acks != 1 && acks != -1) {
     cb(produce_error(ErrorCode::kInvalidRequiredAcks, "acks must be 0, 1 or -1, got " + std::to_string(acks)));
-    *in_call = false;
     return;
   }
   auto job = std::make_shared<AppendJob>();
@@ -112,17 +111,15 @@ void PartitionLog::produce(const std::string& topic, PartitionId partition_id, s
     }
     appender_->append(offsets_->at(topic, partition_id), job);
   });
-  *in_call = false;
 }
 
 // ---- fetch ------------------------------------------------------------------------------------
 
 void PartitionLog::fetch(std::vector<FetchPartitionRequest> partitions, const FetchParams& params, FetchCallback cb,
                          uint64_t owner) {
-  auto in_call = std::make_shared<bool>(true);
+  Liveness in_call;  // alive until this call returns: a callback run before then is deferred
   reader_->fetch(std::move(partitions), params,
-                 deferred_if_sync<std::vector<FetchPartitionResult>>(std::move(cb), in_call), owner);
-  *in_call = false;
+                 deferred_if_sync<std::vector<FetchPartitionResult>>(std::move(cb), in_call.token()), owner);
 }
 
 void PartitionLog::cancel_fetches(uint64_t owner) { reader_->cancel_fetches(owner); }
@@ -135,8 +132,8 @@ size_t PartitionLog::waiting_fetches() const { return reader_->waiting_fetches()
 
 void PartitionLog::list_offsets(const std::string& topic, PartitionId partition_id, TimestampMs timestamp,
                                 std::function<void(OffsetLookup)> cb) {
-  auto in_call = std::make_shared<bool>(true);
-  cb = deferred_if_sync<OffsetLookup>(std::move(cb), in_call);
+  Liveness in_call;  // alive until this call returns: a callback run before then is deferred
+  cb = deferred_if_sync<OffsetLookup>(std::move(cb), in_call.token());
   lookup(topic, partition_id, [this, topic, partition_id, timestamp, cb](Result<TopicLimits> limits) {
     if (!limits) {
       OffsetLookup r;
@@ -146,7 +143,6 @@ void PartitionLog::list_offsets(const std::string& topic, PartitionId partition_
     }
     index_->list_offsets(offsets_->at(topic, partition_id), timestamp, cb);
   });
-  *in_call = false;
 }
 
 void PartitionLog::refresh_offsets_of(const std::string& topic, std::function<void(Status)> done) {

@@ -24,11 +24,12 @@
 #include <vector>
 
 #include "bridge/log/log_types.h"
+#include "common/liveness.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "iggy/client.h"
-#include "iggy/loop.h"
 #include "kafka/records/record_batch.h"
+#include "uvx/tasks.h"
 
 namespace kib::bridge {
 
@@ -64,7 +65,7 @@ class PartitionLog {
 
   // `partitions`: each at most once (the handler merges repeats, as Kafka does). The partitions'
   // reads share params.max_bytes in request order, so one fetch holds about that much read data
-  // whatever its partition_max_bytes say. `owner`: the Kafka connection (iggy/owner.h); its
+  // whatever its partition_max_bytes say. `owner`: the Kafka connection (uvx/work_owner.h); its
   // fetches are dropped by cancel_fetches() when it closes.
   void fetch(std::vector<FetchPartitionRequest> partitions, const FetchParams& params, FetchCallback cb,
              uint64_t owner = 0);
@@ -98,20 +99,20 @@ class PartitionLog {
   };
 
   template <typename T>
-  std::function<void(T)> deferred_if_sync(std::function<void(T)> cb, std::shared_ptr<bool> in_call);
+  std::function<void(T)> deferred_if_sync(std::function<void(T)> cb, Liveness::Token in_call);
   void lookup(const std::string& topic, PartitionId partition, std::function<void(Result<TopicLimits>)> cb);
 
   uv_loop_t* loop_;
   TopicCatalog& catalog_;
   const config::Config& config_;
-  iggy::LoopTasks tasks_;
+  uv::Tasks tasks_;
   std::unique_ptr<LogBackend> backend_;
   std::unique_ptr<OffsetsTable> offsets_;
   std::unique_ptr<Idempotence> idempotence_;
   std::unique_ptr<Reader> reader_;
   std::unique_ptr<Appender> appender_;
   std::unique_ptr<OffsetIndex> index_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // catalog callbacks check it
+  Liveness alive_;  // catalog callbacks check it
 };
 
 }  // namespace kib::bridge

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "iggy/owner.h"
+#include "uvx/work_owner.h"
 
 namespace kib::bridge {
 
@@ -36,7 +36,7 @@ void ReadAheads::poll(PartitionOffsets& p, int64_t offset, uint32_t count, uint6
   if (ra && ra->reply) drop(p);  // stale or for another offset
   // Only this fetch waits for this poll: it may be dropped unsent when the fetch's connection
   // closes (IggyPool::cancel_owner).
-  iggy::OwnerScope scope(iggy::WorkOwner{owner, owner != 0});
+  uv::OwnerScope scope(uv::WorkOwner{owner, owner != 0});
   offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(cb));
 }
 

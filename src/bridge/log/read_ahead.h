@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bridge/log/partition_offsets.h"
-#include "iggy/loop.h"
+#include "uvx/tasks.h"
 
 namespace kib::bridge {
 
@@ -25,14 +25,14 @@ inline constexpr uint64_t kReadAheadBudgetBytes = 64u << 20;
 
 class ReadAheads {
  public:
-  ReadAheads(uv_loop_t* loop, OffsetsTable& offsets, iggy::LoopTasks& tasks)
+  ReadAheads(uv_loop_t* loop, OffsetsTable& offsets, uv::Tasks& tasks)
       : loop_(loop), offsets_(offsets), tasks_(tasks) {}
   ReadAheads(const ReadAheads&) = delete;
   ReadAheads& operator=(const ReadAheads&) = delete;
 
   // A fetch's poll of `count` messages at `offset`: the read-ahead's reply when one for that
   // offset (and at least that count) is there or on its way, else a poll of its own, on behalf
-  // of `owner` (iggy/owner.h; dropped unsent when that connection closes).
+  // of `owner` (uvx/work_owner.h; dropped unsent when that connection closes).
   void poll(PartitionOffsets& p, int64_t offset, uint32_t count, uint64_t owner,
             iggy::Callback<iggy::PolledMessages> cb);
   // Starts reading ahead at `offset` unless the partition has a read-ahead, `offset` is at the
@@ -57,7 +57,7 @@ class ReadAheads {
 
   uv_loop_t* loop_;
   OffsetsTable& offsets_;
-  iggy::LoopTasks& tasks_;
+  uv::Tasks& tasks_;
   std::map<const PartitionOffsets*, std::unique_ptr<Entry>> entries_;
   uint64_t bytes_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bridge/errors.h"
+#include "uvx/timer.h"
 
 namespace kib::bridge {
 
@@ -18,7 +19,7 @@ struct Reader::FetchOp {
   std::vector<FetchPartitionRequest> requests;
   FetchParams params;
   FetchCallback cb;
-  uint64_t owner = 0;        // the Kafka connection (iggy/owner.h)
+  uint64_t owner = 0;        // the Kafka connection (uvx/work_owner.h)
   uint64_t deadline_ms = 0;  // loop time
   uint64_t read_budget = 0;  // of the pass in progress: params.max_bytes less what reads took
   std::vector<PartitionOffsets*> states;      // per request; nullptr while the topic is unknown
@@ -30,7 +31,7 @@ struct Reader::FetchOp {
   Phase phase = Phase::kReading;
   bool rerun = false;  // an append arrived while reading or checking
   milliseconds recheck = kFirstRecheck;
-  std::unique_ptr<iggy::LoopTimer> timer;
+  std::unique_ptr<uv::Timer> timer;
 };
 
 PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, const std::vector<PartitionRead>& reads,
@@ -64,7 +65,7 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
   return out;
 }
 
-Reader::Reader(uv_loop_t* loop, LogBackend& backend, OffsetsTable& offsets, iggy::LoopTasks& tasks,
+Reader::Reader(uv_loop_t* loop, LogBackend& backend, OffsetsTable& offsets, uv::Tasks& tasks,
                PartitionLookup lookup)
     : loop_(loop), backend_(backend), offsets_(offsets), lookup_(std::move(lookup)), read_aheads_(loop, offsets, tasks) {}
 
@@ -82,7 +83,7 @@ void Reader::fetch(std::vector<FetchPartitionRequest> partitions, const FetchPar
   op->states.assign(op->requests.size(), nullptr);
   op->results.assign(op->requests.size(), {});
   op->seen_high_watermark.assign(op->requests.size(), kNoOffset);
-  op->timer = std::make_unique<iggy::LoopTimer>(loop_);
+  op->timer = std::make_unique<uv::Timer>(loop_);
   fetches_.emplace(id, std::move(op));
   run_pass(id);
 }

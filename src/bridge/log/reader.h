@@ -24,7 +24,7 @@
 #include "bridge/log/log_types.h"
 #include "bridge/log/partition_offsets.h"
 #include "bridge/log/read_ahead.h"
-#include "iggy/loop.h"
+#include "uvx/tasks.h"
 
 namespace kib::bridge {
 
@@ -53,7 +53,7 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
 class Reader {
  public:
   // `tasks`: where read-ahead replies are handed over (the log's one task queue).
-  Reader(uv_loop_t* loop, LogBackend& backend, OffsetsTable& offsets, iggy::LoopTasks& tasks, PartitionLookup lookup);
+  Reader(uv_loop_t* loop, LogBackend& backend, OffsetsTable& offsets, uv::Tasks& tasks, PartitionLookup lookup);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;

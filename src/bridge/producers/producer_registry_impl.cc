@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "bridge/errors.h"
-#include "common/guard.h"
 #include "state/producer_store.h"
 #include "state/state_store.h"
 
@@ -36,18 +35,11 @@ size_t PersistentProducerRegistry::PartitionKeyHash::operator()(const PartitionK
 
 PersistentProducerRegistry::PersistentProducerRegistry(state::StateStore& store, uv_loop_t* loop,
                                                        ProducerRegistryOptions options)
-    : store_(store), loop_(loop), options_(std::move(options)) {
-  sweep_timer_ = new uv_timer_t;
-  uv_timer_init(loop_, sweep_timer_);
-  sweep_timer_->data = this;
-  uv_unref(reinterpret_cast<uv_handle_t*>(sweep_timer_));  // never keeps the loop alive
+    : store_(store), options_(std::move(options)), sweep_timer_(loop, "producer expiry sweep") {
+  sweep_timer_.unref();  // never keeps the loop alive
 }
 
-PersistentProducerRegistry::~PersistentProducerRegistry() {
-  uv_timer_stop(sweep_timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(sweep_timer_),
-           [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-}
+PersistentProducerRegistry::~PersistentProducerRegistry() = default;
 
 int64_t PersistentProducerRegistry::now() const {
   if (options_.now_ms) return options_.now_ms();
@@ -87,8 +79,8 @@ Status PersistentProducerRegistry::load() {
   spdlog::info("producers: loaded {} producer-partitions, next producer id {}", partitions_.size(), next_id_);
 
   if (options_.expiry_sweep_interval_ms > 0)
-    uv_timer_start(sweep_timer_, &PersistentProducerRegistry::on_sweep, options_.expiry_sweep_interval_ms,
-                   options_.expiry_sweep_interval_ms);
+    sweep_timer_.start_repeating(std::chrono::milliseconds(options_.expiry_sweep_interval_ms),
+                                 [this] { expire_idle(); });
   return ok_status();
 }
 
@@ -121,8 +113,8 @@ void PersistentProducerRegistry::reserve_next_block() {
   int64_t from = reserved_end_;
   int64_t count = options_.id_block_size;
   store_.write([block, from, count](SQLite::Database& db) { *block = state::reserve_producer_ids(db, from, count); },
-               [this, alive = std::weak_ptr<bool>(alive_), block](Status st) {
-                 if (alive.expired()) return;
+               [this, alive = alive_.token(), block](Status st) {
+                 if (!alive) return;
                  reserving_ = false;
                  if (!st) {
                    spdlog::error("producers: cannot reserve producer ids: {}", st.error().message);
@@ -298,11 +290,6 @@ void PersistentProducerRegistry::expire_idle() {
                [](Status st) {
                  if (!st) spdlog::warn("producers: expiring idle producers failed: {}", st.error().message);
                });
-}
-
-void PersistentProducerRegistry::on_sweep(uv_timer_t* t) {
-  guard::run(guard::Boundary::kTimer, "producer expiry sweep",
-             [&] { static_cast<PersistentProducerRegistry*>(t->data)->expire_idle(); });
 }
 
 std::unique_ptr<ProducerRegistry> make_producer_registry(state::StateStore& store, uv_loop_t* loop,

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "bridge/producers/producer_registry.h"
+#include "common/liveness.h"
+#include "uvx/timer.h"
 
 namespace kib::state {
 class StateStore;
@@ -105,14 +107,12 @@ class PersistentProducerRegistry final : public ProducerRegistry {
   void serve_pending_inits();
   void issue(const std::function<void(Result<ProducerIdAndEpoch>)>& done);
   void persist(const state::ProducerBatchRow& row, std::function<void(Status)> durable);
-  static void on_sweep(uv_timer_t* t);
 
   state::StateStore& store_;
-  uv_loop_t* loop_;
   ProducerRegistryOptions options_;
-  uv_timer_t* sweep_timer_ = nullptr;
+  uv::Timer sweep_timer_;
   // Callbacks from the StateStore check this before touching the registry.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Liveness alive_;
 
   int64_t next_id_ = 0;       // next id to issue
   int64_t reserved_end_ = 0;  // ids below this are durably reserved

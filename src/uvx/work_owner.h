@@ -1,10 +1,11 @@
-// Who Iggy work is done for: the Kafka connection whose request caused it (its id), 0 for the
-// bridge's own work (catalog refreshes, lag metrics, ...). The IggyPool queues each owner's
-// requests in a FIFO of its own and serves the owners round-robin, bounds how many one owner may
-// queue, and drops an owner's queued cancellable requests when its connection closes.
+// Who work on the loop is done for: the Kafka connection whose request caused it (its id), 0 for
+// the bridge's own work (catalog refreshes, lag metrics, group timers, ...). The IggyPool queues
+// each owner's requests in a FIFO of its own and serves the owners round-robin, bounds how many
+// one owner may queue, and drops an owner's queued cancellable requests when its connection
+// closes.
 //
 // The owner is ambient, like a logging context: OwnerScope sets it for the code it encloses,
-// IggyPool::submit reads it, and LoopTasks, LoopTimer and the pool's reply callbacks carry it
+// IggyPool::submit reads it, and uv::Tasks, uv::Timer and the pool's reply callbacks carry it
 // over to the continuations they run, so work a request starts stays its owner's across
 // callbacks. Work shared between owners (a coalesced refresh) is charged to whoever started it,
 // which is why only requests marked cancellable (a read nobody else waits for) are ever dropped.
@@ -13,7 +14,7 @@
 
 #include <cstdint>
 
-namespace kib::iggy {
+namespace kib::uv {
 
 struct WorkOwner {
   uint64_t id = 0;           // 0 = the bridge itself
@@ -38,4 +39,16 @@ class OwnerScope {
   WorkOwner saved_;
 };
 
-}  // namespace kib::iggy
+// `fn` wrapped to run as the current owner's work (not cancellable), wherever it is called from;
+// `fn` itself when the current owner is the bridge.
+template <typename Fn>
+Fn carry_owner(Fn fn) {
+  const WorkOwner owner = current_owner();
+  if (owner.id == 0 || !fn) return fn;
+  return [owner, fn = std::move(fn)] {
+    OwnerScope scope(WorkOwner{owner.id, false});
+    fn();
+  };
+}
+
+}  // namespace kib::uv

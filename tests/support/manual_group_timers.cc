@@ -1,4 +1,4 @@
-#include "bridge/groups/manual_group_timers.h"
+#include "support/manual_group_timers.h"
 
 namespace kib::bridge {
 
