@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "metrics/bridge_metrics.h"
 #include "metrics/metrics.h"
+#include "uvx/timer.h"
 
 namespace kib::http {
 namespace {
@@ -159,7 +160,7 @@ HttpLimits http_limits(const config::HttpConfig& http) {
 struct HttpServer::Conn {
   HttpServer* server = nullptr;  // null once the server is destroyed
   uv_tcp_t tcp{};
-  uv_timer_t timer{};
+  std::unique_ptr<uv::Timer> timer;  // the request/response deadline; closes itself with the Conn
   uv_write_t write_req{};
   uv_shutdown_t shutdown_req{};
   std::string in, out;
@@ -252,10 +253,9 @@ void HttpServer::accept_one(uv_stream_t* listener) {
   c->server = this;
   uv_tcp_init(loop_, &c->tcp);
   c->tcp.data = c;
-  uv_timer_init(loop_, &c->timer);
-  c->timer.data = c;
-  c->handles = 2;
-  open_handles_ += 2;
+  c->timer = std::make_unique<uv::Timer>(loop_, "http connection timeout");
+  c->handles = 1;
+  open_handles_ += 1;
   connections_.push_back(c);
   net::Accepted a = listener_.accept(listener, &c->tcp);
   if (!a.ok) return close_conn(c);
@@ -266,7 +266,7 @@ void HttpServer::accept_one(uv_stream_t* listener) {
   }
   c->counted = true;
   if (closing_) return close_conn(c);
-  uv_timer_start(&c->timer, &HttpServer::on_conn_timeout, limits_.timeout_ms, 0);
+  arm_timeout(c);
   uv_read_start(c->stream(), &net::alloc_read_buffer, [](uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     auto* conn = static_cast<Conn*>(s->data);
     guard::run(guard::Boundary::kHttp, "read", [&] {
@@ -306,7 +306,7 @@ void HttpServer::respond(Conn* c, const Response& r, bool head) {
   c->in.clear();
   c->out = serialize(r, head);
   // The timer keeps guarding the write: a client that does not read its response is dropped.
-  uv_timer_start(&c->timer, &HttpServer::on_conn_timeout, limits_.timeout_ms, 0);
+  arm_timeout(c);
   c->write_req.data = c;
   uv_buf_t buf = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
   int rc = uv_write(&c->write_req, c->stream(), &buf, 1, [](uv_write_t* req, int status) {
@@ -335,9 +335,8 @@ void HttpServer::on_timeout(Conn* c) {
   close_conn(c);
 }
 
-void HttpServer::on_conn_timeout(uv_timer_t* t) {
-  auto* c = static_cast<Conn*>(t->data);
-  guard::run(guard::Boundary::kHttp, "connection timeout", [&] { c->server->on_timeout(c); });
+void HttpServer::arm_timeout(Conn* c) {
+  c->timer->start(std::chrono::milliseconds(limits_.timeout_ms), [this, c] { on_timeout(c); });
 }
 
 void HttpServer::close_conn(Conn* c) {
@@ -348,7 +347,7 @@ void HttpServer::close_conn(Conn* c) {
     listener_.release(c->ip);
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), on_close_conn_handle);
-  uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), on_close_conn_handle);
+  c->timer->stop();
 }
 
 Handlers ops_handlers(std::function<Readiness()> readiness) {

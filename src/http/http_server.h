@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,7 +113,7 @@ class HttpServer {
   void handle_closed();
   void maybe_finish_close();
   static void on_close_conn_handle(uv_handle_t* h);
-  static void on_conn_timeout(uv_timer_t* t);
+  void arm_timeout(Conn* c);
 
   uv_loop_t* loop_;
   Handlers handlers_;

@@ -279,22 +279,15 @@ void TcpServer::arm_idle_timer() {
   for (uint64_t t : {limits_.idle_timeout_ms, limits_.frame_read_timeout_ms})
     if (t != 0 && (shortest == 0 || t < shortest)) shortest = t;
   if (shortest == 0) {
-    if (idle_timer_) uv_timer_stop(idle_timer_);
+    if (idle_timer_) idle_timer_->stop();
     return;
   }
   if (!idle_timer_) {
-    idle_timer_ = new uv_timer_t;
-    uv_timer_init(loop_, idle_timer_);
-    idle_timer_->data = this;
-    uv_unref(reinterpret_cast<uv_handle_t*>(idle_timer_));
+    idle_timer_ = std::make_unique<uv::Timer>(loop_, "idle sweep");
+    idle_timer_->unref();
   }
   uint64_t every = std::clamp<uint64_t>(shortest / 4, 10, 1000);
-  uv_timer_start(
-      idle_timer_,
-      [](uv_timer_t* t) {
-        guard::run(guard::Boundary::kTimer, "idle sweep", [&] { static_cast<TcpServer*>(t->data)->sweep_idle(); });
-      },
-      every, every);
+  idle_timer_->start_repeating(std::chrono::milliseconds(every), [this] { sweep_idle(); });
 }
 
 void TcpServer::set_limits(const ServerLimits& limits) {
@@ -387,33 +380,20 @@ void TcpServer::shutdown(uint64_t deadline_ms, std::function<void()> done) {
     c->update_reading();
     if (c->slots_.empty() && c->pending_write_bytes_ == 0) c->close("shutdown: drained");
   }
-  shutdown_timer_ = new uv_timer_t;
-  uv_timer_init(loop_, shutdown_timer_);
-  shutdown_timer_->data = this;
-  uv_timer_start(
-      shutdown_timer_,
-      [](uv_timer_t* t) {
-        guard::run(guard::Boundary::kTimer, "shutdown deadline", [&] {
-          auto* self = static_cast<TcpServer*>(t->data);
-          std::vector<std::shared_ptr<Connection>> left;
-          for (auto& [p, c] : self->connections_) left.push_back(c);
-          for (auto& c : left)
-            c->close("shutdown: deadline passed with " + std::to_string(c->inflight()) + " requests in flight");
-        });
-      },
-      deadline_ms, 0);
+  shutdown_timer_ = std::make_unique<uv::Timer>(loop_, "shutdown deadline");
+  shutdown_timer_->start(std::chrono::milliseconds(deadline_ms), [this] {
+    std::vector<std::shared_ptr<Connection>> left;
+    for (auto& [p, c] : connections_) left.push_back(c);
+    for (auto& c : left)
+      c->close("shutdown: deadline passed with " + std::to_string(c->inflight()) + " requests in flight");
+  });
   maybe_finish_shutdown();
 }
 
 void TcpServer::maybe_finish_shutdown() {
   if (!shutting_down_ || !connections_.empty() || !shutdown_done_) return;
-  auto close_timer = [](uv_timer_t*& t) {
-    if (!t) return;
-    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    t = nullptr;
-  };
-  close_timer(shutdown_timer_);
-  close_timer(idle_timer_);
+  shutdown_timer_.reset();
+  idle_timer_.reset();
   auto done = std::move(shutdown_done_);
   shutdown_done_ = nullptr;
   done();

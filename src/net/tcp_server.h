@@ -21,6 +21,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "net/listener.h"
+#include "uvx/timer.h"
 
 namespace kib::net {
 
@@ -201,8 +202,8 @@ class TcpServer {
   uint64_t next_conn_id_ = 1;
   uint64_t frame_read_timeouts_ = 0;
   uint64_t idle_timeouts_ = 0;
-  uv_timer_t* idle_timer_ = nullptr;
-  uv_timer_t* shutdown_timer_ = nullptr;
+  std::unique_ptr<uv::Timer> idle_timer_;      // the idle and frame-read sweep
+  std::unique_ptr<uv::Timer> shutdown_timer_;  // the drain deadline
   bool shutting_down_ = false;
   std::function<void()> shutdown_done_;
 };
