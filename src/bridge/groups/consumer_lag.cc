@@ -40,9 +40,11 @@ std::vector<PartitionLag> ConsumerLagMonitor::lags() const {
   std::vector<PartitionLag> out;
   for (const auto& g : offsets_.groups()) {
     for (const auto& o : offsets_.fetch_offsets(g, nullptr)) {
-      auto hw = log_.high_watermark(o.topic, o.partition);
+      // Committed offsets are plain Kafka offsets on the wire-facing group APIs; typed here.
+      auto hw = log_.high_watermark(o.topic, PartitionId(o.partition));
       if (!hw || o.offset < 0) continue;
-      out.push_back({g, o.topic, o.partition, o.offset, *hw, std::max<int64_t>(0, *hw - o.offset)});
+      const int64_t end = (*hw)();
+      out.push_back({g, o.topic, o.partition, o.offset, end, std::max<int64_t>(0, end - o.offset)});
     }
   }
   std::sort(out.begin(), out.end(), [](const PartitionLag& a, const PartitionLag& b) {

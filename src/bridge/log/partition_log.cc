@@ -155,10 +155,5 @@ std::optional<KafkaOffset> PartitionLog::high_watermark(const std::string& topic
   return p->high_watermark;
 }
 
-std::optional<int64_t> PartitionLog::high_watermark(const std::string& topic, int32_t partition) const {
-  auto hw = high_watermark(topic, PartitionId(partition));
-  if (!hw) return std::nullopt;
-  return (*hw)();
-}
 
 }  // namespace kib::bridge

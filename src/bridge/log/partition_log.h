@@ -83,8 +83,6 @@ class PartitionLog {
   void refresh_offsets_of(const std::string& topic, std::function<void(Status)> done);
   // The high watermark last learned for a partition; nullopt when the log has not seen it.
   std::optional<KafkaOffset> high_watermark(const std::string& topic, PartitionId partition) const;
-  // The same in plain integers, for bridge/groups (consumer lag) until it takes typed ids.
-  std::optional<int64_t> high_watermark(const std::string& topic, int32_t partition) const;
 
   // Answers every long-polling fetch now and stops new ones from waiting (shutdown).
   void stop_waiting();
