@@ -39,6 +39,22 @@ T byteswap_if(T v, bool swap) {
 constexpr bool kLittleHost = std::endian::native == std::endian::little;
 }  // namespace detail
 
+// Little-endian integers at a fixed position of a buffer the caller has already sized (frame
+// headers read and patched in place); anything parsed field by field goes through ByteReader.
+template <typename T>
+T load_le(const uint8_t* p) {
+  static_assert(std::is_integral_v<T>);
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return detail::byteswap_if(v, !detail::kLittleHost);
+}
+template <typename T>
+void store_le(uint8_t* p, T v) {
+  static_assert(std::is_integral_v<T>);
+  v = detail::byteswap_if(v, !detail::kLittleHost);
+  std::memcpy(p, &v, sizeof(T));
+}
+
 inline uint32_t zigzag_encode32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
 inline int32_t zigzag_decode32(uint32_t v) { return static_cast<int32_t>((v >> 1) ^ (~(v & 1) + 1)); }
 inline uint64_t zigzag_encode64(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }

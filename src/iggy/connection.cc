@@ -23,12 +23,6 @@ Error internal_error(std::string_view what) {
   return transport_error(TransportCode::kDisconnected, fmt::format("internal error: {}", what));
 }
 
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
 bool is_incompatible(const Error& e) {
   return e.domain == ErrorDomain::kIggy && e.code == code::kIncompatibleProtocolVersion;
 }
@@ -281,7 +275,7 @@ void IggyConnection::on_read(ssize_t nread) {
           code::kIncompatibleProtocolVersion,
           fmt::format("the Iggy server answered the Register in the legacy framing of Iggy <= 0.8 "
                       "([u32 status {}][u32 length]); this bridge speaks protocol {} and supports {}",
-                      get_u32(header_), format_protocol_version(wire::kProtocolVersion), supported_servers_text())));
+                      load_le<uint32_t>(header_), format_protocol_version(wire::kProtocolVersion), supported_servers_text())));
       return;
     }
     if (header_got_ < wire::kHeaderSize) return;
@@ -335,8 +329,8 @@ void IggyConnection::handle_frame() {
 // word followed by a zero length cannot be the start of one.
 bool IggyConnection::legacy_framing_reply() const {
   if (header_got_ < 8) return false;
-  const uint32_t status = get_u32(header_);
-  const uint32_t length = get_u32(header_ + 4);
+  const uint32_t status = load_le<uint32_t>(header_);
+  const uint32_t length = load_le<uint32_t>(header_ + 4);
   return status != 0 && status < 100000 && length == 0;
 }
 

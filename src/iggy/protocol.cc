@@ -18,23 +18,6 @@ namespace {
 // Thrown by body writers for caller arguments out of range; turned into ErrorDomain::kInvalid.
 using ArgumentError = std::invalid_argument;
 
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-uint64_t get_u64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
 void write_name(ByteWriter& w, std::string_view s, const char* what) {
   if (s.empty() || s.size() > kMaxNameLength)
     throw ArgumentError(fmt::format("{} must be 1..{} bytes, got {}", what, kMaxNameLength, s.size()));
@@ -342,43 +325,43 @@ RequestFrame RequestBuilder::finish() {
   f.operation = operation_for_code(code_);
   f.bytes = w_.take();
   uint8_t* h = f.bytes.data();
-  put_u32(h + off::kSize, static_cast<uint32_t>(f.bytes.size()));
+  store_le<uint32_t>(h + off::kSize, static_cast<uint32_t>(f.bytes.size()));
   h[off::kCommand] = static_cast<uint8_t>(Command::kRequest);
   h[off::kReqOperation] = static_cast<uint8_t>(f.operation);
-  if (f.operation == Operation::kNonReplicated) put_u32(h + off::kReqCode, code_);
+  if (f.operation == Operation::kNonReplicated) store_le<uint32_t>(h + off::kReqCode, code_);
   if (is_deduplicated_op(f.operation)) {
     // u128 checksum field: low 8 bytes = XXH3-64(body), high 8 bytes = 0.
-    put_u64(h + off::kReqChecksum, xxh3_64(ByteSpan(f.bytes).subspan(kHeaderSize)));
+    store_le<uint64_t>(h + off::kReqChecksum, xxh3_64(ByteSpan(f.bytes).subspan(kHeaderSize)));
   }
   return f;
 }
 
 void stamp_request(Bytes& frame, const U128& client, uint64_t session, uint64_t request) {
   uint8_t* h = frame.data();
-  put_u64(h + off::kReqClient, client.lo);
-  put_u64(h + off::kReqClient + 8, client.hi);
-  put_u64(h + off::kReqSession, session);
-  put_u64(h + off::kReqRequest, request);
+  store_le<uint64_t>(h + off::kReqClient, client.lo);
+  store_le<uint64_t>(h + off::kReqClient + 8, client.hi);
+  store_le<uint64_t>(h + off::kReqSession, session);
+  store_le<uint64_t>(h + off::kReqRequest, request);
 }
 
 Result<FrameHeader> decode_frame_header(ByteSpan header, size_t max_frame) {
   if (header.size() < kHeaderSize) return protocol_error("frame header shorter than 256 bytes");
   const uint8_t* h = header.data();
   FrameHeader f;
-  f.size = get_u32(h + off::kSize);
+  f.size = load_le<uint32_t>(h + off::kSize);
   if (f.size < kHeaderSize || f.size > max_frame)
     return protocol_error(fmt::format("frame size {} outside [256, {}]", f.size, max_frame));
   uint8_t command = h[off::kCommand];
   if (command == static_cast<uint8_t>(Command::kReply)) {
     f.command = Command::kReply;
-    f.request = get_u64(h + off::kRepRequest);
+    f.request = load_le<uint64_t>(h + off::kRepRequest);
     f.operation = h[off::kRepOperation];
-    f.status = get_u32(h + off::kRepStatus);
+    f.status = load_le<uint32_t>(h + off::kRepStatus);
   } else if (command == static_cast<uint8_t>(Command::kEviction)) {
     f.command = Command::kEviction;
     f.eviction_reason = h[off::kEvReason];
-    f.server_protocol_version = get_u32(h + off::kEvServerVersion);
-    f.server_protocol_version_min = get_u32(h + off::kEvServerVersionMin);
+    f.server_protocol_version = load_le<uint32_t>(h + off::kEvServerVersion);
+    f.server_protocol_version_min = load_le<uint32_t>(h + off::kEvServerVersionMin);
   } else {
     return protocol_error(fmt::format("unexpected frame command {}", command));
   }
@@ -401,11 +384,11 @@ Result<ByteSpan> reply_payload(const FrameHeader& h, ByteSpan body) {
   if (h.status != 0) return iggy_error(h.status);
   if (!reply_is_result_framed(h.operation, body.size())) return body;
   if (body.size() < 4) return protocol_error("result section shorter than its count");
-  uint32_t count = get_u32(body.data());
+  uint32_t count = load_le<uint32_t>(body.data());
   if (count == 0) return body.subspan(4);
   if (body.size() < 4 + static_cast<size_t>(count) * 8)
     return protocol_error(fmt::format("result section claims {} entries in {} bytes", count, body.size()));
-  uint32_t c = get_u32(body.data() + 8);
+  uint32_t c = load_le<uint32_t>(body.data() + 8);
   if (c == 0) return protocol_error("result section entry with code 0");
   return iggy_error(c);
 }

@@ -1,0 +1,36 @@
+// Fixed-position little-endian loads and stores (common/bytes.h), which the Iggy frame code uses
+// to read and patch headers in place: the byte order on the wire, independent of the host's.
+#include <boost/test/unit_test.hpp>
+
+#include <array>
+#include <cstdint>
+
+#include "common/bytes.h"
+
+using namespace kib;
+
+BOOST_AUTO_TEST_SUITE(common_bytes)
+
+BOOST_AUTO_TEST_CASE(load_le_reads_the_least_significant_byte_first) {
+  const std::array<uint8_t, 8> b{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x88};
+  BOOST_TEST(load_le<uint32_t>(b.data()) == 0x04030201u);
+  BOOST_TEST(load_le<uint64_t>(b.data()) == 0x8807060504030201ull);
+  BOOST_TEST(load_le<uint16_t>(b.data() + 6) == 0x8807u);
+  BOOST_TEST(load_le<int64_t>(b.data()) == static_cast<int64_t>(0x8807060504030201ull));  // sign bit kept
+}
+
+BOOST_AUTO_TEST_CASE(store_le_writes_what_load_le_and_ByteReader_read_back) {
+  std::array<uint8_t, 12> b{};
+  store_le<uint32_t>(b.data(), 0xA1B2C3D4u);
+  store_le<uint64_t>(b.data() + 4, 0x0102030405060708ull);
+  BOOST_TEST(b[0] == 0xD4);
+  BOOST_TEST(b[3] == 0xA1);
+  BOOST_TEST(b[4] == 0x08);
+  BOOST_TEST(b[11] == 0x01);
+  BOOST_TEST(load_le<uint32_t>(b.data()) == 0xA1B2C3D4u);
+  ByteReader r(ByteSpan(b.data(), b.size()));
+  BOOST_TEST(r.le<uint32_t>("u32") == 0xA1B2C3D4u);
+  BOOST_TEST(r.le<uint64_t>("u64") == 0x0102030405060708ull);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
