@@ -165,7 +165,6 @@ struct HttpServer::Conn {
   uv_shutdown_t shutdown_req{};
   std::string in, out;
   std::string ip;   // the peer's address
-  int handles = 0;  // initialised handles not yet closed
   bool closing = false;
   bool responded = false;
   bool counted = false;  // admitted by the listener: counts against its limits until closed
@@ -209,25 +208,16 @@ void HttpServer::set_limits(const HttpLimits& limits) {
 void HttpServer::on_close_conn_handle(uv_handle_t* h) {
   auto* c = static_cast<Conn*>(h->data);
   HttpServer* self = c->server;
-  if (--c->handles > 0) {
-    if (self) self->handle_closed();
-    return;
-  }
   if (self) {
     auto& cs = self->connections_;
     cs.erase(std::remove(cs.begin(), cs.end(), c), cs.end());
   }
   delete c;
-  if (self) self->handle_closed();
-}
-
-void HttpServer::handle_closed() {
-  --open_handles_;
-  maybe_finish_close();
+  if (self) self->maybe_finish_close();
 }
 
 void HttpServer::maybe_finish_close() {
-  if (closing_ && listener_closed_ && open_handles_ == 0 && close_done_) {
+  if (closing_ && listener_closed_ && connections_.empty() && close_done_) {
     auto done = std::move(close_done_);
     close_done_ = nullptr;
     done();
@@ -244,7 +234,7 @@ void HttpServer::close(std::function<void()> done) {
     for (auto* c : std::vector<Conn*>(connections_)) close_conn(c);
   }
   if (!done) return;
-  if (listener_closed_ && open_handles_ == 0) done();
+  if (listener_closed_ && connections_.empty()) done();
   else close_done_ = std::move(done);
 }
 
@@ -254,8 +244,6 @@ void HttpServer::accept_one(uv_stream_t* listener) {
   uv_tcp_init(loop_, &c->tcp);
   c->tcp.data = c;
   c->timer = std::make_unique<uv::Timer>(loop_, "http connection timeout");
-  c->handles = 1;
-  open_handles_ += 1;
   connections_.push_back(c);
   net::Accepted a = listener_.accept(listener, &c->tcp);
   if (!a.ok) return close_conn(c);

@@ -110,7 +110,6 @@ class HttpServer {
   void respond(Conn* c, const Response& r, bool head);
   void close_conn(Conn* c);
   void on_timeout(Conn* c);
-  void handle_closed();
   void maybe_finish_close();
   static void on_close_conn_handle(uv_handle_t* h);
   void arm_timeout(Conn* c);
@@ -119,8 +118,7 @@ class HttpServer {
   Handlers handlers_;
   HttpLimits limits_;
   net::Listener listener_;
-  std::vector<Conn*> connections_;
-  size_t open_handles_ = 0;  // of connections, not yet closed
+  std::vector<Conn*> connections_;  // until their socket has closed
   bool listener_closed_ = false;
   uint64_t served_ = 0;
   uint64_t timeouts_ = 0;
