@@ -56,7 +56,7 @@ fi
 import sys
 sys.path.insert(0, "$here")
 from runners import java
-for name in ("Scenario", "GroupMember", "GroupCommandShell"):
+for name in ("Scenario", "GroupMember", "GroupCommandShell", "StreamsApp", "ConnectApp"):
     java.compile_java(name)
 PY
 say "ready: $venv, $node_dir/node_modules, $root/tests/.java/lib"
