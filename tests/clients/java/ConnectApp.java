@@ -11,7 +11,7 @@
 //      so a duplicate or a lost line makes the files differ;
 //   4. distributed only: describes the internal topics (partitions, cleanup.policy).
 //
-//   java ConnectApp BOOTSTRAP TAG WORKDIR TIMEOUT_MS MODE[,MODE]
+//   java ConnectApp BOOTSTRAP TAG WORKDIR TIMEOUT_MS MODE[,MODE]     (TIMEOUT_MS: for each mode)
 //
 // stdout: one JSON object: MODE → {first_equal, restart_equal, source_lines, sink_lines,
 // internal_topics (distributed)}, and errors (each failing step with its exception).
@@ -215,12 +215,13 @@ public final class ConnectApp {
         bootstrap = args[0];
         tag = args[1];
         Path root = Path.of(args[2]);
-        deadline = System.currentTimeMillis() + Long.parseLong(args[3]);
+        long perMode = Long.parseLong(args[3]);
         Map<String, Object> result = new TreeMap<>();
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(ap)) {
             for (String mode : args[4].split(",")) {
+                deadline = System.currentTimeMillis() + perMode;
                 try {
                     result.put(mode, runMode(mode, root, admin));
                 } catch (Exception e) {
