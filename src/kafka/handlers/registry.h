@@ -71,5 +71,6 @@ HandlerSpec describe_groups_handler();
 HandlerSpec list_groups_handler();
 HandlerSpec delete_groups_handler();
 HandlerSpec offset_delete_handler();
+HandlerSpec describe_cluster_handler();
 
 }  // namespace kib::kafka

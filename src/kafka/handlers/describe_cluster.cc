@@ -1,0 +1,71 @@
+// DescribeCluster (key 60), v0-2: the cluster id and the one broker, which is also the
+// controller, as a single KRaft broker answers on its broker listener
+// (AuthHelper.computeDescribeClusterResponse). The bridge is never fenced, so
+// include_fenced_brokers changes nothing.
+#include <string>
+
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/describe_cluster.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+namespace {
+
+// EndpointType ids (clients/admin/EndpointType.java).
+constexpr int8_t kEndpointBroker = 1;
+constexpr int8_t kEndpointController = 2;
+
+// What a broker without an authorizer reports when the client asks for the cluster's
+// authorized operations: every operation the CLUSTER resource supports
+// (AclEntry.supportedOperations(CLUSTER)) as a bit field of AclOperation codes:
+// CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
+// IDEMPOTENT_WRITE 12. The bridge has no ACLs, so every client may do all of them.
+constexpr int32_t kClusterOperations =
+    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+
+const char* endpoint_name(int8_t type) { return type == kEndpointBroker ? "BROKER" : "CONTROLLER"; }
+
+void handle(const config::Config& config, const std::string& cluster_id, Request&& req) {
+  auto body = req.decode<msg::DescribeClusterRequest>();
+  const int16_t v = req.header.api_version;
+  msg::DescribeClusterResponse resp;
+  resp.error_message = std::nullopt;
+  if (body.endpoint_type != kEndpointBroker) {
+    // Only v1+ carry an endpoint type, so v0 always asks for brokers; Kafka still maps both
+    // errors to INVALID_REQUEST on v0.
+    const bool known = body.endpoint_type == kEndpointController;
+    resp.error_code = to_int16(v == 0 ? ErrorCode::kInvalidRequest
+                               : known ? ErrorCode::kMismatchedEndpointType
+                                       : ErrorCode::kUnsupportedEndpointType);
+    resp.error_message =
+        known ? std::string("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type ") +
+                    endpoint_name(body.endpoint_type)
+              : "Unsupported endpoint type " + std::to_string(body.endpoint_type);
+    req.respond.send(resp);
+    return;
+  }
+  auto advertised = config.advertised();
+  msg::DescribeClusterResponse::DescribeClusterBroker broker;
+  broker.broker_id = config.kafka.node_id;
+  broker.host = advertised.host;
+  broker.port = advertised.port;
+  broker.rack = std::nullopt;
+  broker.is_fenced = false;
+  resp.brokers.push_back(std::move(broker));
+  resp.endpoint_type = kEndpointBroker;
+  resp.cluster_id = cluster_id;
+  resp.controller_id = config.kafka.node_id;
+  if (body.include_cluster_authorized_operations) resp.cluster_authorized_operations = kClusterOperations;
+  req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec describe_cluster_handler() {
+  return serve<msg::DescribeClusterRequest>(0, 2, [](const Services& s, Request&& req) {
+    handle(s.config, s.cluster_id, std::move(req));
+  });
+}
+
+}  // namespace kib::kafka
