@@ -119,7 +119,7 @@ def connect_run(target, tmp_path_factory) -> tuple[dict, Path]:
     if target.name not in CONNECT_RUNS:
         work = tmp_path_factory.mktemp(f"connect-{target.name}")
         tag = f"fw-connect-{target.name}-{uuid.uuid4().hex[:8]}"
-        r = run_java("ConnectApp", [target.bootstrap, tag, str(work), "60000", "standalone,distributed"], "",
+        r = run_java("ConnectApp", [target.bootstrap, tag, str(work), "45000", "standalone,distributed"], "",
                      150, f"connect-{target.name}.log")
         r["tag"] = tag
         CONNECT_RUNS[target.name] = (r, work)

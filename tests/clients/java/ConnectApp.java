@@ -174,7 +174,9 @@ public final class ConnectApp {
         }
         appendLines(source, mode, FIRST, MORE);
         c = null;
-        try {
+        if (!Boolean.TRUE.equals(r.get("first_equal"))) {  // nothing to restart: do not spend the time
+            r.put("restart_equal", false);
+        } else try {
             c = startWorker(mode, dir);
             if (mode.equals("standalone")) {  // standalone keeps connector configs in memory only
                 submit(c, tag + "-" + mode + "-source", src);
