@@ -23,6 +23,7 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {9, 1, 9, 1},   {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},
       {15, 0, 6, 0},  {16, 0, 5, 0},  {18, 0, 4, 0},  {19, 2, 7, 2}, {22, 0, 4, 0}, {42, 0, 2, 0},
       {47, 0, 0, 0},
+      {60, 0, 2, 0},  // DescribeCluster
   };
   std::vector<std::array<int16_t, 4>> served;
   for (const HandlerSpec& h : handler_registry()) served.push_back({h.api_key, h.min_version, h.max_version, h.advertised_min});

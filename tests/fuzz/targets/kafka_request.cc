@@ -86,6 +86,7 @@ constexpr std::array kServed{
     Served{InitProducerIdRequest::kApiKey, 0, 4, &body<InitProducerIdRequest>},
     Served{DeleteGroupsRequest::kApiKey, 0, 2, &body<DeleteGroupsRequest>},
     Served{OffsetDeleteRequest::kApiKey, 0, 0, &body<OffsetDeleteRequest>},
+    Served{DescribeClusterRequest::kApiKey, 0, 2, &body<DescribeClusterRequest>},
 };
 
 }  // namespace

@@ -1,0 +1,217 @@
+// DescribeCluster (key 60) through the real KafkaServer on a loopback port at v0, v1 and v2:
+// the one broker with the advertised address, controller = own node id, the authorized
+// operations field, and the EndpointType errors, as Kafka 4.1's single KRaft broker answers
+// (checked on the reference broker: tests/system/test_describe_cluster.py).
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "handler_services_support.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/kafka_server.h"
+#include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/api_keys.h"
+#include "kafka/protocol/generated/describe_cluster.h"
+#include "kafka/protocol/generated/request_header.h"
+#include "kafka/protocol/generated/response_header.h"
+#include "state/state_store.h"
+#include "support/blocking_io.h"
+
+using namespace kib;
+using namespace kib::kafka;
+
+namespace {
+
+constexpr int32_t kNotAsked = -2147483647 - 1;
+// CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE:
+// Kafka 4.1 without an authorizer answers 8096.
+constexpr int32_t kAllClusterOperations = 8096;
+
+// Every service idle except the config (node 7, advertised kafka.example:19092) and the
+// cluster id.
+struct Server {
+  std::filesystem::path dir;
+  uv_loop_t loop{};
+  std::unique_ptr<state::StateStore> store;
+  std::unique_ptr<test::IdleServices> idle;
+  std::unique_ptr<Services> services;
+  std::unique_ptr<KafkaServer> kafka;
+  uint16_t port = 0;
+
+  Server() {
+    char tmpl[] = "/tmp/kib-describecluster-XXXXXX";
+    dir = mkdtemp(tmpl);
+    uv_loop_init(&loop);
+    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
+    BOOST_REQUIRE(s.ok());
+    store = std::move(*s);
+    idle = std::make_unique<test::IdleServices>(&loop, *store);
+    idle->config.kafka.node_id = 7;
+    idle->config.kafka.advertised_host = "kafka.example";
+    idle->config.kafka.advertised_port = 19092;
+    services = std::make_unique<Services>(Services{.config = idle->config,
+                                                   .catalog = idle->catalog,
+                                                   .producers = *idle->producers,
+                                                   .log = idle->log,
+                                                   .groups = idle->groups,
+                                                   .offsets = idle->offsets,
+                                                   .cluster_id = "test-cluster-id"});
+    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
+    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
+    BOOST_REQUIRE(p.ok());
+    port = *p;
+  }
+  ~Server() {
+    bool down = false;
+    kafka->shutdown(1000, [&] { down = true; });
+    while (!down) uv_run(&loop, UV_RUN_ONCE);
+    kafka.reset();
+    idle.reset();
+    store->close();
+    store.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    std::filesystem::remove_all(dir);
+  }
+};
+
+// One connection; the loop runs while it waits for the answer.
+struct Client {
+  Server& s;
+  int fd = -1;
+  int32_t next_correlation = 1;
+
+  explicit Client(Server& s) : s(s) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(s.port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  ~Client() { ::close(fd); }
+
+  msg::DescribeClusterResponse call(const msg::DescribeClusterRequest& body, int16_t version) {
+    ByteWriter w;
+    msg::RequestHeader h;
+    h.request_api_key = msg::DescribeClusterRequest::kApiKey;
+    h.request_api_version = version;
+    h.correlation_id = next_correlation++;
+    h.client_id = "describe-cluster-test";
+    h.encode(w, msg::request_header_version(h.request_api_key, version));
+    body.encode(w, version);
+    Bytes frame = w.take();
+    uint32_t len = htonl(static_cast<uint32_t>(frame.size()));
+    BOOST_REQUIRE(test::write_all(fd, reinterpret_cast<uint8_t*>(&len), 4));
+    BOOST_REQUIRE(test::write_all(fd, frame.data(), frame.size()));
+    for (int waited = 0; waited < 5000; waited += 2) {
+      uv_run(&s.loop, UV_RUN_NOWAIT);
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 2) <= 0) continue;
+      uint8_t prefix[4];
+      BOOST_REQUIRE(test::read_all(fd, prefix, 4));
+      uint32_t n = (uint32_t{prefix[0]} << 24) | (uint32_t{prefix[1]} << 16) | (uint32_t{prefix[2]} << 8) | prefix[3];
+      Bytes response(n);
+      BOOST_REQUIRE(test::read_all(fd, response.data(), n));
+      ByteReader r(response);
+      msg::ResponseHeader rh;
+      rh.decode(r, msg::response_header_version(msg::DescribeClusterRequest::kApiKey, version));
+      BOOST_TEST(rh.correlation_id == h.correlation_id);
+      msg::DescribeClusterResponse resp;
+      resp.decode(r, version);
+      BOOST_TEST(r.empty());
+      return resp;
+    }
+    BOOST_FAIL("no DescribeCluster answer within 5 s");
+    return {};
+  }
+};
+
+msg::DescribeClusterRequest request(bool include_ops = false, int8_t endpoint_type = 1, bool include_fenced = false) {
+  msg::DescribeClusterRequest r;
+  r.include_cluster_authorized_operations = include_ops;
+  r.endpoint_type = endpoint_type;
+  r.include_fenced_brokers = include_fenced;
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(describe_cluster_handler)
+
+BOOST_AUTO_TEST_CASE(registered_for_v0_to_v2) {
+  const HandlerSpec* h = find_handler(msg::DescribeClusterRequest::kApiKey);
+  BOOST_REQUIRE(h);
+  BOOST_TEST(h->min_version == 0);
+  BOOST_TEST(h->max_version == 2);
+  BOOST_TEST(h->advertised_min == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_one_broker_is_the_controller_at_every_version) {
+  Server s;
+  Client c(s);
+  for (int16_t v = 0; v <= 2; ++v) {
+    BOOST_TEST_CONTEXT("v" << v) {
+      for (bool fenced : {false, true}) {
+        auto r = c.call(request(false, 1, fenced), v);
+        BOOST_TEST(r.error_code == 0);
+        BOOST_TEST(!r.error_message.has_value());
+        BOOST_TEST(r.throttle_time_ms == 0);
+        BOOST_TEST(r.endpoint_type == 1);
+        BOOST_TEST(r.cluster_id == "test-cluster-id");
+        BOOST_TEST(r.controller_id == 7);
+        BOOST_REQUIRE(r.brokers.size() == 1u);
+        BOOST_TEST(r.brokers[0].broker_id == 7);
+        BOOST_TEST(r.brokers[0].host == "kafka.example");
+        BOOST_TEST(r.brokers[0].port == 19092);
+        BOOST_TEST(!r.brokers[0].rack.has_value());
+        BOOST_TEST(r.brokers[0].is_fenced == false);
+        BOOST_TEST(r.cluster_authorized_operations == kNotAsked);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(authorized_operations_only_when_asked) {
+  Server s;
+  Client c(s);
+  for (int16_t v = 0; v <= 2; ++v) {
+    BOOST_TEST(c.call(request(true), v).cluster_authorized_operations == kAllClusterOperations);
+    BOOST_TEST(c.call(request(false), v).cluster_authorized_operations == kNotAsked);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(controller_endpoint_is_mismatched) {
+  Server s;
+  Client c(s);
+  for (int16_t v = 1; v <= 2; ++v) {
+    auto r = c.call(request(true, 2), v);
+    BOOST_TEST(r.error_code == to_int16(ErrorCode::kMismatchedEndpointType));
+    BOOST_TEST(r.error_message.value_or("") ==
+               "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER");
+    BOOST_TEST(r.brokers.empty());
+    BOOST_TEST(r.cluster_id.empty());
+    BOOST_TEST(r.controller_id == -1);
+    BOOST_TEST(r.cluster_authorized_operations == kNotAsked);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unknown_endpoint_type_is_unsupported) {
+  Server s;
+  Client c(s);
+  for (int8_t t : {int8_t{0}, int8_t{3}, int8_t{-1}}) {
+    auto r = c.call(request(false, t), 1);
+    BOOST_TEST(r.error_code == to_int16(ErrorCode::kUnsupportedEndpointType));
+    BOOST_TEST(r.error_message.value_or("") == "Unsupported endpoint type " + std::to_string(t));
+    BOOST_TEST(r.brokers.empty());
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
