@@ -88,7 +88,7 @@ def test_kafka_streams_word_count_restores_its_store(request, target, tmp_path):
                  "\n".join(PHASE1) + "\n--\n" + "\n".join(PHASE2) + "\n", 150, f"streams-{target.name}.log")
     app = tag + "-wc"
     total = counts(PHASE1 + PHASE2)
-    assert r["errors"] == [], r
+    assert r["errors"] == [], "\n".join(r["errors"])
     assert r["phase1"] == counts(PHASE1)
     # The first instance kept its store on disk (2 tasks: the source's, 0_x, and the count's, 1_x)
     # and the wipe removed every task directory.
@@ -127,7 +127,7 @@ def connect_run(target, tmp_path_factory) -> tuple[dict, Path]:
 
 
 def check_connect_mode(r: dict, work: Path, mode: str):
-    assert [e for e in r["errors"] if e.startswith(mode)] == [], r["errors"]
+    assert [e for e in r["errors"] if e.startswith(mode)] == [], "\n".join(r["errors"])
     source = (work / mode / "source.txt").read_bytes()
     sink = (work / mode / "sink.txt").read_bytes()
     assert r[mode]["first_equal"] is True and r[mode]["restart_equal"] is True, r[mode]
@@ -151,4 +151,4 @@ def test_kafka_connect_distributed_file_pipeline(request, target, tmp_path_facto
         f"{tag}-connect-offsets": {"partitions": 1, "cleanup.policy": "compact"},
         f"{tag}-connect-status": {"partitions": 1, "cleanup.policy": "compact"},
     }
-    assert [e for e in r["errors"] if not e.startswith("standalone")] == [], r["errors"]
+    assert [e for e in r["errors"] if not e.startswith("standalone")] == [], "\n".join(r["errors"])

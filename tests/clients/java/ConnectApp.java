@@ -54,6 +54,8 @@ public final class ConnectApp {
     static final int FIRST = 40, MORE = 25;
 
     static String bootstrap, tag;
+    static final java.util.concurrent.atomic.AtomicReference<String> herderExit =
+            new java.util.concurrent.atomic.AtomicReference<>();
     static long deadline;
 
     static void error(String step, Throwable t) {
@@ -74,11 +76,12 @@ public final class ConnectApp {
     }
 
     static boolean waitEqual(Path source, Path sink, String step) throws Exception {
-        while (System.currentTimeMillis() < deadline) {
+        while (System.currentTimeMillis() < deadline && herderExit.get() == null) {
             if (sameBytes(source, sink)) return true;
             Thread.sleep(100);
         }
-        errors.add(step + ": sink.txt differs from source.txt at the deadline");
+        errors.add(step + ": sink.txt differs from source.txt "
+                + (herderExit.get() != null ? "when the herder exited (" + herderExit.get() + ")" : "at the deadline"));
         return false;
     }
 
@@ -117,7 +120,16 @@ public final class ConnectApp {
     static void submit(Connect<?> c, String name, Map<String, String> cfg) throws Exception {
         FutureCallback<Herder.Created<ConnectorInfo>> cb = new FutureCallback<>();
         c.herder().putConnectorConfig(name, cfg, true, cb);
-        cb.get(Math.max(1000, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+        while (true) {
+            // A herder that died (it calls Exit.exit, intercepted in main) never answers.
+            if (herderExit.get() != null) throw new IllegalStateException("the herder exited: " + herderExit.get());
+            try {
+                cb.get(200, TimeUnit.MILLISECONDS);
+                return;
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (System.currentTimeMillis() > deadline) throw e;
+            }
+        }
     }
 
     static Map<String, Object> describeInternal(Admin admin) {
@@ -218,12 +230,18 @@ public final class ConnectApp {
         tag = args[1];
         Path root = Path.of(args[2]);
         long perMode = Long.parseLong(args[3]);
+        // Connect's herder thread ends the JVM on a fatal error (Exit.exit(1)); record it instead,
+        // so the session goes on with the next mode and prints its result.
+        org.apache.kafka.common.utils.Exit.setExitProcedure((code, msg) -> {
+            herderExit.compareAndSet(null, "exit " + code + (msg == null ? "" : ": " + msg));
+        });
         Map<String, Object> result = new TreeMap<>();
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(ap)) {
             for (String mode : args[4].split(",")) {
                 deadline = System.currentTimeMillis() + perMode;
+                herderExit.set(null);
                 try {
                     result.put(mode, runMode(mode, root, admin));
                 } catch (Exception e) {
