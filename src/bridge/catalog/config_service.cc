@@ -158,7 +158,8 @@ void ConfigService::alter_topic(const std::string& name, Result<tc::ConfigMap> n
   catalog_.ensure(name, false, [this, name, next = std::move(next), validate_only, done](Result<const TopicMetadata*> t) {
     if (!t) {
       if (to_kafka_error(t.error()) == ErrorCode::kUnknownTopicOrPartition)
-        return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, ""));
+        return done(kafka_error(ErrorCode::kUnknownTopicOrPartition,
+                                "The topic '" + truncate_message(name, 256) + "' does not exist."));
       return done(t.error());
     }
     for (const auto& d : tc::topic_defs()) {

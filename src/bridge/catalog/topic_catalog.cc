@@ -56,6 +56,9 @@ struct TopicCatalog::Impl {
   std::map<std::string, TopicMetadata> topics;
   std::map<std::string, state::TopicRow> rows;  // what SQLite knows, by name
   std::map<std::string, topic_configs::ConfigMap> stored_overrides;  // topic_configs, by topic
+  // The retention Iggy last reported or acknowledged, by topic: apply_settings compares with it,
+  // so broker defaults changed while the bridge was down reach Iggy at the next start.
+  std::map<std::string, topic_configs::IggyRetention> applied;
   std::function<topic_configs::BrokerLayers()> layers_provider;
   topic_configs::ConfigMap static_layer;  // without a provider
   std::map<std::string, std::vector<std::function<void(Result<const TopicMetadata*>)>>> pending_ensure;
@@ -92,6 +95,9 @@ struct TopicCatalog::Impl {
   const TopicMetadata* learn(const iggy::TopicInfo& info) {
     TopicMetadata& t = topics[info.name];
     t.name = info.name;
+    applied[info.name] = topic_configs::IggyRetention{
+        info.message_expiry_us == 0 ? iggy::kNeverExpire : info.message_expiry_us,
+        info.max_topic_size == 0 ? iggy::kUnlimitedSize : info.max_topic_size};
     t.partitions = static_cast<int32_t>(info.partitions_count);
     auto row = rows.find(info.name);
     if (row != rows.end() && state::uuid_from_string(row->second.topic_id, t.topic_id)) {
@@ -135,6 +141,7 @@ struct TopicCatalog::Impl {
     topics.erase(name);
     rows.erase(name);
     stored_overrides.erase(name);
+    applied.erase(name);
     state.write([name](SQLite::Database& db) { state::delete_topic(db, name); }, [](Status) {});
   }
 };
@@ -359,6 +366,7 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
     t.topic_id = state::random_uuid();
     t.partitions = static_cast<int32_t>(r->partitions_count);
     impl->topics[t.name] = t;
+    impl->applied[t.name] = topic_configs::iggy_retention(t.settings, t.partitions);
     spdlog::info("catalog: created topic {} with {} partitions", t.name, t.partitions);
     // Answer only once the topic id is durable, so it is stable across a crash right after.
     impl->persist(t, [t, done](Status s) {
@@ -388,11 +396,14 @@ void TopicCatalog::apply_settings(const std::string& name, std::map<std::string,
   TopicMetadata next = *cur;
   next.overrides = std::move(overrides);
   next.settings = topic_configs::settings_of(next.overrides, impl_->layers(), cur->settings);
-  const auto before = topic_configs::iggy_retention(cur->settings, cur->partitions);
+  auto known = impl_->applied.find(name);
+  const auto before = known != impl_->applied.end() ? known->second
+                                                    : topic_configs::iggy_retention(cur->settings, cur->partitions);
   const auto after = topic_configs::iggy_retention(next.settings, next.partitions);
   Impl* impl = impl_.get();
-  auto commit = [impl, next, done](Status s) {
+  auto commit = [impl, next, after, done](Status s) {
     if (!s) return done(s);
+    impl->applied[next.name] = after;
     auto it = impl->topics.find(next.name);
     if (it == impl->topics.end()) return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + next.name));
     // Answer once SQLite has the new overrides, so an acknowledged alter survives a crash.

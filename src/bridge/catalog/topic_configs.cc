@@ -581,6 +581,7 @@ ConfigMap static_broker_layer(const config::Config& cfg) {
   m["group.max.size"] = std::to_string(cfg.groups.max_size);
   m["socket.request.max.bytes"] = std::to_string(cfg.limits.max_frame_bytes);
   m["log.dirs"] = "iggy://" + cfg.iggy.address.str() + "/" + cfg.iggy.stream;
+  m["log.dir"] = m["log.dirs"];
   return m;
 }
 
