@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 import uuid
 
 import pytest
@@ -67,6 +68,10 @@ def session(target) -> list[tuple[str, str, str, int]]:
                           shell="ConfigCommandShell") as tool:
         def run(*args: str, keys: list[str] | None = None) -> ToolResult:
             r = tool.run(*args)
+            if "--alter" in args and "brokers" in args:
+                # Kafka applies a dynamic broker config when its metadata record is published, a
+                # moment after the answer; a --describe right away may still show the old value.
+                time.sleep(1)
             out, err = normalize(r.stdout), normalize(r.stderr)
             if keys is not None:
                 out = only_keys(out, keys)

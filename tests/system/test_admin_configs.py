@@ -92,7 +92,7 @@ def iggy_topic(address, name):
 
 def expiry_us(t):
     """Iggy's message expiry in µs; NEVER for never (and for "server default", which the bridge never sends)."""
-    e = t.message_expiry()
+    e = t.message_expiry
     if isinstance(e, iggy_sdk.IggyExpiry.ExpireDuration):
         d = e.duration
         return (d.days * 86400 + d.seconds) * 1000000 + d.microseconds
@@ -100,7 +100,7 @@ def expiry_us(t):
 
 
 def max_size(t):
-    m = t.max_topic_size()
+    m = t.max_topic_size
     if isinstance(m, iggy_sdk.MaxTopicSize.Custom):
         return m.bytes
     return NEVER

@@ -14,6 +14,7 @@
 #include "handler_services_support.h"
 #include "kafka/kafka_server.h"
 #include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/api_keys.h"
 #include "kafka/protocol/generated/alter_configs.h"
 #include "kafka/protocol/generated/describe_configs.h"
 #include "kafka/protocol/generated/incremental_alter_configs.h"
