@@ -8,6 +8,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "app/iggy_pool_config.h"
+#include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/consumer_lag.h"
@@ -47,6 +48,7 @@ Bridge::~Bridge() {
   group_timers_.reset();
   log_.reset();
   producers_.reset();
+  configs_.reset();
   catalog_.reset();
   iggy_.reset();
   if (iggy_pool_) {
@@ -81,6 +83,8 @@ Status Bridge::start() {
   iggy_pool_->start();
   iggy_ = std::make_unique<iggy::IggyClient>(*iggy_pool_);
   catalog_ = std::make_unique<bridge::TopicCatalog>(cfg_, *iggy_, *state_, &loop_);
+  configs_ = std::make_unique<bridge::ConfigService>(cfg_, *catalog_, *state_);
+  if (auto st = configs_->load(); !st) return st.error();
   producers_ = bridge::make_producer_registry(*state_, &loop_);
   if (auto st = producers_->load(); !st) return st.error();
   log_ = std::make_unique<bridge::PartitionLog>(&loop_, *iggy_, *catalog_, producers_.get(), cfg_);
@@ -111,6 +115,7 @@ Status Bridge::start() {
       .log = *log_,
       .groups = *groups_,
       .offsets = *offsets_,
+      .configs = *configs_,
       .cluster_id = cluster_id,
   });
 
@@ -222,6 +227,7 @@ void Bridge::start_catalog() {
       ready_ = true;
       sd_notify(0, "READY=1");
       lag_->start();
+      configs_->reapply_topics();  // broker configs changed while the bridge was down
       const iggy::ServerProfile p = iggy_pool_->server_profile();
       spdlog::info("kafka-iggy-bridge ready: Iggy at {} (server {}, protocol {}, {}) stream '{}', {} topics",
                    cfg_.iggy.address.str(), p.version, iggy::format_protocol_version(p.protocol),
@@ -379,9 +385,18 @@ void Bridge::reload() {
   limit("[topics] enforce_fsync", cfg_.topics.enforce_fsync, next->topics.enforce_fsync);
   limit("[topics] messages_required_to_save", cfg_.topics.messages_required_to_save, next->topics.messages_required_to_save);
   limit("[topics] segment_bytes", cfg_.topics.segment_bytes, next->topics.segment_bytes);
+  // The broker's log.retention.ms/bytes (STATIC_BROKER_CONFIG): topics without their own
+  // retention get the new value now.
+  if (cfg_.topics.retention_ms != next->topics.retention_ms)
+    spdlog::info("SIGHUP: [topics] retention_ms {} -> {}", cfg_.topics.retention_ms, next->topics.retention_ms);
+  if (cfg_.topics.retention_bytes != next->topics.retention_bytes)
+    spdlog::info("SIGHUP: [topics] retention_bytes {} -> {}", cfg_.topics.retention_bytes, next->topics.retention_bytes);
+  const bool retention_changed = cfg_.topics.retention_ms != next->topics.retention_ms ||
+                                 cfg_.topics.retention_bytes != next->topics.retention_bytes;
   cfg_.kafka.auto_create_topics = nk.auto_create_topics;
   cfg_.kafka.default_partitions = nk.default_partitions;
   cfg_.topics = next->topics;
+  if (retention_changed && ready_) configs_->reapply_topics();
   const auto &g = cfg_.groups, &ng = next->groups;
   needs_restart("[groups]", g.initial_rebalance_delay_ms != ng.initial_rebalance_delay_ms ||
                                 g.min_session_timeout_ms != ng.min_session_timeout_ms ||

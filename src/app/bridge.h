@@ -33,6 +33,7 @@ struct Readiness;
 }  // namespace http
 namespace bridge {
 class TopicCatalog;
+class ConfigService;
 class ProducerRegistry;
 class PartitionLog;
 class CommittedOffsets;
@@ -81,6 +82,7 @@ class Bridge {
   std::unique_ptr<iggy::IggyPool> iggy_pool_;
   std::unique_ptr<iggy::IggyClient> iggy_;
   std::unique_ptr<bridge::TopicCatalog> catalog_;
+  std::unique_ptr<bridge::ConfigService> configs_;  // after catalog_: it holds a reference to it
   std::unique_ptr<bridge::ProducerRegistry> producers_;
   std::unique_ptr<bridge::PartitionLog> log_;
   std::unique_ptr<bridge::GroupTimers> group_timers_;

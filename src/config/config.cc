@@ -147,6 +147,8 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("segment_bytes", c.topics.segment_bytes, 0, 1LL << 30);
     if (c.topics.segment_bytes != 0 && (c.topics.segment_bytes < (1u << 20) || c.topics.segment_bytes % 512 != 0))
       s.bad("segment_bytes", "must be 0 (Iggy's default) or 1 MiB..1 GiB and a multiple of 512");
+    s.integer("retention_ms", c.topics.retention_ms, -1, kMaxU);
+    s.integer("retention_bytes", c.topics.retention_bytes, -1, kMaxU);
     s.finish();
   }
   {
@@ -257,7 +259,8 @@ std::string render_config(const Config& c) {
      << "\nauto_create_topics = " << (c.kafka.auto_create_topics ? "true" : "false")
      << "\ndefault_partitions = " << c.kafka.default_partitions << "\n\n[topics]\nenforce_fsync = "
      << (c.topics.enforce_fsync ? "true" : "false") << "\nmessages_required_to_save = " << c.topics.messages_required_to_save
-     << "\nsegment_bytes = " << c.topics.segment_bytes << "\n\n[groups]\ninitial_rebalance_delay_ms = "
+     << "\nsegment_bytes = " << c.topics.segment_bytes << "\nretention_ms = " << c.topics.retention_ms
+     << "\nretention_bytes = " << c.topics.retention_bytes << "\n\n[groups]\ninitial_rebalance_delay_ms = "
      << c.groups.initial_rebalance_delay_ms << "\nmin_session_timeout_ms = " << c.groups.min_session_timeout_ms
      << "\nmax_session_timeout_ms = " << c.groups.max_session_timeout_ms << "\nmax_size = " << c.groups.max_size
      << "\noffsets_retention_minutes = " << c.groups.offsets_retention_minutes

@@ -37,6 +37,11 @@ struct TopicDefaultsConfig {
   // Iggy segment size in bytes for new topics; 0 = Iggy's default (1 GiB). Retention deletes
   // whole segments, so smaller segments give finer retention.
   uint64_t segment_bytes = 0;
+  // The broker's log.retention.ms and log.retention.bytes (STATIC_BROKER_CONFIG): what topics
+  // without their own retention.ms / retention.bytes get. -1 = keep forever / no size limit
+  // (the bridge's behaviour since it began; Kafka's own default is 7 days).
+  int64_t retention_ms = -1;
+  int64_t retention_bytes = -1;
 };
 
 // The consumer-group coordinator (Kafka's group.* and offsets.* broker settings).

@@ -16,6 +16,7 @@ class ProducerRegistry;
 class PartitionLog;
 class GroupCoordinator;
 class CommittedOffsets;
+class ConfigService;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -27,6 +28,7 @@ struct Services {
   bridge::PartitionLog& log;           // Produce, Fetch, ListOffsets
   bridge::GroupCoordinator& groups;    // the group APIs, OffsetCommit and OffsetDelete
   bridge::CommittedOffsets& offsets;   // OffsetFetch
+  bridge::ConfigService& configs;      // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

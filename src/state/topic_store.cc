@@ -53,6 +53,52 @@ void delete_topic(SQLite::Database& db, const std::string& name) {
   SQLite::Statement st(db, "DELETE FROM topics WHERE name = ?");
   st.bind(1, name);
   st.exec();
+  replace_topic_configs(db, name, {});
+}
+
+namespace {
+
+std::map<std::string, std::map<std::string, std::string>> load_pairs(SQLite::Database& db, const char* sql) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  SQLite::Statement q(db, sql);
+  while (q.executeStep()) out[q.getColumn(0).getString()][q.getColumn(1).getString()] = q.getColumn(2).getString();
+  return out;
+}
+
+void replace_pairs(SQLite::Database& db, const char* del, const char* ins, const std::string& owner,
+                   const std::map<std::string, std::string>& configs) {
+  SQLite::Statement d(db, del);
+  d.bind(1, owner);
+  d.exec();
+  for (const auto& [k, v] : configs) {
+    SQLite::Statement st(db, ins);
+    st.bind(1, owner);
+    st.bind(2, k);
+    st.bind(3, v);
+    st.exec();
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::map<std::string, std::string>> load_topic_configs(SQLite::Database& db) {
+  return load_pairs(db, "SELECT topic, name, value FROM topic_configs");
+}
+
+void replace_topic_configs(SQLite::Database& db, const std::string& topic,
+                           const std::map<std::string, std::string>& configs) {
+  replace_pairs(db, "DELETE FROM topic_configs WHERE topic = ?",
+                "INSERT INTO topic_configs(topic, name, value) VALUES (?,?,?)", topic, configs);
+}
+
+std::map<std::string, std::map<std::string, std::string>> load_broker_configs(SQLite::Database& db) {
+  return load_pairs(db, "SELECT scope, name, value FROM broker_configs");
+}
+
+void replace_broker_configs(SQLite::Database& db, const std::string& scope,
+                            const std::map<std::string, std::string>& configs) {
+  replace_pairs(db, "DELETE FROM broker_configs WHERE scope = ?",
+                "INSERT INTO broker_configs(scope, name, value) VALUES (?,?,?)", scope, configs);
 }
 
 std::array<uint8_t, 16> random_uuid() {

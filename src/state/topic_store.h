@@ -4,6 +4,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ struct TopicRow {
 std::vector<TopicRow> load_topics(SQLite::Database& db);
 void upsert_topic(SQLite::Database& db, const TopicRow& row);
 void delete_topic(SQLite::Database& db, const std::string& name);
+
+// topic_configs: Kafka topic config overrides, by topic. replace_ writes the whole set.
+std::map<std::string, std::map<std::string, std::string>> load_topic_configs(SQLite::Database& db);
+void replace_topic_configs(SQLite::Database& db, const std::string& topic,
+                           const std::map<std::string, std::string>& configs);
+// broker_configs: dynamic broker configs by scope ('' = cluster default, else the node id).
+std::map<std::string, std::map<std::string, std::string>> load_broker_configs(SQLite::Database& db);
+void replace_broker_configs(SQLite::Database& db, const std::string& scope,
+                            const std::map<std::string, std::string>& configs);
 
 // The cluster id: `configured` if set (and then stored), else the stored one, else a new
 // random one (Kafka's form: 22 characters of URL-safe base64), stored for next time.

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "bridge/groups/committed_offsets.h"
@@ -678,6 +679,7 @@ struct WirePath : DataPath {
   std::unique_ptr<bridge::GroupTimers> group_timers;
   std::unique_ptr<bridge::CommittedOffsets> offsets;
   std::unique_ptr<bridge::GroupCoordinator> groups;
+  std::unique_ptr<bridge::ConfigService> configs;
   std::unique_ptr<kafka::Services> services;
   std::unique_ptr<kafka::KafkaServer> server;
   int fd = -1;
@@ -689,12 +691,14 @@ struct WirePath : DataPath {
     group_timers = bridge::make_uv_group_timers(ctx.loop());
     offsets = std::make_unique<bridge::CommittedOffsets>(*state, *group_timers);
     groups = std::make_unique<bridge::GroupCoordinator>(*state, *group_timers, *offsets);
+    configs = std::make_unique<bridge::ConfigService>(cfg, *catalog, *state);
     services = std::make_unique<kafka::Services>(kafka::Services{.config = cfg,
                                                                  .catalog = *catalog,
                                                                  .producers = producers,
                                                                  .log = *log,
                                                                  .groups = *groups,
                                                                  .offsets = *offsets,
+                                                                 .configs = *configs,
                                                                  .cluster_id = ""});
     server = std::make_unique<kafka::KafkaServer>(*services, ctx.loop(), net::ServerLimits{});
     auto port = server->listen({"127.0.0.1", 0});

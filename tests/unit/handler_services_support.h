@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_coordinator.h"
@@ -32,6 +33,7 @@ struct IdleServices {
   std::unique_ptr<bridge::GroupTimers> timers;
   bridge::CommittedOffsets offsets;
   bridge::GroupCoordinator groups;
+  bridge::ConfigService configs;
 
   IdleServices(uv_loop_t* loop, state::StateStore& store)
       : loop(loop),
@@ -42,7 +44,8 @@ struct IdleServices {
         log(loop, iggy, catalog, producers.get(), config),
         timers(bridge::make_uv_group_timers(loop)),
         offsets(store, *timers),
-        groups(store, *timers, offsets) {}
+        groups(store, *timers, offsets),
+        configs(config, catalog, store) {}
   ~IdleServices() {
     groups.stop();
     offsets.stop();

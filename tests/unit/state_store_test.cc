@@ -58,6 +58,30 @@ BOOST_AUTO_TEST_CASE(migrate_is_idempotent_and_sets_user_version) {
   BOOST_TEST((*db)->tableExists("committed_offsets"));
 }
 
+BOOST_AUTO_TEST_CASE(migration_4_backfills_topic_overrides_from_the_0002_columns) {
+  TempDb t;
+  auto db = open_database(t.path());
+  BOOST_REQUIRE(db.ok());
+  for (const auto& m : migrations())
+    if (m.version <= 3) (*db)->exec(m.sql);
+  (*db)->exec("PRAGMA user_version = 3");
+  (*db)->exec("INSERT INTO topics(name, topic_id, created_at, retention_ms, max_message_bytes) "
+              "VALUES ('old', '00000000-0000-4000-8000-000000000000', 0, 60000, 2048)");
+  (*db)->exec("INSERT INTO topics(name, topic_id, created_at) VALUES ('plain', '00000000-0000-4000-8000-000000000001', 0)");
+  BOOST_REQUIRE(migrate(**db).ok());
+  auto configs = load_topic_configs(**db);
+  BOOST_TEST(configs["old"].size() == 2u);
+  BOOST_TEST(configs["old"]["retention.ms"] == "60000");
+  BOOST_TEST(configs["old"]["max.message.bytes"] == "2048");
+  BOOST_TEST(configs.count("plain") == 0u);
+  // Kafka 4 formats its storage with this cluster default; so does the bridge.
+  BOOST_TEST(load_broker_configs(**db)[""]["min.insync.replicas"] == "1");
+  replace_topic_configs(**db, "old", {{"segment.ms", "5"}});
+  BOOST_TEST(load_topic_configs(**db)["old"].size() == 1u);
+  delete_topic(**db, "old");
+  BOOST_TEST(load_topic_configs(**db).count("old") == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(database_newer_than_binary_is_refused) {
   TempDb t;
   auto db = open_database(t.path());

@@ -42,27 +42,6 @@ state::TopicRow to_row(const TopicMetadata& t) {
   return r;
 }
 
-// Kafka topic configs the bridge accepts without acting on them: they describe broker
-// behaviour that has no Iggy counterpart and no effect on what clients observe here.
-const std::set<std::string> kAcceptedIgnoredConfigs{
-    "compression.type",  "min.insync.replicas", "unclean.leader.election.enable", "flush.messages",
-    "flush.ms",          "index.interval.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes",
-    "file.delete.delay.ms", "preallocate", "min.compaction.lag.ms", "max.compaction.lag.ms",
-    "min.cleanable.dirty.ratio", "delete.retention.ms", "message.downconversion.enable",
-    "follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
-    "message.timestamp.difference.max.ms", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
-    "local.retention.ms", "local.retention.bytes", "remote.storage.enable"};
-
-// A Java long as Kafka's ConfigDef parses it: optional '-', decimal digits, in range. Never
-// throws (std::stoll did, for 19 digits above INT64_MAX, inside an Iggy callback).
-std::optional<int64_t> parse_long(const std::string& s) {
-  int64_t v = 0;
-  const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, v);
-  if (s.empty() || ec != std::errc() || p != end) return std::nullopt;
-  return v;
-}
-
 // A piece of client input quoted in an error message.
 std::string quoted(const std::string& s) { return truncate_message(s, 256); }
 
@@ -76,6 +55,12 @@ struct TopicCatalog::Impl {
   iggy::Identifier stream;
   std::map<std::string, TopicMetadata> topics;
   std::map<std::string, state::TopicRow> rows;  // what SQLite knows, by name
+  std::map<std::string, topic_configs::ConfigMap> stored_overrides;  // topic_configs, by topic
+  // The retention Iggy last reported or acknowledged, by topic: apply_settings compares with it,
+  // so broker defaults changed while the bridge was down reach Iggy at the next start.
+  std::map<std::string, topic_configs::IggyRetention> applied;
+  std::function<topic_configs::BrokerLayers()> layers_provider;
+  topic_configs::ConfigMap static_layer;  // without a provider
   std::map<std::string, std::vector<std::function<void(Result<const TopicMetadata*>)>>> pending_ensure;
   std::unique_ptr<uv::Timer> timer;  // the periodic refresh, from the first successful start()
   bool rows_loaded = false;
@@ -88,6 +73,14 @@ struct TopicCatalog::Impl {
 
   Impl(const config::Config& c, iggy::IggyClient& i, state::StateStore& s, uv_loop_t* l)
       : cfg(c), iggy(i), state(s), loop(l), stream(iggy::Identifier::named(c.iggy.stream)) {}
+
+  topic_configs::BrokerLayers layers() {
+    if (layers_provider) return layers_provider();
+    static_layer = topic_configs::static_broker_layer(cfg);
+    topic_configs::BrokerLayers l;
+    l.static_broker = &static_layer;
+    return l;
+  }
 
   TopicSettings defaults() const {
     TopicSettings s;
@@ -102,24 +95,29 @@ struct TopicCatalog::Impl {
   const TopicMetadata* learn(const iggy::TopicInfo& info) {
     TopicMetadata& t = topics[info.name];
     t.name = info.name;
+    applied[info.name] = topic_configs::IggyRetention{
+        info.message_expiry_us == 0 ? iggy::kNeverExpire : info.message_expiry_us,
+        info.max_topic_size == 0 ? iggy::kUnlimitedSize : info.max_topic_size};
     t.partitions = static_cast<int32_t>(info.partitions_count);
     auto row = rows.find(info.name);
     if (row != rows.end() && state::uuid_from_string(row->second.topic_id, t.topic_id)) {
-      t.settings.retention_ms = row->second.retention_ms;
-      t.settings.retention_bytes = row->second.retention_bytes;
-      t.settings.max_message_bytes = row->second.max_message_bytes;
-      t.settings.segment_bytes = row->second.segment_bytes;
-      t.settings.enforce_fsync = row->second.enforce_fsync;
-      t.settings.messages_required_to_save = row->second.messages_required_to_save;
+      TopicSettings base;
+      base.segment_bytes = row->second.segment_bytes;
+      base.enforce_fsync = row->second.enforce_fsync;
+      base.messages_required_to_save = row->second.messages_required_to_save;
+      auto ov = stored_overrides.find(info.name);
+      if (ov != stored_overrides.end()) t.overrides = ov->second;
+      t.settings = topic_configs::settings_of(t.overrides, layers(), base);
     } else {
-      // A topic created outside the bridge (native Iggy): Kafka sees its Iggy retention.
+      // A topic created outside the bridge (native Iggy): Kafka sees its Iggy retention, as an
+      // override of the topic.
       t.topic_id = state::random_uuid();
-      t.settings = TopicSettings{};
-      t.settings.retention_ms =
-          info.message_expiry_us == iggy::kNeverExpire || info.message_expiry_us == 0
-              ? -1
-              : static_cast<int64_t>(info.message_expiry_us / 1000);
-      t.settings.retention_bytes = -1;
+      t.overrides.clear();
+      if (info.message_expiry_us != iggy::kNeverExpire && info.message_expiry_us != 0)
+        t.overrides["retention.ms"] = std::to_string(info.message_expiry_us / 1000);
+      TopicSettings base;
+      base.segment_bytes = -1;
+      t.settings = topic_configs::settings_of(t.overrides, layers(), base);
       persist(t, nullptr);
     }
     return &t;
@@ -128,7 +126,11 @@ struct TopicCatalog::Impl {
   void persist(const TopicMetadata& t, std::function<void(Status)> done) {
     state::TopicRow row = to_row(t);
     rows[t.name] = row;
-    state.write([row](SQLite::Database& db) { state::upsert_topic(db, row); },
+    stored_overrides[t.name] = t.overrides;
+    state.write([row, overrides = t.overrides](SQLite::Database& db) {
+                  state::upsert_topic(db, row);
+                  state::replace_topic_configs(db, row.name, overrides);
+                },
                 [done = std::move(done), name = t.name](Status s) {
                   if (!s) spdlog::error("catalog: cannot store topic id of {}: {}", name, s.error().message);
                   if (done) done(std::move(s));
@@ -138,6 +140,8 @@ struct TopicCatalog::Impl {
   void forget(const std::string& name) {
     topics.erase(name);
     rows.erase(name);
+    stored_overrides.erase(name);
+    applied.erase(name);
     state.write([name](SQLite::Database& db) { state::delete_topic(db, name); }, [](Status) {});
   }
 };
@@ -176,6 +180,7 @@ void TopicCatalog::start(std::function<void(Status)> user_done) {
     // Startup only (a retry after Iggy was unreachable skips this): a blocking read is fine.
     auto st = impl_->state.run_blocking([this](SQLite::Database& db) {
       for (auto& r : state::load_topics(db)) impl_->rows[r.name] = r;
+      impl_->stored_overrides = state::load_topic_configs(db);
     });
     if (!st) return done(st.error());
     impl_->rows_loaded = true;
@@ -319,44 +324,27 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
   t.name = req.name;
   t.partitions = partitions;
   t.settings = impl_->defaults();
-  for (const auto& [key, value] : req.configs) {
-    auto bad = [&](const std::string& why) {
-      return kafka_error(ErrorCode::kInvalidConfig, "Invalid value " + quoted(value.value_or("null")) +
-                                                        " for configuration " + quoted(key) + ": " + why);
-    };
-    if (!value) continue;  // null = broker default
-    if (key == "cleanup.policy") {
-      if (*value != "delete")
-        return done(bad("Iggy has no log compaction; only cleanup.policy=delete is supported."));
-    } else if (key == "retention.ms") {
-      auto v = parse_long(*value);
-      if (!v || *v < -1) return done(bad("must be -1 or a non-negative number of milliseconds"));
-      t.settings.retention_ms = *v;
-    } else if (key == "retention.bytes") {
-      auto v = parse_long(*value);
-      if (!v || *v < -1) return done(bad("must be -1 or a non-negative number of bytes"));
-      t.settings.retention_bytes = *v;
-    } else if (key == "max.message.bytes") {
-      auto v = parse_long(*value);
-      if (!v || *v < 0 || *v > INT32_MAX) return done(bad("must be a number of bytes"));
-      t.settings.max_message_bytes = static_cast<int32_t>(*v);
-    } else if (key == "segment.bytes") {
-      auto v = parse_long(*value);
-      if (!v || *v < (1 << 20) || *v > (1 << 30)) return done(bad("Iggy segments are 1 MiB..1 GiB"));
-      t.settings.segment_bytes = *v / 512 * 512;
-    } else if (key == "message.timestamp.type") {
-      if (*value != "CreateTime") return done(bad("only CreateTime is supported"));
-    } else if (key == "iggy.enforce.fsync") {
-      if (*value != "true" && *value != "false") return done(bad("must be true or false"));
-      t.settings.enforce_fsync = *value == "true";
-    } else if (key == "iggy.messages.required.to.save") {
-      auto v = parse_long(*value);
-      if (!v || *v < 1 || *v > 16777216) return done(bad("must be 1..16777216"));
-      t.settings.messages_required_to_save = static_cast<uint32_t>(*v);
-    } else if (!kAcceptedIgnoredConfigs.count(key)) {
-      return done(kafka_error(ErrorCode::kInvalidConfig, "Unknown topic config name: " + quoted(key)));
-    }
+  // One validator for CreateTopics and the alters (topic_configs.h); null values mean "the
+  // broker's default", as in Kafka.
+  topic_configs::ConfigMap given;
+  for (const auto& [key, value] : req.configs)
+    if (value) given[key] = *value;
+  topic_configs::ConfigMap overrides;
+  if (auto st = topic_configs::validate_topic_configs(given, &overrides); !st) return done(st.error());
+  if (auto it = overrides.find("segment.bytes"); it != overrides.end()) {
+    // Iggy takes the segment size at creation only, 1 MiB..1 GiB in multiples of 512.
+    int64_t v = std::stoll(it->second);
+    if (v > (1 << 30))
+      return done(kafka_error(ErrorCode::kInvalidConfig, "Invalid value " + it->second +
+                                                             " for configuration segment.bytes: Iggy segments are 1 MiB..1 GiB"));
+    t.settings.segment_bytes = v / 512 * 512;
   }
+  if (auto it = overrides.find("iggy.enforce.fsync"); it != overrides.end())
+    t.settings.enforce_fsync = it->second == "true";
+  if (auto it = overrides.find("iggy.messages.required.to.save"); it != overrides.end())
+    t.settings.messages_required_to_save = static_cast<uint32_t>(std::stoll(it->second));
+  t.overrides = overrides;
+  t.settings = topic_configs::settings_of(t.overrides, impl_->layers(), t.settings);
   if (req.validate_only) {
     t.topic_id = TopicId{};
     return done(t);
@@ -365,12 +353,10 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
   iggy::TopicConfig ic;
   ic.name = t.name;
   ic.partitions_count = static_cast<uint32_t>(partitions);
-  ic.message_expiry_us =
-      t.settings.retention_ms < 0 ? iggy::kNeverExpire : static_cast<uint64_t>(t.settings.retention_ms) * 1000;
   // Kafka's retention.bytes is per partition; Iggy's max_topic_size is per topic.
-  ic.max_topic_size = t.settings.retention_bytes < 0
-                          ? iggy::kUnlimitedSize
-                          : static_cast<uint64_t>(t.settings.retention_bytes) * static_cast<uint64_t>(partitions);
+  const auto retention = topic_configs::iggy_retention(t.settings, partitions);
+  ic.message_expiry_us = retention.message_expiry_us;
+  ic.max_topic_size = retention.max_topic_size;
   if (t.settings.segment_bytes > 0) ic.segment_size = static_cast<uint64_t>(t.settings.segment_bytes);
   ic.enforce_fsync = t.settings.enforce_fsync;
   ic.messages_required_to_save = t.settings.messages_required_to_save;
@@ -380,6 +366,7 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
     t.topic_id = state::random_uuid();
     t.partitions = static_cast<int32_t>(r->partitions_count);
     impl->topics[t.name] = t;
+    impl->applied[t.name] = topic_configs::iggy_retention(t.settings, t.partitions);
     spdlog::info("catalog: created topic {} with {} partitions", t.name, t.partitions);
     // Answer only once the topic id is durable, so it is stable across a crash right after.
     impl->persist(t, [t, done](Status s) {
@@ -387,6 +374,58 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
       done(t);
     });
   });
+}
+
+void TopicCatalog::set_broker_layers(std::function<topic_configs::BrokerLayers()> provider) {
+  impl_->layers_provider = std::move(provider);
+}
+
+topic_configs::BrokerLayers TopicCatalog::broker_layers() const { return impl_->layers(); }
+
+std::vector<topic_configs::Entry> TopicCatalog::config_entries(const TopicMetadata& t) const {
+  topic_configs::ConfigMap bridge_values{
+      {"iggy.enforce.fsync", t.settings.enforce_fsync ? "true" : "false"},
+      {"iggy.messages.required.to.save", std::to_string(t.settings.messages_required_to_save)}};
+  return topic_configs::resolve_topic(t.overrides, impl_->layers(), bridge_values);
+}
+
+void TopicCatalog::apply_settings(const std::string& name, std::map<std::string, std::string> overrides,
+                                  std::function<void(Status)> done) {
+  const TopicMetadata* cur = find(name);
+  if (!cur) return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + quoted(name)));
+  TopicMetadata next = *cur;
+  next.overrides = std::move(overrides);
+  next.settings = topic_configs::settings_of(next.overrides, impl_->layers(), cur->settings);
+  auto known = impl_->applied.find(name);
+  const auto before = known != impl_->applied.end() ? known->second
+                                                    : topic_configs::iggy_retention(cur->settings, cur->partitions);
+  const auto after = topic_configs::iggy_retention(next.settings, next.partitions);
+  Impl* impl = impl_.get();
+  auto commit = [impl, next, after, done](Status s) {
+    if (!s) return done(s);
+    impl->applied[next.name] = after;
+    auto it = impl->topics.find(next.name);
+    if (it == impl->topics.end()) return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + next.name));
+    // Answer once SQLite has the new overrides, so an acknowledged alter survives a crash.
+    impl->persist(next, [impl, next, done](Status p) {
+      if (!p) return done(p);
+      auto it = impl->topics.find(next.name);
+      if (it != impl->topics.end()) {
+        it->second.overrides = next.overrides;
+        it->second.settings = next.settings;
+      }
+      done(ok_status());
+    });
+  };
+  if (before == after && cur->overrides == next.overrides && cur->settings == next.settings) return done(ok_status());
+  if (before == after) return commit(ok_status());
+  iggy::TopicUpdate u;
+  u.name = name;  // UpdateTopic renames unless the current name is sent again
+  u.message_expiry_us = after.message_expiry_us;
+  u.max_topic_size = after.max_topic_size;
+  spdlog::info("catalog: topic {}: Iggy message_expiry {} µs, max_topic_size {}", name, after.message_expiry_us,
+               after.max_topic_size);
+  impl->iggy.update_topic(stream_, iggy::Identifier::named(name), u, std::move(commit));
 }
 
 void TopicCatalog::create_partitions(const std::string& name, int32_t total, bool validate_only,

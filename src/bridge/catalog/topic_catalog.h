@@ -16,6 +16,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "bridge/catalog/topic_configs.h"
 #include "iggy/client.h"
 
 namespace kib::state {
@@ -33,14 +34,28 @@ struct TopicSettings {
   int64_t segment_bytes = -1;        // -1 = Iggy's default segment size
   bool enforce_fsync = true;         // see docs: acks=all means on disk
   uint32_t messages_required_to_save = 1;
+  // Kafka's cleanup.policy as resolved ("delete", "compact", "compact,delete"...). Iggy cannot
+  // compact: without "delete" the bridge switches Iggy's retention off (docs/mapping.md
+  // "Compaction").
+  std::string cleanup_policy = "delete";
+  bool operator==(const TopicSettings&) const = default;
 };
+
+// Whether the policy includes "delete": retention applies, and DeleteRecords is allowed (Kafka
+// answers POLICY_VIOLATION for a compact-only topic).
+bool deletes_allowed(const TopicSettings& s);
 
 struct TopicMetadata {
   std::string name;
   TopicId topic_id{};
   int32_t partitions = 0;
-  TopicSettings settings;
+  TopicSettings settings;  // effective values (overrides, then the broker's)
+  // Kafka topic config overrides (DYNAMIC_TOPIC_CONFIG), canonical values, persisted in
+  // SQLite's topic_configs.
+  std::map<std::string, std::string> overrides;
 };
+
+inline bool deletes_allowed(const TopicMetadata& t) { return deletes_allowed(t.settings); }
 
 struct CreateTopicRequest {
   std::string name;
@@ -83,6 +98,20 @@ class TopicCatalog {
   // CreateTopics semantics: validates name, partitions, replication factor and configs
   // (Kafka codes in the error), then creates the Iggy topic unless validate_only.
   void create(const CreateTopicRequest& req, std::function<void(Result<TopicMetadata>)> done);
+
+  // The broker layers topic configs resolve against (dynamic broker configs, the bridge TOML);
+  // ConfigService provides them. Without a provider: the TOML only.
+  void set_broker_layers(std::function<topic_configs::BrokerLayers()> provider);
+  topic_configs::BrokerLayers broker_layers() const;
+  // Every topic config of `t` as DescribeConfigs and CreateTopics v5+ report them.
+  std::vector<topic_configs::Entry> config_entries(const TopicMetadata& t) const;
+
+  // New config overrides for an existing topic (validated by the caller): resolves the
+  // settings, sends Iggy an UpdateTopic when its retention changes, persists overrides and
+  // settings, then updates the cache and answers (after the SQLite commit).
+  // UNKNOWN_TOPIC_OR_PARTITION for a topic the catalog does not know.
+  void apply_settings(const std::string& name, std::map<std::string, std::string> overrides,
+                      std::function<void(Status)> done);
 
   // Grows a topic to `total_partitions`.
   void create_partitions(const std::string& name, int32_t total_partitions, bool validate_only,

@@ -45,14 +45,24 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
       cr.partitions = static_cast<int32_t>(ct.assignments.size());
       cr.replication_factor = static_cast<int16_t>(ct.assignments.front().broker_ids.size());
     }
-    catalog.create(cr, [call, i](Result<bridge::TopicMetadata> r) {
+    catalog.create(cr, [call, i, &catalog](Result<bridge::TopicMetadata> r) {
       auto& o = call->resp.topics[i];
       if (r) {
         o.error_code = to_int16(ErrorCode::kNone);
         o.topic_id = r->topic_id;
         o.num_partitions = r->partitions;
         o.replication_factor = 1;
+        // v5+: every config of the new topic, as DescribeConfigs reports it.
         o.configs = std::vector<msg::CreateTopicsResponse::CreatableTopicConfigs>{};
+        for (const auto& e : catalog.config_entries(*r)) {
+          msg::CreateTopicsResponse::CreatableTopicConfigs c;
+          c.name = e.name;
+          c.value = e.value;
+          c.read_only = e.read_only;
+          c.config_source = static_cast<int8_t>(e.source);
+          c.is_sensitive = e.sensitive;
+          o.configs->push_back(std::move(c));
+        }
       } else {
         o.error_code = to_int16(bridge::to_kafka_error(r.error()));
         // Catalog messages quote client input (names, config keys and values).

@@ -71,6 +71,9 @@ HandlerSpec describe_groups_handler();
 HandlerSpec list_groups_handler();
 HandlerSpec delete_groups_handler();
 HandlerSpec offset_delete_handler();
+HandlerSpec describe_configs_handler();
+HandlerSpec alter_configs_handler();
+HandlerSpec incremental_alter_configs_handler();
 HandlerSpec describe_cluster_handler();
 
 }  // namespace kib::kafka

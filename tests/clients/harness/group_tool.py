@@ -24,17 +24,19 @@ class ToolResult:
 
 
 class GroupToolSession:
-    def __init__(self, bootstrap: str, log_path: Path, command_timeout: float = 120.0):
-        from runners import java  # compiles GroupCommandShell.java when needed
+    # `shell`: the runner class in tests/clients/java (ConfigCommandShell runs kafka-configs).
+    def __init__(self, bootstrap: str, log_path: Path, command_timeout: float = 120.0,
+                 shell: str = "GroupCommandShell"):
+        from runners import java  # compiles the shell's .java when needed
 
-        java.compile_java("GroupCommandShell")
+        java.compile_java(shell)
         self.bootstrap = bootstrap
         self.command_timeout = command_timeout
         # The tool's own log (slf4j-simple, WARN) goes to a file, not into the compared output.
         self.proc = subprocess.Popen(
             [java_bin(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
              "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", f"-Dorg.slf4j.simpleLogger.logFile={log_path}",
-             "-cp", java.classpath(), "GroupCommandShell"],
+             "-cp", java.classpath(), shell],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def run(self, *args: str) -> ToolResult:

@@ -83,6 +83,10 @@ def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
         "log.cleaner.threads": "1",
         "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
         "delete.topic.enable": "true",
+        # The bridge keeps records forever unless told otherwise ([topics] retention_ms = -1) and
+        # reports it as STATIC_BROKER_CONFIG log.retention.ms=-1: the same here, so kafka-configs
+        # and kafka-topics --describe print the same on both (docs/admin-apis-plan.md §3.3).
+        "log.retention.ms": "-1",
     }
     return "".join(f"{k}={v}\n" for k, v in props.items())
 

@@ -86,6 +86,9 @@ constexpr std::array kServed{
     Served{InitProducerIdRequest::kApiKey, 0, 4, &body<InitProducerIdRequest>},
     Served{DeleteGroupsRequest::kApiKey, 0, 2, &body<DeleteGroupsRequest>},
     Served{OffsetDeleteRequest::kApiKey, 0, 0, &body<OffsetDeleteRequest>},
+    Served{DescribeConfigsRequest::kApiKey, 1, 4, &body<DescribeConfigsRequest>},
+    Served{AlterConfigsRequest::kApiKey, 0, 2, &body<AlterConfigsRequest>},
+    Served{IncrementalAlterConfigsRequest::kApiKey, 0, 1, &body<IncrementalAlterConfigsRequest>},
     Served{DescribeClusterRequest::kApiKey, 0, 2, &body<DescribeClusterRequest>},
 };
 

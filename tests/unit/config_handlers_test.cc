@@ -1,0 +1,241 @@
+// DescribeConfigs, IncrementalAlterConfigs and AlterConfigs through the real KafkaServer on a
+// loopback port, at their lowest and highest versions, for the broker resources (the topic side
+// needs Iggy: tests/system/test_admin_configs.py). Dynamic broker configs go to SQLite.
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "handler_services_support.h"
+#include "kafka/kafka_server.h"
+#include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/api_keys.h"
+#include "kafka/protocol/generated/alter_configs.h"
+#include "kafka/protocol/generated/describe_configs.h"
+#include "kafka/protocol/generated/incremental_alter_configs.h"
+#include "kafka/protocol/generated/request_header.h"
+#include "kafka/protocol/generated/response_header.h"
+#include "state/state_store.h"
+#include "state/topic_store.h"
+#include "support/blocking_io.h"
+
+using namespace kib;
+using namespace kib::kafka;
+
+namespace {
+
+using kib::test::read_all;
+using kib::test::write_all;
+
+struct Server {
+  std::filesystem::path dir;
+  uv_loop_t loop{};
+  std::unique_ptr<state::StateStore> store;
+  std::unique_ptr<test::IdleServices> idle;
+  std::unique_ptr<Services> services;
+  std::unique_ptr<KafkaServer> kafka;
+  uint16_t port = 0;
+
+  Server() {
+    char tmpl[] = "/tmp/kib-confighandlers-XXXXXX";
+    dir = mkdtemp(tmpl);
+    uv_loop_init(&loop);
+    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
+    BOOST_REQUIRE(s.ok());
+    store = std::move(*s);
+    idle = std::make_unique<test::IdleServices>(&loop, *store);
+    BOOST_REQUIRE(idle->configs.load().ok());
+    services = std::make_unique<Services>(Services{.config = idle->config,
+                                                   .catalog = idle->catalog,
+                                                   .producers = *idle->producers,
+                                                   .log = idle->log,
+                                                   .groups = idle->groups,
+                                                   .offsets = idle->offsets,
+                                                   .configs = idle->configs,
+                                                   .cluster_id = ""});
+    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
+    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
+    BOOST_REQUIRE(p.ok());
+    port = *p;
+  }
+  ~Server() {
+    bool down = false;
+    kafka->shutdown(1000, [&] { down = true; });
+    while (!down) uv_run(&loop, UV_RUN_ONCE);
+    kafka.reset();
+    idle.reset();
+    store->close();
+    store.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    std::filesystem::remove_all(dir);
+  }
+};
+
+struct Client {
+  Server& s;
+  int fd = -1;
+  int32_t next_correlation = 1;
+
+  explicit Client(Server& s) : s(s) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(s.port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  ~Client() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  template <typename Resp, typename Req>
+  Resp call(const Req& body, int16_t version) {
+    ByteWriter w;
+    msg::RequestHeader h;
+    h.request_api_key = Req::kApiKey;
+    h.request_api_version = version;
+    h.correlation_id = next_correlation++;
+    h.client_id = "config-test";
+    h.encode(w, msg::request_header_version(h.request_api_key, version));
+    body.encode(w, version);
+    Bytes frame = w.take();
+    uint32_t len = htonl(static_cast<uint32_t>(frame.size()));
+    BOOST_REQUIRE(write_all(fd, reinterpret_cast<uint8_t*>(&len), 4));
+    BOOST_REQUIRE(write_all(fd, frame.data(), frame.size()));
+    for (int waited = 0; waited < 5000; waited += 2) {
+      uv_run(&s.loop, UV_RUN_NOWAIT);
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 2) <= 0) continue;
+      uint8_t prefix[4];
+      BOOST_REQUIRE(read_all(fd, prefix, 4));
+      uint32_t n = (uint32_t{prefix[0]} << 24) | (uint32_t{prefix[1]} << 16) | (uint32_t{prefix[2]} << 8) | prefix[3];
+      Bytes response(n);
+      BOOST_REQUIRE(read_all(fd, response.data(), n));
+      ByteReader r(response);
+      msg::ResponseHeader rh;
+      rh.decode(r, msg::response_header_version(Resp::kApiKey, version));
+      Resp out;
+      out.decode(r, version);
+      BOOST_TEST(r.empty());
+      return out;
+    }
+    BOOST_FAIL("no response");
+    return Resp{};
+  }
+};
+
+msg::DescribeConfigsRequest describe(const std::string& name, std::optional<std::vector<std::string>> keys,
+                                     bool synonyms = true, bool docs = true) {
+  msg::DescribeConfigsRequest r;
+  msg::DescribeConfigsRequest::DescribeConfigsResource res;
+  res.resource_type = 4;
+  res.resource_name = name;
+  res.configuration_keys = std::move(keys);
+  r.resources.push_back(res);
+  r.include_synonyms = synonyms;
+  r.include_documentation = docs;
+  return r;
+}
+
+msg::IncrementalAlterConfigsRequest incremental(const std::string& name, const std::string& key, int8_t op,
+                                                std::optional<std::string> value, bool validate_only = false) {
+  msg::IncrementalAlterConfigsRequest r;
+  msg::IncrementalAlterConfigsRequest::AlterConfigsResource res;
+  res.resource_type = 4;
+  res.resource_name = name;
+  res.configs.push_back({key, op, std::move(value)});
+  r.resources.push_back(res);
+  r.validate_only = validate_only;
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(config_handlers)
+
+BOOST_AUTO_TEST_CASE(describe_broker_v1_and_v4) {
+  Server s;
+  Client c(s);
+  for (int16_t v : {1, 4}) {
+    auto r = c.call<msg::DescribeConfigsResponse>(describe("1", std::vector<std::string>{"log.retention.ms"}), v);
+    BOOST_REQUIRE(r.results.size() == 1u);
+    BOOST_TEST(r.results[0].error_code == 0);
+    BOOST_REQUIRE(r.results[0].configs.size() == 1u);
+    const auto& e = r.results[0].configs[0];
+    BOOST_TEST(e.name == "log.retention.ms");
+    BOOST_TEST(e.value.value() == "-1");
+    BOOST_TEST(e.config_source == 4);
+    BOOST_TEST(e.read_only == false);
+    BOOST_REQUIRE(e.synonyms.size() == 2u);
+    BOOST_TEST(e.synonyms[1].name == "log.retention.hours");
+    if (v >= 3) {
+      BOOST_TEST(e.config_type == 5);
+      BOOST_TEST(e.documentation.value().find("milliseconds") != std::string::npos);
+    }
+  }
+  auto d = c.call<msg::DescribeConfigsResponse>(describe("", std::nullopt, false, false), 4);
+  BOOST_REQUIRE(d.results[0].configs.size() == 1u);
+  BOOST_TEST(d.results[0].configs[0].name == "min.insync.replicas");
+  BOOST_TEST(d.results[0].configs[0].config_source == 3);
+  BOOST_TEST(d.results[0].configs[0].synonyms.empty());
+  BOOST_TEST(!d.results[0].configs[0].documentation.has_value());
+  auto bad = c.call<msg::DescribeConfigsResponse>(describe("2", std::nullopt), 4);
+  BOOST_TEST(bad.results[0].error_code == to_int16(ErrorCode::kInvalidRequest));
+  BOOST_TEST(bad.results[0].error_message.value() == "Unexpected broker id, expected 1 or empty string, but received 2");
+}
+
+BOOST_AUTO_TEST_CASE(incremental_alter_broker_v0_v1_persists_and_validates) {
+  Server s;
+  Client c(s);
+  auto r = c.call<msg::IncrementalAlterConfigsResponse>(incremental("", "log.retention.ms", 0, "5000", true), 0);
+  BOOST_TEST(r.responses[0].error_code == 0);
+  r = c.call<msg::IncrementalAlterConfigsResponse>(incremental("", "log.retention.ms", 0, "5000"), 1);
+  BOOST_TEST(r.responses[0].error_code == 0);
+  BOOST_TEST(r.responses[0].resource_type == 4);
+  auto d = c.call<msg::DescribeConfigsResponse>(describe("1", std::vector<std::string>{"log.retention.ms"}), 4);
+  BOOST_TEST(d.results[0].configs[0].value.value() == "5000");
+  BOOST_TEST(d.results[0].configs[0].config_source == 3);
+  std::map<std::string, std::map<std::string, std::string>> stored;
+  BOOST_REQUIRE(s.store->run_blocking([&](SQLite::Database& db) { stored = state::load_broker_configs(db); }).ok());
+  BOOST_TEST(stored[""]["log.retention.ms"] == "5000");
+
+  r = c.call<msg::IncrementalAlterConfigsResponse>(incremental("1", "num.partitions", 0, "3"), 1);
+  BOOST_TEST(r.responses[0].error_code == to_int16(ErrorCode::kInvalidRequest));
+  BOOST_TEST(r.responses[0].error_message.value() == "Cannot update these configs dynamically: Set(num.partitions)");
+  r = c.call<msg::IncrementalAlterConfigsResponse>(incremental("1", "log.retention.ms", 0, "abc"), 1);
+  BOOST_TEST(r.responses[0].error_message.value() ==
+             "Invalid value abc for configuration log.retention.ms: Not a number of type LONG");
+  r = c.call<msg::IncrementalAlterConfigsResponse>(incremental("7", "log.retention.ms", 0, "1"), 1);
+  BOOST_TEST(r.responses[0].error_message.value() == "Unexpected broker id, expected 1, but received 7");
+}
+
+BOOST_AUTO_TEST_CASE(alter_configs_v0_v2_replaces_the_broker_set) {
+  Server s;
+  Client c(s);
+  for (int16_t v : {0, 2}) {
+    msg::AlterConfigsRequest req;
+    msg::AlterConfigsRequest::AlterConfigsResource res;
+    res.resource_type = 4;
+    res.resource_name = "1";
+    res.configs.push_back({"log.cleanup.policy", std::string("compact")});
+    req.resources.push_back(res);
+    auto r = c.call<msg::AlterConfigsResponse>(req, v);
+    BOOST_TEST(r.responses[0].error_code == 0);
+    auto d = c.call<msg::DescribeConfigsResponse>(describe("1", std::vector<std::string>{"log.cleanup.policy"}), 4);
+    BOOST_TEST(d.results[0].configs[0].value.value() == "compact");
+    BOOST_TEST(d.results[0].configs[0].config_source == 2);
+    req.resources[0].configs.clear();  // replace with nothing: the key is gone
+    r = c.call<msg::AlterConfigsResponse>(req, v);
+    BOOST_TEST(r.responses[0].error_code == 0);
+    d = c.call<msg::DescribeConfigsResponse>(describe("1", std::vector<std::string>{"log.cleanup.policy"}), 4);
+    BOOST_TEST(d.results[0].configs[0].config_source == 5);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
