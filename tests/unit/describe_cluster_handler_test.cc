@@ -62,6 +62,7 @@ struct Server {
                                                    .log = idle->log,
                                                    .groups = idle->groups,
                                                    .offsets = idle->offsets,
+                                                   .configs = idle->configs,
                                                    .cluster_id = "test-cluster-id"});
     kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
