@@ -71,5 +71,8 @@ HandlerSpec describe_groups_handler();
 HandlerSpec list_groups_handler();
 HandlerSpec delete_groups_handler();
 HandlerSpec offset_delete_handler();
+HandlerSpec delete_records_handler();
+HandlerSpec offset_for_leader_epoch_handler();
+HandlerSpec describe_log_dirs_handler();
 
 }  // namespace kib::kafka
