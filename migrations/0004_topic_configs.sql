@@ -1,0 +1,3 @@
+-- PLACEHOLDER in branch admin/log only: chunk B (admin/configs) owns 0004_topic_configs.sql.
+-- tools/embed-migrations refuses gaps, so 0005_partition_log_start.sql needs a 0004 to build
+-- here. At merge, take chunk B's file (this one conflicts with it on purpose).
