@@ -17,6 +17,7 @@
 #include "kafka/handlers/registry.h"
 #include "kafka/kafka_server.h"
 #include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/api_keys.h"
 #include "kafka/protocol/generated/delete_records.h"
 #include "kafka/protocol/generated/describe_log_dirs.h"
 #include "kafka/protocol/generated/offset_for_leader_epoch.h"

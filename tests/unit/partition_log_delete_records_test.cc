@@ -201,7 +201,7 @@ BOOST_FIXTURE_TEST_CASE(fetch_and_list_offsets_honour_a_restored_floor, Deleting
   auto fetch = [&](int64_t offset) {
     std::optional<std::vector<FetchPartitionResult>> got;
     reader.fetch({FetchPartitionRequest{"t", PartitionId(0), KafkaOffset(offset), 1 << 20}}, FetchParams{},
-                 [&](std::vector<FetchPartitionResult> r) { got = std::move(r); });
+                 [&](std::vector<FetchPartitionResult> r) { got = std::move(r); }, 0);
     loop.run_until([&] {
       iggy.serve();
       return got.has_value();

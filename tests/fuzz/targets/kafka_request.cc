@@ -86,6 +86,9 @@ constexpr std::array kServed{
     Served{InitProducerIdRequest::kApiKey, 0, 4, &body<InitProducerIdRequest>},
     Served{DeleteGroupsRequest::kApiKey, 0, 2, &body<DeleteGroupsRequest>},
     Served{OffsetDeleteRequest::kApiKey, 0, 0, &body<OffsetDeleteRequest>},
+    Served{DeleteRecordsRequest::kApiKey, 0, 2, &body<DeleteRecordsRequest>},
+    Served{OffsetForLeaderEpochRequest::kApiKey, 2, 4, &body<OffsetForLeaderEpochRequest>},
+    Served{DescribeLogDirsRequest::kApiKey, 1, 4, &body<DescribeLogDirsRequest>},
 };
 
 }  // namespace
