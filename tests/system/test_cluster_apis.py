@@ -63,7 +63,8 @@ def offset_for_leader_epoch(port, version, topic, partitions):
     flexible = version >= 4
     tags = b"\x00" if flexible else b""
     parts = [struct.pack(">iii", p, cur, ep) + tags for p, cur, ep in partitions]
-    body = struct.pack(">i", -1) + array([string(topic, flexible) + array(parts, flexible) + tags], flexible) + tags
+    replica_id = struct.pack(">i", -1) if version >= 3 else b""  # v3+: the consumer's -1
+    body = replica_id + array([string(topic, flexible) + array(parts, flexible) + tags], flexible) + tags
     r = call(port, 23, version, body, flexible)
     r.unpack("i")  # throttle
     out = {}
@@ -115,7 +116,8 @@ def describe_log_dirs(port, version, topics=None):
 def topic(bridge_on_iggy):
     name = "ca-" + uuid.uuid4().hex[:8]
     bs = f"127.0.0.1:{bridge_on_iggy.port}"
-    for f in AdminClient({"bootstrap.servers": bs}).create_topics([NewTopic(name, 2)]).values():
+    admin = AdminClient({"bootstrap.servers": bs})
+    for f in admin.create_topics([NewTopic(name, 2)]).values():
         f.result(30)
     p = Producer({"bootstrap.servers": bs, "linger.ms": 0})
     for i in range(3):

@@ -78,10 +78,10 @@ def test_delete_records_moves_the_log_start_and_survives_restart(bridge_factory,
     with pytest.raises(KafkaException) as e:
         delete_records(admin, topic, 11)
     assert e.value.args[0].code() == KafkaError.OFFSET_OUT_OF_RANGE
-    # Unknown partition.
+    # Unknown partition: librdkafka refuses it from Metadata before sending (no leader).
     with pytest.raises(KafkaException) as e:
         delete_records(admin, topic, 1, partition=5)
-    assert e.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert e.value.args[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._NOENT)
 
     # A new consumer with auto.offset.reset=earliest starts at the floor.
     got, _ = consume(b, topic, 6)
