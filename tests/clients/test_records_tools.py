@@ -41,7 +41,8 @@ def prepare(bootstrap: str):
     kafka = ck()
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(TOPIC, 2, 1)])[TOPIC].result(timeout=60)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(TOPIC, 2, 1)])[TOPIC].result(timeout=60)
     p = kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
     errors = []
     for part, n in ((0, 5), (1, 2)):

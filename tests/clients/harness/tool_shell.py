@@ -1,4 +1,4 @@
-"""Any Kafka 4.1 tool's main() driven command by command through tests/clients/java/ToolShell.java
+"""Any Kafka 4.1 tool's main() driven command by command through tests/clients/java/RecordsToolShell.java
 (one JVM per session; stdout, stderr and exit code per command, as a process would give them).
 
     with ToolSession(log_path) as tool:
@@ -16,14 +16,14 @@ from harness.kafka_broker import java_bin
 
 class ToolSession:
     def __init__(self, log_path: Path, command_timeout: float = 120.0):
-        from runners import java  # compiles ToolShell.java when needed
+        from runners import java  # compiles RecordsToolShell.java when needed
 
-        java.compile_java("ToolShell")
+        java.compile_java("RecordsToolShell")
         self.command_timeout = command_timeout
         self.proc = subprocess.Popen(
             [java_bin(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
              "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", f"-Dorg.slf4j.simpleLogger.logFile={log_path}",
-             "-cp", java.classpath(), "ToolShell"],
+             "-cp", java.classpath(), "RecordsToolShell"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def run(self, main: str, *args: str) -> ToolResult:
@@ -45,19 +45,19 @@ class ToolSession:
         err = self._read_frame("ERR")
         line = self.proc.stdout.readline().decode()
         if not line.startswith("EXIT "):
-            raise RuntimeError(f"ToolShell: expected EXIT, got {line!r}")
+            raise RuntimeError(f"RecordsToolShell: expected EXIT, got {line!r}")
         return ToolResult(out, err, int(line.split()[1]))
 
     def _read_frame(self, tag: str) -> str:
         line = self.proc.stdout.readline().decode()
         if not line.startswith(tag + " "):
-            raise RuntimeError(f"ToolShell: expected {tag}, got {line!r} (exit {self.proc.poll()})")
+            raise RuntimeError(f"RecordsToolShell: expected {tag}, got {line!r} (exit {self.proc.poll()})")
         n = int(line.split()[1])
         data = b""
         while len(data) < n:
             chunk = self.proc.stdout.read(n - len(data))
             if not chunk:
-                raise RuntimeError("ToolShell ended mid-frame")
+                raise RuntimeError("RecordsToolShell ended mid-frame")
             data += chunk
         return data.decode()
 

@@ -20,7 +20,7 @@ import java.util.Arrays;
 
 import org.apache.kafka.common.utils.Exit;
 
-public final class ToolShell {
+public final class RecordsToolShell {
     static final class ExitCalled extends Error {
         final int code;
 
