@@ -1,8 +1,9 @@
 """OffsetForLeaderEpoch and DescribeLogDirs over the wire against a real iggy-server, with raw
 requests (kafka_wire.py, not the bridge's codecs): the answers of a single Kafka broker whose
 partitions have only ever had leader epoch 0, and the bridge's one log dir (the Iggy stream)."""
-import socket, struct, uuid
+import os, shutil, socket, struct, subprocess, uuid
 import pytest
+from conftest import ROOT
 from kafka_wire import recv_frame, request, uvarint, read_uvarint
 
 ck = pytest.importorskip("confluent_kafka")
@@ -161,3 +162,33 @@ def test_describe_log_dirs_reports_the_stream_and_iggy_sizes(bridge_on_iggy, igg
 
     _, [(_, _, only, _, _)] = describe_log_dirs(port, version, [(topic, [1, 7]), ("missing-x", [0])])
     assert only == {topic: {1: 0}}  # unknown topics and partitions are left out
+
+
+JAVA_LIB = os.path.join(ROOT, "tests", ".java", "lib")
+
+
+def console_consumer(bs, topic, group, n):
+    if not shutil.which("java") or not os.path.isdir(JAVA_LIB):
+        pytest.skip("SKIPPED: Kafka jars not fetched (tools/fetch-kafka)")
+    return subprocess.run(["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", JAVA_LIB + "/*",
+                           "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", bs,
+                           "--topic", topic, "--group", group, "--from-beginning", "--max-messages", str(n),
+                           "--timeout-ms", "30000"], capture_output=True, text=True, timeout=120)
+
+
+def test_a_java_consumer_validates_its_committed_position_and_keeps_it(bridge_on_iggy, topic):
+    """Kafka 4.1's consumer validates a position that carries a leader epoch (a committed offset of
+    a record it read, epoch 0) with OffsetForLeaderEpoch once the broker advertises v3+; the answer
+    (0, high watermark) must let it continue where it was, not reset."""
+    bs = f"127.0.0.1:{bridge_on_iggy.port}"
+    group = "g-" + uuid.uuid4().hex[:8]
+    first = console_consumer(bs, topic, group, 3)
+    assert first.stdout.split("\n")[:3] == ["x" * 100] * 3, first.stdout + first.stderr
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 0})
+    p.produce(topic, b"after", partition=0)
+    assert p.flush(30) == 0
+    second = console_consumer(bs, topic, group, 1)
+    # Resumes at the committed offset 3, the new record: no reset (which would replay from 0).
+    assert second.stdout.split("\n")[:1] == ["after"], second.stdout + second.stderr
+    log = bridge_on_iggy.read_log()
+    assert f"OffsetForLeaderEpoch {topic}-0 epoch 0 (current 0): error 0, epoch 0, end 4" in log, log[-3000:]

@@ -4,6 +4,8 @@
 #include <memory>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "bridge/log/partition_log.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/offset_for_leader_epoch.h"
@@ -38,7 +40,10 @@ void handle(bridge::PartitionLog& log, Request&& req) {
       call->resp.topics[t].partitions[p].partition = rq.partition;
       ++call->pending;
       log.end_offset_for_epoch(topic.topic, PartitionId(rq.partition), rq.current_leader_epoch, rq.leader_epoch,
-                               [call, t, p](bridge::EpochEndOffset r) {
+                               [call, t, p, rq, name = topic.topic](bridge::EpochEndOffset r) {
+                                 spdlog::debug("OffsetForLeaderEpoch {}-{} epoch {} (current {}): error {}, epoch {}, end {}",
+                                               name, rq.partition, rq.leader_epoch, rq.current_leader_epoch,
+                                               to_int16(r.error), r.leader_epoch, r.end_offset());
                                  auto& pr = call->resp.topics[t].partitions[p];
                                  pr.error_code = to_int16(r.error);
                                  pr.leader_epoch = r.leader_epoch;
