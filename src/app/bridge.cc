@@ -8,6 +8,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "app/iggy_pool_config.h"
+#include "app/log_start_persistence.h"
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/committed_offsets.h"
@@ -88,6 +89,7 @@ Status Bridge::start() {
   producers_ = bridge::make_producer_registry(*state_, &loop_);
   if (auto st = producers_->load(); !st) return st.error();
   log_ = std::make_unique<bridge::PartitionLog>(&loop_, *iggy_, *catalog_, producers_.get(), cfg_);
+  if (auto st = app::attach_log_start_store(*log_, *state_); !st) return st.error();
   group_timers_ = bridge::make_uv_group_timers(&loop_);
   bridge::CommittedOffsetsOptions oo;
   oo.offsets_retention_ms = static_cast<int64_t>(cfg_.groups.offsets_retention_minutes) * 60 * 1000;
@@ -186,6 +188,12 @@ Status Bridge::start() {
                      "limits.max_iggy_queue_per_connection queued.")
             .get();
     fetch_waiters.set(static_cast<double>(log_ ? log_->waiting_fetches() : 0));
+    static metrics::CounterFamily& delete_segments = metrics::global().counter(
+        "kib_delete_segments_total", "DeleteSegments sent to Iggy after DeleteRecords, by result.", {"result"});
+    if (log_) {
+      delete_segments.labels({"sent"}).mirror(static_cast<double>(log_->segment_deletions().sent));
+      delete_segments.labels({"failed"}).mirror(static_cast<double>(log_->segment_deletions().failed));
+    }
     iggy_cancelled.mirror(static_cast<double>(s.cancelled));
     iggy_share_full.mirror(static_cast<double>(s.owner_queue_full));
     collect_group_metrics();

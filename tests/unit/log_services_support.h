@@ -111,6 +111,8 @@ class FakeIggy final : public LogBackend {
         pi.messages_count = p.messages.size() - p.log_start;
         pi.current_offset = p.messages.empty() ? 0 : p.messages.size() - 1;
         pi.size_bytes = pi.messages_count * 100;
+        auto seg = segments.find({topic, id});
+        pi.segments_count = seg == segments.end() ? 1 : seg->second;
         info.partitions.push_back(pi);
       }
       cb(std::optional<iggy::TopicInfo>(std::move(info)));
@@ -136,6 +138,25 @@ class FakeIggy final : public LogBackend {
     });
   }
   void cancel_owner(uint64_t owner) override { cancelled.push_back(owner); }
+  struct SegmentDeletion {
+    std::string topic;
+    int32_t partition;
+    uint32_t segments;
+  };
+  std::vector<SegmentDeletion> segment_deletions;
+  std::map<std::pair<std::string, int32_t>, uint32_t> segments;  // GetTopic's segments_count (default 1)
+  std::optional<iggy::Stats> stats;                               // GetStats; nullopt = refused
+  void delete_segments(const std::string& topic, int32_t partition, uint32_t count,
+                       iggy::Callback<Unit> cb) override {
+    segment_deletions.push_back({topic, partition, count});
+    pending_.push_back([cb = std::move(cb)] { cb(Unit{}); });
+  }
+  void get_stats(iggy::Callback<iggy::Stats> cb) override {
+    pending_.push_back([this, cb = std::move(cb)] {
+      if (!stats) return cb(Error{ErrorDomain::kIggy, 12, "unauthorized (test)"});
+      cb(*stats);
+    });
+  }
 
   iggy::PolledMessages reply(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy,
                              uint32_t count) {

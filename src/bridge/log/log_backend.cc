@@ -36,4 +36,12 @@ void IggyLogBackend::send(const std::string& topic, int32_t partition, std::span
 
 void IggyLogBackend::cancel_owner(uint64_t owner) { iggy_.pool().cancel_owner(owner); }
 
+void IggyLogBackend::delete_segments(const std::string& topic, int32_t partition, uint32_t segments,
+                                     iggy::Callback<Unit> cb) {
+  iggy_.delete_segments(catalog_.stream(), iggy::Identifier::named(topic), static_cast<uint32_t>(partition), segments,
+                        guarded<Unit>(std::move(cb)));
+}
+
+void IggyLogBackend::get_stats(iggy::Callback<iggy::Stats> cb) { iggy_.get_stats(guarded<iggy::Stats>(std::move(cb))); }
+
 }  // namespace kib::bridge

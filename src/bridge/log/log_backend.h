@@ -29,6 +29,11 @@ class LogBackend {
                     iggy::Callback<iggy::SendConfirmation> cb) = 0;
   // Drops the requests of `owner` (uvx/work_owner.h) still queued for Iggy.
   virtual void cancel_owner(uint64_t owner) = 0;
+  // DeleteSegments: the `segments` oldest sealed segments of one partition (DeleteRecords).
+  virtual void delete_segments(const std::string& topic, int32_t partition, uint32_t segments,
+                               iggy::Callback<Unit> cb) = 0;
+  // GetStats: disk totals for DescribeLogDirs (needs the read_servers permission).
+  virtual void get_stats(iggy::Callback<iggy::Stats> cb) = 0;
 };
 
 class IggyLogBackend final : public LogBackend {
@@ -42,6 +47,9 @@ class IggyLogBackend final : public LogBackend {
   void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
             iggy::Callback<iggy::SendConfirmation> cb) override;
   void cancel_owner(uint64_t owner) override;
+  void delete_segments(const std::string& topic, int32_t partition, uint32_t segments,
+                       iggy::Callback<Unit> cb) override;
+  void get_stats(iggy::Callback<iggy::Stats> cb) override;
 
  private:
   template <typename T>

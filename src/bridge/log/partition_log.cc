@@ -3,7 +3,9 @@
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "bridge/log/appender.h"
+#include "bridge/log/fetch_records.h"
 #include "bridge/log/log_backend.h"
+#include "bridge/log/log_dirs.h"
 #include "bridge/log/offset_index.h"
 #include "bridge/log/partition_offsets.h"
 #include "bridge/log/reader.h"
@@ -31,6 +33,14 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
   appender_ = std::make_unique<Appender>(*backend_, *offsets_, *idempotence_,
                                          [this](PartitionOffsets& p) { reader_->appended(p); });
   index_ = std::make_unique<OffsetIndex>(*offsets_);
+  deletion_ = std::make_unique<RecordDeletion>(*backend_, *offsets_);
+  log_dirs_ = std::make_unique<LogDirs>(*backend_, *offsets_,
+                                        log_dir_name(config.iggy.address.str(), config.iggy.stream), [this] {
+                                          std::vector<std::pair<std::string, int32_t>> out;
+                                          for (const TopicMetadata* m : catalog_.all())
+                                            out.emplace_back(m->name, m->partitions);
+                                          return out;
+                                        });
 }
 
 PartitionLog::~PartitionLog() { alive_.end(); }
@@ -53,7 +63,7 @@ void PartitionLog::lookup(const std::string& topic, PartitionId partition,
     if (partition() < 0 || partition() >= m->partitions)
       return kafka_error(ErrorCode::kUnknownTopicOrPartition,
                          "topic " + topic + " has no partition " + std::to_string(partition()));
-    return TopicLimits{m->partitions, m->settings.max_message_bytes};
+    return TopicLimits{m->partitions, m->settings.max_message_bytes, records_deletable(*m)};
   };
   if (const TopicMetadata* m = catalog_.find(topic)) {
     cb(limits(m));
@@ -155,5 +165,69 @@ std::optional<KafkaOffset> PartitionLog::high_watermark(const std::string& topic
   return p->high_watermark;
 }
 
+// ---- DeleteRecords ----------------------------------------------------------------------------
+
+void PartitionLog::delete_records(const std::string& topic, PartitionId partition_id, KafkaOffset offset,
+                                  std::function<void(DeleteRecordsResult)> cb) {
+  Liveness in_call;  // alive until this call returns: a callback run before then is deferred
+  cb = deferred_if_sync<DeleteRecordsResult>(std::move(cb), in_call.token());
+  lookup(topic, partition_id, [this, topic, partition_id, offset, cb](Result<TopicLimits> limits) {
+    if (!limits) {
+      cb(DeleteRecordsResult{to_kafka_error(limits.error()), limits.error().message, kNoOffset});
+      return;
+    }
+    if (Status st = deletable_check(topic, partition_id, limits->deletable); !st) {
+      cb(DeleteRecordsResult{to_kafka_error(st.error()), st.error().message, kNoOffset});
+      return;
+    }
+    deletion_->delete_records(offsets_->at(topic, partition_id), offset, cb);
+  });
+}
+
+void PartitionLog::restore_log_starts(const std::vector<LogStartFloor>& floors, SaveLogStart save) {
+  for (const LogStartFloor& f : floors) raise_floor(offsets_->at(f.topic, f.partition), f.offset);
+  deletion_->set_store(std::move(save));
+}
+
+void PartitionLog::forget_log_starts(const std::string& topic) { offsets_->forget_floor(topic); }
+
+const SegmentDeletionStats& PartitionLog::segment_deletions() const { return deletion_->segment_deletions(); }
+
+// ---- OffsetForLeaderEpoch ---------------------------------------------------------------------
+
+void PartitionLog::end_offset_for_epoch(const std::string& topic, PartitionId partition_id,
+                                        int32_t current_leader_epoch, int32_t leader_epoch,
+                                        std::function<void(EpochEndOffset)> cb) {
+  Liveness in_call;  // alive until this call returns: a callback run before then is deferred
+  cb = deferred_if_sync<EpochEndOffset>(std::move(cb), in_call.token());
+  lookup(topic, partition_id,
+         [this, topic, partition_id, current_leader_epoch, leader_epoch, cb](Result<TopicLimits> limits) {
+           if (!limits) {
+             cb(EpochEndOffset{to_kafka_error(limits.error()), -1, kNoOffset});
+             return;
+           }
+           if (auto answer = epoch_end_without_log(current_leader_epoch, leader_epoch)) {
+             cb(*answer);
+             return;
+           }
+           // A fresh high watermark: a stale one below the consumer's position would read as truncation.
+           PartitionOffsets& p = offsets_->at(topic, partition_id);
+           offsets_->refresh_topic(topic, [pp = &p, cb](Status s) {
+             if (!s) {
+               cb(EpochEndOffset{to_kafka_error(s.error()), -1, kNoOffset});
+               return;
+             }
+             cb(EpochEndOffset{ErrorCode::kNone, kPartitionLeaderEpoch, pp->high_watermark});
+           });
+         });
+}
+
+// ---- DescribeLogDirs --------------------------------------------------------------------------
+
+void PartitionLog::describe_log_dirs(LogDirQuery topics, bool with_totals,
+                                     std::function<void(LogDirDescription)> cb) {
+  Liveness in_call;  // alive until this call returns: a callback run before then is deferred
+  log_dirs_->describe(std::move(topics), with_totals, deferred_if_sync<LogDirDescription>(std::move(cb), in_call.token()));
+}
 
 }  // namespace kib::bridge

@@ -23,7 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "bridge/log/log_dirs.h"
+#include "bridge/log/leader_epoch.h"
 #include "bridge/log/log_types.h"
+#include "bridge/log/record_deletion.h"
 #include "common/liveness.h"
 #include "common/result.h"
 #include "config/config.h"
@@ -41,6 +44,14 @@ class Idempotence;
 class Appender;
 class Reader;
 class OffsetIndex;
+
+// A DeleteRecords floor as stored (state partition_log_start).
+struct LogStartFloor {
+  std::string topic;
+  PartitionId partition;
+  KafkaOffset offset;
+};
+
 
 class PartitionLog {
  public:
@@ -84,6 +95,27 @@ class PartitionLog {
   // The high watermark last learned for a partition; nullopt when the log has not seen it.
   std::optional<KafkaOffset> high_watermark(const std::string& topic, PartitionId partition) const;
 
+  // DeleteRecords (record_deletion.h): moves the partition's log start to `offset` (-1 = the high
+  // watermark) and answers the new log start once it is durable. UNKNOWN_TOPIC_OR_PARTITION for
+  // an unknown partition, POLICY_VIOLATION when the topic's cleanup.policy has no `delete`.
+  void delete_records(const std::string& topic, PartitionId partition, KafkaOffset offset,
+                      std::function<void(DeleteRecordsResult)> cb);
+  // The floors stored so far (startup), and how new ones are made durable.
+  void restore_log_starts(const std::vector<LogStartFloor>& floors, SaveLogStart save);
+  // A deleted topic's floors are gone (the coordinator of topic deletion calls it, with
+  // state::delete_log_start_rows for the rows).
+  void forget_log_starts(const std::string& topic);
+  const SegmentDeletionStats& segment_deletions() const;
+
+  // OffsetForLeaderEpoch for a consumer (leader_epoch.h): epoch 0 ends at the high watermark,
+  // fresh from Iggy; UNKNOWN_TOPIC_OR_PARTITION for an unknown partition.
+  void end_offset_for_epoch(const std::string& topic, PartitionId partition, int32_t current_leader_epoch,
+                            int32_t leader_epoch, std::function<void(EpochEndOffset)> cb);
+
+  // DescribeLogDirs (log_dirs.h): the one log dir, with the sizes of `topics` (nullopt: all), and
+  // the disk totals when `with_totals`.
+  void describe_log_dirs(LogDirQuery topics, bool with_totals, std::function<void(LogDirDescription)> cb);
+
   // Answers every long-polling fetch now and stops new ones from waiting (shutdown).
   void stop_waiting();
 
@@ -94,6 +126,7 @@ class PartitionLog {
   struct TopicLimits {
     int32_t partitions = 0;
     int32_t max_message_bytes = 0;
+    bool deletable = true;  // records_deletable()
   };
 
   template <typename T>
@@ -110,6 +143,8 @@ class PartitionLog {
   std::unique_ptr<Reader> reader_;
   std::unique_ptr<Appender> appender_;
   std::unique_ptr<OffsetIndex> index_;
+  std::unique_ptr<RecordDeletion> deletion_;
+  std::unique_ptr<LogDirs> log_dirs_;
   Liveness alive_;  // catalog callbacks check it
 };
 

@@ -19,7 +19,11 @@ void apply_partition_info(PartitionOffsets& p, const iggy::PartitionInfo& info, 
   // The reply may predate one of our own appends: never go below what Iggy acknowledged since.
   // Otherwise trust it, even when it is lower (purged or recreated topic).
   p.high_watermark = appended_since ? std::max(hw, p.high_watermark) : hw;
-  p.log_start = std::min(p.log_start, p.high_watermark);
+  p.reply_high_watermark = hw;
+  p.segments_count = info.segments_count;
+  p.size_bytes = info.size_bytes;
+  p.iggy_log_start = std::min(p.iggy_log_start, p.high_watermark);
+  p.log_start = std::min(p.log_start, p.high_watermark);  // the floor too: a purged partition ends lower
   if (info.messages_count > 0) p.avg_message_bytes = info.size_bytes / info.messages_count;
 }
 
@@ -30,6 +34,16 @@ void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply) {
                                    static_cast<int64_t>(reply.messages.back().offset)));
   p.high_watermark = std::max(p.high_watermark, last + 1);
   if (reply.buffer) p.avg_message_bytes = std::max<uint64_t>(1, reply.buffer->size() / reply.messages.size());
+}
+
+void set_iggy_log_start(PartitionOffsets& p, KafkaOffset first) {
+  p.iggy_log_start = first;
+  p.log_start = std::max(first, p.deleted_to);
+}
+
+void raise_floor(PartitionOffsets& p, KafkaOffset floor) {
+  p.deleted_to = std::max(p.deleted_to, floor);
+  p.log_start = std::max(p.log_start, p.deleted_to);
 }
 
 void note_appended(PartitionOffsets& p, KafkaOffset base, int64_t count) {
@@ -50,6 +64,23 @@ PartitionOffsets& OffsetsTable::at(const std::string& topic, PartitionId id) {
 const PartitionOffsets* OffsetsTable::find(const std::string& topic, PartitionId id) const {
   auto it = partitions_.find({topic, id});
   return it == partitions_.end() ? nullptr : it->second.get();
+}
+
+std::vector<const PartitionOffsets*> OffsetsTable::of_topic(const std::string& topic) const {
+  std::vector<const PartitionOffsets*> out;
+  for (auto it = partitions_.lower_bound({topic, PartitionId(INT32_MIN)});
+       it != partitions_.end() && it->first.first == topic; ++it)
+    out.push_back(it->second.get());
+  return out;
+}
+
+void OffsetsTable::forget_floor(const std::string& topic) {
+  for (auto it = partitions_.lower_bound({topic, PartitionId(INT32_MIN)});
+       it != partitions_.end() && it->first.first == topic; ++it) {
+    PartitionOffsets& p = *it->second;
+    p.deleted_to = KafkaOffset(0);
+    p.log_start = p.iggy_log_start;
+  }
 }
 
 std::optional<uint64_t> OffsetsTable::refreshed_at(const std::string& topic) const {
@@ -101,8 +132,8 @@ void OffsetsTable::refresh_log_start(PartitionOffsets& p, std::function<void(Sta
     } else {
       observe_poll(p, *r);
       // Nothing retained (e.g. retention emptied the partition): log start = high watermark.
-      p.log_start =
-          r->messages.empty() ? p.high_watermark : KafkaOffset(static_cast<int64_t>(r->messages.front().offset));
+      set_iggy_log_start(p, r->messages.empty() ? p.high_watermark
+                                                : KafkaOffset(static_cast<int64_t>(r->messages.front().offset)));
     }
     auto waiting = std::move(p.log_start_refreshes);
     p.log_start_refreshes.clear();

@@ -1,8 +1,11 @@
 // The bottom of the log: what the bridge knows of each partition's offsets in Iggy.
 //
 //   * Offsets are Iggy's offsets. High watermark = last offset + 1 (0 when empty), refreshed from
-//     GetTopic, from every non-empty poll and from the bridge's own appends; log start = the
+//     GetTopic, from every non-empty poll and from the bridge's own appends; Iggy's log start = the
 //     first retained offset (Poll First), refreshed whenever a read looks out of range.
+//   * The log start Kafka clients see is max(Iggy's log start, the DeleteRecords floor): Iggy cannot
+//     truncate at an offset, so the bridge keeps the floor (SQLite partition_log_start, loaded at
+//     startup) and every read, ListOffsets and Fetch answer goes by the effective `log_start`.
 //   * GetTopic and Poll First are shared: one in flight per topic (per partition) serves every
 //     caller that asks meanwhile.
 //
@@ -32,7 +35,14 @@ struct PartitionOffsets {
   PartitionId id;
   bool loaded = false;  // high watermark and log start read from Iggy at least once
   KafkaOffset high_watermark;
-  KafkaOffset log_start;
+  KafkaOffset log_start;       // effective: max(iggy_log_start, deleted_to), never above high_watermark
+  KafkaOffset iggy_log_start;  // Iggy's first retained offset (Poll First)
+  KafkaOffset deleted_to;      // DeleteRecords floor kept by the bridge (0 = none)
+  // From the last GetTopic reply: the high watermark it gave and the partition's segments and size
+  // (DeleteRecords' DeleteSegments rule, DescribeLogDirs).
+  KafkaOffset reply_high_watermark;
+  uint32_t segments_count = 0;
+  uint64_t size_bytes = 0;
   uint64_t avg_message_bytes = 0;  // Iggy bytes per message, sizes poll counts (0 = unknown)
   uint64_t appends_done = 0;       // own appends; a GetTopic reply older than one must not lower HW
   std::vector<std::function<void(Status)>> log_start_refreshes;  // coalesced Poll First
@@ -46,6 +56,10 @@ KafkaOffset high_watermark_of(const iggy::PartitionInfo& info);
 void apply_partition_info(PartitionOffsets& p, const iggy::PartitionInfo& info, bool appended_since);
 // What any poll reply proves about the partition's end and its messages' size.
 void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply);
+// Iggy's log start is now `first`; recomputes the effective log start.
+void set_iggy_log_start(PartitionOffsets& p, KafkaOffset first);
+// Raises the DeleteRecords floor to `floor` (never lowers it); recomputes the effective log start.
+void raise_floor(PartitionOffsets& p, KafkaOffset floor);
 // Iggy acknowledged one of our appends: `count` messages from `base` (-1: offset not reported).
 void note_appended(PartitionOffsets& p, KafkaOffset base, int64_t count);
 
@@ -57,6 +71,12 @@ class OffsetsTable {
 
   PartitionOffsets& at(const std::string& topic, PartitionId id);
   const PartitionOffsets* find(const std::string& topic, PartitionId id) const;
+  // Every partition of `topic` the table has seen, by id.
+  std::vector<const PartitionOffsets*> of_topic(const std::string& topic) const;
+
+  // The deleted topic's DeleteRecords floors are gone (its rows too: state::delete_log_start_rows):
+  // a topic recreated with the same name starts at 0. Entries stay (callers hold pointers).
+  void forget_floor(const std::string& topic);
 
   // GetTopic: the offsets of every partition of `topic`.
   void refresh_topic(const std::string& topic, std::function<void(Status)> done);

@@ -1,0 +1,252 @@
+// The log admin APIs (DeleteRecords, OffsetForLeaderEpoch, DescribeLogDirs) through the real
+// KafkaServer on a loopback port, at their lowest and highest served versions: frames in, frames
+// out. Iggy is never reached (the pool is not started), so these check decoding, the per-partition
+// answers the bridge gives without Iggy, and encoding; tests/system has them against iggy-server.
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "bridge/groups/group_coordinator.h"
+#include "handler_services_support.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/kafka_server.h"
+#include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/api_keys.h"
+#include "kafka/protocol/generated/delete_records.h"
+#include "kafka/protocol/generated/describe_log_dirs.h"
+#include "kafka/protocol/generated/offset_for_leader_epoch.h"
+#include "kafka/protocol/generated/request_header.h"
+#include "kafka/protocol/generated/response_header.h"
+#include "state/state_store.h"
+#include "support/blocking_io.h"
+
+using namespace kib;
+using namespace kib::kafka;
+
+namespace {
+
+int16_t code(ErrorCode c) { return to_int16(c); }
+
+using kib::test::read_all;
+using kib::test::write_all;
+
+// A bridge with what the group APIs need: state store, committed offsets, group coordinator,
+// Kafka server (the other services idle).
+struct Server {
+  std::filesystem::path dir;
+  uv_loop_t loop{};
+  std::unique_ptr<state::StateStore> store;
+  std::unique_ptr<bridge::GroupTimers> timers;
+  std::unique_ptr<bridge::CommittedOffsets> offsets;
+  std::unique_ptr<bridge::GroupCoordinator> groups;
+  std::unique_ptr<test::IdleServices> idle;
+  std::unique_ptr<Services> services;
+  std::unique_ptr<KafkaServer> kafka;
+  uint16_t port = 0;
+
+  Server() {
+    char tmpl[] = "/tmp/kib-loghandlers-XXXXXX";
+    dir = mkdtemp(tmpl);
+    uv_loop_init(&loop);
+    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
+    BOOST_REQUIRE(s.ok());
+    store = std::move(*s);
+    timers = bridge::make_uv_group_timers(&loop);
+    bridge::GroupCoordinatorOptions o;
+    o.initial_rebalance_delay_ms = 0;
+    offsets = std::make_unique<bridge::CommittedOffsets>(*store, *timers);
+    BOOST_REQUIRE(offsets->load().ok());
+    groups = std::make_unique<bridge::GroupCoordinator>(*store, *timers, *offsets, o);
+    BOOST_REQUIRE(groups->load().ok());
+    idle = std::make_unique<test::IdleServices>(&loop, *store);
+    services = std::make_unique<Services>(Services{.config = idle->config,
+                                                   .catalog = idle->catalog,
+                                                   .producers = *idle->producers,
+                                                   .log = idle->log,
+                                                   .groups = *groups,
+                                                   .offsets = *offsets,
+                                                   .cluster_id = ""});
+    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
+    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
+    BOOST_REQUIRE(p.ok());
+    port = *p;
+  }
+  ~Server() {
+    bool down = false;
+    kafka->shutdown(1000, [&] { down = true; });
+    while (!down) uv_run(&loop, UV_RUN_ONCE);
+    kafka.reset();
+    idle.reset();
+    groups->stop();
+    offsets->stop();
+    store->close();
+    groups.reset();
+    offsets.reset();
+    timers.reset();
+    store.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    std::filesystem::remove_all(dir);
+  }
+};
+
+// One client connection; the loop runs while it waits for an answer.
+struct Client {
+  Server& s;
+  int fd = -1;
+  int32_t next_correlation = 1;
+
+  explicit Client(Server& s) : s(s) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(s.port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  ~Client() { close(); }
+  void close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+
+  template <typename Req>
+  void send(const Req& body, int16_t version) {
+    ByteWriter w;
+    msg::RequestHeader h;
+    h.request_api_key = Req::kApiKey;
+    h.request_api_version = version;
+    h.correlation_id = next_correlation++;
+    h.client_id = "log-test";
+    h.encode(w, msg::request_header_version(h.request_api_key, version));
+    body.encode(w, version);
+    Bytes frame = w.take();
+    uint32_t len = htonl(static_cast<uint32_t>(frame.size()));
+    BOOST_REQUIRE(write_all(fd, reinterpret_cast<uint8_t*>(&len), 4));
+    BOOST_REQUIRE(write_all(fd, frame.data(), frame.size()));
+  }
+  bool readable(int wait_ms) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, wait_ms) > 0;
+  }
+  // Runs the loop until an answer arrives (or `timeout_ms` passes: nullopt).
+  template <typename Resp>
+  std::optional<Resp> receive(int16_t version, int timeout_ms = 5000) {
+    for (int waited = 0; waited < timeout_ms; waited += 2) {
+      uv_run(&s.loop, UV_RUN_NOWAIT);
+      if (!readable(2)) continue;
+      uint8_t prefix[4];
+      BOOST_REQUIRE(read_all(fd, prefix, 4));
+      uint32_t n = (uint32_t{prefix[0]} << 24) | (uint32_t{prefix[1]} << 16) | (uint32_t{prefix[2]} << 8) | prefix[3];
+      Bytes response(n);
+      BOOST_REQUIRE(read_all(fd, response.data(), n));
+      ByteReader r(response);
+      msg::ResponseHeader h;
+      h.decode(r, msg::response_header_version(Resp::kApiKey, version));
+      Resp body;
+      body.decode(r, version);
+      BOOST_TEST(r.empty());
+      return body;
+    }
+    return std::nullopt;
+  }
+  template <typename Resp, typename Req>
+  Resp call(const Req& body, int16_t version) {
+    send(body, version);
+    auto r = receive<Resp>(version);
+    BOOST_REQUIRE(r);
+    return *r;
+  }
+};
+
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(log_handlers)
+
+BOOST_AUTO_TEST_CASE(delete_records_answers_every_partition_at_v0_and_v2) {
+  Server s;
+  Client c(s);
+  for (int16_t v : {0, 2}) {
+    msg::DeleteRecordsRequest req;
+    req.timeout_ms = 1000;
+    auto& bad = req.topics.emplace_back();
+    bad.name = "not a topic!";
+    bad.partitions.push_back({0, 5});
+    auto& t = req.topics.emplace_back();
+    t.name = "orders";
+    t.partitions.push_back({0, -1});
+    t.partitions.push_back({3, 7});
+    auto r = c.call<msg::DeleteRecordsResponse>(req, v);
+    BOOST_REQUIRE(r.topics.size() == 2u);
+    BOOST_TEST(r.topics[0].name == "not a topic!");
+    BOOST_REQUIRE(r.topics[0].partitions.size() == 1u);
+    BOOST_TEST(r.topics[0].partitions[0].error_code == code(ErrorCode::kUnknownTopicOrPartition));
+    BOOST_TEST(r.topics[0].partitions[0].low_watermark == -1);
+    BOOST_TEST(r.topics[1].name == "orders");
+    BOOST_REQUIRE(r.topics[1].partitions.size() == 2u);
+    BOOST_TEST(r.topics[1].partitions[1].partition_index == 3);
+    for (const auto& p : r.topics[1].partitions) {
+      BOOST_TEST(p.error_code == code(ErrorCode::kLeaderNotAvailable));  // Iggy not reachable: retriable
+      BOOST_TEST(p.low_watermark == -1);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_decides_epochs_after_the_partition_check_at_v2_and_v4) {
+  Server s;
+  Client c(s);
+  for (int16_t v : {2, 4}) {
+    msg::OffsetForLeaderEpochRequest req;
+    req.replica_id = -1;
+    auto& t = req.topics.emplace_back();
+    t.topic = "not a topic!";
+    msg::OffsetForLeaderEpochRequest::OffsetForLeaderPartition p;
+    p.partition = 2;
+    p.current_leader_epoch = 3;
+    p.leader_epoch = 0;
+    t.partitions.push_back(p);
+    auto r = c.call<msg::OffsetForLeaderEpochResponse>(req, v);
+    BOOST_REQUIRE(r.topics.size() == 1u);
+    BOOST_TEST(r.topics[0].topic == "not a topic!");
+    BOOST_REQUIRE(r.topics[0].partitions.size() == 1u);
+    const auto& e = r.topics[0].partitions[0];
+    BOOST_TEST(e.partition == 2);
+    BOOST_TEST(e.error_code == code(ErrorCode::kUnknownTopicOrPartition));
+    BOOST_TEST(e.leader_epoch == -1);
+    BOOST_TEST(e.end_offset == -1);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(describe_log_dirs_names_the_stream_at_v1) {
+  Server s;
+  Client c(s);
+  msg::DescribeLogDirsRequest req;
+  req.topics.emplace();  // an empty list: no partition
+  auto r = c.call<msg::DescribeLogDirsResponse>(req, 1);
+  BOOST_REQUIRE(r.results.size() == 1u);
+  BOOST_TEST(r.results[0].error_code == 0);
+  BOOST_TEST(r.results[0].log_dir == "iggy://127.0.0.1:8090/kafka");
+  BOOST_TEST(r.results[0].topics.empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_log_apis_are_advertised_with_their_served_versions) {
+  const HandlerSpec* dr = find_handler(21);
+  const HandlerSpec* ep = find_handler(23);
+  const HandlerSpec* ld = find_handler(35);
+  BOOST_REQUIRE((dr && ep && ld));
+  BOOST_TEST(dr->min_version == 0);
+  BOOST_TEST(dr->max_version == 2);
+  BOOST_TEST(ep->min_version == 2);
+  BOOST_TEST(ep->max_version == 4);
+  BOOST_TEST(ld->min_version == 1);
+  BOOST_TEST(ld->max_version == 4);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
