@@ -31,11 +31,9 @@ from harness.kafka_broker import java_bin
 
 # test name -> why its bridge half cannot pass yet (empty once the APIs are merged)
 BRIDGE_MISSING: dict[str, str] = {
-    "streams": "needs cleanup.policy=compact in CreateTopics (the changelog), DescribeConfigs and DeleteRecords "
-               "(issue 15 chunks B and C, built in other branches)",
+    "streams": "",
     "connect-standalone": "",
-    "connect-distributed": "needs cleanup.policy=compact in CreateTopics (its internal topics) and DescribeConfigs "
-                           "(Connect checks that they are compact) (issue 15 chunk B)",
+    "connect-distributed": "",
 }
 
 PHASE1 = [
