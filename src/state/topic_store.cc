@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include <chrono>
+#include <set>
 #include <stdexcept>
 
 namespace kib::state {
@@ -53,6 +54,49 @@ void delete_topic(SQLite::Database& db, const std::string& name) {
   SQLite::Statement st(db, "DELETE FROM topics WHERE name = ?");
   st.bind(1, name);
   st.exec();
+}
+
+namespace {
+
+// Tables with a topic column holding bridge state of that topic (besides `topics`, keyed by
+// name). Extend this list when a migration adds one (topic_configs, partition_log_start).
+const char* const kTopicStateTables[][2] = {
+    {"committed_offsets", "topic"},
+    {"producer_batches", "topic"},
+};
+
+}  // namespace
+
+void delete_topic_everywhere(SQLite::Database& db, const std::string& name) {
+  delete_topic(db, name);
+  for (const auto& [table, column] : kTopicStateTables) {
+    SQLite::Statement st(db, std::string("DELETE FROM ") + table + " WHERE " + column + " = ?");
+    st.bind(1, name);
+    st.exec();
+  }
+}
+
+std::vector<std::string> delete_state_of_topics_not_in(SQLite::Database& db, const std::vector<std::string>& keep) {
+  db.exec("CREATE TEMP TABLE IF NOT EXISTS kib_keep_topics(name TEXT PRIMARY KEY) WITHOUT ROWID");
+  db.exec("DELETE FROM kib_keep_topics");
+  {
+    SQLite::Statement ins(db, "INSERT OR IGNORE INTO kib_keep_topics(name) VALUES (?)");
+    for (const auto& n : keep) {
+      ins.bind(1, n);
+      ins.exec();
+      ins.reset();
+    }
+  }
+  std::set<std::string> swept;
+  for (const auto& [table, column] : kTopicStateTables) {
+    const std::string where = std::string(" FROM ") + table + " WHERE " + column +
+                              " NOT IN (SELECT name FROM kib_keep_topics)";
+    SQLite::Statement q(db, std::string("SELECT DISTINCT ") + column + where);
+    while (q.executeStep()) swept.insert(q.getColumn(0).getString());
+    db.exec("DELETE" + where);
+  }
+  db.exec("DELETE FROM kib_keep_topics");
+  return {swept.begin(), swept.end()};
 }
 
 std::array<uint8_t, 16> random_uuid() {

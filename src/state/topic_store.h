@@ -25,6 +25,19 @@ std::vector<TopicRow> load_topics(SQLite::Database& db);
 void upsert_topic(SQLite::Database& db, const TopicRow& row);
 void delete_topic(SQLite::Database& db, const std::string& name);
 
+// DeleteTopics: every row of the bridge's state that belongs to the topic `name` (its topics
+// row with the topic id, the committed offsets of its partitions as Kafka's
+// GroupCoordinator.onPartitionsDeleted drops them, and the producer_batches of its
+// partitions). One state-store job, so one SAVEPOINT: all of it or nothing. A table keyed by
+// topic that is added later gets its DELETE here too (kTopicStateTables in topic_store.cc).
+void delete_topic_everywhere(SQLite::Database& db, const std::string& name);
+
+// The startup sweep: deletes, from every per-topic table other than `topics`, the rows of topics
+// not in `keep` (the topics Iggy has: deleted while the bridge was down, natively in Iggy, or a
+// delete whose SQLite job failed after Iggy had deleted the topic). Returns the topics whose
+// rows it deleted.
+std::vector<std::string> delete_state_of_topics_not_in(SQLite::Database& db, const std::vector<std::string>& keep);
+
 // The cluster id: `configured` if set (and then stored), else the stored one, else a new
 // random one (Kafka's form: 22 characters of URL-safe base64), stored for next time.
 std::string load_or_create_cluster_id(SQLite::Database& db, const std::string& configured);

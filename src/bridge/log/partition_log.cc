@@ -31,9 +31,21 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
   appender_ = std::make_unique<Appender>(*backend_, *offsets_, *idempotence_,
                                          [this](PartitionOffsets& p) { reader_->appended(p); });
   index_ = std::make_unique<OffsetIndex>(*offsets_);
+  catalog_.add_listener(this);
 }
 
-PartitionLog::~PartitionLog() { alive_.end(); }
+PartitionLog::~PartitionLog() {
+  catalog_.remove_listener(this);
+  alive_.end();
+}
+
+void PartitionLog::on_topic_deleted(const std::string& name) {
+  offsets_->reset_topic(name);
+  for (PartitionOffsets* p : offsets_->partitions_of(name)) {
+    index_->forget(*p);
+    reader_->topic_deleted(*p);
+  }
+}
 
 template <typename T>
 std::function<void(T)> PartitionLog::deferred_if_sync(std::function<void(T)> cb, Liveness::Token in_call) {

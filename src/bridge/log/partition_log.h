@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bridge/catalog/topic_catalog.h"
 #include "bridge/log/log_types.h"
 #include "common/liveness.h"
 #include "common/result.h"
@@ -42,11 +43,11 @@ class Appender;
 class Reader;
 class OffsetIndex;
 
-class PartitionLog {
+class PartitionLog final : public TopicListener {
  public:
   PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog& catalog, ProducerRegistry* producers,
                const config::Config& config);
-  ~PartitionLog();
+  ~PartitionLog() override;
   PartitionLog(const PartitionLog&) = delete;
   PartitionLog& operator=(const PartitionLog&) = delete;
 
@@ -89,6 +90,11 @@ class PartitionLog {
 
   // For tests and metrics.
   size_t waiting_fetches() const;
+
+  // TopicListener (registered with the catalog for the log's lifetime): a deleted topic's
+  // offsets, time indexes and read-aheads are forgotten, and the fetches waiting on it answered
+  // (UNKNOWN_TOPIC_OR_PARTITION, as appends still queued get from Iggy).
+  void on_topic_deleted(const std::string& name) override;
 
  private:
   struct TopicLimits {

@@ -52,6 +52,23 @@ const PartitionOffsets* OffsetsTable::find(const std::string& topic, PartitionId
   return it == partitions_.end() ? nullptr : it->second.get();
 }
 
+void OffsetsTable::reset_topic(const std::string& topic) {
+  for (PartitionOffsets* p : partitions_of(topic)) {
+    p->loaded = false;
+    p->high_watermark = KafkaOffset(0);
+    p->log_start = KafkaOffset(0);
+    p->avg_message_bytes = 0;
+  }
+  topic_refreshed_at_.erase(topic);
+}
+
+std::vector<PartitionOffsets*> OffsetsTable::partitions_of(const std::string& topic) {
+  std::vector<PartitionOffsets*> out;
+  for (auto& [key, p] : partitions_)
+    if (key.first == topic) out.push_back(p.get());
+  return out;
+}
+
 std::optional<uint64_t> OffsetsTable::refreshed_at(const std::string& topic) const {
   auto it = topic_refreshed_at_.find(topic);
   if (it == topic_refreshed_at_.end()) return std::nullopt;

@@ -25,6 +25,7 @@ void fill_topic(int32_t node, msg::MetadataResponse::MetadataResponseTopic& out,
   out.error_code = to_int16(ErrorCode::kNone);
   out.name = t.name;
   out.topic_id = t.topic_id;
+  out.is_internal = t.internal;
   out.partitions.clear();
   for (int32_t p = 0; p < t.partitions; ++p) {
     msg::MetadataResponse::MetadataResponsePartition mp;

@@ -12,6 +12,9 @@ std::vector<HandlerSpec> collect() {
       find_coordinator_handler(), create_topics_handler(), init_producer_id_handler(), offset_commit_handler(),
       offset_fetch_handler(), join_group_handler(), heartbeat_handler(), leave_group_handler(), sync_group_handler(),
       describe_groups_handler(), list_groups_handler(), delete_groups_handler(), offset_delete_handler(),
+      delete_topics_handler(),
+      create_partitions_handler(),
+      describe_topic_partitions_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

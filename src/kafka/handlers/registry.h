@@ -71,5 +71,8 @@ HandlerSpec describe_groups_handler();
 HandlerSpec list_groups_handler();
 HandlerSpec delete_groups_handler();
 HandlerSpec offset_delete_handler();
+HandlerSpec delete_topics_handler();
+HandlerSpec create_partitions_handler();
+HandlerSpec describe_topic_partitions_handler();
 
 }  // namespace kib::kafka

@@ -86,6 +86,9 @@ constexpr std::array kServed{
     Served{InitProducerIdRequest::kApiKey, 0, 4, &body<InitProducerIdRequest>},
     Served{DeleteGroupsRequest::kApiKey, 0, 2, &body<DeleteGroupsRequest>},
     Served{OffsetDeleteRequest::kApiKey, 0, 0, &body<OffsetDeleteRequest>},
+    Served{DeleteTopicsRequest::kApiKey, 1, 6, &body<DeleteTopicsRequest>},
+    Served{CreatePartitionsRequest::kApiKey, 0, 3, &body<CreatePartitionsRequest>},
+    Served{DescribeTopicPartitionsRequest::kApiKey, 0, 0, &body<DescribeTopicPartitionsRequest>},
 };
 
 }  // namespace
