@@ -50,6 +50,7 @@ Resp build(int32_t node, const std::vector<Found>& topics, const std::optional<m
     }
     Resp::DescribeTopicPartitionsResponseTopic out;
     out.name = f.name;
+    out.topic_authorized_operations = kTopicAuthorizedOperations;  // unknown topics too, as Kafka
     if (!f.topic) {
       out.error_code = to_int16(f.error);
       out.topic_id = msg::Uuid{};
@@ -61,7 +62,6 @@ Resp build(int32_t node, const std::vector<Found>& topics, const std::optional<m
     out.error_code = to_int16(ErrorCode::kNone);
     out.topic_id = t.topic_id;
     out.is_internal = t.internal;
-    out.topic_authorized_operations = kTopicAuthorizedOperations;
     int32_t p = cursor && cursor->topic_name == f.name ? cursor->partition_index : 0;
     for (; p < t.partitions && static_cast<int32_t>(out.partitions.size()) < remaining; ++p) {
       Resp::DescribeTopicPartitionsResponsePartition mp;
