@@ -403,7 +403,8 @@ void Bridge::reload() {
                                 g.min_session_timeout_ms != ng.min_session_timeout_ms ||
                                 g.max_session_timeout_ms != ng.max_session_timeout_ms || g.max_size != ng.max_size ||
                                 g.offsets_retention_minutes != ng.offsets_retention_minutes ||
-                                g.offset_metadata_max_bytes != ng.offset_metadata_max_bytes);
+                                g.offset_metadata_max_bytes != ng.offset_metadata_max_bytes ||
+                                g.offsets_topic_partitions != ng.offsets_topic_partitions);
   needs_restart("[http] listen", next->http.listen != cfg_.http.listen);
   limit("[http] max_connections_per_ip", cfg_.http.max_connections_per_ip, next->http.max_connections_per_ip);
   cfg_.http.max_connections_per_ip = next->http.max_connections_per_ip;

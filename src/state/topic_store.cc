@@ -158,6 +158,21 @@ std::string uuid_to_kafka_base64(const std::array<uint8_t, 16>& id) {
   return out;
 }
 
+std::optional<std::string> load_meta(SQLite::Database& db, const std::string& key) {
+  SQLite::Statement q(db, "SELECT value FROM bridge_meta WHERE key = ?");
+  q.bind(1, key);
+  if (q.executeStep()) return q.getColumn(0).getString();
+  return std::nullopt;
+}
+
+void store_meta(SQLite::Database& db, const std::string& key, const std::string& value) {
+  SQLite::Statement st(db, "INSERT INTO bridge_meta(key, value) VALUES (?, ?) "
+                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  st.bind(1, key);
+  st.bind(2, value);
+  st.exec();
+}
+
 std::string load_or_create_cluster_id(SQLite::Database& db, const std::string& configured) {
   std::string id = configured;
   if (id.empty()) {

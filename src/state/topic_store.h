@@ -4,6 +4,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ void delete_topic_everywhere(SQLite::Database& db, const std::string& name);
 // delete whose SQLite job failed after Iggy had deleted the topic). Returns the topics whose
 // rows it deleted.
 std::vector<std::string> delete_state_of_topics_not_in(SQLite::Database& db, const std::vector<std::string>& keep);
+
+// bridge_meta values by key.
+std::optional<std::string> load_meta(SQLite::Database& db, const std::string& key);
+void store_meta(SQLite::Database& db, const std::string& key, const std::string& value);
 
 // The cluster id: `configured` if set (and then stored), else the stored one, else a new
 // random one (Kafka's form: 22 characters of URL-safe base64), stored for next time.

@@ -5,7 +5,7 @@ The session: --create (and again: already exists), --list, --describe by name an
 --topic-id, --alter --partitions (grow, same count, fewer), --delete, the errors for topics that
 do not exist (describe, delete, alter, an unknown topic id), and a topic deleted and created again
 under its name (its old id is unknown then). Then the same raw DeleteTopics v6, CreatePartitions
-v3 and DescribeTopicPartitions v0 requests to both (tests/system/admin_wire.py): Kafka's error
+v3 and DescribeTopicPartitions v0 requests to both (and __consumer_offsets after a group commit) (tests/system/admin_wire.py): Kafka's error
 codes and texts for duplicates, name and id together, unknown names and ids, bad assignments and
 the cursor pagination.
 
@@ -100,6 +100,14 @@ def wire_session(bootstrap: str, ids: dict[bytes, str]) -> list[tuple[str, str]]
         out.append((label, repr(v)))
 
     try:
+        # A group commit (FindCoordinator first): Kafka has __consumer_offsets from then on, and
+        # reports it internal; the bridge reports it the same way ([groups]
+        # offsets_topic_partitions = 1 in the test config, offsets.topic.num.partitions=1 on Kafka).
+        from confluent_kafka import Consumer, TopicPartition
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"topics-tool-{TAG}-g", "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition(W2, 0, 0)], asynchronous=False)
+        c.close()
+        record("describe-topic-partitions __consumer_offsets", conn.describe_topic_partitions(["__consumer_offsets"]))
         topics, _ = conn.describe_topic_partitions([W])
         w_id = topics[0]["id"]
         ids[w_id] = "<id W>"

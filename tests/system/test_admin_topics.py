@@ -314,3 +314,37 @@ def test_describe_topic_partitions_paginates_with_cursor(bridge):
     assert short(topics) == [(a, INVALID_REQUEST, [])] and cur is None
     topics, _ = conn.describe_topic_partitions([a], cursor=(a, -1))
     assert short(topics) == [(a, INVALID_REQUEST, [])]
+
+
+# ---- __consumer_offsets ------------------------------------------------------------------------
+
+def test_consumer_offsets_is_listed_as_internal_once_a_group_was_used(bridge_factory, iggy):
+    b = bridge_factory(kafka_extra="auto_create_topics = false\n", iggy_address=iggy.address,
+                       extra_toml="[groups]\noffsets_topic_partitions = 3\n").start().wait_ready()
+    conn = Conn(b.port)
+    topics, _ = conn.describe_topic_partitions(["__consumer_offsets"])
+    assert (topics[0]["name"], topics[0]["error"]) == ("__consumer_offsets", UNKNOWN_TOPIC_OR_PARTITION)
+    t = unique("co")
+    create(b, t)
+    commit(b, unique("g"), t, 1)  # FindCoordinator: Kafka creates __consumer_offsets now
+    topics, _ = conn.describe_topic_partitions(["__consumer_offsets"])
+    co = topics[0]
+    assert (co["error"], co["internal"], [p["index"] for p in co["partitions"]]) == (NONE, True, [0, 1, 2])
+    everything, _ = conn.describe_topic_partitions([])
+    assert [x["internal"] for x in everything if x["name"] == "__consumer_offsets"] == [True]
+    assert [x["internal"] for x in everything if x["name"] == t] == [False]
+    md = AdminClient({"bootstrap.servers": bs(b)}).list_topics(timeout=20)
+    assert len(md.topics["__consumer_offsets"].partitions) == 3
+    assert conn.metadata_by_id(co["id"])[0]["internal"] is True
+    # Deleting it would delete every committed offset on Kafka; the bridge refuses.
+    res = conn.delete_topics(names=["__consumer_offsets"])
+    assert res[0][2] == INVALID_REQUEST and "internal to the bridge" in res[0][3]
+    res = conn.delete_topics(entries=[(None, co["id"])])
+    assert res[0][:3] == ("__consumer_offsets", co["id"], INVALID_REQUEST)
+    conn.close()
+    # For good, with the same id.
+    b.stop()
+    b.start().wait_ready()
+    conn = Conn(b.port)
+    topics, _ = conn.describe_topic_partitions(["__consumer_offsets"])
+    assert (topics[0]["error"], topics[0]["id"]) == (NONE, co["id"])

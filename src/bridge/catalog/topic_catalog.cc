@@ -24,6 +24,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kRefreshInterval{10000};
 constexpr int32_t kMaxPartitions = 1000;  // Iggy: partitions per create request
+constexpr const char* kOffsetsTopicIdKey = "consumer_offsets_topic_id";  // bridge_meta
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -177,6 +178,15 @@ struct TopicCatalog::Impl {
     }
   }
 
+  void set_offsets_topic(const TopicId& id) {
+    TopicMetadata t;
+    t.name = TopicCatalog::kOffsetsTopic;
+    t.topic_id = id;
+    t.partitions = static_cast<int32_t>(cfg.groups.offsets_topic_partitions);
+    t.internal = true;
+    offsets_topic = t;
+  }
+
   // Once, after the first topic list Iggy gave: the state rows of topics Iggy does not have.
   void sweep() {
     if (swept) return;
@@ -198,6 +208,7 @@ struct TopicCatalog::Impl {
 
   std::vector<TopicListener*> listeners;
   std::vector<std::unique_ptr<TopicListener>> owned_listeners;
+  std::optional<TopicMetadata> offsets_topic;  // __consumer_offsets, once used
   bool swept = false;
   // Deletes done by this bridge, numbered: a topic list requested before a delete does not
   // bring the deleted topic back.
@@ -238,11 +249,15 @@ void TopicCatalog::start(std::function<void(Status)> user_done) {
   };
   if (!impl_->rows_loaded) {
     // Startup only (a retry after Iggy was unreachable skips this): a blocking read is fine.
-    auto st = impl_->state.run_blocking([this](SQLite::Database& db) {
+    std::optional<std::string> offsets_id;
+    auto st = impl_->state.run_blocking([this, &offsets_id](SQLite::Database& db) {
       for (auto& r : state::load_topics(db)) impl_->rows[r.name] = r;
+      offsets_id = state::load_meta(db, kOffsetsTopicIdKey);
     });
     if (!st) return done(st.error());
     impl_->rows_loaded = true;
+    TopicId id{};
+    if (offsets_id && state::uuid_from_string(*offsets_id, id)) impl_->set_offsets_topic(id);
   }
   Impl* impl = impl_.get();
   impl->iggy.get_stream(stream_, [this, impl, done](Result<std::optional<iggy::StreamInfo>> r) {
@@ -534,6 +549,12 @@ void TopicCatalog::create_partitions(const std::string& name, int32_t total, boo
 }
 
 void TopicCatalog::remove(const std::string& name, std::function<void(Result<RemovedTopic>)> done) {
+  // Kafka 4.1 deletes __consumer_offsets, and every committed offset with it. The bridge keeps
+  // offsets in SQLite and refuses (documented deviation).
+  if (name == kOffsetsTopic && impl_->offsets_topic)
+    return done(kafka_error(ErrorCode::kInvalidRequest,
+                            "__consumer_offsets is internal to the bridge: committed offsets are kept in its state "
+                            "database and are not deleted with a topic."));
   // Through ensure(): a topic created natively in Iggy that the cache has not seen yet.
   ensure(name, false, [this, name, done](Result<const TopicMetadata*> found) {
     if (!found) return done(found.error());
@@ -555,6 +576,21 @@ void TopicCatalog::remove(const std::string& name, std::function<void(Result<Rem
       impl->forget(removed.name, [removed, done](Status) { done(removed); });
     });
   });
+}
+
+void TopicCatalog::use_offsets_topic() {
+  if (impl_->offsets_topic) return;
+  const TopicId id = state::random_uuid();
+  impl_->set_offsets_topic(id);
+  impl_->state.write(
+      [value = state::uuid_to_string(id)](SQLite::Database& db) { state::store_meta(db, kOffsetsTopicIdKey, value); },
+      [](Status s) {
+        if (!s) spdlog::error("catalog: cannot store the topic id of __consumer_offsets: {}", s.error().message);
+      });
+}
+
+const TopicMetadata* TopicCatalog::offsets_topic() const {
+  return impl_->offsets_topic ? &*impl_->offsets_topic : nullptr;
 }
 
 void TopicCatalog::add_listener(TopicListener* listener) { impl_->listeners.push_back(listener); }

@@ -128,6 +128,15 @@ class TopicCatalog {
   // A listener the catalog owns from now on (the composition root's adapters).
   void adopt_listener(std::unique_ptr<TopicListener> listener);
 
+  // Kafka's __consumer_offsets, as Metadata and DescribeTopicPartitions report it: internal,
+  // [groups] offsets_topic_partitions partitions, a topic id kept in bridge_meta. Committed
+  // offsets live in SQLite, so no Iggy topic stands behind it; it is listed from the first
+  // FindCoordinator on (Kafka creates the topic then), for good, as on Kafka.
+  static constexpr const char* kOffsetsTopic = "__consumer_offsets";
+  void use_offsets_topic();
+  // Null until use_offsets_topic().
+  const TopicMetadata* offsets_topic() const;
+
   // Kafka's rules for topic names; the message says what is wrong.
   static std::optional<std::string> invalid_topic_name(const std::string& name);
 

@@ -91,6 +91,7 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
   for (const auto& id : ids) {
     if (!id_set.count(id)) continue;  // turned out a duplicate
     const bridge::TopicMetadata* t = catalog.find(id);
+    if (const bridge::TopicMetadata* o = catalog.offsets_topic(); !t && o && o->topic_id == id) t = o;
     if (!t) {
       out.push_back(result(std::nullopt, id, ErrorCode::kUnknownTopicId, error_message(ErrorCode::kUnknownTopicId)));
       continue;

@@ -107,10 +107,13 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
   if (all_topics) {
     auto shared = std::make_shared<Request>(std::move(req));
     auto cursor = body.cursor;
-    catalog.list_all([shared, node, cursor, limit, from](std::vector<const bridge::TopicMetadata*> topics) {
+    std::optional<bridge::TopicMetadata> offsets_topic;
+    if (const auto* o = catalog.offsets_topic()) offsets_topic = *o;
+    catalog.list_all([shared, node, cursor, limit, from, offsets_topic](std::vector<const bridge::TopicMetadata*> topics) {
       std::vector<Found> found;
       for (const auto* t : topics)
         if (t->name >= from) found.push_back({t->name, *t, ErrorCode::kNone});
+      if (offsets_topic && offsets_topic->name >= from) found.push_back({offsets_topic->name, *offsets_topic, ErrorCode::kNone});
       std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.name < b.name; });
       shared->respond.send(build(node, found, cursor, limit));
     });
@@ -131,6 +134,11 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
   auto finish = [call, node, cursor, limit] { call->req.respond.send(build(node, call->found, cursor, limit)); };
   if (call->pending == 0) return finish();
   for (size_t i = 0; i < call->found.size(); ++i) {
+    if (call->found[i].name == bridge::TopicCatalog::kOffsetsTopic) {
+      if (const auto* o = catalog.offsets_topic()) call->found[i].topic = *o;
+      if (--call->pending == 0) finish();
+      continue;
+    }
     catalog.ensure(call->found[i].name, /*auto_create=*/false,
                    [call, i, finish](Result<const bridge::TopicMetadata*> r) {
                      if (r) {
