@@ -30,6 +30,21 @@
 #include "uvx/timer.h"
 
 namespace kib {
+namespace {
+
+// A deleted topic's committed offsets and producer state leave the caches (their rows already
+// left SQLite with the catalog's delete).
+struct TopicStateListener final : bridge::TopicListener {
+  TopicStateListener(bridge::CommittedOffsets& o, bridge::ProducerRegistry& p) : offsets(o), producers(p) {}
+  void on_topic_deleted(const std::string& name) override {
+    offsets.forget_topic(name);
+    producers.forget_topic(name);
+  }
+  bridge::CommittedOffsets& offsets;
+  bridge::ProducerRegistry& producers;
+};
+
+}  // namespace
 
 Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg)), config_path_(std::move(config_path)) {
   uv_loop_init(&loop_);
@@ -101,6 +116,7 @@ Status Bridge::start() {
   };
   offsets_ = std::make_unique<bridge::CommittedOffsets>(*state_, *group_timers_, std::move(oo));
   if (auto st = offsets_->load(); !st) return st.error();
+  catalog_->adopt_listener(std::make_unique<TopicStateListener>(*offsets_, *producers_));
   bridge::GroupCoordinatorOptions go;
   go.initial_rebalance_delay_ms = static_cast<int32_t>(cfg_.groups.initial_rebalance_delay_ms);
   go.min_session_timeout_ms = static_cast<int32_t>(cfg_.groups.min_session_timeout_ms);
@@ -410,7 +426,8 @@ void Bridge::reload() {
                                 g.min_session_timeout_ms != ng.min_session_timeout_ms ||
                                 g.max_session_timeout_ms != ng.max_session_timeout_ms || g.max_size != ng.max_size ||
                                 g.offsets_retention_minutes != ng.offsets_retention_minutes ||
-                                g.offset_metadata_max_bytes != ng.offset_metadata_max_bytes);
+                                g.offset_metadata_max_bytes != ng.offset_metadata_max_bytes ||
+                                g.offsets_topic_partitions != ng.offsets_topic_partitions);
   needs_restart("[http] listen", next->http.listen != cfg_.http.listen);
   limit("[http] max_connections_per_ip", cfg_.http.max_connections_per_ip, next->http.max_connections_per_ip);
   cfg_.http.max_connections_per_ip = next->http.max_connections_per_ip;

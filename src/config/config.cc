@@ -161,6 +161,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("max_size", c.groups.max_size, 1, 100000);
     s.integer("offsets_retention_minutes", c.groups.offsets_retention_minutes, 1, 5256000);
     s.integer("offset_metadata_max_bytes", c.groups.offset_metadata_max_bytes, 0, 1048576);
+    s.integer("offsets_topic_partitions", c.groups.offsets_topic_partitions, 1, 1000);
     s.finish();
   }
   {
@@ -264,7 +265,8 @@ std::string render_config(const Config& c) {
      << c.groups.initial_rebalance_delay_ms << "\nmin_session_timeout_ms = " << c.groups.min_session_timeout_ms
      << "\nmax_session_timeout_ms = " << c.groups.max_session_timeout_ms << "\nmax_size = " << c.groups.max_size
      << "\noffsets_retention_minutes = " << c.groups.offsets_retention_minutes
-     << "\noffset_metadata_max_bytes = " << c.groups.offset_metadata_max_bytes << "\n\n[limits]\nmax_frame_bytes = "
+     << "\noffset_metadata_max_bytes = " << c.groups.offset_metadata_max_bytes
+     << "\noffsets_topic_partitions = " << c.groups.offsets_topic_partitions << "\n\n[limits]\nmax_frame_bytes = "
      << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
      << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
      << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes

@@ -52,6 +52,7 @@ struct GroupsConfig {
   uint32_t max_size = 1000;                    // group.max.size
   uint64_t offsets_retention_minutes = 10080;  // offsets.retention.minutes (7 days)
   uint32_t offset_metadata_max_bytes = 4096;   // offset.metadata.max.bytes
+  uint32_t offsets_topic_partitions = 50;      // offsets.topic.num.partitions (__consumer_offsets as reported)
 };
 
 struct LimitsConfig {

@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include <chrono>
+#include <set>
 #include <stdexcept>
 
 namespace kib::state {
@@ -101,6 +102,51 @@ void replace_broker_configs(SQLite::Database& db, const std::string& scope,
                 "INSERT INTO broker_configs(scope, name, value) VALUES (?,?,?)", scope, configs);
 }
 
+namespace {
+
+// Tables with a topic column holding bridge state of that topic (besides `topics`, keyed by
+// name). Extend this list when a migration adds one (topic_configs, partition_log_start).
+const char* const kTopicStateTables[][2] = {
+    {"committed_offsets", "topic"},
+    {"producer_batches", "topic"},
+    {"topic_configs", "topic"},        // DYNAMIC_TOPIC_CONFIG overrides (migration 0004)
+    {"partition_log_start", "topic"},  // DeleteRecords floors (migration 0005)
+};
+
+}  // namespace
+
+void delete_topic_everywhere(SQLite::Database& db, const std::string& name) {
+  delete_topic(db, name);
+  for (const auto& [table, column] : kTopicStateTables) {
+    SQLite::Statement st(db, std::string("DELETE FROM ") + table + " WHERE " + column + " = ?");
+    st.bind(1, name);
+    st.exec();
+  }
+}
+
+std::vector<std::string> delete_state_of_topics_not_in(SQLite::Database& db, const std::vector<std::string>& keep) {
+  db.exec("CREATE TEMP TABLE IF NOT EXISTS kib_keep_topics(name TEXT PRIMARY KEY) WITHOUT ROWID");
+  db.exec("DELETE FROM kib_keep_topics");
+  {
+    SQLite::Statement ins(db, "INSERT OR IGNORE INTO kib_keep_topics(name) VALUES (?)");
+    for (const auto& n : keep) {
+      ins.bind(1, n);
+      ins.exec();
+      ins.reset();
+    }
+  }
+  std::set<std::string> swept;
+  for (const auto& [table, column] : kTopicStateTables) {
+    const std::string where = std::string(" FROM ") + table + " WHERE " + column +
+                              " NOT IN (SELECT name FROM kib_keep_topics)";
+    SQLite::Statement q(db, std::string("SELECT DISTINCT ") + column + where);
+    while (q.executeStep()) swept.insert(q.getColumn(0).getString());
+    db.exec("DELETE" + where);
+  }
+  db.exec("DELETE FROM kib_keep_topics");
+  return {swept.begin(), swept.end()};
+}
+
 std::array<uint8_t, 16> random_uuid() {
   std::array<uint8_t, 16> id{};
   // Like Kafka's Uuid.randomUuid: never hand out an id whose base64 form starts with '-' (the first six
@@ -158,6 +204,21 @@ std::string uuid_to_kafka_base64(const std::array<uint8_t, 16>& id) {
   }
   if (bits > 0) out += b64[(acc << (6 - bits)) & 63];
   return out;
+}
+
+std::optional<std::string> load_meta(SQLite::Database& db, const std::string& key) {
+  SQLite::Statement q(db, "SELECT value FROM bridge_meta WHERE key = ?");
+  q.bind(1, key);
+  if (q.executeStep()) return q.getColumn(0).getString();
+  return std::nullopt;
+}
+
+void store_meta(SQLite::Database& db, const std::string& key, const std::string& value) {
+  SQLite::Statement st(db, "INSERT INTO bridge_meta(key, value) VALUES (?, ?) "
+                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  st.bind(1, key);
+  st.bind(2, value);
+  st.exec();
 }
 
 std::string load_or_create_cluster_id(SQLite::Database& db, const std::string& configured) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,22 @@ void replace_topic_configs(SQLite::Database& db, const std::string& topic,
 std::map<std::string, std::map<std::string, std::string>> load_broker_configs(SQLite::Database& db);
 void replace_broker_configs(SQLite::Database& db, const std::string& scope,
                             const std::map<std::string, std::string>& configs);
+// DeleteTopics: every row of the bridge's state that belongs to the topic `name` (its topics
+// row with the topic id, the committed offsets of its partitions as Kafka's
+// GroupCoordinator.onPartitionsDeleted drops them, and the producer_batches of its
+// partitions). One state-store job, so one SAVEPOINT: all of it or nothing. A table keyed by
+// topic that is added later gets its DELETE here too (kTopicStateTables in topic_store.cc).
+void delete_topic_everywhere(SQLite::Database& db, const std::string& name);
+
+// The startup sweep: deletes, from every per-topic table other than `topics`, the rows of topics
+// not in `keep` (the topics Iggy has: deleted while the bridge was down, natively in Iggy, or a
+// delete whose SQLite job failed after Iggy had deleted the topic). Returns the topics whose
+// rows it deleted.
+std::vector<std::string> delete_state_of_topics_not_in(SQLite::Database& db, const std::vector<std::string>& keep);
+
+// bridge_meta values by key.
+std::optional<std::string> load_meta(SQLite::Database& db, const std::string& key);
+void store_meta(SQLite::Database& db, const std::string& key, const std::string& value);
 
 // The cluster id: `configured` if set (and then stored), else the stored one, else a new
 // random one (Kafka's form: 22 characters of URL-safe base64), stored for next time.

@@ -20,7 +20,7 @@ import pytest
 
 from harness import util
 from harness.bridge import target_mode
-from harness.tool_shell import ToolSession
+from harness.records_tool_shell import ToolSession
 
 TAG = uuid.uuid4().hex[:8]
 TOPIC = f"rec-tool-{TAG}"

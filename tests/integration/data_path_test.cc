@@ -973,6 +973,99 @@ BOOST_FIXTURE_TEST_CASE(list_offsets_refuses_a_partition_listed_twice, WirePath)
   for (const auto& p : resp.topics[0].partitions) BOOST_TEST(p.error_code == to_int16(ErrorCode::kInvalidRequest));
 }
 
+// DeleteTopics' service: the Iggy topic goes, then in one state job every row of the topic
+// (topics, committed offsets, producer batches; other topics' rows stay), then each listener
+// hears of it once; the log forgets the partition's offsets, so the topic created again under
+// the name starts at 0 with a new topic id.
+BOOST_FIXTURE_TEST_CASE(remove_deletes_state_tells_listeners_and_a_recreated_topic_starts_afresh, DataPath) {
+  struct Recorder final : TopicListener {
+    std::vector<std::string> deleted;
+    std::vector<std::pair<std::string, int32_t>> grown;
+    void on_topic_deleted(const std::string& n) override { deleted.push_back(n); }
+    void on_partitions_added(const std::string& n, int32_t total) override { grown.emplace_back(n, total); }
+  } rec;
+  catalog->add_listener(&rec);
+  const std::string topic = create_topic(2);
+  const std::string other = create_topic(1);
+  const TopicId old_id = catalog->find(topic)->topic_id;
+  BOOST_TEST((produce(topic, 0, sample_records()).error == ErrorCode::kNone));
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 5);
+  auto exec = [&](const std::string& sql) {
+    BOOST_REQUIRE(state->run_blocking([&](SQLite::Database& db) { db.exec(sql); }).ok());
+  };
+  auto count = [&](const std::string& sql) {
+    int64_t n = -1;
+    BOOST_REQUIRE(state->run_blocking([&](SQLite::Database& db) { n = db.execAndGet(sql).getInt64(); }).ok());
+    return n;
+  };
+  for (const auto& t : {topic, other}) {
+    exec("INSERT INTO committed_offsets(group_id, topic, partition, committed_offset, commit_time) VALUES ('g', '" + t +
+         "', 0, 3, 0)");
+    exec("INSERT INTO producer_batches(producer_id, topic, partition, producer_epoch, first_sequence, last_sequence, "
+         "base_offset, appended_at) VALUES (7, '" + t + "', 1, 0, 0, 4, 0, 0)");
+  }
+
+  // Grow first: the listener hears the new count, and the KRaft texts for same and fewer.
+  auto grow = [&](int32_t total, bool validate_only = false) {
+    std::optional<Status> out;
+    catalog->create_partitions(topic, total, validate_only, [&](Status s) { out.emplace(std::move(s)); });
+    ctx.run_until([&] { return out.has_value(); });
+    BOOST_REQUIRE(out.has_value());
+    return *out;
+  };
+  BOOST_TEST(grow(3).ok());
+  BOOST_TEST(catalog->find(topic)->partitions == 3);
+  BOOST_TEST((rec.grown == std::vector<std::pair<std::string, int32_t>>{{topic, 3}}));
+  Status same = grow(3);
+  BOOST_TEST((!same.ok() && bridge::to_kafka_error(same.error()) == ErrorCode::kInvalidPartitions));
+  BOOST_TEST((!same.ok() && same.error().message == "Topic already has 3 partition(s)."));
+  Status fewer = grow(2, true);
+  BOOST_TEST((!fewer.ok() && fewer.error().message ==
+                                 "The topic " + topic + " currently has 3 partition(s); 2 would not be an increase."));
+
+  std::optional<Result<RemovedTopic>> removed;
+  catalog->remove(topic, [&](Result<RemovedTopic> r) { removed.emplace(std::move(r)); });
+  ctx.run_until([&] { return removed.has_value(); });
+  BOOST_REQUIRE(removed.has_value());
+  BOOST_REQUIRE_MESSAGE(removed->ok(), (removed->ok() ? "" : removed->error().message));
+  BOOST_TEST(removed->value().name == topic);
+  BOOST_TEST((removed->value().topic_id == old_id));
+  BOOST_TEST((rec.deleted == std::vector<std::string>{topic}));
+  BOOST_TEST(catalog->find(topic) == nullptr);
+  BOOST_TEST(count("SELECT count(*) FROM topics WHERE name = '" + topic + "'") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM committed_offsets WHERE topic = '" + topic + "'") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM producer_batches WHERE topic = '" + topic + "'") == 0);
+  BOOST_TEST(count("SELECT count(*) FROM committed_offsets WHERE topic = '" + other + "'") == 1);
+  BOOST_TEST(count("SELECT count(*) FROM producer_batches WHERE topic = '" + other + "'") == 1);
+  BOOST_TEST((list_offsets(topic, 0, kLatestTimestamp).error == ErrorCode::kUnknownTopicOrPartition));
+
+  // Gone: a second delete is UNKNOWN_TOPIC_OR_PARTITION, and the listener is not told again.
+  std::optional<Result<RemovedTopic>> again;
+  catalog->remove(topic, [&](Result<RemovedTopic> r) { again.emplace(std::move(r)); });
+  ctx.run_until([&] { return again.has_value(); });
+  BOOST_TEST((again.has_value() && !again->ok() &&
+              bridge::to_kafka_error(again->error()) == ErrorCode::kUnknownTopicOrPartition));
+  BOOST_TEST(rec.deleted.size() == 1u);
+
+  // The same name again: a new topic id, offsets from 0.
+  CreateTopicRequest req;
+  req.name = topic;
+  req.partitions = 1;
+  std::optional<Result<TopicMetadata>> made;
+  catalog->create(req, [&](Result<TopicMetadata> r) { made.emplace(std::move(r)); });
+  ctx.run_until([&] { return made.has_value(); });
+  BOOST_REQUIRE((made.has_value() && made->ok()));
+  BOOST_TEST((made->value().topic_id != old_id));
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 0);
+  std::vector<TestRecord> one(1);
+  one[0].value = "again";
+  ProduceResult pr = produce(topic, 0, one);
+  BOOST_TEST((pr.error == ErrorCode::kNone));
+  BOOST_TEST(pr.base_offset() == 0);
+  BOOST_TEST(list_offsets(topic, 0, kLatestTimestamp).offset() == 1);
+  catalog->remove_listener(&rec);
+}
+
 // Kafka 4 refuses Produce v0-2 (KIP-896) while advertising them (KAFKA-18659): the request's
 // header is rejected and the connection closed, before the body is read.
 BOOST_FIXTURE_TEST_CASE(produce_below_v3_closes_the_connection_and_nothing_is_written, WirePath) {

@@ -22,16 +22,19 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {8, 2, 9, 2},   // OffsetCommit: Kafka 4 serves it from v2 (KIP-896)
       {9, 1, 9, 1},   {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},
       {15, 0, 6, 0},  {16, 0, 5, 0},  {18, 0, 4, 0},  {19, 2, 7, 2},
+      {20, 1, 6, 1},  // DeleteTopics
       {21, 0, 2, 0},  // DeleteRecords
       {22, 0, 4, 0},
       {23, 2, 4, 2},  // OffsetForLeaderEpoch (v0-1 removed in Kafka 4.0)
       {32, 1, 4, 1},  // DescribeConfigs
       {33, 0, 2, 0},  // AlterConfigs
       {35, 1, 4, 1},  // DescribeLogDirs (v0 removed in Kafka 4.0)
+      {37, 0, 3, 0},  // CreatePartitions
       {42, 0, 2, 0},
       {44, 0, 1, 0},  // IncrementalAlterConfigs
       {47, 0, 0, 0},
       {60, 0, 2, 0},  // DescribeCluster
+      {75, 0, 0, 0},  // DescribeTopicPartitions
   };
   std::vector<std::array<int16_t, 4>> served;
   for (const HandlerSpec& h : handler_registry()) served.push_back({h.api_key, h.min_version, h.max_version, h.advertised_min});

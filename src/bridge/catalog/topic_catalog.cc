@@ -2,11 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <set>
 
 #include "bridge/errors.h"
+#include "common/liveness.h"
 #include "common/text.h"
 #include "iggy/errors.h"
 #include "iggy/pool.h"
@@ -22,6 +24,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kRefreshInterval{10000};
 constexpr int32_t kMaxPartitions = 1000;  // Iggy: partitions per create request
+constexpr const char* kOffsetsTopicIdKey = "consumer_offsets_topic_id";  // bridge_meta
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -137,13 +140,85 @@ struct TopicCatalog::Impl {
                 });
   }
 
-  void forget(const std::string& name) {
+  // The topic is gone from Iggy: out of the cache now (so commits and produces of it are
+  // refused from here on), its rows out of SQLite in one job, then the listeners forget it.
+  // `done` (may be empty) runs after the listeners.
+  void forget(const std::string& name, std::function<void(Status)> done = nullptr) {
     topics.erase(name);
     rows.erase(name);
     stored_overrides.erase(name);
     applied.erase(name);
-    state.write([name](SQLite::Database& db) { state::delete_topic(db, name); }, [](Status) {});
+    state.write([name](SQLite::Database& db) { state::delete_topic_everywhere(db, name); },
+                [this, alive = alive.token(), name, done = std::move(done)](Status s) {
+                  if (!alive) return;
+                  if (!s)
+                    spdlog::error("catalog: topic {} deleted in Iggy but its bridge state is still in SQLite ({}); "
+                                  "the next start removes it",
+                                  name, s.error().message);
+                  notify_deleted(name);
+                  if (done) done(std::move(s));
+                });
   }
+
+  void notify_deleted(const std::string& name) {
+    auto copy = listeners;  // a listener may remove itself
+    for (TopicListener* l : copy) {
+      try {
+        l->on_topic_deleted(name);
+      } catch (const std::exception& e) {
+        spdlog::error("catalog: a listener failed on the delete of {}: {}", name, e.what());
+      }
+    }
+  }
+
+  void notify_partitions_added(const std::string& name, int32_t total) {
+    auto copy = listeners;
+    for (TopicListener* l : copy) {
+      try {
+        l->on_partitions_added(name, total);
+      } catch (const std::exception& e) {
+        spdlog::error("catalog: a listener failed on new partitions of {}: {}", name, e.what());
+      }
+    }
+  }
+
+  void set_offsets_topic(const TopicId& id) {
+    TopicMetadata t;
+    t.name = TopicCatalog::kOffsetsTopic;
+    t.topic_id = id;
+    t.partitions = static_cast<int32_t>(cfg.groups.offsets_topic_partitions);
+    t.internal = true;
+    offsets_topic = t;
+  }
+
+  // Once, after the first topic list Iggy gave: the state rows of topics Iggy does not have.
+  void sweep() {
+    if (swept) return;
+    swept = true;
+    std::vector<std::string> keep;
+    for (auto& [n, t] : topics) keep.push_back(n);
+    auto swept_topics = std::make_shared<std::vector<std::string>>();
+    state.write([keep, swept_topics](SQLite::Database& db) { *swept_topics = state::delete_state_of_topics_not_in(db, keep); },
+                [this, alive = alive.token(), swept_topics](Status s) {
+                  if (!alive) return;
+                  if (!s) return spdlog::error("catalog: startup sweep of deleted topics' state failed: {}", s.error().message);
+                  for (const auto& name : *swept_topics) {
+                    if (topics.count(name)) continue;  // created again meanwhile
+                    spdlog::info("catalog: removed the committed offsets and producer state of deleted topic {}", name);
+                    notify_deleted(name);
+                  }
+                });
+  }
+
+  std::vector<TopicListener*> listeners;
+  std::vector<std::unique_ptr<TopicListener>> owned_listeners;
+  std::optional<TopicMetadata> offsets_topic;  // __consumer_offsets, once used
+  bool swept = false;
+  // Deletes done by this bridge, numbered: a topic list requested before a delete does not
+  // bring the deleted topic back.
+  uint64_t delete_seq = 0;
+  std::map<std::string, uint64_t> deleted_at;
+  Liveness alive;  // state-store completions check it
 };
 
 TopicCatalog::TopicCatalog(const config::Config& cfg, iggy::IggyClient& iggy, state::StateStore& state,
@@ -178,12 +253,16 @@ void TopicCatalog::start(std::function<void(Status)> user_done) {
   };
   if (!impl_->rows_loaded) {
     // Startup only (a retry after Iggy was unreachable skips this): a blocking read is fine.
-    auto st = impl_->state.run_blocking([this](SQLite::Database& db) {
+    std::optional<std::string> offsets_id;
+    auto st = impl_->state.run_blocking([this, &offsets_id](SQLite::Database& db) {
       for (auto& r : state::load_topics(db)) impl_->rows[r.name] = r;
       impl_->stored_overrides = state::load_topic_configs(db);
+      offsets_id = state::load_meta(db, kOffsetsTopicIdKey);
     });
     if (!st) return done(st.error());
     impl_->rows_loaded = true;
+    TopicId id{};
+    if (offsets_id && state::uuid_from_string(*offsets_id, id)) impl_->set_offsets_topic(id);
   }
   Impl* impl = impl_.get();
   impl->iggy.get_stream(stream_, [this, impl, done](Result<std::optional<iggy::StreamInfo>> r) {
@@ -227,7 +306,8 @@ std::vector<const TopicMetadata*> TopicCatalog::all() const {
 
 void TopicCatalog::refresh(std::function<void(Status)> done) {
   Impl* impl = impl_.get();
-  impl->iggy.get_topics(stream_, [impl, done](Result<std::vector<iggy::TopicInfo>> r) {
+  const uint64_t sent_at = impl->delete_seq;
+  impl->iggy.get_topics(stream_, [impl, done, sent_at](Result<std::vector<iggy::TopicInfo>> r) {
     if (!r) {
       spdlog::warn("catalog: refresh failed: {}", r.error().message);
       return done(r.error());
@@ -235,8 +315,13 @@ void TopicCatalog::refresh(std::function<void(Status)> done) {
     std::set<std::string> seen;
     for (const auto& info : *r) {
       seen.insert(info.name);
+      // A list read before this bridge deleted the topic must not bring it back.
+      auto d = impl->deleted_at.find(info.name);
+      if (d != impl->deleted_at.end() && d->second > sent_at) continue;
       impl->learn(info);
     }
+    for (auto d = impl->deleted_at.begin(); d != impl->deleted_at.end();)
+      d = d->second <= sent_at ? impl->deleted_at.erase(d) : std::next(d);
     std::vector<std::string> gone;
     for (auto& [name, t] : impl->topics)
       if (!seen.count(name)) gone.push_back(name);
@@ -244,6 +329,7 @@ void TopicCatalog::refresh(std::function<void(Status)> done) {
       spdlog::info("catalog: topic {} no longer exists in Iggy", name);
       impl->forget(name);
     }
+    impl->sweep();
     done(ok_status());
   });
 }
@@ -428,34 +514,134 @@ void TopicCatalog::apply_settings(const std::string& name, std::map<std::string,
   impl->iggy.update_topic(stream_, iggy::Identifier::named(name), u, std::move(commit));
 }
 
+// The checks of ReplicationControlManager.validateManualPartitionAssignment, for one broker.
+static std::optional<std::string> invalid_assignment(const std::vector<int32_t>& replicas, int32_t node_id) {
+  if (replicas.empty()) return "The manual partition assignment includes an empty replica list.";
+  std::vector<int32_t> sorted = replicas;
+  std::sort(sorted.begin(), sorted.end());
+  std::optional<int32_t> prev;
+  for (int32_t b : sorted) {
+    if (b != node_id)
+      return "The manual partition assignment includes broker " + std::to_string(b) +
+             ", but no such broker is registered.";
+    if (prev && *prev == b)
+      return "The manual partition assignment includes the broker " + std::to_string(b) + " more than once.";
+    prev = b;
+  }
+  return std::nullopt;  // one replica on this broker: the replication factor every topic has
+}
+
 void TopicCatalog::create_partitions(const std::string& name, int32_t total, bool validate_only,
-                                     std::function<void(Status)> done) {
-  const TopicMetadata* t = find(name);
-  if (!t) return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + quoted(name)));
-  if (total <= t->partitions)
-    return done(kafka_error(ErrorCode::kInvalidPartitions, "Topic currently has " + std::to_string(t->partitions) +
-                                                               " partitions, which is higher than or equal to the requested " +
-                                                               std::to_string(total) + "."));
-  if (total > kMaxPartitions)
-    return done(kafka_error(ErrorCode::kInvalidPartitions, "at most " + std::to_string(kMaxPartitions) + " partitions"));
-  if (validate_only) return done(ok_status());
-  Impl* impl = impl_.get();
-  uint32_t add = static_cast<uint32_t>(total - t->partitions);
-  impl->iggy.create_partitions(stream_, iggy::Identifier::named(name), add, [impl, name, total, done](Status s) {
-    if (!s) return done(s);
-    auto it = impl->topics.find(name);
-    if (it != impl->topics.end()) it->second.partitions = total;
-    done(ok_status());
+                                     std::function<void(Status)> done,
+                                     std::optional<std::vector<std::vector<int32_t>>> assignments) {
+  ensure(name, false, [this, name, total, validate_only, done,
+                       assignments = std::move(assignments)](Result<const TopicMetadata*> found) {
+    if (!found) return done(found.error());
+    const TopicMetadata* t = *found;
+    const int32_t current = t->partitions;
+    // The KRaft controller's checks and texts (ReplicationControlManager.createPartitions).
+    if (total < current)
+      return done(kafka_error(ErrorCode::kInvalidPartitions, "The topic " + name + " currently has " +
+                                                                 std::to_string(current) + " partition(s); " +
+                                                                 std::to_string(total) + " would not be an increase."));
+    const int32_t additional = total - current;
+    if (additional == 0)
+      return done(kafka_error(ErrorCode::kInvalidPartitions,
+                              "Topic already has " + std::to_string(current) + " partition(s)."));
+    if (assignments && static_cast<int64_t>(assignments->size()) != additional)
+      return done(kafka_error(ErrorCode::kInvalidReplicaAssignment,
+                              "Attempted to add " + std::to_string(additional) + " additional partition(s), but only " +
+                                  std::to_string(assignments->size()) + " assignment(s) were specified."));
+    if (assignments)
+      for (const auto& replicas : *assignments)
+        if (auto why = invalid_assignment(replicas, impl_->cfg.kafka.node_id))
+          return done(kafka_error(ErrorCode::kInvalidReplicaAssignment, *why));
+    if (total > kMaxPartitions)
+      return done(kafka_error(ErrorCode::kInvalidPartitions,
+                              "Number of partitions must be between 1 and " + std::to_string(kMaxPartitions) +
+                                  " (Iggy's limit)."));
+    if (validate_only) return done(ok_status());
+    Impl* impl = impl_.get();
+    const int64_t retention_bytes = t->settings.retention_bytes;
+    impl->iggy.create_partitions(
+        stream_, iggy::Identifier::named(name), static_cast<uint32_t>(additional),
+        [this, impl, name, total, retention_bytes, done](Status s) {
+          if (!s) return done(s);
+          auto it = impl->topics.find(name);
+          if (it != impl->topics.end()) it->second.partitions = total;
+          spdlog::info("catalog: topic {} grown to {} partitions", name, total);
+          impl->notify_partitions_added(name, total);
+          if (retention_bytes < 0) return done(ok_status());
+          // Kafka's retention.bytes is per partition, Iggy's max_topic_size per topic: it grows
+          // with the partitions.
+          iggy::TopicUpdate u;
+          u.name = name;
+          u.max_topic_size = static_cast<uint64_t>(retention_bytes) * static_cast<uint64_t>(total);
+          impl->iggy.update_topic(stream_, iggy::Identifier::named(name), u, [name, done](Status us) {
+            if (!us)
+              spdlog::error("catalog: topic {} grown, but Iggy's max_topic_size was not raised: {}", name,
+                            us.error().message);
+            done(ok_status());  // the partitions exist: that is what the client asked for
+          });
+        });
   });
 }
 
-void TopicCatalog::remove(const std::string& name, std::function<void(Status)> done) {
-  Impl* impl = impl_.get();
-  impl->iggy.delete_topic(stream_, iggy::Identifier::named(name), [impl, name, done](Status s) {
-    if (!s) return done(s);
-    impl->forget(name);
-    done(ok_status());
+void TopicCatalog::remove(const std::string& name, std::function<void(Result<RemovedTopic>)> done) {
+  // Kafka 4.1 deletes __consumer_offsets, and every committed offset with it. The bridge keeps
+  // offsets in SQLite and refuses (documented deviation).
+  if (name == kOffsetsTopic && impl_->offsets_topic)
+    return done(kafka_error(ErrorCode::kInvalidRequest,
+                            "__consumer_offsets is internal to the bridge: committed offsets are kept in its state "
+                            "database and are not deleted with a topic."));
+  // Through ensure(): a topic created natively in Iggy that the cache has not seen yet.
+  ensure(name, false, [this, name, done](Result<const TopicMetadata*> found) {
+    if (!found) return done(found.error());
+    RemovedTopic removed{name, (*found)->topic_id};
+    Impl* impl = impl_.get();
+    impl->iggy.delete_topic(stream_, iggy::Identifier::named(name), [impl, removed, done](Status s) {
+      if (!s) {
+        if (iggy::is_iggy(s.error(), iggy::code::kTopicIdNotFound) ||
+            iggy::is_iggy(s.error(), iggy::code::kTopicNameNotFound)) {
+          if (impl->topics.count(removed.name)) impl->forget(removed.name);
+          return done(kafka_error(ErrorCode::kUnknownTopicOrPartition, "unknown topic " + removed.name));
+        }
+        return done(s.error());
+      }
+      spdlog::info("catalog: deleted topic {}", removed.name);
+      impl->deleted_at[removed.name] = ++impl->delete_seq;
+      // The topic is gone: the answer is success even if SQLite failed (logged; the startup
+      // sweep removes the rows).
+      impl->forget(removed.name, [removed, done](Status) { done(removed); });
+    });
   });
+}
+
+void TopicCatalog::use_offsets_topic() {
+  if (impl_->offsets_topic) return;
+  const TopicId id = state::random_uuid();
+  impl_->set_offsets_topic(id);
+  impl_->state.write(
+      [value = state::uuid_to_string(id)](SQLite::Database& db) { state::store_meta(db, kOffsetsTopicIdKey, value); },
+      [](Status s) {
+        if (!s) spdlog::error("catalog: cannot store the topic id of __consumer_offsets: {}", s.error().message);
+      });
+}
+
+const TopicMetadata* TopicCatalog::offsets_topic() const {
+  return impl_->offsets_topic ? &*impl_->offsets_topic : nullptr;
+}
+
+void TopicCatalog::add_listener(TopicListener* listener) { impl_->listeners.push_back(listener); }
+
+void TopicCatalog::adopt_listener(std::unique_ptr<TopicListener> listener) {
+  add_listener(listener.get());
+  impl_->owned_listeners.push_back(std::move(listener));
+}
+
+void TopicCatalog::remove_listener(TopicListener* listener) {
+  auto& ls = impl_->listeners;
+  ls.erase(std::remove(ls.begin(), ls.end(), listener), ls.end());
 }
 
 }  // namespace kib::bridge

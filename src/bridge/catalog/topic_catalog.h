@@ -53,6 +53,7 @@ struct TopicMetadata {
   // Kafka topic config overrides (DYNAMIC_TOPIC_CONFIG), canonical values, persisted in
   // SQLite's topic_configs.
   std::map<std::string, std::string> overrides;
+  bool internal = false;  // Metadata/DescribeTopicPartitions is_internal (Kafka: __consumer_offsets)
 };
 
 inline bool deletes_allowed(const TopicMetadata& t) { return deletes_allowed(t.settings); }
@@ -63,6 +64,29 @@ struct CreateTopicRequest {
   int16_t replication_factor = -1;   // only -1 and 1 are accepted
   std::vector<std::pair<std::string, std::optional<std::string>>> configs;
   bool validate_only = false;
+};
+
+// Services above the catalog (the partition log, committed offsets, producer state) hear of
+// topic lifecycle events through this, so the catalog does not depend on them. Called on the
+// loop thread.
+class TopicListener {
+ public:
+  virtual ~TopicListener() = default;
+  // The topic is gone (DeleteTopics, or deleted in Iggy behind the bridge's back), and its rows
+  // are gone from SQLite: forget every in-memory trace of it. A topic created again under the
+  // same name is a new topic.
+  virtual void on_topic_deleted(const std::string& name) = 0;
+  // The topic grew to `total` partitions (CreatePartitions).
+  virtual void on_partitions_added(const std::string& name, int32_t total) {
+    (void)name;
+    (void)total;
+  }
+};
+
+// What DeleteTopics answers for a deleted topic.
+struct RemovedTopic {
+  std::string name;
+  TopicId topic_id{};
 };
 
 class TopicCatalog {
@@ -113,10 +137,34 @@ class TopicCatalog {
   void apply_settings(const std::string& name, std::map<std::string, std::string> overrides,
                       std::function<void(Status)> done);
 
-  // Grows a topic to `total_partitions`.
+  // CreatePartitions: grows a topic to `total_partitions`, with the KRaft controller's checks
+  // and texts (INVALID_PARTITIONS for the same or a lower count, INVALID_REPLICA_ASSIGNMENT for
+  // `assignments` (the new partitions' replica lists; nullopt = none given) that do not fit a
+  // single broker). validate_only checks without growing. After growing, Iggy's max_topic_size
+  // (per topic) follows retention.bytes (per partition).
   void create_partitions(const std::string& name, int32_t total_partitions, bool validate_only,
-                         std::function<void(Status)> done);
-  void remove(const std::string& name, std::function<void(Status)> done);
+                         std::function<void(Status)> done,
+                         std::optional<std::vector<std::vector<int32_t>>> assignments = std::nullopt);
+  // DeleteTopics: deletes the Iggy topic (looked up in Iggy too, for topics created natively),
+  // then in one state-store job every row of the bridge's state for it
+  // (state::delete_topic_everywhere), then tells the listeners. Answers the name and the topic id
+  // it had. Unknown: UNKNOWN_TOPIC_OR_PARTITION.
+  void remove(const std::string& name, std::function<void(Result<RemovedTopic>)> done);
+
+  // Listeners are not owned; remove one before it is destroyed.
+  void add_listener(TopicListener* listener);
+  void remove_listener(TopicListener* listener);
+  // A listener the catalog owns from now on (the composition root's adapters).
+  void adopt_listener(std::unique_ptr<TopicListener> listener);
+
+  // Kafka's __consumer_offsets, as Metadata and DescribeTopicPartitions report it: internal,
+  // [groups] offsets_topic_partitions partitions, a topic id kept in bridge_meta. Committed
+  // offsets live in SQLite, so no Iggy topic stands behind it; it is listed from the first
+  // FindCoordinator on (Kafka creates the topic then), for good, as on Kafka.
+  static constexpr const char* kOffsetsTopic = "__consumer_offsets";
+  void use_offsets_topic();
+  // Null until use_offsets_topic().
+  const TopicMetadata* offsets_topic() const;
 
   // Kafka's rules for topic names; the message says what is wrong.
   static std::optional<std::string> invalid_topic_name(const std::string& name);

@@ -104,6 +104,20 @@ std::vector<std::string> CommittedOffsets::groups() const {
 
 void CommittedOffsets::forget_group(const std::string& group_id) { groups_.erase(group_id); }
 
+void CommittedOffsets::forget_topic(const std::string& topic) {
+  std::vector<std::string> touched;
+  for (auto& [id, g] : groups_) {
+    bool any = false;
+    for (auto it = g->offsets.lower_bound({topic, INT32_MIN}); it != g->offsets.end() && it->first.topic == topic;) {
+      it = g->offsets.erase(it);
+      any = true;
+    }
+    if (any) touched.push_back(id);
+  }
+  for (const auto& id : touched) erase_if_unused(id);
+  if (!touched.empty()) spdlog::info("groups: dropped committed offsets of deleted topic {} in {} groups", topic, touched.size());
+}
+
 bool CommittedOffsets::metadata_too_large(const std::optional<std::string>& metadata) const {
   return metadata && utf16_length(*metadata) > static_cast<size_t>(options_.offset_metadata_max_bytes);
 }

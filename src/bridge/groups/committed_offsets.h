@@ -121,6 +121,10 @@ class CommittedOffsets {
   // The group was deleted, its offsets with it (state::delete_group, written by the
   // coordinator): the cache forgets them, and writes still queued for it leave the cache alone.
   void forget_group(const std::string& group_id);
+  // The topic was deleted, its committed offsets with it (state::delete_topic_everywhere,
+  // written by the catalog; Kafka: GroupCoordinator.onPartitionsDeleted): the cache forgets them
+  // in every group. Groups stay; one left empty without offsets expires as usual.
+  void forget_topic(const std::string& topic);
 
   // Called with the group's id once offsets expire_offsets() removed are gone from disk and
   // cache: the coordinator drops empty groups left without offsets there. One listener; null

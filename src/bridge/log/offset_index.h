@@ -31,6 +31,10 @@ class OffsetIndex {
 
   // As PartitionLog::list_offsets, for a partition the topic is known to have.
   void list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::function<void(OffsetLookup)> cb);
+  // The partition's topic was deleted: its time index is rebuilt from scratch on next use.
+  void forget(const PartitionOffsets& p) {
+    if (auto it = indexes_.find(&p); it != indexes_.end()) it->second->started = false;
+  }
 
  private:
   struct Index {

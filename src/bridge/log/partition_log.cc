@@ -41,9 +41,21 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
                                             out.emplace_back(m->name, m->partitions);
                                           return out;
                                         });
+  catalog_.add_listener(this);
 }
 
-PartitionLog::~PartitionLog() { alive_.end(); }
+PartitionLog::~PartitionLog() {
+  catalog_.remove_listener(this);
+  alive_.end();
+}
+
+void PartitionLog::on_topic_deleted(const std::string& name) {
+  offsets_->reset_topic(name);
+  for (PartitionOffsets* p : offsets_->partitions_of(name)) {
+    index_->forget(*p);
+    reader_->topic_deleted(*p);
+  }
+}
 
 template <typename T>
 std::function<void(T)> PartitionLog::deferred_if_sync(std::function<void(T)> cb, Liveness::Token in_call) {

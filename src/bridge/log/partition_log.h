@@ -23,8 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "bridge/log/log_dirs.h"
+#include "bridge/catalog/topic_catalog.h"
 #include "bridge/log/leader_epoch.h"
+#include "bridge/log/log_dirs.h"
 #include "bridge/log/log_types.h"
 #include "bridge/log/record_deletion.h"
 #include "common/liveness.h"
@@ -52,12 +53,11 @@ struct LogStartFloor {
   KafkaOffset offset;
 };
 
-
-class PartitionLog {
+class PartitionLog final : public TopicListener {
  public:
   PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog& catalog, ProducerRegistry* producers,
                const config::Config& config);
-  ~PartitionLog();
+  ~PartitionLog() override;
   PartitionLog(const PartitionLog&) = delete;
   PartitionLog& operator=(const PartitionLog&) = delete;
 
@@ -121,6 +121,11 @@ class PartitionLog {
 
   // For tests and metrics.
   size_t waiting_fetches() const;
+
+  // TopicListener (registered with the catalog for the log's lifetime): a deleted topic's
+  // offsets, time indexes and read-aheads are forgotten, and the fetches waiting on it answered
+  // (UNKNOWN_TOPIC_OR_PARTITION, as appends still queued get from Iggy).
+  void on_topic_deleted(const std::string& name) override;
 
  private:
   struct TopicLimits {

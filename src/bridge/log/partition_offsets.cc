@@ -83,6 +83,28 @@ void OffsetsTable::forget_floor(const std::string& topic) {
   }
 }
 
+void OffsetsTable::reset_topic(const std::string& topic) {
+  for (PartitionOffsets* p : partitions_of(topic)) {
+    p->loaded = false;
+    p->high_watermark = KafkaOffset(0);
+    p->log_start = KafkaOffset(0);
+    p->iggy_log_start = KafkaOffset(0);
+    p->deleted_to = KafkaOffset(0);  // a recreated topic has no DeleteRecords floor
+    p->reply_high_watermark = KafkaOffset(0);
+    p->segments_count = 0;
+    p->size_bytes = 0;
+    p->avg_message_bytes = 0;
+  }
+  topic_refreshed_at_.erase(topic);
+}
+
+std::vector<PartitionOffsets*> OffsetsTable::partitions_of(const std::string& topic) {
+  std::vector<PartitionOffsets*> out;
+  for (auto& [key, p] : partitions_)
+    if (key.first == topic) out.push_back(p.get());
+  return out;
+}
+
 std::optional<uint64_t> OffsetsTable::refreshed_at(const std::string& topic) const {
   auto it = topic_refreshed_at_.find(topic);
   if (it == topic_refreshed_at_.end()) return std::nullopt;

@@ -84,6 +84,12 @@ class OffsetsTable {
   void refresh_log_start(PartitionOffsets& p, std::function<void(Status)> done);
   // Both; the partition is `loaded` once they succeeded.
   void refresh(PartitionOffsets& p, std::function<void(Status)> done);
+  // The topic was deleted: its partitions' entries (kept: callers hold pointers) forget what
+  // they knew, so a topic created again under the name is read from Iggy afresh.
+  void reset_topic(const std::string& topic);
+  // The entries of `topic`'s partitions that exist.
+  std::vector<PartitionOffsets*> partitions_of(const std::string& topic);
+
   // Loop ms of the last successful GetTopic of `topic`.
   std::optional<uint64_t> refreshed_at(const std::string& topic) const;
 

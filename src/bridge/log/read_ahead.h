@@ -39,6 +39,12 @@ class ReadAheads {
   // high watermark, or the budget is spent (stale read-aheads give their room back first).
   void start(PartitionOffsets& p, int64_t offset, uint32_t count);
 
+  // The partition's topic was deleted: a read-ahead nobody waits for is dropped (its messages
+  // belong to the old topic).
+  void forget(const PartitionOffsets& p) {
+    if (Entry* e = find(p); e && e->waiting.empty()) drop(p);
+  }
+
   // Estimated bytes of every read-ahead; for tests.
   uint64_t bytes() const { return bytes_; }
   bool has(const PartitionOffsets& p) const { return entries_.count(&p) != 0; }

@@ -65,6 +65,12 @@ class Reader {
   void stop_waiting();
   // This bridge appended to `p`: the fetches waiting on it read again.
   void appended(const PartitionOffsets& p);
+  // `p`'s topic was deleted: its read-ahead goes, the fetches waiting on it read again (and
+  // find the partition unknown).
+  void topic_deleted(PartitionOffsets& p) {
+    read_aheads_.forget(p);
+    appended(p);
+  }
 
   size_t waiting_fetches() const { return fetches_.size(); }
   const ReadAheads& read_aheads() const { return read_aheads_; }

@@ -74,6 +74,11 @@ class ProducerRegistry {
   // later reservation of the partition (they must be retried after this one, in order).
   virtual void abort_append(ProducerId producer_id, const std::string& topic, PartitionId partition,
                             int32_t first_sequence) = 0;
+
+  // The topic was deleted (its producer_batches rows are gone with it, state::delete_topic_everywhere):
+  // the sequence state of its partitions is dropped, as Kafka's log takes its producer state
+  // along. Partitions with batches in flight keep their reservations until those fail.
+  virtual void forget_topic(const std::string& topic) { (void)topic; }
 };
 
 }  // namespace kib::bridge

@@ -84,6 +84,19 @@ Status PersistentProducerRegistry::load() {
   return ok_status();
 }
 
+void PersistentProducerRegistry::forget_topic(const std::string& topic) {
+  size_t dropped = 0;
+  for (auto it = partitions_.begin(); it != partitions_.end();) {
+    if (it->first.topic == topic && it->second.in_flight.empty()) {
+      it = partitions_.erase(it);
+      ++dropped;
+    } else {
+      ++it;
+    }
+  }
+  if (dropped) spdlog::info("producers: forgot {} producer-partitions of deleted topic {}", dropped, topic);
+}
+
 // ---- producer ids ----
 
 void PersistentProducerRegistry::init_producer(std::optional<ProducerIdAndEpoch> /*existing*/,

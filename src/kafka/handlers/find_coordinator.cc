@@ -1,4 +1,5 @@
 // FindCoordinator (key 10): the bridge coordinates every group and transactional id.
+#include "bridge/catalog/topic_catalog.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/find_coordinator.h"
 #include "kafka/services.h"
@@ -6,8 +7,10 @@
 namespace kib::kafka {
 namespace {
 
-void handle(const config::Config& config, Request&& req) {
+void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request&& req) {
   auto body = req.decode<msg::FindCoordinatorRequest>();
+  // Kafka creates __consumer_offsets on the first group coordinator lookup (key type 0).
+  if (body.key_type == 0) catalog.use_offsets_topic();
   auto adv = config.advertised();
   msg::FindCoordinatorResponse resp;
   if (req.header.api_version >= 4) {
@@ -33,7 +36,7 @@ void handle(const config::Config& config, Request&& req) {
 
 HandlerSpec find_coordinator_handler() {
   return serve<msg::FindCoordinatorRequest>(0, 6, [](const Services& s, Request&& req) {
-    handle(s.config, std::move(req));
+    handle(s.config, s.catalog, std::move(req));
   });
 }
 

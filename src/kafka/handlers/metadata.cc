@@ -25,6 +25,7 @@ void fill_topic(int32_t node, msg::MetadataResponse::MetadataResponseTopic& out,
   out.error_code = to_int16(ErrorCode::kNone);
   out.name = t.name;
   out.topic_id = t.topic_id;
+  out.is_internal = t.internal;
   out.partitions.clear();
   for (int32_t p = 0; p < t.partitions; ++p) {
     msg::MetadataResponse::MetadataResponsePartition mp;
@@ -58,10 +59,15 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
   bool all_topics = !body.topics.has_value() || (v == 0 && body.topics->empty());
   if (all_topics) {
     call->req = std::move(req);
-    catalog.list_all([call, node](std::vector<const bridge::TopicMetadata*> topics) {
+    catalog.list_all([call, node, offsets_topic = catalog.offsets_topic()](std::vector<const bridge::TopicMetadata*> topics) {
       for (const auto* t : topics) {
         msg::MetadataResponse::MetadataResponseTopic mt;
         fill_topic(node, mt, *t);
+        call->resp.topics.push_back(std::move(mt));
+      }
+      if (const bridge::TopicMetadata* o = offsets_topic) {
+        msg::MetadataResponse::MetadataResponseTopic mt;
+        fill_topic(node, mt, *o);
         call->resp.topics.push_back(std::move(mt));
       }
       finish(call);
@@ -94,8 +100,16 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
     if (!rt.name.has_value()) {
       // v10+: lookup by topic id.
       const bridge::TopicMetadata* t = catalog.find(rt.topic_id);
+      if (const bridge::TopicMetadata* o = catalog.offsets_topic(); !t && o && o->topic_id == rt.topic_id) t = o;
       if (t) fill_topic(node, out, *t);
       else out.error_code = to_int16(ErrorCode::kUnknownTopicId);
+      if (--call->pending == 0) finish(call);
+      continue;
+    }
+    if (*rt.name == bridge::TopicCatalog::kOffsetsTopic) {
+      // Never an Iggy topic: listed once used, else unknown (and never auto-created).
+      if (const bridge::TopicMetadata* o = catalog.offsets_topic()) fill_topic(node, out, *o);
+      else out.error_code = to_int16(ErrorCode::kUnknownTopicOrPartition);
       if (--call->pending == 0) finish(call);
       continue;
     }

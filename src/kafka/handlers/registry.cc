@@ -19,6 +19,9 @@ std::vector<HandlerSpec> collect() {
       alter_configs_handler(),
       incremental_alter_configs_handler(),
       describe_cluster_handler(),
+      delete_topics_handler(),
+      create_partitions_handler(),
+      describe_topic_partitions_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

@@ -78,5 +78,8 @@ HandlerSpec describe_configs_handler();
 HandlerSpec alter_configs_handler();
 HandlerSpec incremental_alter_configs_handler();
 HandlerSpec describe_cluster_handler();
+HandlerSpec delete_topics_handler();
+HandlerSpec create_partitions_handler();
+HandlerSpec describe_topic_partitions_handler();
 
 }  // namespace kib::kafka

@@ -39,6 +39,9 @@ node_id = 1
 auto_create_topics = true
 default_partitions = 1
 
+[groups]
+offsets_topic_partitions = 1
+
 [iggy]
 address = "{iggy_address}"
 username = "{iggy_username}"

@@ -93,6 +93,9 @@ constexpr std::array kServed{
     Served{AlterConfigsRequest::kApiKey, 0, 2, &body<AlterConfigsRequest>},
     Served{IncrementalAlterConfigsRequest::kApiKey, 0, 1, &body<IncrementalAlterConfigsRequest>},
     Served{DescribeClusterRequest::kApiKey, 0, 2, &body<DescribeClusterRequest>},
+    Served{DeleteTopicsRequest::kApiKey, 1, 6, &body<DeleteTopicsRequest>},
+    Served{CreatePartitionsRequest::kApiKey, 0, 3, &body<CreatePartitionsRequest>},
+    Served{DescribeTopicPartitionsRequest::kApiKey, 0, 0, &body<DescribeTopicPartitionsRequest>},
 };
 
 }  // namespace
