@@ -562,25 +562,30 @@ void TopicCatalog::create_partitions(const std::string& name, int32_t total, boo
                                   " (Iggy's limit)."));
     if (validate_only) return done(ok_status());
     Impl* impl = impl_.get();
-    const int64_t retention_bytes = t->settings.retention_bytes;
+    const TopicSettings settings = t->settings;
     impl->iggy.create_partitions(
         stream_, iggy::Identifier::named(name), static_cast<uint32_t>(additional),
-        [this, impl, name, total, retention_bytes, done](Status s) {
+        [this, impl, name, total, settings, done](Status s) {
           if (!s) return done(s);
           auto it = impl->topics.find(name);
           if (it != impl->topics.end()) it->second.partitions = total;
           spdlog::info("catalog: topic {} grown to {} partitions", name, total);
           impl->notify_partitions_added(name, total);
-          if (retention_bytes < 0) return done(ok_status());
           // Kafka's retention.bytes is per partition, Iggy's max_topic_size per topic: it grows
-          // with the partitions.
+          // with the partitions (the same mapping as create and the alters, compaction included).
+          const auto after = topic_configs::iggy_retention(settings, total);
+          auto known = impl->applied.find(name);
+          if (known != impl->applied.end() && known->second == after) return done(ok_status());
           iggy::TopicUpdate u;
-          u.name = name;
-          u.max_topic_size = static_cast<uint64_t>(retention_bytes) * static_cast<uint64_t>(total);
-          impl->iggy.update_topic(stream_, iggy::Identifier::named(name), u, [name, done](Status us) {
+          u.name = name;  // UpdateTopic renames unless the current name is sent again
+          u.message_expiry_us = after.message_expiry_us;
+          u.max_topic_size = after.max_topic_size;
+          impl->iggy.update_topic(stream_, iggy::Identifier::named(name), u, [impl, name, after, done](Status us) {
             if (!us)
               spdlog::error("catalog: topic {} grown, but Iggy's max_topic_size was not raised: {}", name,
                             us.error().message);
+            else
+              impl->applied[name] = after;
             done(ok_status());  // the partitions exist: that is what the client asked for
           });
         });
