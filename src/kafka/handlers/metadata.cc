@@ -15,6 +15,13 @@
 namespace kib::kafka {
 namespace {
 
+// A topic asked for by id (v10+). The Java client's MetadataRequest.Builder(topicIds) leaves the
+// name at the generated default, "" (not null), so a non-zero id decides, as in KafkaApis
+// (`useTopicId = topicIds.nonEmpty` over the non-zero ids).
+bool by_id(const msg::MetadataRequest::MetadataRequestTopic& rt) {
+  return !rt.name.has_value() || (rt.name->empty() && rt.topic_id != msg::Uuid{});
+}
+
 struct MetadataCall {
   Request req;
   msg::MetadataResponse resp;
@@ -83,7 +90,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
     std::set<std::string_view> names;
     std::set<msg::Uuid> ids;
     for (const auto& rt : *body.topics) {
-      const bool first = rt.name.has_value() ? names.insert(*rt.name).second : ids.insert(rt.topic_id).second;
+      const bool first = by_id(rt) ? ids.insert(rt.topic_id).second : names.insert(rt.name.value_or("")).second;
       if (first) topics.push_back(&rt);
     }
   }
@@ -97,7 +104,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
     auto& out = call->resp.topics[i];
     out.topic_id = rt.topic_id;
     out.name = rt.name;
-    if (!rt.name.has_value()) {
+    if (by_id(rt)) {
       // v10+: lookup by topic id.
       const bridge::TopicMetadata* t = catalog.find(rt.topic_id);
       if (const bridge::TopicMetadata* o = catalog.offsets_topic(); !t && o && o->topic_id == rt.topic_id) t = o;
