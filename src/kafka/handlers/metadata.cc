@@ -90,7 +90,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
     std::set<std::string_view> names;
     std::set<msg::Uuid> ids;
     for (const auto& rt : *body.topics) {
-      const bool first = by_id(rt) ? ids.insert(rt.topic_id).second : names.insert(rt.name.value_or("")).second;
+      const bool first = by_id(rt) ? ids.insert(rt.topic_id).second : names.insert(std::string_view(*rt.name)).second;
       if (first) topics.push_back(&rt);
     }
   }
