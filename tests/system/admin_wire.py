@@ -204,8 +204,9 @@ class Conn:
         return topics, nxt
 
     # ---- Metadata v12 (3) by topic id: the error code of the one topic
-    def metadata_by_id(self, topic_id: bytes):
-        body = carray([topic_id + cstr(None) + b"\x00"]) + struct.pack(">bb", 0, 0) + b"\x00"
+    def metadata_by_id(self, topic_id: bytes, name: str | None = None):
+        # The Java admin client sends name "" (its generated default), not null, with the id.
+        body = carray([topic_id + cstr(name) + b"\x00"]) + struct.pack(">bb", 0, 0) + b"\x00"
         r = self.call(3, 12, body, True)
         r.i32()
 

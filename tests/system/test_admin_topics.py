@@ -93,6 +93,8 @@ def test_delete_by_name_and_by_id_answers_name_and_id(bridge):
     conn = Conn(bridge.port)
     found = conn.metadata_by_id(id_a)
     assert [(t["error"], t["name"], t["id"], len(t["partitions"])) for t in found] == [(NONE, a, id_a, 2)]
+    found = conn.metadata_by_id(id_a, name="")
+    assert [(t["error"], t["name"], t["id"], len(t["partitions"])) for t in found] == [(NONE, a, id_a, 2)]
     res = conn.delete_topics(entries=[(a, None), (None, id_b)])
     assert sorted(res) == sorted([(a, id_a, NONE, None), (b_, id_b, NONE, None)])
     assert topic_id(bridge, a) is None and topic_id(bridge, b_) is None
