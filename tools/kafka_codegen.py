@@ -675,6 +675,9 @@ class Emitter:
             else:
                 body(expr)
         else:  # struct
+            # emplace(T{}) rather than emplace(): clang 14 (the fuzz build) takes a nested struct with
+            # default member initializers as not default-constructible inside its enclosing class,
+            # and optional<T>::emplace() is constrained on exactly that.
             if not f.optional():
                 code("%s.encode(%s, version);" % (expr, w))
                 return
@@ -765,11 +768,14 @@ class Emitter:
                 else:
                     fill(lv)
         else:  # struct
+            # emplace(T{}) rather than emplace(): clang 14 (the fuzz build) takes a nested struct with
+            # default member initializers as not default-constructible inside its enclosing class,
+            # and optional<T>::emplace() is constrained on exactly that.
             if not f.optional():
                 code("%s.decode(%s, version);" % (lv, r))
                 return
             if nullc == "false":
-                code("%s.emplace().decode(%s, version);" % (lv, r))
+                code("%s.emplace(std::decay_t<decltype(*%s)>{}).decode(%s, version);" % (lv, lv, r))
                 return
             marker = ('%s.uvarint("%s") == 0' % (r, what)) if tagged else ('%s.be<int8_t>("%s") < 0' % (r, what))
 
@@ -777,7 +783,7 @@ class Emitter:
                 with code.block("if (%s)" % marker):
                     code("%s.reset();" % lv)
                 with code.block("else"):
-                    code("%s.emplace().decode(%s, version);" % (lv, r))
+                    code("%s.emplace(std::decay_t<decltype(*%s)>{}).decode(%s, version);" % (lv, lv, r))
                 self._fold_else(code)
 
             if nullc == "true":
@@ -786,7 +792,7 @@ class Emitter:
                 with code.block("if (%s)" % nullc):
                     nullable_body()
                 with code.block("else"):
-                    code("%s.emplace().decode(%s, version);" % (lv, r))
+                    code("%s.emplace(std::decay_t<decltype(*%s)>{}).decode(%s, version);" % (lv, lv, r))
                 self._fold_else(code)
 
     # -- whole structs ---------------------------------------------------------------------

@@ -56,7 +56,7 @@ void DescribeTopicPartitionsRequest::decode(ByteReader& r, int16_t version) {
   if (r.be<int8_t>("DescribeTopicPartitionsRequest.Cursor") < 0) {
     this->cursor.reset();
   } else {
-    this->cursor.emplace().decode(r, version);
+    this->cursor.emplace(std::decay_t<decltype(*this->cursor)>{}).decode(r, version);
   }
   wire::skip_tagged_fields(r, "DescribeTopicPartitionsRequest tagged fields");
 }
@@ -229,7 +229,7 @@ void DescribeTopicPartitionsResponse::decode(ByteReader& r, int16_t version) {
   if (r.be<int8_t>("DescribeTopicPartitionsResponse.NextCursor") < 0) {
     this->next_cursor.reset();
   } else {
-    this->next_cursor.emplace().decode(r, version);
+    this->next_cursor.emplace(std::decay_t<decltype(*this->next_cursor)>{}).decode(r, version);
   }
   wire::skip_tagged_fields(r, "DescribeTopicPartitionsResponse tagged fields");
 }

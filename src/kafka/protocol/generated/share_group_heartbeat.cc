@@ -112,7 +112,7 @@ void ShareGroupHeartbeatResponse::decode(ByteReader& r, int16_t version) {
   if (r.be<int8_t>("ShareGroupHeartbeatResponse.Assignment") < 0) {
     this->assignment.reset();
   } else {
-    this->assignment.emplace().decode(r, version);
+    this->assignment.emplace(std::decay_t<decltype(*this->assignment)>{}).decode(r, version);
   }
   wire::skip_tagged_fields(r, "ShareGroupHeartbeatResponse tagged fields");
 }

@@ -299,7 +299,7 @@ void StreamsGroupDescribeResponse::Member::decode(ByteReader& r, int16_t version
   if (r.be<int8_t>("StreamsGroupDescribeResponse.Member.UserEndpoint") < 0) {
     this->user_endpoint.reset();
   } else {
-    this->user_endpoint.emplace().decode(r, version);
+    this->user_endpoint.emplace(std::decay_t<decltype(*this->user_endpoint)>{}).decode(r, version);
   }
   {
     const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.Member.ClientTags");
@@ -363,7 +363,7 @@ void StreamsGroupDescribeResponse::DescribedGroup::decode(ByteReader& r, int16_t
   if (r.be<int8_t>("StreamsGroupDescribeResponse.DescribedGroup.Topology") < 0) {
     this->topology.reset();
   } else {
-    this->topology.emplace().decode(r, version);
+    this->topology.emplace(std::decay_t<decltype(*this->topology)>{}).decode(r, version);
   }
   {
     const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.DescribedGroup.Members");

@@ -330,7 +330,7 @@ void StreamsGroupHeartbeatRequest::decode(ByteReader& r, int16_t version) {
   if (r.be<int8_t>("StreamsGroupHeartbeatRequest.Topology") < 0) {
     this->topology.reset();
   } else {
-    this->topology.emplace().decode(r, version);
+    this->topology.emplace(std::decay_t<decltype(*this->topology)>{}).decode(r, version);
   }
   {
     const int64_t n = wire::read_array_length(r, true, true, "StreamsGroupHeartbeatRequest.ActiveTasks");
@@ -375,7 +375,7 @@ void StreamsGroupHeartbeatRequest::decode(ByteReader& r, int16_t version) {
   if (r.be<int8_t>("StreamsGroupHeartbeatRequest.UserEndpoint") < 0) {
     this->user_endpoint.reset();
   } else {
-    this->user_endpoint.emplace().decode(r, version);
+    this->user_endpoint.emplace(std::decay_t<decltype(*this->user_endpoint)>{}).decode(r, version);
   }
   {
     const int64_t n = wire::read_array_length(r, true, true, "StreamsGroupHeartbeatRequest.ClientTags");
