@@ -26,7 +26,7 @@
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"
 #include "state/state_store.h"
-#include "support/blocking_io.h"
+#include "support/kafka_test_client.h"
 
 using namespace kib;
 using namespace kib::kafka;
@@ -35,8 +35,6 @@ namespace {
 
 int16_t code(ErrorCode c) { return to_int16(c); }
 
-using kib::test::read_all;
-using kib::test::write_all;
 
 struct Server {
   std::filesystem::path dir;
@@ -82,69 +80,8 @@ struct Server {
   }
 };
 
-struct Client {
-  Server& s;
-  int fd = -1;
-  int32_t next_correlation = 1;
-
-  explicit Client(Server& s) : s(s) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(s.port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  }
-  ~Client() {
-    if (fd >= 0) ::close(fd);
-  }
-
-  template <typename Req>
-  void send(const Req& body, int16_t version) {
-    ByteWriter w;
-    msg::RequestHeader h;
-    h.request_api_key = Req::kApiKey;
-    h.request_api_version = version;
-    h.correlation_id = next_correlation++;
-    h.client_id = "topic-admin-test";
-    h.encode(w, msg::request_header_version(h.request_api_key, version));
-    body.encode(w, version);
-    Bytes frame = w.take();
-    uint32_t len = htonl(static_cast<uint32_t>(frame.size()));
-    BOOST_REQUIRE(write_all(fd, reinterpret_cast<uint8_t*>(&len), 4));
-    BOOST_REQUIRE(write_all(fd, frame.data(), frame.size()));
-  }
-  bool readable(int wait_ms) {
-    pollfd p{fd, POLLIN, 0};
-    return ::poll(&p, 1, wait_ms) > 0;
-  }
-  template <typename Resp>
-  std::optional<Resp> receive(int16_t version, int timeout_ms = 5000) {
-    for (int waited = 0; waited < timeout_ms; waited += 2) {
-      uv_run(&s.loop, UV_RUN_NOWAIT);
-      if (!readable(2)) continue;
-      uint8_t prefix[4];
-      BOOST_REQUIRE(read_all(fd, prefix, 4));
-      uint32_t n = (uint32_t{prefix[0]} << 24) | (uint32_t{prefix[1]} << 16) | (uint32_t{prefix[2]} << 8) | prefix[3];
-      Bytes response(n);
-      BOOST_REQUIRE(read_all(fd, response.data(), n));
-      ByteReader r(response);
-      msg::ResponseHeader h;
-      h.decode(r, msg::response_header_version(Resp::kApiKey, version));
-      Resp body;
-      body.decode(r, version);
-      BOOST_TEST(r.empty());
-      return body;
-    }
-    return std::nullopt;
-  }
-  template <typename Resp, typename Req>
-  Resp call(const Req& body, int16_t version) {
-    send(body, version);
-    auto r = receive<Resp>(version);
-    BOOST_REQUIRE(r);
-    return *r;
-  }
+struct Client : test::KafkaTestClient {
+  explicit Client(Server& s) : test::KafkaTestClient(s.loop, s.port, "topic-admin-test") {}
 };
 
 msg::Uuid id_of(uint8_t b) {
