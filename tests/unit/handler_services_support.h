@@ -6,7 +6,11 @@
 
 #include <uv.h>
 
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
@@ -18,6 +22,8 @@
 #include "config/config.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
+#include "kafka/kafka_server.h"
+#include "kafka/services.h"
 #include "state/state_store.h"
 
 namespace kib::test {
@@ -55,6 +61,58 @@ struct IdleServices {
   }
   IdleServices(const IdleServices&) = delete;
   IdleServices& operator=(const IdleServices&) = delete;
+};
+
+// A KafkaServer on loopback bound to IdleServices only, with its state store in a temporary
+// directory, for handler tests that need nothing else running. `configure` edits the config
+// before the services read it.
+struct IdleKafkaServer {
+  std::filesystem::path dir;
+  uv_loop_t loop{};
+  std::unique_ptr<state::StateStore> store;
+  std::unique_ptr<IdleServices> idle;
+  std::unique_ptr<kafka::Services> services;
+  std::unique_ptr<kafka::KafkaServer> kafka;
+  uint16_t port = 0;
+
+  explicit IdleKafkaServer(const std::function<void(config::Config&)>& configure = {},
+                           std::string cluster_id = "") {
+    char tmpl[] = "/tmp/kib-handlers-XXXXXX";
+    dir = mkdtemp(tmpl);
+    uv_loop_init(&loop);
+    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
+    BOOST_REQUIRE(s.ok());
+    store = std::move(*s);
+    idle = std::make_unique<IdleServices>(&loop, *store);
+    if (configure) configure(idle->config);
+    BOOST_REQUIRE(idle->configs.load().ok());
+    services = std::make_unique<kafka::Services>(kafka::Services{.config = idle->config,
+                                                                 .catalog = idle->catalog,
+                                                                 .producers = *idle->producers,
+                                                                 .log = idle->log,
+                                                                 .groups = idle->groups,
+                                                                 .offsets = idle->offsets,
+                                                                 .configs = idle->configs,
+                                                                 .cluster_id = std::move(cluster_id)});
+    kafka = std::make_unique<kafka::KafkaServer>(*services, &loop, net::ServerLimits{});
+    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
+    BOOST_REQUIRE(p.ok());
+    port = *p;
+  }
+  ~IdleKafkaServer() {
+    bool down = false;
+    kafka->shutdown(1000, [&] { down = true; });
+    while (!down) uv_run(&loop, UV_RUN_ONCE);
+    kafka.reset();
+    idle.reset();
+    store->close();
+    store.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    std::filesystem::remove_all(dir);
+  }
+  IdleKafkaServer(const IdleKafkaServer&) = delete;
+  IdleKafkaServer& operator=(const IdleKafkaServer&) = delete;
 };
 
 }  // namespace kib::test

@@ -36,49 +36,7 @@ namespace {
 int16_t code(ErrorCode c) { return to_int16(c); }
 
 
-struct Server {
-  std::filesystem::path dir;
-  uv_loop_t loop{};
-  std::unique_ptr<state::StateStore> store;
-  std::unique_ptr<test::IdleServices> idle;
-  std::unique_ptr<Services> services;
-  std::unique_ptr<KafkaServer> kafka;
-  uint16_t port = 0;
-
-  Server() {
-    char tmpl[] = "/tmp/kib-topicadmin-XXXXXX";
-    dir = mkdtemp(tmpl);
-    uv_loop_init(&loop);
-    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
-    BOOST_REQUIRE(s.ok());
-    store = std::move(*s);
-    idle = std::make_unique<test::IdleServices>(&loop, *store);
-    services = std::make_unique<Services>(Services{.config = idle->config,
-                                                   .catalog = idle->catalog,
-                                                   .producers = *idle->producers,
-                                                   .log = idle->log,
-                                                   .groups = idle->groups,
-                                                   .offsets = idle->offsets,
-                                                   .configs = idle->configs,
-                                                   .cluster_id = ""});
-    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
-    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
-    BOOST_REQUIRE(p.ok());
-    port = *p;
-  }
-  ~Server() {
-    bool down = false;
-    kafka->shutdown(1000, [&] { down = true; });
-    while (!down) uv_run(&loop, UV_RUN_ONCE);
-    kafka.reset();
-    idle.reset();
-    store->close();
-    store.reset();
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-    std::filesystem::remove_all(dir);
-  }
-};
+struct Server : test::IdleKafkaServer {};
 
 struct Client : test::KafkaTestClient {
   explicit Client(Server& s) : test::KafkaTestClient(s.loop, s.port, "topic-admin-test") {}
