@@ -28,10 +28,4 @@ void upsert_log_start(SQLite::Database& db, const LogStartRow& r, int64_t now_ms
   st.exec();
 }
 
-void delete_log_start_rows(SQLite::Database& db, const std::string& topic) {
-  SQLite::Statement st(db, "DELETE FROM partition_log_start WHERE topic = ?");
-  st.bind(1, topic);
-  st.exec();
-}
-
 }  // namespace kib::state

@@ -18,7 +18,5 @@ struct LogStartRow {
 std::vector<LogStartRow> load_log_starts(SQLite::Database& db);
 // Raises the stored floor of one partition (never lowers it: concurrent writes keep the highest).
 void upsert_log_start(SQLite::Database& db, const LogStartRow& row, int64_t now_ms);
-// A deleted topic's floors (its recreation starts at offset 0).
-void delete_log_start_rows(SQLite::Database& db, const std::string& topic);
 
 }  // namespace kib::state

@@ -78,14 +78,14 @@ BOOST_AUTO_TEST_CASE(the_effective_log_start_is_the_higher_of_iggy_and_the_floor
   BOOST_TEST(p.log_start() == 8);
 }
 
-BOOST_AUTO_TEST_CASE(forget_floor_resets_only_the_deleted_topic) {
+BOOST_AUTO_TEST_CASE(reset_topic_clears_the_floor_of_only_the_deleted_topic) {
   TestLoop loop;
   FakeIggy iggy;
   OffsetsTable offsets(&loop.loop, iggy);
   raise_floor(offsets.at("gone", PartitionId(0)), KafkaOffset(5));
   raise_floor(offsets.at("gone", PartitionId(1)), KafkaOffset(7));
   raise_floor(offsets.at("kept", PartitionId(0)), KafkaOffset(3));
-  offsets.forget_floor("gone");
+  offsets.reset_topic("gone");
   BOOST_TEST(offsets.at("gone", PartitionId(0)).deleted_to() == 0);
   BOOST_TEST(offsets.at("gone", PartitionId(0)).log_start() == 0);
   BOOST_TEST(offsets.at("gone", PartitionId(1)).deleted_to() == 0);

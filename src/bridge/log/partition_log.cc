@@ -201,8 +201,6 @@ void PartitionLog::restore_log_starts(const std::vector<LogStartFloor>& floors, 
   deletion_->set_store(std::move(save));
 }
 
-void PartitionLog::forget_log_starts(const std::string& topic) { offsets_->forget_floor(topic); }
-
 const SegmentDeletionStats& PartitionLog::segment_deletions() const { return deletion_->segment_deletions(); }
 
 // ---- OffsetForLeaderEpoch ---------------------------------------------------------------------

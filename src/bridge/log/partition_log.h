@@ -102,9 +102,6 @@ class PartitionLog final : public TopicListener {
                       std::function<void(DeleteRecordsResult)> cb);
   // The floors stored so far (startup), and how new ones are made durable.
   void restore_log_starts(const std::vector<LogStartFloor>& floors, SaveLogStart save);
-  // A deleted topic's floors are gone (the coordinator of topic deletion calls it, with
-  // state::delete_log_start_rows for the rows).
-  void forget_log_starts(const std::string& topic);
   const SegmentDeletionStats& segment_deletions() const;
 
   // OffsetForLeaderEpoch for a consumer (leader_epoch.h): epoch 0 ends at the high watermark,

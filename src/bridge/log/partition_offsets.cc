@@ -67,20 +67,8 @@ const PartitionOffsets* OffsetsTable::find(const std::string& topic, PartitionId
 }
 
 std::vector<const PartitionOffsets*> OffsetsTable::of_topic(const std::string& topic) const {
-  std::vector<const PartitionOffsets*> out;
-  for (auto it = partitions_.lower_bound({topic, PartitionId(INT32_MIN)});
-       it != partitions_.end() && it->first.first == topic; ++it)
-    out.push_back(it->second.get());
-  return out;
-}
-
-void OffsetsTable::forget_floor(const std::string& topic) {
-  for (auto it = partitions_.lower_bound({topic, PartitionId(INT32_MIN)});
-       it != partitions_.end() && it->first.first == topic; ++it) {
-    PartitionOffsets& p = *it->second;
-    p.deleted_to = KafkaOffset(0);
-    p.log_start = p.iggy_log_start;
-  }
+  auto mutable_entries = const_cast<OffsetsTable*>(this)->partitions_of(topic);
+  return {mutable_entries.begin(), mutable_entries.end()};
 }
 
 void OffsetsTable::reset_topic(const std::string& topic) {
@@ -99,9 +87,10 @@ void OffsetsTable::reset_topic(const std::string& topic) {
 }
 
 std::vector<PartitionOffsets*> OffsetsTable::partitions_of(const std::string& topic) {
-  std::vector<PartitionOffsets*> out;
-  for (auto& [key, p] : partitions_)
-    if (key.first == topic) out.push_back(p.get());
+  std::vector<PartitionOffsets*> out;  // keyed by (topic, id): the topic's entries are adjacent
+  for (auto it = partitions_.lower_bound({topic, PartitionId(INT32_MIN)});
+       it != partitions_.end() && it->first.first == topic; ++it)
+    out.push_back(it->second.get());
   return out;
 }
 

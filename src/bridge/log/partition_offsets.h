@@ -74,10 +74,6 @@ class OffsetsTable {
   // Every partition of `topic` the table has seen, by id.
   std::vector<const PartitionOffsets*> of_topic(const std::string& topic) const;
 
-  // The deleted topic's DeleteRecords floors are gone (its rows too: state::delete_log_start_rows):
-  // a topic recreated with the same name starts at 0. Entries stay (callers hold pointers).
-  void forget_floor(const std::string& topic);
-
   // GetTopic: the offsets of every partition of `topic`.
   void refresh_topic(const std::string& topic, std::function<void(Status)> done);
   // Poll First: the partition's log start.
@@ -85,9 +81,10 @@ class OffsetsTable {
   // Both; the partition is `loaded` once they succeeded.
   void refresh(PartitionOffsets& p, std::function<void(Status)> done);
   // The topic was deleted: its partitions' entries (kept: callers hold pointers) forget what
-  // they knew, so a topic created again under the name is read from Iggy afresh.
+  // they knew, DeleteRecords floor included, so a topic created again under the name is read
+  // from Iggy afresh and starts at 0 (its SQLite rows go with state::delete_topic_everywhere).
   void reset_topic(const std::string& topic);
-  // The entries of `topic`'s partitions that exist.
+  // The entries of `topic`'s partitions that exist, by id (of_topic, for changing them).
   std::vector<PartitionOffsets*> partitions_of(const std::string& topic);
 
   // Loop ms of the last successful GetTopic of `topic`.
