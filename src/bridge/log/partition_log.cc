@@ -75,7 +75,7 @@ void PartitionLog::lookup(const std::string& topic, PartitionId partition,
     if (partition() < 0 || partition() >= m->partitions)
       return kafka_error(ErrorCode::kUnknownTopicOrPartition,
                          "topic " + topic + " has no partition " + std::to_string(partition()));
-    return TopicLimits{m->partitions, m->settings.max_message_bytes, records_deletable(*m)};
+    return TopicLimits{m->partitions, m->settings.max_message_bytes, deletes_allowed(*m)};
   };
   if (const TopicMetadata* m = catalog_.find(topic)) {
     cb(limits(m));

@@ -128,7 +128,7 @@ class PartitionLog final : public TopicListener {
   struct TopicLimits {
     int32_t partitions = 0;
     int32_t max_message_bytes = 0;
-    bool deletable = true;  // records_deletable()
+    bool deletable = true;  // deletes_allowed(): cleanup.policy includes `delete` (Kafka's deleteRecordsOnLeader)
   };
 
   template <typename T>

@@ -15,9 +15,6 @@ std::string partition_name(const std::string& topic, PartitionId partition) {
 }
 }  // namespace
 
-// Kafka's Partition.deleteRecordsOnLeader: only a policy that includes `delete` lets records go.
-bool records_deletable(const TopicMetadata& topic) { return deletes_allowed(topic); }
-
 Status deletable_check(const std::string& topic, PartitionId partition, bool deletable) {
   if (deletable) return ok_status();
   return kafka_error(ErrorCode::kPolicyViolation, "Records of partition " + partition_name(topic, partition) +

@@ -34,10 +34,6 @@ struct DeleteRecordsResult {
   KafkaOffset low_watermark = kNoOffset;  // the partition's log start afterwards, -1 on error
 };
 
-// Whether the topic's cleanup.policy lets DeleteRecords remove records (Kafka: only a policy with
-// `delete`). TODO(coordinator, issue 15 chunk B): return false for cleanup.policy=compact
-// (without delete) once TopicSettings has the policy.
-bool records_deletable(const TopicMetadata& topic);
 // POLICY_VIOLATION with Kafka's text unless `deletable`.
 Status deletable_check(const std::string& topic, PartitionId partition, bool deletable);
 
