@@ -12,6 +12,7 @@
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/committed_offsets.h"
+#include "bridge/transactions/transaction_coordinator_impl.h"
 #include "bridge/groups/consumer_lag.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/groups/group_timers.h"
@@ -57,6 +58,8 @@ Bridge::~Bridge() {
   http_.reset();
   kafka_.reset();
   lag_.reset();
+  if (transactions_) transactions_->stop();
+  transactions_.reset();
   if (groups_) groups_->stop();
   groups_.reset();
   if (offsets_) offsets_->stop();
@@ -125,6 +128,9 @@ Status Bridge::start() {
   groups_ = std::make_unique<bridge::GroupCoordinator>(*state_, *group_timers_, *offsets_, go);
   if (auto st = groups_->load(); !st) return st.error();
   lag_ = std::make_unique<bridge::ConsumerLagMonitor>(&loop_, *offsets_, *log_);
+  transactions_ = bridge::make_transaction_coordinator(
+      bridge::TransactionServices{*state_, &loop_, *producers_, *log_, *offsets_, cfg_.transactions});
+  if (auto st = transactions_->load(); !st) return st.error();
 
   services_ = std::make_unique<kafka::Services>(kafka::Services{
       .config = cfg_,
@@ -134,6 +140,7 @@ Status Bridge::start() {
       .groups = *groups_,
       .offsets = *offsets_,
       .configs = *configs_,
+      .transactions = *transactions_,
       .cluster_id = cluster_id,
   });
 

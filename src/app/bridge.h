@@ -38,6 +38,7 @@ class ProducerRegistry;
 class PartitionLog;
 class CommittedOffsets;
 class GroupCoordinator;
+class PersistentTransactionCoordinator;
 class GroupTimers;
 class ConsumerLagMonitor;
 }  // namespace bridge
@@ -88,6 +89,7 @@ class Bridge {
   std::unique_ptr<bridge::GroupTimers> group_timers_;
   std::unique_ptr<bridge::CommittedOffsets> offsets_;  // outlives groups_
   std::unique_ptr<bridge::GroupCoordinator> groups_;
+  std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions_;  // after log_, offsets_, producers_
   std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
   std::unique_ptr<kafka::Services> services_;
   std::unique_ptr<uv::Timer> catalog_retry_;  // start_catalog() again while Iggy is not ready

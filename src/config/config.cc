@@ -165,6 +165,15 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    Section s(table("transactions"), "transactions", errors);
+    s.integer("max_timeout_ms", c.transactions.max_timeout_ms, 1, 2147483647);
+    s.integer("id_expiration_ms", c.transactions.id_expiration_ms, 1000, kMaxU);
+    s.integer("abort_timed_out_interval_ms", c.transactions.abort_timed_out_interval_ms, 10, 3600000);
+    s.integer("max_open", c.transactions.max_open, 1, 1000000);
+    s.integer("max_buffered_bytes", c.transactions.max_buffered_bytes, 1024, 1LL << 34);
+    s.finish();
+  }
+  {
     Section s(table("limits"), "limits", errors);
     s.integer("max_frame_bytes", c.limits.max_frame_bytes, 1024, 1LL << 30);
     s.integer("max_connections", c.limits.max_connections, 1, 1000000);
@@ -223,7 +232,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     }
     s.finish();
   }
-  static const std::set<std::string> kSections{"kafka", "topics", "groups", "limits", "iggy", "state", "log", "http"};
+  static const std::set<std::string> kSections{"kafka", "topics", "groups", "transactions", "limits", "iggy", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -266,7 +275,12 @@ std::string render_config(const Config& c) {
      << "\nmax_session_timeout_ms = " << c.groups.max_session_timeout_ms << "\nmax_size = " << c.groups.max_size
      << "\noffsets_retention_minutes = " << c.groups.offsets_retention_minutes
      << "\noffset_metadata_max_bytes = " << c.groups.offset_metadata_max_bytes
-     << "\noffsets_topic_partitions = " << c.groups.offsets_topic_partitions << "\n\n[limits]\nmax_frame_bytes = "
+     << "\noffsets_topic_partitions = " << c.groups.offsets_topic_partitions
+     << "\n\n[transactions]\nmax_timeout_ms = " << c.transactions.max_timeout_ms
+     << "\nid_expiration_ms = " << c.transactions.id_expiration_ms
+     << "\nabort_timed_out_interval_ms = " << c.transactions.abort_timed_out_interval_ms
+     << "\nmax_open = " << c.transactions.max_open << "\nmax_buffered_bytes = " << c.transactions.max_buffered_bytes
+     << "\n\n[limits]\nmax_frame_bytes = "
      << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
      << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
      << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes

@@ -55,6 +55,16 @@ struct GroupsConfig {
   uint32_t offsets_topic_partitions = 50;      // offsets.topic.num.partitions (__consumer_offsets as reported)
 };
 
+// The transaction coordinator (Kafka's transaction.* broker settings, plus the bridge's buffer
+// bounds: transactional records wait in SQLite until EndTxn, docs/transactions.md).
+struct TransactionsConfig {
+  uint32_t max_timeout_ms = 900000;  // transaction.max.timeout.ms: longer transaction.timeout.ms gets INVALID_TRANSACTION_TIMEOUT
+  uint64_t id_expiration_ms = 604800000;  // transactional.id.expiration.ms (7 days)
+  uint32_t abort_timed_out_interval_ms = 10000;  // transaction.abort.timed.out.transaction.cleanup.interval.ms
+  uint32_t max_open = 1000;  // transactions open (Ongoing) at once; more get POLICY_VIOLATION on AddPartitionsToTxn
+  uint64_t max_buffered_bytes = 64u << 20;  // record bytes one transaction may buffer; more get POLICY_VIOLATION
+};
+
 struct LimitsConfig {
   uint64_t max_frame_bytes = 64u << 20;  // at most max_inflight_request_bytes (checked)
   uint32_t max_connections = 10000;
@@ -102,6 +112,7 @@ struct Config {
   KafkaConfig kafka;
   TopicDefaultsConfig topics;
   GroupsConfig groups;
+  TransactionsConfig transactions;
   LimitsConfig limits;
   IggyConfig iggy;
   StateConfig state;

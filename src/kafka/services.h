@@ -17,6 +17,7 @@ class PartitionLog;
 class GroupCoordinator;
 class CommittedOffsets;
 class ConfigService;
+class TransactionCoordinator;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -29,6 +30,7 @@ struct Services {
   bridge::GroupCoordinator& groups;    // the group APIs, OffsetCommit and OffsetDelete
   bridge::CommittedOffsets& offsets;   // OffsetFetch
   bridge::ConfigService& configs;      // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
+  bridge::TransactionCoordinator& transactions;  // the transaction APIs, transactional Produce, OffsetFetch
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

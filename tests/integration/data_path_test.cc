@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bridge/transactions/transaction_coordinator_impl.h"
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
@@ -93,6 +94,7 @@ Bytes encode(const std::vector<TestRecord>& records, const kafka::BatchSettings&
 // Idempotence as the registry decides it, kept in memory: enough to drive the log's paths.
 class FakeProducers : public ProducerRegistry {
  public:
+  std::vector<ProducerOnPartition> producers_on(const std::string&, PartitionId) const override { return {}; }
   Status load() override { return ok_status(); }
   void init_producer(std::optional<ProducerIdAndEpoch>, std::function<void(Result<ProducerIdAndEpoch>)> done) override {
     done(ProducerIdAndEpoch{ProducerId(1), ProducerEpoch(0)});
@@ -680,6 +682,7 @@ struct WirePath : DataPath {
   std::unique_ptr<bridge::CommittedOffsets> offsets;
   std::unique_ptr<bridge::GroupCoordinator> groups;
   std::unique_ptr<bridge::ConfigService> configs;
+  std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
   std::unique_ptr<kafka::Services> services;
   std::unique_ptr<kafka::KafkaServer> server;
   int fd = -1;
@@ -692,6 +695,8 @@ struct WirePath : DataPath {
     offsets = std::make_unique<bridge::CommittedOffsets>(*state, *group_timers);
     groups = std::make_unique<bridge::GroupCoordinator>(*state, *group_timers, *offsets);
     configs = std::make_unique<bridge::ConfigService>(cfg, *catalog, *state);
+    transactions = bridge::make_transaction_coordinator(
+        bridge::TransactionServices{*state, ctx.loop(), producers, *log, *offsets, cfg.transactions});
     services = std::make_unique<kafka::Services>(kafka::Services{.config = cfg,
                                                                  .catalog = *catalog,
                                                                  .producers = producers,
@@ -699,6 +704,7 @@ struct WirePath : DataPath {
                                                                  .groups = *groups,
                                                                  .offsets = *offsets,
                                                                  .configs = *configs,
+                                                                 .transactions = *transactions,
                                                                  .cluster_id = ""});
     server = std::make_unique<kafka::KafkaServer>(*services, ctx.loop(), net::ServerLimits{});
     auto port = server->listen({"127.0.0.1", 0});
@@ -726,6 +732,7 @@ struct WirePath : DataPath {
     server->shutdown(1000, [&] { down = true; });
     ctx.run_until([&] { return down; }, 5s);
     server.reset();
+    transactions.reset();
     groups.reset();
     offsets.reset();
   }

@@ -19,6 +19,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "bridge/transactions/transaction_coordinator_impl.h"
 #include "config/config.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
@@ -40,6 +41,7 @@ struct IdleServices {
   bridge::CommittedOffsets offsets;
   bridge::GroupCoordinator groups;
   bridge::ConfigService configs;
+  std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
 
   IdleServices(uv_loop_t* loop, state::StateStore& store)
       : loop(loop),
@@ -51,8 +53,11 @@ struct IdleServices {
         timers(bridge::make_uv_group_timers(loop)),
         offsets(store, *timers),
         groups(store, *timers, offsets),
-        configs(config, catalog, store) {}
+        configs(config, catalog, store),
+        transactions(bridge::make_transaction_coordinator(
+            bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})) {}
   ~IdleServices() {
+    transactions->stop();
     groups.stop();
     offsets.stop();
     bool closed = false;
@@ -93,6 +98,7 @@ struct IdleKafkaServer {
                                                                  .groups = idle->groups,
                                                                  .offsets = idle->offsets,
                                                                  .configs = idle->configs,
+                                                                 .transactions = *idle->transactions,
                                                                  .cluster_id = std::move(cluster_id)});
     kafka = std::make_unique<kafka::KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

@@ -70,6 +70,7 @@ struct Server {
                                                    .groups = *groups,
                                                    .offsets = *offsets,
                                                    .configs = idle->configs,
+                                                   .transactions = *idle->transactions,
                                                    .cluster_id = ""});
     kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

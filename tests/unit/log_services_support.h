@@ -197,6 +197,7 @@ class FakeIggy final : public LogBackend {
 // A registry that answers check() from a script (kAppend by default) and records the rest.
 class FakeRegistry final : public ProducerRegistry {
  public:
+  std::vector<ProducerOnPartition> producers_on(const std::string&, PartitionId) const override { return {}; }
   struct Recorded {
     int64_t producer_id;
     int16_t epoch;

@@ -113,6 +113,36 @@ class PartitionLog final : public TopicListener {
   // the disk totals when `with_totals`.
   void describe_log_dirs(LogDirQuery topics, bool with_totals, std::function<void(LogDirDescription)> cb);
 
+  // ---- transactions (docs/transactions.md): the transaction coordinator's side of the log ----
+
+  // What produce() would refuse of a transactional batch before the coordinator buffers it:
+  // an unknown topic or partition, the Produce v3+ batch rules (produce_validation.h; the
+  // transactional bit is allowed here), max.message.bytes, a batch too large for one Iggy send.
+  void check_transactional(const std::string& topic, PartitionId partition,
+                           const std::vector<kafka::DecodedBatch>& batches, std::function<void(Status)> cb);
+  // Appends one batch of a committed transaction, in the partition's queue order with the other
+  // appends. Its sequence was checked when it was buffered, so it gets no idempotence verdict and
+  // nothing is recorded in the producer registry; its Iggy message ids carry its producer, epoch
+  // and sequence as an idempotent batch's do (idempotence.h), which is how crash recovery finds
+  // it (producer_batches_since). `input` keeps alive the bytes the batch points into.
+  void append_committed(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
+                        std::shared_ptr<const void> input, std::function<void(ProduceResult)> cb);
+  // The first sequences of the batches of `producer_id` at `epoch` stored at offsets >= `from`,
+  // read from Iggy up to the high watermark (at most kMaxRecoveryScanMessages messages; more is
+  // an error): which batches of a commit interrupted by a crash are already in Iggy.
+  static constexpr int64_t kMaxRecoveryScanMessages = 1'000'000;
+  void producer_batches_since(const std::string& topic, PartitionId partition, KafkaOffset from,
+                              ProducerId producer_id, ProducerEpoch epoch,
+                              std::function<void(Result<std::vector<int32_t>>)> cb);
+  // The last stable offset (LSO) of a partition is its high watermark, except while a committed
+  // transaction is being appended: hold_stable() pins it at the high watermark it answers
+  // (fresh from Iggy when the log has not loaded the partition) until release_stable() with that
+  // offset. Holds count; the LSO is the lowest one held. read_committed fetches return no record
+  // at or above the LSO and wake when a release moves it; Fetch reports it as last_stable_offset
+  // and ListOffsets(latest) at read_committed answers it.
+  void hold_stable(const std::string& topic, PartitionId partition, std::function<void(Result<KafkaOffset>)> held);
+  void release_stable(const std::string& topic, PartitionId partition, KafkaOffset held);
+
   // Answers every long-polling fetch now and stops new ones from waiting (shutdown).
   void stop_waiting();
 

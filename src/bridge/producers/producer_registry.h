@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/ids.h"
 #include "common/result.h"
@@ -35,6 +36,14 @@ enum class SequenceVerdict {
 struct SequenceCheck {
   SequenceVerdict verdict = SequenceVerdict::kAppend;
   KafkaOffset duplicate_base_offset = kNoOffset;
+};
+
+// One producer's state on a partition (DescribeProducers).
+struct ProducerOnPartition {
+  ProducerId producer_id;
+  ProducerEpoch producer_epoch;
+  int32_t last_sequence = -1;
+  TimestampMs last_timestamp = kNoTimestamp;
 };
 
 class ProducerRegistry {
@@ -79,6 +88,9 @@ class ProducerRegistry {
   // the sequence state of its partitions is dropped, as Kafka's log takes its producer state
   // along. Partitions with batches in flight keep their reservations until those fail.
   virtual void forget_topic(const std::string& topic) { (void)topic; }
+
+  // The producers with state on the partition (appended or buffered batches), by producer id.
+  virtual std::vector<ProducerOnPartition> producers_on(const std::string& topic, PartitionId partition) const = 0;
 };
 
 }  // namespace kib::bridge

@@ -97,6 +97,19 @@ void PersistentProducerRegistry::forget_topic(const std::string& topic) {
   if (dropped) spdlog::info("producers: forgot {} producer-partitions of deleted topic {}", dropped, topic);
 }
 
+std::vector<ProducerOnPartition> PersistentProducerRegistry::producers_on(const std::string& topic,
+                                                                          PartitionId partition) const {
+  std::vector<ProducerOnPartition> out;
+  for (const auto& [key, s] : partitions_) {
+    if (key.topic != topic || key.partition != partition() || !s.next_sequence) continue;
+    const int32_t last = *s.next_sequence == 0 ? std::numeric_limits<int32_t>::max() : *s.next_sequence - 1;
+    out.push_back({ProducerId(key.producer_id), ProducerEpoch(s.epoch), last, TimestampMs(s.last_active_ms)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ProducerOnPartition& a, const ProducerOnPartition& b) { return a.producer_id() < b.producer_id(); });
+  return out;
+}
+
 // ---- producer ids ----
 
 void PersistentProducerRegistry::init_producer(std::optional<ProducerIdAndEpoch> /*existing*/,

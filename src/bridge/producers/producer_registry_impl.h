@@ -60,6 +60,7 @@ class PersistentProducerRegistry final : public ProducerRegistry {
   void abort_append(ProducerId producer_id, const std::string& topic, PartitionId partition,
                     int32_t first_sequence) override;
   void forget_topic(const std::string& topic) override;
+  std::vector<ProducerOnPartition> producers_on(const std::string& topic, PartitionId partition) const override;
 
   // Forgets producer-partitions idle for idle_expiry_ms (memory now, SQLite in the next batch).
   // Runs every expiry_sweep_interval_ms once load() succeeded.
