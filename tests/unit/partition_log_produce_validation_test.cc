@@ -70,14 +70,18 @@ BOOST_AUTO_TEST_CASE(clients_may_not_write_control_batches) {
   BOOST_TEST((code_of(validate_produce_batches(b.decoded, 1 << 20)) == ErrorCode::kInvalidRecord));
 }
 
-BOOST_AUTO_TEST_CASE(transactional_batches_are_refused_until_transactions_exist) {
+BOOST_AUTO_TEST_CASE(transactional_batches_only_through_the_transaction_coordinator) {
   kafka::BatchSettings s;
   s.transactional = true;
   s.producer_id = 7;
   s.producer_epoch = 0;
   s.base_sequence = 0;
   auto b = make({s});
+  // The plain Produce path must never append one: its records would skip the buffer.
   BOOST_TEST((code_of(validate_produce_batches(b.decoded, 1 << 20)) == ErrorCode::kInvalidTxnState));
+  BOOST_TEST((code_of(validate_produce_batches(b.decoded, 1 << 20, /*transactional=*/true)) == ErrorCode::kNone));
+  // The other rules still hold for the coordinator's batches.
+  BOOST_TEST((code_of(validate_produce_batches(b.decoded, 10, true)) == ErrorCode::kMessageTooLarge));
 }
 
 BOOST_AUTO_TEST_CASE(an_idempotent_batch_needs_a_sequence) {

@@ -27,10 +27,11 @@ struct Reading {
   Reading() { iggy.add_topic("t", 2); }
 
   void fetch(int64_t offset, int32_t max_wait_ms, int32_t partition_max_bytes = 1 << 20, uint64_t owner = 0,
-             std::string topic = "t") {
+             std::string topic = "t", IsolationLevel isolation = IsolationLevel::kReadUncommitted) {
     got.reset();
     FetchParams params;
     params.max_wait_ms = max_wait_ms;
+    params.isolation = isolation;
     reader.fetch({FetchPartitionRequest{std::move(topic), PartitionId(0), KafkaOffset(offset), partition_max_bytes}},
                  params, [this](std::vector<FetchPartitionResult> r) { got = std::move(r); }, owner);
   }
@@ -99,6 +100,51 @@ BOOST_FIXTURE_TEST_CASE(a_long_poll_wakes_when_this_bridge_appends, Reading) {
   BOOST_TEST(records_in(got->front()) == 2u);
   BOOST_TEST(got->front().high_watermark() == 3);
   BOOST_TEST(reader.waiting_fetches() == 0u);
+}
+
+// A committed transaction being appended holds the last stable offset (PartitionLog::hold_stable):
+// read_committed sees nothing from the hold on, read_uncommitted sees everything, and a
+// read_committed long poll wakes when the hold goes.
+BOOST_FIXTURE_TEST_CASE(read_committed_stops_at_the_last_stable_offset_and_wakes_on_release, Reading) {
+  store(iggy, "t", 0, {{"a", "b"}});
+  PartitionOffsets& p = offsets.at("t", PartitionId(0));
+  p.stable_holds.insert(2);  // a commit's appends start at 2
+  store(iggy, "t", 0, {{"t1", "t2", "t3"}});
+  fetch(0, 0, 1 << 20, 0, "t", IsolationLevel::kReadCommitted);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(got->front().high_watermark() == 5);
+  BOOST_TEST(got->front().last_stable_offset() == 2);
+  BOOST_TEST(records_in(got->front()) == 2u);
+  fetch(0, 0, 1 << 20, 0, "t", IsolationLevel::kReadUncommitted);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 5u);
+  BOOST_TEST(got->front().last_stable_offset() == 2);  // reported at either level, as Kafka does
+
+  fetch(2, 60'000, 1 << 20, 0, "t", IsolationLevel::kReadCommitted);
+  iggy.serve();
+  loop.spin();
+  BOOST_TEST(!got.has_value());  // nothing stable at 2 yet: it waits
+  p.stable_holds.clear();
+  reader.appended(p);  // what release_stable does
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 3u);
+  BOOST_TEST(got->front().last_stable_offset() == 5);
+}
+
+BOOST_AUTO_TEST_CASE(the_last_stable_offset_is_the_lowest_hold_below_the_high_watermark) {
+  PartitionOffsets p;
+  p.high_watermark = KafkaOffset(10);
+  BOOST_TEST(last_stable_offset(p)() == 10);
+  p.stable_holds.insert(7);
+  p.stable_holds.insert(4);
+  BOOST_TEST(last_stable_offset(p)() == 4);
+  p.stable_holds.erase(p.stable_holds.find(4));
+  BOOST_TEST(last_stable_offset(p)() == 7);
+  p.high_watermark = KafkaOffset(5);  // a deleted and recreated topic: never above the HW
+  BOOST_TEST(last_stable_offset(p)() == 5);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_long_poll_sees_native_appends_through_get_topic, Reading) {

@@ -21,8 +21,8 @@ ProduceResult produce_error(ErrorCode code, std::string message) {
 ProduceResult produce_error(const Error& e) { return produce_error(to_kafka_error(e), e.message); }
 
 std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, PartitionId partition,
-                                            int32_t max_message_bytes) {
-  if (Status v = validate_produce_batches(job.batches, max_message_bytes); !v) {
+                                            int32_t max_message_bytes, bool transactional) {
+  if (Status v = validate_produce_batches(job.batches, max_message_bytes, transactional); !v) {
     if (to_kafka_error(v.error()) == ErrorCode::kInvalidTxnState)
       spdlog::warn("produce to {}-{} refused: {}", topic, partition, v.error().message);
     else
@@ -98,7 +98,7 @@ void Appender::pump(Queue& q) {
   const PartitionOffsets& p = *q.offsets;
   const size_t n = coalesced_jobs(q.appends, [&](AppendJob& next) {
     const kafka::RecordBatchHeader& nh = next.header();
-    if (idempotence_.applies_to(nh)) {
+    if (!next.committed && idempotence_.applies_to(nh)) {
       if (!q.tail.recovered) return false;
       if (!idempotence_.reserve(p.topic, p.id, nh)) return false;
       next.reserved = true;
@@ -129,7 +129,7 @@ bool Appender::prepare_head(Queue& q) {
   }
   AppendJob& job = *q.appends.front();
   const kafka::RecordBatchHeader& h = job.header();
-  if (!idempotence_.applies_to(h)) return true;
+  if (job.committed || !idempotence_.applies_to(h)) return true;
   if (q.tail.unknown) {
     // The retry of a batch whose send failed may be at the head now. If Iggy stored that send
     // (a reply lost when the connection dropped, or a timeout), appending the retry would store

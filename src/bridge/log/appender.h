@@ -46,6 +46,9 @@ struct AppendJob {
   bool unknown_origin = false;  // some message has origin 0 (Iggy stamps "now"): sent alone
   std::function<void(ProduceResult)> cb;
   bool reserved = false;  // the producer registry holds a sequence reservation for it
+  // A batch of a committed transaction (PartitionLog::append_committed): its sequence was checked
+  // and recorded when it was buffered, so it gets no idempotence verdict here.
+  bool committed = false;
 
   const kafka::RecordBatchHeader& header() const { return batches.front().header; }
 };
@@ -55,8 +58,9 @@ ProduceResult produce_error(const Error& e);
 
 // Validates the job's batches (produce_validation.h) and maps them to Iggy messages; the error
 // to answer when it cannot be appended.
+// `transactional`: a transactional batch is allowed (the transaction coordinator's checks).
 std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, PartitionId partition,
-                                            int32_t max_message_bytes);
+                                            int32_t max_message_bytes, bool transactional = false);
 
 // How many jobs from the front of `queue` go in one send: the head, then each follower while the
 // send stays within kMaxCoalescedSendBytes and Iggy's origin-timestamp span, none next to a job

@@ -47,7 +47,7 @@ struct FetchParams {
 struct FetchPartitionResult {
   kafka::ErrorCode error = kafka::ErrorCode::kNone;
   KafkaOffset high_watermark = kNoOffset;
-  KafkaOffset last_stable_offset = kNoOffset;  // = high watermark: no transactions yet
+  KafkaOffset last_stable_offset = kNoOffset;  // the high watermark unless a commit holds it (hold_stable)
   KafkaOffset log_start_offset = kNoOffset;
   Bytes records;  // v2 batches, empty when none
 };

@@ -30,14 +30,17 @@ OffsetIndex::Index& OffsetIndex::index_of(const PartitionOffsets& p) {
   return *slot;
 }
 
-void OffsetIndex::list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::function<void(OffsetLookup)> cb) {
+void OffsetIndex::list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::function<void(OffsetLookup)> cb,
+                               IsolationLevel isolation) {
   if (timestamp == kLatestTimestamp) {
-    offsets_.refresh_topic(p.topic, [pp = &p, cb](Status s) {
+    offsets_.refresh_topic(p.topic, [pp = &p, cb, isolation](Status s) {
       if (!s) {
         cb(lookup_error(s.error()));
         return;
       }
-      cb(OffsetLookup{ErrorCode::kNone, pp->high_watermark, kNoTimestamp});
+      cb(OffsetLookup{ErrorCode::kNone,
+                      isolation == IsolationLevel::kReadCommitted ? last_stable_offset(*pp) : pp->high_watermark,
+                      kNoTimestamp});
     });
     return;
   }

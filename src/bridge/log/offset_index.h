@@ -30,7 +30,9 @@ class OffsetIndex {
   OffsetIndex& operator=(const OffsetIndex&) = delete;
 
   // As PartitionLog::list_offsets, for a partition the topic is known to have.
-  void list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::function<void(OffsetLookup)> cb);
+  // `isolation`: at read_committed, latest is the last stable offset.
+  void list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::function<void(OffsetLookup)> cb,
+                    IsolationLevel isolation = IsolationLevel::kReadUncommitted);
   // The partition's topic was deleted: its time index is rebuilt from scratch on next use.
   void forget(const PartitionOffsets& p) {
     if (auto it = indexes_.find(&p); it != indexes_.end()) it->second->started = false;

@@ -57,17 +57,6 @@ void PartitionLog::on_topic_deleted(const std::string& name) {
   }
 }
 
-template <typename T>
-std::function<void(T)> PartitionLog::deferred_if_sync(std::function<void(T)> cb, Liveness::Token in_call) {
-  return [this, cb = std::move(cb), in_call](T value) {
-    if (in_call) {
-      tasks_.post([cb, value = std::move(value)]() mutable { cb(std::move(value)); });
-      return;
-    }
-    cb(std::move(value));
-  };
-}
-
 void PartitionLog::lookup(const std::string& topic, PartitionId partition,
                           std::function<void(Result<TopicLimits>)> cb) {
   auto limits = [topic, partition](const TopicMetadata* m) -> Result<TopicLimits> {
@@ -153,17 +142,17 @@ size_t PartitionLog::waiting_fetches() const { return reader_->waiting_fetches()
 // ---- offsets ----------------------------------------------------------------------------------
 
 void PartitionLog::list_offsets(const std::string& topic, PartitionId partition_id, TimestampMs timestamp,
-                                std::function<void(OffsetLookup)> cb) {
+                                std::function<void(OffsetLookup)> cb, IsolationLevel isolation) {
   Liveness in_call;  // alive until this call returns: a callback run before then is deferred
   cb = deferred_if_sync<OffsetLookup>(std::move(cb), in_call.token());
-  lookup(topic, partition_id, [this, topic, partition_id, timestamp, cb](Result<TopicLimits> limits) {
+  lookup(topic, partition_id, [this, topic, partition_id, timestamp, cb, isolation](Result<TopicLimits> limits) {
     if (!limits) {
       OffsetLookup r;
       r.error = to_kafka_error(limits.error());
       cb(r);
       return;
     }
-    index_->list_offsets(offsets_->at(topic, partition_id), timestamp, cb);
+    index_->list_offsets(offsets_->at(topic, partition_id), timestamp, cb, isolation);
   });
 }
 

@@ -86,8 +86,9 @@ class PartitionLog final : public TopicListener {
 
   // `timestamp`: kLatestTimestamp, kEarliestTimestamp, kEarliestLocalTimestamp, kMaxTimestamp, or
   // a time in ms (the first offset whose record timestamp is >= it; -1/-1 without error if none).
+  // At read_committed, latest is the last stable offset (hold_stable).
   void list_offsets(const std::string& topic, PartitionId partition, TimestampMs timestamp,
-                    std::function<void(OffsetLookup)> cb);
+                    std::function<void(OffsetLookup)> cb, IsolationLevel isolation = IsolationLevel::kReadUncommitted);
 
   // Learns the offsets of every partition of `topic` from Iggy (one GetTopic, shared with a
   // refresh already in flight). For consumer-lag metrics.
@@ -117,7 +118,8 @@ class PartitionLog final : public TopicListener {
 
   // What produce() would refuse of a transactional batch before the coordinator buffers it:
   // an unknown topic or partition, the Produce v3+ batch rules (produce_validation.h; the
-  // transactional bit is allowed here), max.message.bytes, a batch too large for one Iggy send.
+  // transactional bit is required here), max.message.bytes, a batch too large for one Iggy send.
+  // `batches` must stay alive until `cb` ran.
   void check_transactional(const std::string& topic, PartitionId partition,
                            const std::vector<kafka::DecodedBatch>& batches, std::function<void(Status)> cb);
   // Appends one batch of a committed transaction, in the partition's queue order with the other
@@ -142,6 +144,9 @@ class PartitionLog final : public TopicListener {
   // and ListOffsets(latest) at read_committed answers it.
   void hold_stable(const std::string& topic, PartitionId partition, std::function<void(Result<KafkaOffset>)> held);
   void release_stable(const std::string& topic, PartitionId partition, KafkaOffset held);
+  // A hold at a known offset (crash recovery: where a decided commit's appends began), in place
+  // before the call returns; released with release_stable(topic, partition, at).
+  void hold_stable_at(const std::string& topic, PartitionId partition, KafkaOffset at);
 
   // Answers every long-polling fetch now and stops new ones from waiting (shutdown).
   void stop_waiting();
@@ -161,6 +166,9 @@ class PartitionLog final : public TopicListener {
     bool deletable = true;  // deletes_allowed(): cleanup.policy includes `delete` (Kafka's deleteRecordsOnLeader)
   };
 
+  struct RecoveryScan;  // producer_batches_since
+  void scan_step(std::shared_ptr<RecoveryScan> scan);
+
   template <typename T>
   std::function<void(T)> deferred_if_sync(std::function<void(T)> cb, Liveness::Token in_call);
   void lookup(const std::string& topic, PartitionId partition, std::function<void(Result<TopicLimits>)> cb);
@@ -179,5 +187,18 @@ class PartitionLog final : public TopicListener {
   std::unique_ptr<LogDirs> log_dirs_;
   Liveness alive_;  // catalog callbacks check it
 };
+
+// A callback that runs later when called inside the call that was given it (shared by
+// partition_log.cc and transactional_log.cc).
+template <typename T>
+std::function<void(T)> PartitionLog::deferred_if_sync(std::function<void(T)> cb, Liveness::Token in_call) {
+  return [this, cb = std::move(cb), in_call](T value) {
+    if (in_call) {
+      tasks_.post([cb, value = std::move(value)]() mutable { cb(std::move(value)); });
+      return;
+    }
+    cb(std::move(value));
+  };
+}
 
 }  // namespace kib::bridge

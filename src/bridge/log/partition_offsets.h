@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,7 +47,16 @@ struct PartitionOffsets {
   uint64_t avg_message_bytes = 0;  // Iggy bytes per message, sizes poll counts (0 = unknown)
   uint64_t appends_done = 0;       // own appends; a GetTopic reply older than one must not lower HW
   std::vector<std::function<void(Status)>> log_start_refreshes;  // coalesced Poll First
+  // Last stable offset holds of committed transactions being appended (PartitionLog::hold_stable):
+  // read_committed readers see nothing at or above the lowest.
+  std::multiset<int64_t> stable_holds;
 };
+
+// The last stable offset: the high watermark, or the lowest hold below it.
+inline KafkaOffset last_stable_offset(const PartitionOffsets& p) {
+  if (p.stable_holds.empty() || *p.stable_holds.begin() >= p.high_watermark()) return p.high_watermark;
+  return KafkaOffset(*p.stable_holds.begin());
+}
 
 // High watermark from GetTopic: last offset + 1, 0 when empty (docs/iggy-protocol.md §7). current_offset
 // is 0 both for "empty" and for "one message at 0"; messages_count tells them apart.

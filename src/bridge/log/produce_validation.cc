@@ -8,7 +8,8 @@ namespace kib::bridge {
 
 using kafka::ErrorCode;
 
-Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, int32_t max_message_bytes) {
+Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, int32_t max_message_bytes,
+                                bool transactional) {
   if (batches.size() != 1)
     return kafka_error(ErrorCode::kInvalidRecord, "produce v3+ must carry exactly one record batch per partition, got " +
                                                       std::to_string(batches.size()));
@@ -17,8 +18,10 @@ Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, in
     return kafka_error(ErrorCode::kInvalidRecord, "record batch has no records");
   if (b.header.is_control())
     return kafka_error(ErrorCode::kInvalidRecord, "clients may not write control batches");
-  if (b.header.is_transactional())
-    return kafka_error(ErrorCode::kInvalidTxnState, "transactional produce is not supported by this bridge yet");
+  if (b.header.is_transactional() && !transactional)
+    return kafka_error(ErrorCode::kInvalidTxnState, "a transactional batch outside the transaction coordinator");
+  if (b.header.is_transactional() && b.header.producer_id < 0)
+    return kafka_error(ErrorCode::kInvalidRecord, "transactional batch without a producer id");
   if (b.header.producer_id >= 0 && b.header.base_sequence < 0)
     return kafka_error(ErrorCode::kInvalidRecord, "idempotent batch (producer id " +
                                                       std::to_string(b.header.producer_id) + ") without a base sequence");

@@ -19,8 +19,12 @@ inline constexpr uint64_t kIggyMessageFrameBytes = 48;
 // One partition's batches from a Produce v3+ request. Errors carry Kafka codes (bridge/errors.h):
 //   not exactly one batch, zero records, a control batch, or an idempotent batch without a
 //     sequence                                                     -> INVALID_RECORD
-//   a transactional batch (transactions are not supported yet)     -> INVALID_TXN_STATE
+//   a transactional batch, unless `transactional` (the transaction coordinator's own checks
+//     and appends; a Produce reaches the log with one only when the bridge routes it wrongly)
+//                                                                  -> INVALID_TXN_STATE
+//   a transactional batch without a producer id                    -> INVALID_RECORD
 //   the batch as sent is larger than the topic's max.message.bytes -> MESSAGE_TOO_LARGE
-Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, int32_t max_message_bytes);
+Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, int32_t max_message_bytes,
+                                bool transactional = false);
 
 }  // namespace kib::bridge

@@ -35,7 +35,8 @@ struct Reader::FetchOp {
 };
 
 PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, const std::vector<PartitionRead>& reads,
-                          const std::vector<PartitionOffsets*>& states, int32_t max_bytes) {
+                          const std::vector<PartitionOffsets*>& states, int32_t max_bytes,
+                          IsolationLevel isolation) {
   const size_t n = requests.size();
   PassResults out;
   out.results.resize(n);
@@ -44,18 +45,27 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
   for (size_t i = 0; i < n; ++i) {
     FetchPartitionResult& res = out.results[i];
     const PartitionRead& read = reads[i];
+    KafkaOffset stable = kNoOffset;  // read_committed: records from here on are not returned yet
     if (const PartitionOffsets* p = states[i]) {
-      res.high_watermark = res.last_stable_offset = p->high_watermark;
+      res.high_watermark = p->high_watermark;
+      res.last_stable_offset = last_stable_offset(*p);
       res.log_start_offset = p->log_start;
+      if (isolation == IsolationLevel::kReadCommitted) stable = res.last_stable_offset;
     }
     if (read.error != ErrorCode::kNone) {
       res.error = read.error;
       out.any_error = true;
       continue;
     }
-    if (read.records.empty()) continue;
+    std::span<const FetchedRecord> records = read.records;
+    if (stable >= KafkaOffset(0)) {
+      auto end = std::find_if(records.begin(), records.end(),
+                              [&](const FetchedRecord& r) { return r.offset >= stable(); });
+      records = records.first(static_cast<size_t>(end - records.begin()));
+    }
+    if (records.empty()) continue;
     const size_t budget = std::min(static_cast<size_t>(std::max(0, requests[i].max_bytes)), remaining);
-    EncodedRecords enc = encode_fetched_records(read.records, budget, first_with_data);
+    EncodedRecords enc = encode_fetched_records(records, budget, first_with_data);
     if (enc.records == 0) continue;
     first_with_data = false;
     remaining -= std::min(remaining, enc.bytes.size());
@@ -212,7 +222,7 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
 
 void Reader::pass_done(uint64_t op_id) {
   FetchOp& op = *fetches_.at(op_id);
-  PassResults pass = assemble_pass(op.requests, op.reads, op.states, op.params.max_bytes);
+  PassResults pass = assemble_pass(op.requests, op.reads, op.states, op.params.max_bytes, op.params.isolation);
   for (size_t i = 0; i < op.requests.size(); ++i)
     if (const PartitionOffsets* p = op.states[i]) op.seen_high_watermark[i] = p->high_watermark;
   op.results = std::move(pass.results);

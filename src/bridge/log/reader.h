@@ -41,14 +41,16 @@ struct PartitionRead {
 
 // A pass's answer: per request its offsets (from `states`, nullptr while the topic is unknown)
 // and records, encoded under the fetch's and the partitions' byte limits (KIP-74: the first
-// partition with data returns at least one record whatever the limits).
+// partition with data returns at least one record whatever the limits). At read_committed no
+// record at or above a partition's last stable offset is returned.
 struct PassResults {
   std::vector<FetchPartitionResult> results;
   size_t bytes = 0;  // of records
   bool any_error = false;
 };
 PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, const std::vector<PartitionRead>& reads,
-                          const std::vector<PartitionOffsets*>& states, int32_t max_bytes);
+                          const std::vector<PartitionOffsets*>& states, int32_t max_bytes,
+                          IsolationLevel isolation = IsolationLevel::kReadUncommitted);
 
 class Reader {
  public:

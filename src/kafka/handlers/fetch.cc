@@ -89,7 +89,8 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
                   pd.high_watermark = r.high_watermark();
                   pd.last_stable_offset = r.last_stable_offset();
                   pd.log_start_offset = r.log_start_offset();
-                  // No transactions yet: nothing was ever aborted.
+                  // Aborted transactions never reach the log (docs/transactions.md): the list
+                  // is always empty, and committed ones are appended as plain batches.
                   if (read_committed) pd.aborted_transactions.emplace();
                   else pd.aborted_transactions.reset();
                   record_bytes += r.records.size();

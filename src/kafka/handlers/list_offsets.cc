@@ -51,6 +51,8 @@ void handle(bridge::PartitionLog& log, Request&& req) {
       }
       ++call->pending;
       const PartitionId partition_id(rq.partition_index);
+      const auto isolation = body.isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
+                                                       : bridge::IsolationLevel::kReadUncommitted;
       log.list_offsets(topic.name, partition_id, TimestampMs(rq.timestamp), [call, t, p](bridge::OffsetLookup r) {
         auto& pr = call->resp.topics[t].partitions[p];
         pr.error_code = to_int16(r.error);
@@ -59,7 +61,7 @@ void handle(bridge::PartitionLog& log, Request&& req) {
         // Kafka: the epoch of the offset found, -1 with the offset when none is (by timestamp).
         pr.leader_epoch = r.error == ErrorCode::kNone && r.offset() >= 0 ? bridge::kPartitionLeaderEpoch : -1;
         call->done();
-      });
+      }, isolation);
     }
   }
   call->done();
