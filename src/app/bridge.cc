@@ -131,6 +131,9 @@ Status Bridge::start() {
   transactions_ = bridge::make_transaction_coordinator(
       bridge::TransactionServices{*state_, &loop_, *producers_, *log_, *offsets_, cfg_.transactions});
   if (auto st = transactions_->load(); !st) return st.error();
+  // Before the listener opens: a commit decided before a crash holds its partitions' last stable
+  // offsets from here on, and transactions open at the crash are aborted (docs/transactions.md).
+  transactions_->recover([] { spdlog::info("transactions: recovery after restart complete"); });
 
   services_ = std::make_unique<kafka::Services>(kafka::Services{
       .config = cfg_,

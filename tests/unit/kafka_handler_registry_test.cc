@@ -26,6 +26,10 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {21, 0, 2, 0},  // DeleteRecords
       {22, 0, 4, 0},
       {23, 2, 4, 2},  // OffsetForLeaderEpoch (v0-1 removed in Kafka 4.0)
+      {24, 0, 3, 0},  // AddPartitionsToTxn (v4+ broker-to-broker, KIP-890)
+      {25, 0, 4, 0},  // AddOffsetsToTxn
+      {26, 0, 4, 0},  // EndTxn (v5 is transaction version 2)
+      {28, 0, 4, 0},  // TxnOffsetCommit
       {32, 1, 4, 1},  // DescribeConfigs
       {33, 0, 2, 0},  // AlterConfigs
       {35, 1, 4, 1},  // DescribeLogDirs (v0 removed in Kafka 4.0)
@@ -34,6 +38,9 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {44, 0, 1, 0},  // IncrementalAlterConfigs
       {47, 0, 0, 0},
       {60, 0, 2, 0},  // DescribeCluster
+      {61, 0, 0, 0},  // DescribeProducers
+      {65, 0, 0, 0},  // DescribeTransactions
+      {66, 0, 2, 0},  // ListTransactions
       {75, 0, 0, 0},  // DescribeTopicPartitions
   };
   std::vector<std::array<int16_t, 4>> served;

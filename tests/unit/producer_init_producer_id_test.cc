@@ -213,18 +213,35 @@ BOOST_AUTO_TEST_CASE(producer_id_without_epoch_is_an_invalid_request_like_kafka)
   BOOST_TEST(resp.producer_id == -1);
 }
 
-BOOST_AUTO_TEST_CASE(a_transactional_producer_fails_clearly_with_invalid_request) {
+// With a transactional id the transaction coordinator answers (docs/transactions.md): a producer
+// id at epoch 0 the first time, the same id at the next epoch every time after (fencing the
+// previous incarnation), INVALID_REQUEST for an empty id and INVALID_TRANSACTION_TIMEOUT above
+// [transactions] max_timeout_ms, as Kafka answers.
+BOOST_AUTO_TEST_CASE(a_transactional_id_gets_its_producer_and_every_call_bumps_the_epoch) {
   Server s;
-  for (std::string id : {"payments-tx", ""}) {
-    msg::InitProducerIdRequest req;
-    req.transactional_id = id;
-    req.transaction_timeout_ms = 60000;
-    auto resp = s.round_trip(request_frame(4, req), 4);
-    BOOST_TEST(resp.error_code == code(ErrorCode::kInvalidRequest));
-    BOOST_TEST(!is_retriable(ErrorCode::kInvalidRequest));
-    BOOST_TEST(resp.producer_id == -1);
-    BOOST_TEST(resp.producer_epoch == -1);
-  }
+  msg::InitProducerIdRequest req;
+  req.transactional_id = "payments-tx";
+  req.transaction_timeout_ms = 60000;
+  auto first = s.round_trip(request_frame(4, req), 4);
+  BOOST_TEST(first.error_code == 0);
+  BOOST_TEST(first.producer_id >= 0);
+  BOOST_TEST(first.producer_epoch == 0);
+  auto second = s.round_trip(request_frame(4, req), 4);
+  BOOST_TEST(second.error_code == 0);
+  BOOST_TEST(second.producer_id == first.producer_id);
+  BOOST_TEST(second.producer_epoch == 1);
+
+  req.transactional_id = "";
+  auto empty = s.round_trip(request_frame(4, req), 4);
+  BOOST_TEST(empty.error_code == code(ErrorCode::kInvalidRequest));
+  BOOST_TEST(empty.producer_id == -1);
+
+  req.transactional_id = "too-slow";
+  req.transaction_timeout_ms = 900001;  // the default max_timeout_ms is 900000, Kafka's too
+  auto too_long = s.round_trip(request_frame(4, req), 4);
+  BOOST_TEST(too_long.error_code == code(ErrorCode::kInvalidTransactionTimeout));
+  BOOST_TEST(too_long.producer_id == -1);
+  BOOST_TEST(too_long.producer_epoch == -1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -188,6 +188,24 @@ void CommittedOffsets::commit(const std::string& group_id, std::vector<OffsetCom
       });
 }
 
+void CommittedOffsets::adopt(const std::string& group_id, const std::vector<OffsetCommitEntry>& entries,
+                             int64_t commit_time_ms) {
+  if (stopped_ || entries.empty()) return;
+  Group& g = find_or_create(group_id);
+  for (const auto& e : entries)
+    g.offsets[{e.topic, e.partition}] =
+        CachedOffset{e.offset, e.leader_epoch, e.metadata.value_or(""), commit_time_ms, std::nullopt};
+}
+
+int64_t CommittedOffsets::now_ms() const { return clock_.now_ms(); }
+
+ErrorCode CommittedOffsets::check_entry(const std::string& topic, int32_t partition,
+                                        const std::optional<std::string>& metadata) const {
+  if (metadata_too_large(metadata)) return ErrorCode::kOffsetMetadataTooLarge;
+  if (!partition_exists(topic, partition)) return ErrorCode::kUnknownTopicOrPartition;
+  return ErrorCode::kNone;
+}
+
 std::vector<FetchedOffset> CommittedOffsets::fetch_offsets(const std::string& group_id,
                                                            const std::vector<TopicPartitionIndex>* partitions) const {
   std::vector<FetchedOffset> out;

@@ -106,6 +106,15 @@ class CommittedOffsets {
   // coordinator's business: it calls this after its checks.
   void commit(const std::string& group_id, std::vector<OffsetCommitEntry> entries, int64_t retention_time_ms,
               std::function<void(std::vector<ErrorCode>)> done);
+  // Offsets a committed transaction wrote into committed_offsets itself, in the same SQLite
+  // transaction as its commit decision (docs/transactions.md): the cache takes them, as a
+  // commit() would once durable. The group's consumer_groups row is the writer's business
+  // (state::ensure_group_row). Rows are checked as commit() checks nothing: the coordinator did.
+  void adopt(const std::string& group_id, const std::vector<OffsetCommitEntry>& entries, int64_t commit_time_ms);
+  // What commit() would refuse of one entry: OFFSET_METADATA_TOO_LARGE, UNKNOWN_TOPIC_OR_PARTITION.
+  ErrorCode check_entry(const std::string& topic, int32_t partition, const std::optional<std::string>& metadata) const;
+  // The clock commit() stamps commit times with.
+  int64_t now_ms() const;
   // `partitions` null = every committed partition of the group, by topic and partition.
   std::vector<FetchedOffset> fetch_offsets(const std::string& group_id,
                                            const std::vector<TopicPartitionIndex>* partitions) const;

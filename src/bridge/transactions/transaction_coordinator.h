@@ -113,9 +113,10 @@ class TransactionCoordinator {
                        std::function<void(kafka::ErrorCode)> done) = 0;
 
   // Produce of a transactional batch (attributes bit 4): buffered in SQLite, answered with base
-  // offset -1 once durable (docs/transactions.md says why).
+  // offset -1 once durable (docs/transactions.md says why). `input` keeps alive the bytes the
+  // batches point into.
   virtual void produce(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
-                       std::function<void(ProduceResult)> done) = 0;
+                       std::shared_ptr<const void> input, std::function<void(ProduceResult)> done) = 0;
 
   // OffsetFetch with require_stable (KIP-447): whether an open transaction has an offset pending
   // for the group's partition (UNSTABLE_OFFSET_COMMIT).

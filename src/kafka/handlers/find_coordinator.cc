@@ -1,6 +1,9 @@
-// FindCoordinator (key 10): the bridge coordinates every group and transactional id.
+// FindCoordinator (key 10): the bridge coordinates every group (key type 0) and transactional id
+// (key type 1); other key types (share groups, 2) get INVALID_REQUEST, as Kafka answers an
+// unknown one.
 #include "bridge/catalog/topic_catalog.h"
 #include "kafka/handlers/registry.h"
+#include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/find_coordinator.h"
 #include "kafka/services.h"
 
@@ -13,6 +16,27 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
   if (body.key_type == 0) catalog.use_offsets_topic();
   auto adv = config.advertised();
   msg::FindCoordinatorResponse resp;
+  if (body.key_type != 0 && body.key_type != 1) {
+    const std::string why = "key type " + std::to_string(body.key_type) + " is not served";
+    if (req.header.api_version >= 4) {
+      req.respond.count_error(to_int16(ErrorCode::kInvalidRequest));
+      for (const auto& key : body.coordinator_keys) {
+        msg::FindCoordinatorResponse::Coordinator c;
+        c.key = key;
+        c.node_id = -1;
+        c.port = -1;
+        c.error_code = to_int16(ErrorCode::kInvalidRequest);
+        c.error_message = why;
+        resp.coordinators.push_back(std::move(c));
+      }
+    } else {
+      resp.error_code = to_int16(ErrorCode::kInvalidRequest);
+      resp.error_message = why;
+      resp.node_id = -1;
+      resp.port = -1;
+    }
+    return req.respond.send(resp);
+  }
   if (req.header.api_version >= 4) {
     for (const auto& key : body.coordinator_keys) {
       msg::FindCoordinatorResponse::Coordinator c;

@@ -1,11 +1,11 @@
-// InitProducerId (key 22): producer ids for idempotent producers. Transactions are not served
-// yet: a transactional id gets INVALID_REQUEST, which every client treats as fatal (the Java
-// producer: "Unexpected error in InitProducerIdResponse; ... sent to an incompatible broker"),
-// instead of a retriable code that would make initTransactions() hang until max.block.ms.
+// InitProducerId (key 22): producer ids for idempotent producers (the producer registry) and,
+// with a transactional id, for transactional ones (the transaction coordinator: epoch bumped on
+// every call, fencing the previous incarnation; docs/transactions.md).
 #include <spdlog/spdlog.h>
 
 #include "bridge/errors.h"
 #include "bridge/producers/producer_registry.h"
+#include "bridge/transactions/transaction_coordinator.h"
 #include "common/text.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/init_producer_id.h"
@@ -14,7 +14,11 @@
 namespace kib::kafka {
 namespace {
 
+constexpr int16_t kFirstProducerFencedVersion = 4;  // KIP-588: older clients know INVALID_PRODUCER_EPOCH
+
 void reply_error(const Responder& respond, ErrorCode code) {
+  if (code == ErrorCode::kProducerFenced && respond.header().api_version < kFirstProducerFencedVersion)
+    code = ErrorCode::kInvalidProducerEpoch;
   msg::InitProducerIdResponse resp;
   resp.error_code = to_int16(code);
   resp.producer_id = -1;
@@ -22,18 +26,34 @@ void reply_error(const Responder& respond, ErrorCode code) {
   respond.send(resp);
 }
 
-void handle(bridge::ProducerRegistry& producers, Request&& req) {
+void handle(bridge::ProducerRegistry& producers, bridge::TransactionCoordinator& transactions, Request&& req) {
   auto body = req.decode<msg::InitProducerIdRequest>();
-  if (body.transactional_id) {
-    spdlog::warn("client={} api=InitProducerId v={} transactional_id='{}': transactions are not supported yet",
-                 esc(req.header.client_id), req.header.api_version, esc(*body.transactional_id));
-    return reply_error(req.respond, ErrorCode::kInvalidRequest);
-  }
   // KafkaApis.handleInitProducerIdRequest: id and epoch are both -1 or both set.
   std::optional<bridge::ProducerIdAndEpoch> existing;
   if (req.header.api_version >= 3 && (body.producer_id != -1 || body.producer_epoch != -1)) {
     if (body.producer_id == -1 || body.producer_epoch == -1) return reply_error(req.respond, ErrorCode::kInvalidRequest);
     existing = bridge::ProducerIdAndEpoch{ProducerId(body.producer_id), ProducerEpoch(body.producer_epoch)};
+  }
+  if (body.transactional_id) {
+    // Kafka refuses an empty transactional id the same way (KafkaApis: INVALID_REQUEST).
+    if (body.transactional_id->empty()) return reply_error(req.respond, ErrorCode::kInvalidRequest);
+    std::optional<std::pair<ProducerId, ProducerEpoch>> had;
+    if (existing) had = std::make_pair(existing->producer_id, existing->producer_epoch);
+    transactions.init_producer(
+        *body.transactional_id, body.transaction_timeout_ms, had,
+        [respond = req.respond, id = *body.transactional_id](bridge::TxnInitResult r) {
+          if (r.error != ErrorCode::kNone) {
+            spdlog::info("client={} api=InitProducerId transactional_id='{}': {}: {}",
+                         esc(respond.header().client_id), esc(id), error_name(r.error), esc(r.message, 512));
+            respond.count_error(to_int16(r.error));
+            return reply_error(respond, r.error);
+          }
+          msg::InitProducerIdResponse resp;
+          resp.producer_id = r.producer_id();
+          resp.producer_epoch = r.producer_epoch();
+          respond.send(resp);
+        });
+    return;
   }
   producers.init_producer(existing, [respond = req.respond](Result<bridge::ProducerIdAndEpoch> r) {
     if (!r) {
@@ -51,7 +71,7 @@ void handle(bridge::ProducerRegistry& producers, Request&& req) {
 
 HandlerSpec init_producer_id_handler() {
   return serve<msg::InitProducerIdRequest>(0, 4, [](const Services& s, Request&& req) {
-    handle(s.producers, std::move(req));
+    handle(s.producers, s.transactions, std::move(req));
   });
 }
 

@@ -1,12 +1,15 @@
 // OffsetFetch (key 9), v1-9: committed offsets from CommittedOffsets' cache; one group (v1-7)
-// or several (v8+); a null topic list means every partition the group committed. There are no
-// transactional offsets yet, so require_stable never has anything to wait for.
+// or several (v8+); a null topic list means every partition the group committed. With
+// require_stable (v7+, KIP-447: read_committed consumers) a partition an open transaction has an
+// offset pending for gets UNSTABLE_OFFSET_COMMIT, which the consumer retries until the
+// transaction ends (Kafka's GroupMetadataManager.getOffsets).
 #include <map>
 #include <set>
 #include <string_view>
 #include <utility>
 
 #include "bridge/groups/committed_offsets.h"
+#include "bridge/transactions/transaction_coordinator.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/offset_fetch.h"
 #include "kafka/services.h"
@@ -16,8 +19,8 @@ namespace {
 
 // The group's offsets, grouped by topic in request order (or name order when fetching all).
 template <typename TopicOut, typename Topics>
-std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const std::string& group_id,
-                                  const std::optional<Topics>& topics) {
+std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator* pending,
+                                  const std::string& group_id, const std::optional<Topics>& topics) {
   std::vector<bridge::FetchedOffset> fetched;
   if (topics) {
     // A partition named twice is answered once (Kafka repeats it; clients keep one entry per
@@ -40,17 +43,24 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
     p.committed_leader_epoch = f.leader_epoch;
     p.metadata = std::move(f.metadata);
     p.error_code = to_int16(f.error);
+    if (pending && pending->has_pending_offset(group_id, f.topic, f.partition)) {
+      p.committed_offset = -1;
+      p.committed_leader_epoch = -1;
+      p.metadata = "";
+      p.error_code = to_int16(ErrorCode::kUnstableOffsetCommit);
+    }
   }
   return out;
 }
 
-void handle(const bridge::CommittedOffsets& offsets, Request&& req) {
+void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator& txns, Request&& req) {
   auto body = req.decode<msg::OffsetFetchRequest>();
   const int16_t v = req.header.api_version;
+  const bridge::TransactionCoordinator* pending = body.require_stable ? &txns : nullptr;
   msg::OffsetFetchResponse resp;
   if (v <= 7) {
     using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
-    resp.topics = fetch_group<Topic>(offsets, body.group_id, body.topics);
+    resp.topics = fetch_group<Topic>(offsets, pending, body.group_id, body.topics);
   } else {
     // A group named twice is answered once, for the same reason.
     std::set<std::string_view> groups_seen;
@@ -58,7 +68,7 @@ void handle(const bridge::CommittedOffsets& offsets, Request&& req) {
       if (!groups_seen.insert(g.group_id).second) continue;
       auto& rg = resp.groups.emplace_back();
       rg.group_id = g.group_id;
-      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, g.group_id, g.topics);
+      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, pending, g.group_id, g.topics);
     }
   }
   req.respond.send(resp);
@@ -68,7 +78,7 @@ void handle(const bridge::CommittedOffsets& offsets, Request&& req) {
 
 HandlerSpec offset_fetch_handler() {
   return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
-    handle(s.offsets, std::move(req));
+    handle(s.offsets, s.transactions, std::move(req));
   });
 }
 

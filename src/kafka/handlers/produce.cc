@@ -11,6 +11,7 @@
 
 #include "bridge/errors.h"
 #include "bridge/log/partition_log.h"
+#include "bridge/transactions/transaction_coordinator.h"
 #include "common/text.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/produce.h"
@@ -82,7 +83,8 @@ struct ProduceCall {
   }
 };
 
-void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Request&& req) {
+void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, const config::LimitsConfig& limits,
+            Request&& req) {
   // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
   auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
   const int16_t version = req.header.api_version;
@@ -150,18 +152,23 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
       for (const DecodedBatch& b : *decoded) held += b.memory_bytes();
       if (held) req.respond.charge(held);
       ++call->pending;
-      log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, body->acks,
-                     [call, t, p](bridge::ProduceResult r) {
-                       auto& pr = call->resp.responses[t].partition_responses[p];
-                       if (r.error != ErrorCode::kNone) {
-                         call->fail(pr, r.error, r.message);
-                       } else {
-                         pr.base_offset = r.base_offset();
-                         pr.log_append_time_ms = r.log_append_time_ms();
-                         pr.log_start_offset = r.log_start_offset();
-                       }
-                       call->done();
-                     });
+      auto answered = [call, t, p](bridge::ProduceResult r) {
+        auto& pr = call->resp.responses[t].partition_responses[p];
+        if (r.error != ErrorCode::kNone) {
+          call->fail(pr, r.error, r.message);
+        } else {
+          pr.base_offset = r.base_offset();
+          pr.log_append_time_ms = r.log_append_time_ms();
+          pr.log_start_offset = r.log_start_offset();
+        }
+        call->done();
+      };
+      // A transactional batch waits in the transaction's buffer until EndTxn (docs/transactions.md).
+      if (!decoded->empty() && decoded->front().header.is_transactional())
+        txns.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, std::move(answered));
+      else
+        log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, body->acks,
+                    std::move(answered));
     }
   }
   if (refused_at_decode > 1)
@@ -175,7 +182,7 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
 HandlerSpec produce_handler() {
   // Served from v3, the spec's lowest version, so advertised from v0 like Kafka (KAFKA-18659).
   return serve<msg::ProduceRequest>(3, 11, [](const Services& s, Request&& req) {
-    handle(s.log, s.config.limits, std::move(req));
+    handle(s.log, s.transactions, s.config.limits, std::move(req));
   });
 }
 

@@ -96,6 +96,13 @@ constexpr std::array kServed{
     Served{DeleteTopicsRequest::kApiKey, 1, 6, &body<DeleteTopicsRequest>},
     Served{CreatePartitionsRequest::kApiKey, 0, 3, &body<CreatePartitionsRequest>},
     Served{DescribeTopicPartitionsRequest::kApiKey, 0, 0, &body<DescribeTopicPartitionsRequest>},
+    Served{AddPartitionsToTxnRequest::kApiKey, 0, 3, &body<AddPartitionsToTxnRequest>},
+    Served{AddOffsetsToTxnRequest::kApiKey, 0, 4, &body<AddOffsetsToTxnRequest>},
+    Served{EndTxnRequest::kApiKey, 0, 4, &body<EndTxnRequest>},
+    Served{TxnOffsetCommitRequest::kApiKey, 0, 4, &body<TxnOffsetCommitRequest>},
+    Served{DescribeProducersRequest::kApiKey, 0, 0, &body<DescribeProducersRequest>},
+    Served{DescribeTransactionsRequest::kApiKey, 0, 0, &body<DescribeTransactionsRequest>},
+    Served{ListTransactionsRequest::kApiKey, 0, 2, &body<ListTransactionsRequest>},
 };
 
 }  // namespace

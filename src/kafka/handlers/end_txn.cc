@@ -1,0 +1,34 @@
+// EndTxn (key 26): commit (the buffered records appended to Iggy, the pending offsets committed)
+// or abort (discarded); answered once the commit is complete (docs/transactions.md). Served v0-4;
+// v5 belongs to transaction version 2 (KIP-890), which the bridge does not advertise.
+#include "bridge/transactions/transaction_coordinator.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/generated/end_txn.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+namespace {
+
+constexpr int16_t kFirstProducerFencedVersion = 2;  // KIP-588
+
+void handle(bridge::TransactionCoordinator& txns, Request&& req) {
+  auto body = req.decode<msg::EndTxnRequest>();
+  txns.end_txn(body.transactional_id, ProducerId(body.producer_id), ProducerEpoch(body.producer_epoch),
+               body.committed, [respond = req.respond](ErrorCode e) {
+                 if (e == ErrorCode::kProducerFenced && respond.header().api_version < kFirstProducerFencedVersion)
+                   e = ErrorCode::kInvalidProducerEpoch;
+                 if (e != ErrorCode::kNone) respond.count_error(to_int16(e));
+                 msg::EndTxnResponse resp;
+                 resp.error_code = to_int16(e);
+                 respond.send(resp);
+               });
+}
+
+}  // namespace
+
+HandlerSpec end_txn_handler() {
+  return serve<msg::EndTxnRequest>(0, 4,
+                                   [](const Services& s, Request&& req) { handle(s.transactions, std::move(req)); });
+}
+
+}  // namespace kib::kafka

@@ -1,0 +1,198 @@
+"""Transactions against the real bridge binary and a real iggy-server (docs/transactions.md): the
+coordinator's answers, what Iggy holds before and after EndTxn, and crash recovery of a decided
+commit, made deterministic by editing the state database of a killed bridge."""
+import asyncio, os, signal, sqlite3, time, uuid
+import pytest
+
+ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+
+def create_topic(port, name, partitions=2):
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    for f in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+        f.result(30)
+
+
+def producer(port, txn_id, **extra):
+    conf = {"bootstrap.servers": f"127.0.0.1:{port}", "transactional.id": txn_id,
+            "transaction.timeout.ms": 60000, "linger.ms": 5}
+    conf.update(extra)
+    p = ck.Producer(conf)
+    p.init_transactions(30)
+    return p
+
+
+def consume(port, topic, isolation, expect, timeout=20):
+    c = ck.Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "g-" + uuid.uuid4().hex[:8],
+                     "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                     "isolation.level": isolation})
+    c.subscribe([topic])
+    out, deadline = [], time.time() + timeout
+    try:
+        while time.time() < deadline and len(out) < expect:
+            m = c.poll(0.5)
+            if m is None or m.error():
+                continue
+            out.append((m.partition(), m.offset(), m.value().decode()))
+        # a little longer, so that records beyond `expect` (duplicates) would show
+        end = time.time() + 1.5
+        while time.time() < end:
+            m = c.poll(0.3)
+            if m is not None and not m.error():
+                out.append((m.partition(), m.offset(), m.value().decode()))
+    finally:
+        c.close()
+    return sorted(out)
+
+
+def iggy_count(iggy, topic, partitions=2):
+    sdk = pytest.importorskip("apache_iggy", reason="SKIPPED: apache-iggy not installed (tests/clients/setup.sh)")
+
+    async def run():
+        c = sdk.IggyClient(iggy.address)
+        await c.connect()
+        await c.login_user("iggy", "iggy")
+        n = 0
+        for p in range(partitions):
+            n += len(await c.poll_messages("kafka", topic, consumer=sdk.Consumer.Single("kib-txn-test"),
+                                           polling_strategy=sdk.PollingStrategy.Offset(0), count=1000,
+                                           auto_commit=False, partition_id=p))
+        return n
+    return asyncio.run(run())
+
+
+def test_commit_appends_and_abort_discards(bridge_factory, iggy):
+    b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic)
+    p = producer(b.port, "tx-" + topic)
+    p.begin_transaction()
+    for i in range(10):
+        p.produce(topic, f"a-{i}".encode(), partition=i % 2)
+    p.flush(10)
+    # Buffered in SQLite, not in Iggy: native consumers never see an open transaction.
+    assert iggy_count(iggy, topic) == 0
+    with sqlite3.connect(b.state) as db:
+        assert db.execute("SELECT count(*) FROM transaction_batches").fetchone()[0] >= 2
+        assert db.execute("SELECT state FROM transactions").fetchone()[0] == "Ongoing"
+    p.abort_transaction(30)
+    assert iggy_count(iggy, topic) == 0
+    p.begin_transaction()
+    for i in range(10):
+        p.produce(topic, f"c-{i}".encode(), partition=i % 2)
+    p.commit_transaction(30)
+    assert iggy_count(iggy, topic) == 10
+    got = consume(b.port, topic, "read_committed", 10)
+    assert sorted(v for _, _, v in got) == sorted(f"c-{i}" for i in range(10))
+    # Offsets are dense from 0 per partition: nothing of the aborted transaction took one.
+    for part in (0, 1):
+        assert [o for pp, o, _ in got if pp == part] == list(range(5))
+    with sqlite3.connect(b.state) as db:
+        assert db.execute("SELECT count(*) FROM transaction_batches").fetchone()[0] == 0
+        assert db.execute("SELECT state FROM transactions").fetchone()[0] == "CompleteCommit"
+
+
+def test_a_second_producer_fences_the_first(bridge_factory, iggy):
+    b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic)
+    first = producer(b.port, "fence-" + topic)
+    first.begin_transaction()
+    first.produce(topic, b"zombie", partition=0)
+    first.flush(10)
+    second = producer(b.port, "fence-" + topic)  # bumps the epoch and aborts the open transaction
+    second.begin_transaction()
+    second.produce(topic, b"live", partition=0)
+    second.commit_transaction(30)
+    with pytest.raises(ck.KafkaException) as e:
+        first.produce(topic, b"zombie-2", partition=0)
+        first.commit_transaction(10)
+    assert e.value.args[0].fatal() or e.value.args[0].code() in (
+        ck.KafkaError._FENCED, ck.KafkaError.PRODUCER_FENCED, ck.KafkaError.INVALID_PRODUCER_EPOCH)
+    assert [v for _, _, v in consume(b.port, topic, "read_committed", 1)] == ["live"]
+
+
+def test_invalid_transaction_timeout_is_refused(bridge_factory, iggy):
+    b = bridge_factory(extra_toml="[transactions]\nmax_timeout_ms = 10000\n", iggy_address=iggy.address)
+    b.start().wait_ready()
+    p = ck.Producer({"bootstrap.servers": f"127.0.0.1:{b.port}", "transactional.id": "too-long",
+                     "transaction.timeout.ms": 20000})
+    with pytest.raises(ck.KafkaException) as e:
+        p.init_transactions(20)
+    assert "INVALID_TRANSACTION_TIMEOUT" in str(e.value) or "timeout" in str(e.value).lower()
+
+
+def test_a_commit_decided_before_a_crash_is_completed_once(bridge_factory, iggy):
+    """The bridge is killed with a transaction open (its batches in SQLite); the state database is
+    then edited into the state a crash right after the commit decision leaves (PrepareCommit with
+    where each partition's appends start). The restart appends every batch. The same database
+    again, now that the batches are in Iggy (a crash after the appends, before CompleteCommit):
+    the restart appends nothing."""
+    b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic)
+    p = producer(b.port, "crash-" + topic)
+    p.begin_transaction()
+    for i in range(20):
+        p.produce(topic, f"r-{i}".encode(), partition=i % 2)
+    p.flush(10)
+    b.stop(signal.SIGKILL)
+    with sqlite3.connect(b.state) as db:
+        db.execute("UPDATE transactions SET state = 'PrepareCommit'")
+        db.execute("UPDATE transaction_partitions SET append_from = 0")
+    decided = b.state + ".decided"
+    # The backup API, not a file copy: the state database is in WAL mode and the rows may still
+    # be in its -wal file.
+    with sqlite3.connect(b.state) as src, sqlite3.connect(decided) as dst:
+        src.backup(dst)
+
+    b.start().wait_ready()
+    deadline = time.time() + 20
+    while iggy_count(iggy, topic) < 20 and time.time() < deadline:
+        time.sleep(0.2)
+    got = consume(b.port, topic, "read_committed", 20)
+    assert sorted(v for _, _, v in got) == sorted(f"r-{i}" for i in range(20))
+    with sqlite3.connect(b.state) as db:
+        assert db.execute("SELECT state FROM transactions").fetchone()[0] == "CompleteCommit"
+
+    b.stop(signal.SIGKILL)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(b.state + suffix):
+            os.remove(b.state + suffix)
+    with sqlite3.connect(decided) as src, sqlite3.connect(b.state) as dst:
+        src.backup(dst)
+    b.start().wait_ready()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with sqlite3.connect(b.state) as db:
+            if db.execute("SELECT state FROM transactions").fetchone()[0] == "CompleteCommit":
+                break
+        time.sleep(0.2)
+    assert iggy_count(iggy, topic) == 20
+    got = consume(b.port, topic, "read_committed", 20)
+    assert sorted(v for _, _, v in got) == sorted(f"r-{i}" for i in range(20)), b.read_log()[-4000:]
+
+
+def test_a_transaction_open_at_a_crash_is_aborted_at_restart(bridge_factory, iggy):
+    b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic)
+    p = producer(b.port, "open-" + topic)
+    p.begin_transaction()
+    for i in range(4):
+        p.produce(topic, f"o-{i}".encode(), partition=0)
+    p.flush(10)
+    b.stop(signal.SIGKILL)
+    b.start().wait_ready()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with sqlite3.connect(b.state) as db:
+            state, epoch = db.execute("SELECT state, producer_epoch FROM transactions").fetchone()
+            batches = db.execute("SELECT count(*) FROM transaction_batches").fetchone()[0]
+        if state == "CompleteAbort":
+            break
+        time.sleep(0.2)
+    assert (state, batches) == ("CompleteAbort", 0)
+    assert epoch == 1  # bumped: the producer that was cut off is fenced
+    assert iggy_count(iggy, topic) == 0
