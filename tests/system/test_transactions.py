@@ -196,3 +196,98 @@ def test_a_transaction_open_at_a_crash_is_aborted_at_restart(bridge_factory, igg
     assert (state, batches) == ("CompleteAbort", 0)
     assert epoch == 1  # bumped: the producer that was cut off is fenced
     assert iggy_count(iggy, topic) == 0
+
+
+def test_offsets_sent_to_a_transaction_commit_with_it_and_not_on_abort(bridge_factory, iggy):
+    """consume-transform-produce: the group's offsets are committed only by the commit."""
+    b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
+    src, dst = "in-" + uuid.uuid4().hex[:8], "out-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, src, 1)
+    create_topic(b.port, dst, 1)
+    plain = ck.Producer({"bootstrap.servers": f"127.0.0.1:{b.port}"})
+    for i in range(6):
+        plain.produce(src, f"in-{i}".encode(), partition=0)
+    plain.flush(10)
+    group = "ctp-" + uuid.uuid4().hex[:8]
+    c = ck.Consumer({"bootstrap.servers": f"127.0.0.1:{b.port}", "group.id": group, "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False, "isolation.level": "read_committed"})
+    c.assign([ck.TopicPartition(src, 0, 0)])
+    p = producer(b.port, "ctp-" + src)
+
+    def step(n, commit):
+        got = []
+        while len(got) < n:
+            m = c.poll(5)
+            assert m is not None and not m.error(), m and m.error()
+            got.append(m)
+        p.begin_transaction()
+        for m in got:
+            p.produce(dst, m.value().upper(), partition=0)
+        p.send_offsets_to_transaction([ck.TopicPartition(src, 0, got[-1].offset() + 1)],
+                                      c.consumer_group_metadata(), 20)
+        if commit:
+            p.commit_transaction(30)
+        else:
+            p.abort_transaction(30)
+
+    def committed():
+        admin = ck.Consumer({"bootstrap.servers": f"127.0.0.1:{b.port}", "group.id": group})
+        try:
+            return admin.committed([ck.TopicPartition(src, 0)], timeout=10)[0].offset
+        finally:
+            admin.close()
+
+    step(3, commit=True)
+    assert committed() == 3
+    with sqlite3.connect(b.state) as db:
+        assert db.execute("SELECT count(*) FROM transaction_offsets").fetchone()[0] == 0
+    step(3, commit=False)
+    assert committed() == 3  # the aborted transaction's offsets went with it
+    c.close()
+    assert [v for _, _, v in consume(b.port, dst, "read_committed", 3)] == ["IN-0", "IN-1", "IN-2"]
+
+
+def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(bridge_factory, iggy):
+    b = bridge_factory(extra_toml="[transactions]\nabort_timed_out_interval_ms = 200\n", iggy_address=iggy.address)
+    b.start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic, 1)
+    p = producer(b.port, "slow-" + topic, **{"transaction.timeout.ms": 1000})
+    p.begin_transaction()
+    p.produce(topic, b"late", partition=0)
+    p.flush(10)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with sqlite3.connect(b.state) as db:
+            state, epoch = db.execute("SELECT state, producer_epoch FROM transactions").fetchone()
+        if state == "CompleteAbort":
+            break
+        time.sleep(0.1)
+    assert (state, epoch) == ("CompleteAbort", 1)
+    assert "aborting 'slow-" + topic + "'" in b.read_log()
+    with pytest.raises(ck.KafkaException):
+        p.commit_transaction(10)
+    assert iggy_count(iggy, topic, 1) == 0
+
+
+def test_a_transaction_beyond_its_buffer_limit_is_refused(bridge_factory, iggy):
+    b = bridge_factory(extra_toml="[transactions]\nmax_buffered_bytes = 4096\n", iggy_address=iggy.address)
+    b.start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic, 1)
+    p = producer(b.port, "big-" + topic, **{"linger.ms": 0, "batch.num.messages": 1})
+    errors = []
+    p.begin_transaction()
+    for i in range(8):
+        try:
+            p.produce(topic, bytes(1000), partition=0, on_delivery=lambda err, msg: errors.append(err))
+        except ck.KafkaException:  # the transaction is in its abortable error state after the refusal
+            break
+        p.flush(10)
+    codes = {e.code() for e in errors if e is not None}
+    assert ck.KafkaError.POLICY_VIOLATION in codes, errors
+    assert "max_buffered_bytes" in b.read_log()
+    with pytest.raises(ck.KafkaException):
+        p.commit_transaction(10)
+    p.abort_transaction(10)
+    assert iggy_count(iggy, topic, 1) == 0

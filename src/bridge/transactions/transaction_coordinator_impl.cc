@@ -431,8 +431,11 @@ void Coordinator::add_partitions(const std::string& id, ProducerId producer_id, 
   for (const auto& tp : partitions)
     if (!t->partitions.count(tp) && std::find(added.begin(), added.end(), tp) == added.end()) added.push_back(tp);
   if (added.empty() && t->state == TxnState::kOngoing) return later(done, std::move(errors));
-  if (!begin(*t))
+  if (!begin(*t)) {
+    spdlog::warn("transactions: '{}' may not begin a transaction: {} are open ([transactions] max_open)", esc(id),
+                 s_.config.max_open);
     return later(done, std::vector<ErrorCode>(partitions.size(), ErrorCode::kPolicyViolation));
+  }
   const bool starts = t->state != TxnState::kOngoing;
   t->busy = true;
   state::TransactionRow row = row_of(*t);
@@ -468,7 +471,11 @@ void Coordinator::add_offsets(const std::string& id, ProducerId producer_id, Pro
   Txn* t = find(id);
   if (ErrorCode e = check_producer(t, producer_id, epoch); e != ErrorCode::kNone) return later(done, e);
   if (t->groups.count(group_id) && t->state == TxnState::kOngoing) return later(done, ErrorCode::kNone);
-  if (!begin(*t)) return later(done, ErrorCode::kPolicyViolation);
+  if (!begin(*t)) {
+    spdlog::warn("transactions: '{}' may not begin a transaction: {} are open ([transactions] max_open)", esc(id),
+                 s_.config.max_open);
+    return later(done, ErrorCode::kPolicyViolation);
+  }
   const bool starts = t->state != TxnState::kOngoing;
   t->busy = true;
   state::TransactionRow row = row_of(*t);
@@ -570,12 +577,13 @@ void Coordinator::produce(const std::string& topic, PartitionId partition, std::
                                                                       " was not added to the transaction of '" +
                                                                       t->id + "' (AddPartitionsToTxn)"));
   const int64_t bytes = static_cast<int64_t>(batches.front().wire.size());
-  if (t->buffered_bytes + bytes > static_cast<int64_t>(s_.config.max_buffered_bytes))
-    return later(done, produce_error(ErrorCode::kPolicyViolation,
-                                     "the transaction of '" + t->id + "' would buffer " +
-                                         std::to_string(t->buffered_bytes + bytes) +
-                                         " bytes, above [transactions] max_buffered_bytes (" +
-                                         std::to_string(s_.config.max_buffered_bytes) + ")"));
+  if (t->buffered_bytes + bytes > static_cast<int64_t>(s_.config.max_buffered_bytes)) {
+    std::string why = "the transaction of '" + t->id + "' would buffer " +
+                      std::to_string(t->buffered_bytes + bytes) + " bytes, above [transactions] max_buffered_bytes (" +
+                      std::to_string(s_.config.max_buffered_bytes) + ")";
+    spdlog::warn("transactions: batch for {}-{} refused: {}", topic, partition(), esc(why, 512));
+    return later(done, produce_error(ErrorCode::kPolicyViolation, std::move(why)));
+  }
   t->buffered_bytes += bytes;
   auto wire = std::make_shared<Bytes>(batches.front().wire.begin(), batches.front().wire.end());
   const std::string id = t->id;
