@@ -291,3 +291,25 @@ def test_a_transaction_beyond_its_buffer_limit_is_refused(bridge_factory, iggy):
         p.commit_transaction(10)
     p.abort_transaction(10)
     assert iggy_count(iggy, topic, 1) == 0
+
+
+def test_an_open_transaction_stalls_neither_other_producers_nor_readers(bridge_factory, iggy):
+    """Its records wait in SQLite, not in the partition: plain records produced meanwhile are
+    appended and readable at both isolation levels at once (on Kafka an open transaction holds
+    read_committed readers at its first offset; here it takes its offsets when it commits)."""
+    b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic, 1)
+    p = producer(b.port, "open-" + topic)
+    p.begin_transaction()
+    p.produce(topic, b"txn-0", partition=0)
+    p.flush(10)
+    plain = ck.Producer({"bootstrap.servers": f"127.0.0.1:{b.port}"})
+    for i in range(3):
+        plain.produce(topic, f"plain-{i}".encode(), partition=0)
+    assert plain.flush(10) == 0
+    for isolation in ("read_uncommitted", "read_committed"):
+        assert [(o, v) for _, o, v in consume(b.port, topic, isolation, 3, timeout=10)] == \
+            [(0, "plain-0"), (1, "plain-1"), (2, "plain-2")]
+    p.commit_transaction(30)
+    assert [(o, v) for _, o, v in consume(b.port, topic, "read_committed", 4)][-1] == (3, "txn-0")
