@@ -206,8 +206,7 @@ class Coordinator final : public PersistentTransactionCoordinator {
     t.groups.clear();
     t.offsets.clear();
     t.buffered_bytes = 0;
-    t.started_ms = -1;
-    ++t.generation;
+    ++t.generation;  // started_ms stays: DescribeTransactions shows the last transaction's start, as Kafka
   }
   void sweep();
 
@@ -392,6 +391,7 @@ void Coordinator::bump_and_reset(Txn& t, std::function<void(Status)> done) {
 // Discards an open transaction and persists the id as Empty.
 void Coordinator::reset_and_persist(Txn& t, std::function<void(Status)> done) {
   clear_open(t);
+  t.started_ms = -1;
   t.state = TxnState::kEmpty;
   t.updated_ms = now();
   write(
@@ -674,7 +674,6 @@ void Coordinator::abort(Txn& t, bool bump_epoch, std::function<void(ErrorCode)> 
   t.busy = t.ending = true;
   state::TransactionRow row = row_of(t);
   row.state = "CompleteAbort";
-  row.started_at_ms = -1;
   row.updated_at_ms = now();
   if (bump_epoch && t.epoch < kMaxEpoch) {
     // Kafka fences the producer of a transaction its coordinator aborts on its own.
@@ -915,7 +914,6 @@ void Coordinator::finish_commit(const std::string& id, uint64_t generation) {
     }
   state::TransactionRow row = row_of(*t);
   row.state = "CompleteCommit";
-  row.started_at_ms = -1;
   row.updated_at_ms = now();
   clear_open(*t);
   t->state = TxnState::kCompleteCommit;
