@@ -64,6 +64,6 @@ PY
 if command -v go >/dev/null; then
   (cd "$here/go" && GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -o "$root/build/clients/txclient" . >&2)
 else
-  say "no go toolchain: test_transactions.py's franz-go cases will be skipped (install Go 1.22+)"
+  say "no go toolchain: test_transactions.py's franz-go cases will be skipped (install Go 1.26+, which franz-go v1.22.3 needs)"
 fi
 say "ready: $venv, $node_dir/node_modules, $root/tests/.java/lib"
