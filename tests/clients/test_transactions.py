@@ -67,6 +67,40 @@ def xfail_mode(request):
                                               strict=False))
 
 
+def bridge_log_hint(target, lines: int = 25) -> str:
+    """For assertion messages on the bridge: its log's last warnings and errors."""
+    if target.name != "bridge":
+        return ""
+    path = util.log_dir() / "bridge.log"
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError as e:
+        return f"\n(no bridge log: {e})"
+    picked = [line for line in text if re.search(r"\b(warn|warning|error|critical)\b", line, re.I)][-lines:]
+    return f"\n--- {path} (warnings/errors, last {lines}) ---\n" + "\n".join(picked)
+
+
+def bridge_state(sql: str, *args):
+    """A read-only query on the running bridge's SQLite state (its path from the config the
+    harness wrote beside the log); None when there is no such db or table (reported, not hidden)."""
+    import sqlite3
+    import tomllib
+
+    try:
+        conf = tomllib.loads((util.log_dir() / "bridge.log.toml").read_text())
+        db = sqlite3.connect(f"file:{conf['state']['path']}?mode=ro", uri=True, timeout=10)
+    except (OSError, KeyError, sqlite3.Error) as e:
+        print(f"bridge state db not readable: {e}")
+        return None
+    try:
+        return db.execute(sql, args).fetchall()
+    except sqlite3.Error as e:
+        print(f"bridge state query failed ({sql}): {e}")
+        return None
+    finally:
+        db.close()
+
+
 def save(name: str, data):
     (util.log_dir() / f"observed-txn-{name}.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
 
@@ -74,29 +108,30 @@ def save(name: str, data):
 # ---------------------------------------------------------------------------------------------
 # The reference broker at transaction.version 1
 
-def feature_command(bootstrap: str, *args: str) -> subprocess.CompletedProcess:
-    from runners import java
-
-    return java.tool("org.apache.kafka.tools.FeatureCommand", ["--bootstrap-server", bootstrap, *args], timeout=60)
-
-
 @pytest.fixture(scope="module")
 def kafka_tv1(kafka_broker):
-    def level() -> str:
-        p = feature_command(kafka_broker.bootstrap, "describe")
-        m = re.search(r"Feature: transaction\.version\s.*FinalizedVersionLevel: (\d+)", p.stdout.decode())
-        return m.group(1) if m else "0"
-    before = level()
-    if before != "1":
-        p = feature_command(kafka_broker.bootstrap, "downgrade" if int(before) > 1 else "upgrade", "--feature",
-                            "transaction.version=1")
-        assert p.returncode == 0, f"kafka-features downgrade: {p.stdout.decode()}{p.stderr.decode()[-2000:]}"
-        assert level() == "1"
-    TIMINGS["kafka_transaction_version"] = f"{before}->1"
-    yield kafka_broker
-    if before != "1":
-        feature_command(kafka_broker.bootstrap, "upgrade" if int(before) > 1 else "downgrade", "--feature",
-                        f"transaction.version={before}")
+    from harness.tool_shell import ToolSession
+
+    with ToolSession("org.apache.kafka.tools.FeatureCommand", kafka_broker.bootstrap,
+                     util.log_dir() / "transactions-features.log") as features:
+        def level() -> int:
+            r = features.run("describe")
+            m = re.search(r"Feature: transaction\.version\s.*FinalizedVersionLevel: (\d+)", r.stdout)
+            return int(m.group(1)) if m else 0
+
+        def set_level(n: int, now: int):
+            r = features.run("downgrade" if n < now else "upgrade", "--feature", f"transaction.version={n}")
+            assert r.exit_code == 0, f"kafka-features: transaction.version {now} -> {n}: {r.stdout}{r.stderr}"
+        before = level()
+        if before != 1:
+            set_level(1, before)
+            assert level() == 1
+        TIMINGS["kafka_transaction_version"] = f"{before}->1"
+        try:
+            yield kafka_broker
+        finally:
+            if before != 1:
+                set_level(before, 1)
 
 
 @pytest.fixture
@@ -430,6 +465,10 @@ def fencing(client: str, target, how: str) -> dict:
 # ---------------------------------------------------------------------------------------------
 # 1. Visibility
 
+# The transactional id of each client's visibility scenario.
+VIS_TXID = {"java": "{tag}-{name}-java-vis", "franz-go": "{tag}-{name}-go-vis", "confluent-kafka": "{tag}-{name}-ck-vis",
+            "kafka-python": "{tag}-{name}-kp-vis"}
+
 # What each client reports as the offset of a transactional record when the broker answers -1.
 UNKNOWN_OFFSET = {"java": -1, "franz-go": -1, "confluent-kafka": -1001, "kafka-python": None}
 
@@ -441,9 +480,9 @@ def test_aborted_transactions_are_invisible_at_read_committed(client, txn_target
     obs = visibility(client, target)
     TIMINGS[f"txn_visibility_{client}_{target.name}_s"] = round(time.monotonic() - t, 1)
     save(f"visibility-{client}-{target.name}", obs)
-    assert "error" not in obs, obs
+    assert "error" not in obs, f"{obs}{bridge_log_hint(target)}"
     rc, ru = obs["read_committed"], obs["read_uncommitted"]
-    assert rc["error"] is None and rc["values"] == COMMITTED, rc
+    assert rc["error"] is None and rc["values"] == COMMITTED, f"{rc}{bridge_log_hint(target)}"
     assert rc["offsets"] == sorted(set(rc["offsets"])), f"offsets not increasing: {rc}"
     expected_uncommitted = EVERYTHING if target.name == "kafka" else COMMITTED
     assert ru["error"] is None and ru["values"] == expected_uncommitted, (
@@ -461,6 +500,11 @@ def test_aborted_transactions_are_invisible_at_read_committed(client, txn_target
             assert obs["txn_offsets"] == [want] * 5, (
                 f"{client}: Produce of a buffered batch should answer base offset -1 "
                 f"(client reports {want})", obs["txn_offsets"])
+        txid = VIS_TXID[client].format(tag=TAG, name=target.name)
+        state = bridge_state("SELECT state FROM transactions WHERE transactional_id = ?", txid)
+        batches = bridge_state("SELECT count(*) FROM transaction_batches WHERE transactional_id = ?", txid)
+        assert state == [("CompleteCommit",)] and batches == [(0,)], (
+            f"bridge state of {txid}: transactions.state {state}, buffered batches {batches}")
     OBSERVED[(f"vis-{client}", target.name)] = obs
 
 
@@ -506,9 +550,10 @@ def test_second_producer_fences_the_first(client, how, txn_target):
     TIMINGS[f"txn_fence_{how}_{client}_{target.name}_s"] = round(time.monotonic() - t, 1)
     save(f"fence-{how}-{client}-{target.name}", obs)
     OBSERVED[(f"fence-{how}-{client}", target.name)] = obs
-    assert "error" not in obs, obs
-    assert obs["read_committed"]["values"] == ["G0", "END"], obs["read_committed"]
-    assert fenced(client, obs), f"{client} on {target.name}: the old producer was not told it is fenced: {obs}"
+    assert "error" not in obs, f"{obs}{bridge_log_hint(target)}"
+    assert obs["read_committed"]["values"] == ["G0", "END"], f"{obs['read_committed']}{bridge_log_hint(target)}"
+    assert fenced(client, obs), (f"{client} on {target.name}: the old producer was not told it is fenced: {obs}"
+                                 f"{bridge_log_hint(target)}")
 
 
 @pytest.mark.parametrize("how", ["commit", "send"])
@@ -618,6 +663,17 @@ def tool_session(target) -> tuple[list[tuple[str, str, str, int]], dict[str, lis
     p2.produce(topic, b"o0", partition=1)
     assert p2.flush(30) == 0
     started = int(time.time() * 1000)
+    state = {}
+
+    def bridge_rows(when):
+        if target.name == "bridge":
+            state[when] = {
+                "transactions": bridge_state("SELECT state FROM transactions WHERE transactional_id = ?", open_id),
+                "partitions": bridge_state("SELECT topic, partition, start_offset FROM transaction_partitions "
+                                           "WHERE transactional_id = ?", open_id),
+                "batches": bridge_state("SELECT topic, partition, record_count FROM transaction_batches "
+                                        "WHERE transactional_id = ?", open_id)}
+    bridge_rows("open")
 
     def ours(row):
         return row[0].startswith(prefix)
@@ -637,10 +693,12 @@ def tool_session(target) -> tuple[list[tuple[str, str, str, int]], dict[str, lis
         run("producers 1", "describe-producers", "--topic", topic, "--partition", "1")
         run("find-hanging", "find-hanging", "--broker-id", "1", "--max-transaction-timeout", "1")
         p2.abort_transaction(30)
+        bridge_rows("aborted")
         run("describe aborted", "describe", "--transactional-id", open_id)
         run("producers 1 aborted", "describe-producers", "--topic", topic, "--partition", "1")
         run("list after", "list", keep_rows=ours)
     raw["_started"] = [[str(started)]]
+    raw["_state"] = state
     return transcript, raw
 
 
@@ -658,7 +716,7 @@ def test_kafka_transactions_tool(txn_target):
     text = "\n".join(f"$ kafka-transactions {label}\n{out}{err}[exit {code}]" for label, out, err, code in transcript)
     (util.log_dir() / f"transactions-tool-{target.name}.txt").write_text(text + "\n")
     failed = [(label, err, code) for label, out, err, code in transcript if code != 0 and "unknown" not in label]
-    assert not failed, failed
+    assert not failed, f"{failed}{bridge_log_hint(target)}"
     prefix = f"{TAG}-{target.name}-tool"
     listed = {r["TransactionalId"]: r["TransactionState"] for r in cells(raw["list"]) if r["TransactionalId"].startswith(prefix)}
     assert listed == {f"{prefix}-committed": "CompleteCommit", f"{prefix}-open": "Ongoing"}, raw["list"]
@@ -678,6 +736,12 @@ def test_kafka_transactions_tool(txn_target):
     assert aborted["TransactionState"] == "CompleteAbort" and aborted["TopicPartitions"] == "", aborted
     assert [r["CurrentTransactionStartOffset"] for r in cells(raw["producers 1 aborted"])] == ["None"], \
         raw["producers 1 aborted"]
+    if target.name == "bridge":
+        # The open transaction's record waits in SQLite, not in Iggy; the abort deletes it.
+        st = raw["_state"]
+        assert st["open"] == {"transactions": [("Ongoing",)], "partitions": [(prefix, 1, 3)],
+                              "batches": [(prefix, 1, 1)]}, st
+        assert st["aborted"]["transactions"] == [("CompleteAbort",)] and st["aborted"]["batches"] == [], st
 
 
 def test_kafka_transactions_tool_prints_the_same_on_kafka_and_the_bridge(request):
