@@ -25,6 +25,10 @@ against a Kafka 3.x broker. The comparison is with Kafka speaking the same proto
    franz-go's Kafka error code) must be the same on both targets; read_committed sees only G0.
 3. confluent-kafka's send_offsets_to_transaction (AddOffsetsToTxn + TxnOffsetCommit): offsets
    of a committed transaction become the group's, those of an aborted one do not.
+   The last stable offset while a transaction is open: a plain record after an open
+   transaction's record is invisible at read_committed on Kafka until the transaction ends; on
+   the bridge it is visible at once (the open transaction is not in the log yet) and the
+   transaction's record comes after it at the commit. Each target's own behaviour is asserted.
 4. kafka-transactions.sh (TransactionsCommand, one JVM per target through ToolShell.java): list,
    describe (committed, open, unknown id), describe-producers and find-hanging with one
    transaction committed and one open, then again after the open one is aborted. Outputs are
@@ -605,6 +609,62 @@ def test_confluent_kafka_offsets_commit_with_the_transaction(txn_target):
     finally:
         consumer.close()
     assert (after_commit, after_abort, after_offsets_only) == (5, 5, 9)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3b. The last stable offset while a transaction is open
+
+def test_records_after_an_open_transaction_at_read_committed(txn_target):
+    """An open transaction T holds X0 (partition 0); a plain record Y0 follows it. On Kafka,
+    read_committed stops at the last stable offset (X0's offset): Y0 is invisible until T ends,
+    then X0 and Y0 arrive in log order; ListOffsets(latest, read_committed) answers the LSO. On
+    the bridge, X0 waits in SQLite and is appended only at the commit (docs/transactions.md): Y0
+    is in the log and visible at once, and X0 follows it after the commit; the LSO is the high
+    watermark. Each target's own behaviour is asserted."""
+    target = txn_target
+    kafka = ck()
+    kp_mod = kp()
+    bs = target.bootstrap
+    topic = f"{TAG}-{target.name}-lso"
+    ck_create_topic(bs, topic)
+    tx = ck_tx_producer(bs, topic)
+    tx.init_transactions(30)
+    tx.begin_transaction()
+    tx.produce(topic, b"X0", partition=0)
+    assert tx.flush(30) == 0
+    ck_plain(bs, topic, b"Y0")
+    end = kp_mod.KafkaConsumer(bootstrap_servers=bs, isolation_level="read_committed", group_id=None)
+    tp = kp_mod.TopicPartition(topic, 0)
+    lso_open = end.end_offsets([tp])[tp]
+    c = kafka.Consumer({"bootstrap.servers": bs, "group.id": f"{TAG}-unused", "isolation.level": "read_committed",
+                        "enable.auto.commit": False})
+    c.assign([kafka.TopicPartition(topic, 0, kafka.OFFSET_BEGINNING)])
+    seen = []
+
+    def poll_for(seconds, until=None):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not (until and until()):
+            m = c.poll(0.1)
+            if m is not None and m.error() is None:
+                seen.append((m.value().decode(), m.offset()))
+    try:
+        poll_for(2.0)
+        before_commit = list(seen)
+        tx.commit_transaction(30)
+        poll_for(30.0, until=lambda: len(seen) >= 2)
+        lso_done = end.end_offsets([tp])[tp]
+    finally:
+        c.close()
+        end.close()
+    obs = {"lso_open": lso_open, "before_commit": before_commit, "after_commit": seen, "lso_done": lso_done}
+    save(f"lso-{target.name}", obs)
+    values = [v for v, _ in seen]
+    if target.name == "kafka":
+        assert before_commit == [] and lso_open == 0, obs
+        assert values == ["X0", "Y0"] and lso_done == 3, obs  # X0, Y0, the commit marker
+    else:
+        assert before_commit == [("Y0", 0)] and lso_open == 1, f"{obs}{bridge_log_hint(target)}"
+        assert seen == [("Y0", 0), ("X0", 1)] and lso_done == 2, f"{obs}{bridge_log_hint(target)}"
 
 
 # ---------------------------------------------------------------------------------------------
