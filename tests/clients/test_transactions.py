@@ -365,7 +365,7 @@ def kp_consume(bootstrap: str, topic: str, isolation: str) -> dict:
 
 def kp_producer(bootstrap: str, txid: str | None):
     kafka = kp()
-    conf = dict(bootstrap_servers=bootstrap, acks="all", linger_ms=0, request_timeout_ms=15000)
+    conf = dict(bootstrap_servers=bootstrap, acks="all", linger_ms=0, request_timeout_ms=15000, max_block_ms=30000)
     if txid is not None:
         conf.update(transactional_id=txid, transaction_timeout_ms=60000)
     return kafka.KafkaProducer(**conf)
@@ -446,6 +446,29 @@ def kafka_python_fencing(bootstrap: str, name: str, send_first: bool) -> dict:
     return out
 
 
+def in_thread(fn, *args, timeout: float = 90.0):
+    """kafka-python's commit_transaction()/abort_transaction() wait without a timeout: run the
+    scenario in a daemon thread so a broker that never answers fails the test instead of hanging it."""
+    import threading
+
+    result: list = []
+
+    def body():
+        try:
+            result.append(("ok", fn(*args)))
+        except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
+            result.append(("error", e))
+    th = threading.Thread(target=body, daemon=True)
+    th.start()
+    th.join(timeout)
+    if not result:
+        raise AssertionError(f"{fn.__name__} did not finish in {timeout:.0f} s (a transactional call never returned)")
+    kind, value = result[0]
+    if kind == "error":
+        raise value
+    return value
+
+
 def visibility(client: str, target) -> dict:
     if client == "java":
         return java_results(target.bootstrap, target.name)["visibility"]
@@ -453,7 +476,7 @@ def visibility(client: str, target) -> dict:
         return franz_go_results(target.bootstrap, target.name)["visibility"]
     if client == "confluent-kafka":
         return confluent_visibility(target.bootstrap, target.name)
-    return kafka_python_visibility(target.bootstrap, target.name)
+    return in_thread(kafka_python_visibility, target.bootstrap, target.name)
 
 
 def fencing(client: str, target, how: str) -> dict:
@@ -463,7 +486,7 @@ def fencing(client: str, target, how: str) -> dict:
         return franz_go_results(target.bootstrap, target.name)[f"fence_{how}"]
     if client == "confluent-kafka":
         return confluent_fencing(target.bootstrap, target.name, how == "send")
-    return kafka_python_fencing(target.bootstrap, target.name, how == "send")
+    return in_thread(kafka_python_fencing, target.bootstrap, target.name, how == "send")
 
 
 # ---------------------------------------------------------------------------------------------
