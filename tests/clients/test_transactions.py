@@ -222,10 +222,33 @@ def ck_error(e: BaseException) -> dict:
             "txn_requires_abort": ke.txn_requires_abort(), "str": ke.str()}
 
 
-def ck_tx_producer(bootstrap: str, txid: str, linger_ms: int = 0):
+# Transactional confluent-kafka producers of this module, closed at its end (a fenced or
+# abandoned one would otherwise log connection errors once the brokers are gone).
+CK_PRODUCERS: list = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def close_ck_producers():
+    yield
+    while CK_PRODUCERS:
+        p = CK_PRODUCERS.pop()
+        try:
+            import warnings
+
+            with warnings.catch_warnings():  # "abort_transaction failed during close" of a fenced one
+                warnings.simplefilter("ignore", RuntimeWarning)
+                p.purge()
+                p.close()
+        except Exception:  # noqa: BLE001 - a fatal (fenced) producer may refuse; it is dropped anyway
+            pass
+
+
+def ck_tx_producer(bootstrap: str, txid: str, linger_ms: int = 0, timeout_ms: int = 60000):
     kafka = ck()
-    return kafka.Producer({"bootstrap.servers": bootstrap, "transactional.id": txid, "linger.ms": linger_ms,
-                           "transaction.timeout.ms": 60000, "message.timeout.ms": 30000})
+    CK_PRODUCERS.append(kafka.Producer({"bootstrap.servers": bootstrap, "transactional.id": txid, "linger.ms": linger_ms,
+                                        "transaction.timeout.ms": timeout_ms,
+                                        "message.timeout.ms": min(30000, timeout_ms)}))
+    return CK_PRODUCERS[-1]
 
 
 def ck_plain(bootstrap: str, topic: str, value: bytes, partition: int = 0):
@@ -659,8 +682,7 @@ def test_timed_out_transaction_is_aborted(txn_target):
     bs = target.bootstrap
     txid = f"{TAG}-{target.name}-timeout"
     ck_create_topic(bs, txid)
-    tx = kafka.Producer({"bootstrap.servers": bs, "transactional.id": txid, "linger.ms": 0,
-                         "transaction.timeout.ms": 1000})
+    tx = ck_tx_producer(bs, txid, timeout_ms=1000)
     tx.init_transactions(30)
     tx.begin_transaction()
     tx.produce(txid, b"X0", partition=0)
