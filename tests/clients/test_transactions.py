@@ -24,7 +24,9 @@ against a Kafka 3.x broker. The comparison is with Kafka speaking the same proto
    The error each step gets (Java exception class, librdkafka error code and fatal flag,
    franz-go's Kafka error code) must be the same on both targets; read_committed sees only G0.
 3. confluent-kafka's send_offsets_to_transaction (AddOffsetsToTxn + TxnOffsetCommit): offsets
-   of a committed transaction become the group's, those of an aborted one do not.
+   of a committed transaction become the group's, those of an aborted one do not. kafka-clients'
+   consume-transform-produce: a live group member's offset committed with the transaction
+   (generation and member id checked, KIP-447), the outputs over two partitions.
    A transaction past its transaction.timeout.ms (1 s) is aborted by the coordinator within
    its 10 s sweep; the producer's late commit and abort get the same errors on both targets.
    The last stable offset while a transaction is open: a plain record after an open
@@ -661,6 +663,18 @@ def test_confluent_kafka_offsets_commit_with_the_transaction(txn_target):
     finally:
         consumer.close()
     assert (after_commit, after_abort, after_offsets_only) == (5, 5, 9)
+
+
+def test_java_consume_transform_produce(txn_target):
+    """kafka-clients: a group member's records transformed in one transaction over two output
+    partitions, its offset committed with sendOffsetsToTransaction(consumer.groupMetadata())
+    (TxnOffsetCommit with the member's generation and id, KIP-447)."""
+    target = txn_target
+    obs = java_results(target.bootstrap, target.name)["eos"]
+    save(f"eos-java-{target.name}", obs)
+    assert "error" not in obs, f"{obs}{bridge_log_hint(target)}"
+    assert obs["generation"] >= 1 and obs["committed"] == 3, f"{obs}{bridge_log_hint(target)}"
+    assert obs["out0"]["values"] == ["o0", "o2", "END"] and obs["out1"]["values"] == ["o1", "END"], obs
 
 
 # ---------------------------------------------------------------------------------------------

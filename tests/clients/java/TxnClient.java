@@ -15,6 +15,8 @@
 // (fence_commit) or first sends F1 and then commits (fence_send); if the commit failed it
 // aborts. What each step threw is reported (class, cause class, message); finally a
 // read_committed consumer reads until END.
+//
+// "eos": consume-transform-produce with sendOffsetsToTransaction (see eos()).
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -78,15 +80,78 @@ public final class TxnClient {
     }
 
     static void createTopic(String topic) throws Exception {
+        createTopic(topic, 1);
+    }
+
+    static void createTopic(String topic, int partitions) throws Exception {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin a = Admin.create(p)) {
-            a.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+            a.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
         }
+    }
+
+    // Consume-transform-produce: a group member reads i0..i2 from TAG-java-eos-in, one
+    // transaction writes o0..o2 to TAG-java-eos-out (2 partitions: o0, o2 to 0, o1 to 1) and
+    // commits the member's offset with sendOffsetsToTransaction(groupMetadata()) (KIP-447:
+    // TxnOffsetCommit with generation and member id). Reports the group's committed offset and
+    // what read_committed sees in each output partition.
+    static String eos(String tag) throws Exception {
+        String in = tag + "-java-eos-in", outTopic = tag + "-java-eos-out", group = tag + "-java-eos-group";
+        createTopic(in);
+        createTopic(outTopic, 2);
+        try (KafkaProducer<String, String> plain = new KafkaProducer<>(producerProps(null))) {
+            for (int i = 0; i < 3; i++) plain.send(new ProducerRecord<>(in, 0, null, "i" + i)).get();
+        }
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cp.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        cp.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        long committed = -2;
+        int generation = -2;
+        TopicPartition itp = new TopicPartition(in, 0);
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cp);
+             KafkaProducer<String, String> tx = new KafkaProducer<>(producerProps(tag + "-java-eos"))) {
+            tx.initTransactions();
+            c.subscribe(List.of(in));
+            List<ConsumerRecord<String, String>> got = new ArrayList<>();
+            long deadline = System.currentTimeMillis() + 30000;
+            while (got.size() < 3 && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) got.add(r);
+            }
+            if (got.size() < 3) throw new IllegalStateException("the group member read " + got.size() + " of 3 records");
+            tx.beginTransaction();
+            for (ConsumerRecord<String, String> r : got) {
+                int i = Integer.parseInt(r.value().substring(1));
+                tx.send(new ProducerRecord<>(outTopic, i % 2, null, "o" + i));
+            }
+            long next = got.get(got.size() - 1).offset() + 1;
+            generation = c.groupMetadata().generationId();
+            tx.sendOffsetsToTransaction(java.util.Map.of(itp, new org.apache.kafka.clients.consumer.OffsetAndMetadata(next)),
+                    c.groupMetadata());
+            tx.commitTransaction();
+            org.apache.kafka.clients.consumer.OffsetAndMetadata om = c.committed(java.util.Set.of(itp)).get(itp);
+            committed = om == null ? -1 : om.offset();
+        }
+        try (KafkaProducer<String, String> plain = new KafkaProducer<>(producerProps(null))) {
+            plain.send(new ProducerRecord<>(outTopic, 0, null, "END")).get();
+            plain.send(new ProducerRecord<>(outTopic, 1, null, "END")).get();
+        }
+        return "{\"generation\":" + generation + ",\"committed\":" + committed + ",\"out0\":"
+                + consume(outTopic, 0, "read_committed") + ",\"out1\":" + consume(outTopic, 1, "read_committed") + "}";
     }
 
     // Values (and offsets) a consumer at this isolation level reads from partition 0 up to END.
     static String consume(String topic, String isolation) {
+        return consume(topic, 0, isolation);
+    }
+
+    static String consume(String topic, int partition, String isolation) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
@@ -97,7 +162,7 @@ public final class TxnClient {
         List<Long> offsets = new ArrayList<>();
         String error = null;
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
+            TopicPartition tp = new TopicPartition(topic, partition);
             c.assign(List.of(tp));
             c.seekToBeginning(List.of(tp));
             long deadline = System.currentTimeMillis() + 30000;
@@ -220,8 +285,14 @@ public final class TxnClient {
         } catch (Exception e) {
             fenceSend = "{\"error\":" + err(e) + "}";
         }
+        String eos;
+        try {
+            eos = eos(tag);
+        } catch (Exception e) {
+            eos = "{\"error\":" + err(e) + "}";
+        }
         out.print("{\"visibility\":" + vis + ",\"fence_commit\":" + fenceCommit + ",\"fence_send\":" + fenceSend
-                + "}\n");
+                + ",\"eos\":" + eos + "}\n");
         out.flush();
         System.exit(0);
     }
