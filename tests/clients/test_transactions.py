@@ -886,6 +886,10 @@ def tool_session(target) -> tuple[list[tuple[str, str, str, int]], dict[str, lis
                                r.stderr.replace(prefix, "<prefix>"), r.exit_code))
 
         run("list", "list", keep_rows=ours)
+        run("list pattern", "list", "--transactional-id-pattern", f"{prefix}-.*", keep_rows=lambda r: True)
+        run("list longer than 10 min", "list", "--duration-filter", "600000", keep_rows=ours)
+        run("list running", "list", "--duration-filter", "0", "--transactional-id-pattern", f"{prefix}-.*",
+            keep_rows=lambda r: True)
         run("describe committed", "describe", "--transactional-id", committed_id)
         run("describe open", "describe", "--transactional-id", open_id)
         run("describe unknown", "describe", "--transactional-id", unknown_id)
@@ -932,6 +936,10 @@ def test_kafka_transactions_tool(txn_target):
     prefix = f"{TAG}-{target.name}-tool"
     listed = {r["TransactionalId"]: r["TransactionState"] for r in cells(raw["list"]) if r["TransactionalId"].startswith(prefix)}
     check(listed == {f"{prefix}-committed": "CompleteCommit", f"{prefix}-open": "Ongoing"}, "list", raw["list"])
+    by_pattern = {r["TransactionalId"]: r["TransactionState"] for r in cells(raw["list pattern"])}
+    check(by_pattern == listed, "list --transactional-id-pattern (ListTransactions v2)", raw["list pattern"])
+    check(not [r for r in cells(raw["list longer than 10 min"]) if r["TransactionalId"].startswith(prefix)],
+          "list --duration-filter 600000 (ListTransactions v1)", raw["list longer than 10 min"])
     committed = one("describe committed")
     check(committed.get("TransactionState") == "CompleteCommit" and committed.get("TopicPartitions") == "",
           "describe committed", committed)
