@@ -26,7 +26,8 @@ against a Kafka 3.x broker. The comparison is with Kafka speaking the same proto
 3. confluent-kafka's send_offsets_to_transaction (AddOffsetsToTxn + TxnOffsetCommit): offsets
    of a committed transaction become the group's, those of an aborted one do not. kafka-clients'
    consume-transform-produce: a live group member's offset committed with the transaction
-   (generation and member id checked, KIP-447), the outputs over two partitions.
+   (generation and member id checked, KIP-447), the outputs over two partitions; the same with
+   franz-go's GroupTransactSession.
    A transaction past its transaction.timeout.ms (1 s) is aborted by the coordinator within
    its 10 s sweep; the producer's late commit and abort get the same errors on both targets.
    The last stable offset while a transaction is open: a plain record after an open
@@ -674,6 +675,18 @@ def test_java_consume_transform_produce(txn_target):
     save(f"eos-java-{target.name}", obs)
     assert "error" not in obs, f"{obs}{bridge_log_hint(target)}"
     assert obs["generation"] >= 1 and obs["committed"] == 3, f"{obs}{bridge_log_hint(target)}"
+    assert obs["out0"]["values"] == ["o0", "o2", "END"] and obs["out1"]["values"] == ["o1", "END"], obs
+
+
+def test_franz_go_group_transact_session(txn_target):
+    """franz-go's GroupTransactSession: a group member's records transformed in one transaction
+    over two output partitions, the group's offset committed with it."""
+    target = txn_target
+    obs = franz_go_results(target.bootstrap, target.name)["eos"]
+    save(f"eos-franz-go-{target.name}", obs)
+    assert "error" not in obs, f"{obs}{bridge_log_hint(target)}"
+    assert obs["end_committed"] is True and obs["end_error"] is None and obs["committed"] == 3, \
+        f"{obs}{bridge_log_hint(target)}"
     assert obs["out0"]["values"] == ["o0", "o2", "END"] and obs["out1"]["values"] == ["o1", "END"], obs
 
 

@@ -12,6 +12,8 @@
 // and commits (its InitProducerID fences 1); client 1 tries to commit (fence_send: first
 // produces F1), and to abort when the commit failed; the errors are reported (text and Kafka
 // error code/name when there is one); a read_committed consumer reads until END.
+//
+// "eos": consume-transform-produce with a GroupTransactSession (see eos()).
 package main
 
 import (
@@ -73,11 +75,15 @@ func rec(topic, v string) *kgo.Record {
 }
 
 func createTopic(ctx context.Context, topic string) error {
+	return createTopicN(ctx, topic, 1)
+}
+
+func createTopicN(ctx context.Context, topic string, partitions int32) error {
 	cl := client()
 	defer cl.Close()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic, t.NumPartitions, t.ReplicationFactor = topic, 1, 1
+	t.Topic, t.NumPartitions, t.ReplicationFactor = topic, partitions, 1
 	req.Topics = append(req.Topics, t)
 	req.TimeoutMillis = 30000
 	resp, err := req.RequestWith(ctx, cl)
@@ -93,7 +99,11 @@ func createTopic(ctx context.Context, topic string) error {
 }
 
 func consume(ctx context.Context, topic string, level kgo.IsolationLevel) consumed {
-	cl := client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+	return consumeP(ctx, topic, 0, level)
+}
+
+func consumeP(ctx context.Context, topic string, partition int32, level kgo.IsolationLevel) consumed {
+	cl := client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(level))
 	defer cl.Close()
 	out := consumed{Values: []string{}, Offsets: []int64{}}
@@ -226,13 +236,80 @@ func fencing(ctx context.Context, tag string, sendFirst bool) (res map[string]an
 	}
 }
 
+// eos: a GroupTransactSession (group member + transactional producer) reads i0..i2 from
+// TAG-go-eos-in, writes o0, o2 to partition 0 and o1 to partition 1 of TAG-go-eos-out and commits
+// the group's offset with the transaction (AddOffsetsToTxn + TxnOffsetCommit with the member's
+// generation). Reports whether End committed, the group's committed offset (OffsetFetch) and
+// what read_committed sees in each output partition.
+func eos(ctx context.Context, tag string) (res map[string]any) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = map[string]any{"error": fmt.Sprint(r)}
+		}
+	}()
+	in, out, group := tag+"-go-eos-in", tag+"-go-eos-out", tag+"-go-eos-group"
+	must(createTopic(ctx, in), "create input topic")
+	must(createTopicN(ctx, out, 2), "create output topic")
+	plain := client()
+	for i := 0; i < 3; i++ {
+		_, err := plain.ProduceSync(ctx, rec(in, fmt.Sprintf("i%d", i))).First()
+		must(err, "produce input")
+	}
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(bootstrap), kgo.TransactionalID(tag+"-go-eos"),
+		kgo.TransactionTimeout(60*time.Second), kgo.ConsumerGroup(group), kgo.ConsumeTopics(in),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.RequireStableFetchOffsets(), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()))
+	must(err, "new group transact session")
+	var got []*kgo.Record
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	for len(got) < 3 && pctx.Err() == nil {
+		fs := sess.PollFetches(pctx)
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, r) })
+	}
+	cancel()
+	if len(got) < 3 {
+		sess.Close()
+		panic(fmt.Sprintf("the session read %d of 3 records", len(got)))
+	}
+	must(sess.Begin(), "begin")
+	for _, r := range got {
+		var i int32
+		fmt.Sscanf(string(r.Value), "i%d", &i)
+		_, err := sess.ProduceSync(ctx, &kgo.Record{Topic: out, Partition: i % 2, Value: []byte(fmt.Sprintf("o%d", i))}).First()
+		must(err, "produce output")
+	}
+	committed, endErr := sess.End(ctx, kgo.TryCommit)
+	sess.Close()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group = group
+	t := kmsg.NewOffsetFetchRequestTopic()
+	t.Topic, t.Partitions = in, []int32{0}
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, plain)
+	must(err, "offset fetch")
+	offset := int64(-2)
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			offset = rp.Offset
+		}
+	}
+	for _, p := range []int32{0, 1} {
+		_, err := plain.ProduceSync(ctx, &kgo.Record{Topic: out, Partition: p, Value: []byte("END")}).First()
+		must(err, "produce END")
+	}
+	plain.Close()
+	return map[string]any{"end_committed": committed, "end_error": info(endErr), "committed": offset,
+		"out0": consumeP(ctx, out, 0, kgo.ReadCommitted()), "out1": consumeP(ctx, out, 1, kgo.ReadCommitted())}
+}
+
 func main() {
 	bootstrap = os.Args[1]
 	tag := os.Args[2]
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	out := map[string]any{"visibility": visibility(ctx, tag), "fence_commit": fencing(ctx, tag, false),
-		"fence_send": fencing(ctx, tag, true)}
+		"fence_send": fencing(ctx, tag, true), "eos": eos(ctx, tag)}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))
 }
