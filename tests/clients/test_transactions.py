@@ -15,27 +15,29 @@ against a Kafka 3.x broker. The comparison is with Kafka speaking the same proto
    sees P0 A0 A1 A2 P1 P2 C0 C1 END, in that order, on both targets. read_uncommitted on Kafka
    also sees B0 B1 (they are in the log, with an abort marker after them); on the bridge it
    sees only the committed records, because aborted records never reach Iggy. The producer's
-   offsets for transactional records: Kafka's real ones (the log's, below the high watermark);
-   the bridge answers a buffered batch with base offset -1, which kafka-clients and franz-go
-   report as -1 and librdkafka as OFFSET_INVALID (-1001).
+   offsets for transactional records: Kafka's real ones; the bridge answers a buffered batch
+   with base offset -1, which kafka-clients, franz-go and kafka-python report as -1 for every
+   record, while librdkafka numbers the batch's records from it (-1, 0, 1, ...; see
+   UNKNOWN_OFFSETS).
 2. Fencing, per client: producer 1 opens a transaction and sends F0; producer 2 with the same
    transactional.id initialises (the epoch bump fences producer 1), sends G0 and commits; then
    producer 1 commits ("commit") or sends F1 and commits ("send"), and aborts when that failed.
    The error each step gets (Java exception class, librdkafka error code and fatal flag,
    franz-go's Kafka error code) must be the same on both targets; read_committed sees only G0.
-3. confluent-kafka's send_offsets_to_transaction (AddOffsetsToTxn + TxnOffsetCommit): offsets
+3. Offsets with a transaction: confluent-kafka's send_offsets_to_transaction (AddOffsetsToTxn + TxnOffsetCommit): offsets
    of a committed transaction become the group's, those of an aborted one do not. kafka-clients'
    consume-transform-produce: a live group member's offset committed with the transaction
    (generation and member id checked, KIP-447), the outputs over two partitions; the same with
    franz-go's GroupTransactSession.
-   A transaction past its transaction.timeout.ms (1 s) is aborted by the coordinator within
+   Timeout: a transaction past its transaction.timeout.ms (1 s) is aborted by the coordinator within
    its 10 s sweep; the producer's late commit and abort get the same errors on both targets.
-   The last stable offset while a transaction is open: a plain record after an open
+   Last stable offset: while a transaction is open, a plain record after an open
    transaction's record is invisible at read_committed on Kafka until the transaction ends; on
    the bridge it is visible at once (the open transaction is not in the log yet) and the
    transaction's record comes after it at the commit. Each target's own behaviour is asserted.
-4. kafka-transactions.sh (TransactionsCommand, one JVM per target through ToolShell.java): list,
-   describe (committed, open, unknown id), describe-producers and find-hanging with one
+4. kafka-transactions.sh (TransactionsCommand, one JVM per target through ToolShell.java): list
+   (also by id pattern and by duration), describe (committed, open, unknown id),
+   describe-producers and find-hanging with one
    transaction committed and one open, then again after the open one is aborted. Outputs are
    compared cell by cell after masking only producer ids and wall-clock values (timestamps,
    durations); see mask_tool_output.
@@ -117,30 +119,31 @@ def save(name: str, data):
 # ---------------------------------------------------------------------------------------------
 # The reference broker at transaction.version 1
 
-@pytest.fixture(scope="module")
-def kafka_tv1(kafka_broker):
+def set_transaction_version(bootstrap: str, want: int) -> int:
+    """kafka-features (one JVM): transaction.version -> want; returns the level it had."""
     from harness.tool_shell import ToolSession
 
-    with ToolSession("org.apache.kafka.tools.FeatureCommand", kafka_broker.bootstrap,
+    with ToolSession("org.apache.kafka.tools.FeatureCommand", bootstrap,
                      util.log_dir() / "transactions-features.log") as features:
         def level() -> int:
             r = features.run("describe")
             m = re.search(r"Feature: transaction\.version\s.*FinalizedVersionLevel: (\d+)", r.stdout)
             return int(m.group(1)) if m else 0
-
-        def set_level(n: int, now: int):
-            r = features.run("downgrade" if n < now else "upgrade", "--feature", f"transaction.version={n}")
-            assert r.exit_code == 0, f"kafka-features: transaction.version {now} -> {n}: {r.stdout}{r.stderr}"
         before = level()
-        if before != 1:
-            set_level(1, before)
-            assert level() == 1
-        TIMINGS["kafka_transaction_version"] = f"{before}->1"
-        try:
-            yield kafka_broker
-        finally:
-            if before != 1:
-                set_level(before, 1)
+        if before != want:
+            r = features.run("downgrade" if want < before else "upgrade", "--feature", f"transaction.version={want}")
+            assert r.exit_code == 0, f"kafka-features: transaction.version {before} -> {want}: {r.stdout}{r.stderr}"
+            assert level() == want
+    return before
+
+
+@pytest.fixture(scope="module")
+def kafka_tv1(kafka_broker):
+    before = set_transaction_version(kafka_broker.bootstrap, 1)
+    TIMINGS["kafka_transaction_version"] = f"{before}->1"
+    yield kafka_broker
+    if before != 1:
+        set_transaction_version(kafka_broker.bootstrap, before)
 
 
 @pytest.fixture
