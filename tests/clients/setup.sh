@@ -62,7 +62,8 @@ for name in ("Scenario", "GroupMember", "GroupCommandShell", "StreamsApp", "Conn
 PY
 # 5. franz-go's transactions runner (tests/clients/go, go.sum committed) into build/clients/txclient.
 if command -v go >/dev/null; then
-  (cd "$here/go" && GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -o "$root/build/clients/txclient" . >&2)
+  (cd "$here/go" && GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -o "$root/build/clients/txclient" . >&2) \
+    || say "go build in tests/clients/go failed: test_transactions.py's franz-go cases will fail (franz-go v1.22.3 needs Go 1.26+)"
 else
   say "no go toolchain: test_transactions.py's franz-go cases will be skipped (install Go 1.26+, which franz-go v1.22.3 needs)"
 fi
