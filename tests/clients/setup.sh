@@ -4,6 +4,7 @@
 #   - a Python venv at <repo>/.venv with tests/clients/requirements.txt
 #   - kafkajs in tests/clients/node (npm ci from the committed lock file)
 #   - Kafka's jars in tests/.java/lib (tools/fetch-kafka) and tests/clients/java/*.java compiled
+#   - tests/clients/go (franz-go) built into build/clients/txclient when go is installed
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -56,7 +57,14 @@ fi
 import sys
 sys.path.insert(0, "$here")
 from runners import java
-for name in ("Scenario", "GroupMember", "GroupCommandShell", "StreamsApp", "ConnectApp"):
+for name in ("Scenario", "GroupMember", "GroupCommandShell", "StreamsApp", "ConnectApp", "TxnClient"):
     java.compile_java(name)
 PY
+# 5. franz-go's transactions runner (tests/clients/go, go.sum committed) into build/clients/txclient.
+if command -v go >/dev/null; then
+  (cd "$here/go" && GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -o "$root/build/clients/txclient" . >&2) \
+    || say "go build in tests/clients/go failed: test_transactions.py's franz-go cases will fail (franz-go v1.22.3 needs Go 1.26+)"
+else
+  say "no go toolchain: test_transactions.py's franz-go cases will be skipped (install Go 1.26+, which franz-go v1.22.3 needs)"
+fi
 say "ready: $venv, $node_dir/node_modules, $root/tests/.java/lib"
