@@ -130,10 +130,9 @@ Status Bridge::start() {
   lag_ = std::make_unique<bridge::ConsumerLagMonitor>(&loop_, *offsets_, *log_);
   transactions_ = bridge::make_transaction_coordinator(
       bridge::TransactionServices{*state_, &loop_, *producers_, *log_, *offsets_, cfg_.transactions});
-  if (auto st = transactions_->load(); !st) return st.error();
   // Before the listener opens: a commit decided before a crash holds its partitions' last stable
-  // offsets from here on, and transactions open at the crash are aborted (docs/transactions.md).
-  transactions_->recover([] { spdlog::info("transactions: recovery after restart complete"); });
+  // offsets from here on; recover() completes it once Iggy is reachable (docs/transactions.md).
+  if (auto st = transactions_->load(); !st) return st.error();
 
   services_ = std::make_unique<kafka::Services>(kafka::Services{
       .config = cfg_,
@@ -262,6 +261,8 @@ void Bridge::start_catalog() {
       sd_notify(0, "READY=1");
       lag_->start();
       configs_->reapply_topics();  // broker configs changed while the bridge was down
+      // Commits decided before a crash are appended, transactions open at it aborted.
+      transactions_->recover([] { spdlog::info("transactions: recovery after restart complete"); });
       const iggy::ServerProfile p = iggy_pool_->server_profile();
       spdlog::info("kafka-iggy-bridge ready: Iggy at {} (server {}, protocol {}, {}) stream '{}', {} topics",
                    cfg_.iggy.address.str(), p.version, iggy::format_protocol_version(p.protocol),

@@ -259,6 +259,20 @@ Status Coordinator::load() {
       t->buffered_bytes += b.bytes;
       t->next_seq = std::max(t->next_seq, b.seq + 1);
     }
+  for (auto& [id, t] : txns_) {
+    if (t->state == TxnState::kPrepareCommit) {
+      // Decided before the crash: read_committed consumers must not see the part of it that
+      // reached Iggy until recover() appended the rest.
+      t->busy = t->ending = true;
+      for (auto& [tp, ps] : t->partitions)
+        if (ps.has_batches && ps.append_from >= 0) {
+          s_.log.hold_stable_at(tp.topic, tp.partition, KafkaOffset(ps.append_from));
+          ps.held = true;
+        }
+    } else if (t->state == TxnState::kOngoing || t->state == TxnState::kPrepareAbort) {
+      t->busy = t->ending = true;  // aborted by recover()
+    }
+  }
   spdlog::info("transactions: loaded {} transactional ids", txns_.size());
   sweep_.start_repeating(std::chrono::milliseconds(s_.config.abort_timed_out_interval_ms), [this] { sweep(); });
   return ok_status();
@@ -271,17 +285,9 @@ void Coordinator::recover(std::function<void()> done) {
   };
   for (auto& [id, t] : txns_) {
     if (t->state == TxnState::kPrepareCommit) {
-      // Decided before the crash: hold each partition's last stable offset where its appends
-      // began, so read_committed consumers do not see the part that reached Iggy, and append
-      // what is missing.
+      // Decided before the crash (load() put the holds in place): append what is missing.
       spdlog::info("transactions: completing the commit of transactional id '{}' decided before the restart",
                    esc(id));
-      t->busy = t->ending = true;
-      for (auto& [tp, ps] : t->partitions)
-        if (ps.has_batches && ps.append_from >= 0) {
-          s_.log.hold_stable_at(tp.topic, tp.partition, KafkaOffset(ps.append_from));
-          ps.held = true;
-        }
       ++*pending;
       t->end_waiters.push_back([one_done](ErrorCode) { one_done(); });
       complete_commit(id, t->generation, true);

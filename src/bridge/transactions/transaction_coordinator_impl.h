@@ -32,10 +32,14 @@ struct TransactionServices {
 
 class PersistentTransactionCoordinator : public TransactionCoordinator {
  public:
-  // Loads the transactional ids and their state (blocking: startup only).
+  // Loads the transactional ids and their state (blocking: startup only). A commit decided
+  // before a crash holds its partitions' last stable offsets from here on, and it and every
+  // transaction open at the crash wait for recover() (their requests meet
+  // CONCURRENT_TRANSACTIONS, which clients retry).
   virtual Status load() = 0;
-  // Completes what a crash interrupted: commits decided before it are appended (without
-  // duplicates), transactions open at the crash are aborted. `done` runs once every one is.
+  // Once Iggy is reachable: completes what a crash interrupted. Commits decided before it are
+  // appended (without duplicates), transactions open at the crash are aborted. `done` runs once
+  // every one is.
   virtual void recover(std::function<void()> done) = 0;
   // Stops the timers; later requests get COORDINATOR_NOT_AVAILABLE (shutdown).
   virtual void stop() = 0;
