@@ -16,7 +16,6 @@ void handle(bridge::TransactionCoordinator& txns, Request&& req) {
                    body.group_id, [respond = req.respond](ErrorCode e) {
                      if (e == ErrorCode::kProducerFenced && respond.header().api_version < kFirstProducerFencedVersion)
                        e = ErrorCode::kInvalidProducerEpoch;
-                     if (e != ErrorCode::kNone) respond.count_error(to_int16(e));
                      msg::AddOffsetsToTxnResponse resp;
                      resp.error_code = to_int16(e);
                      respond.send(resp);

@@ -45,7 +45,6 @@ void handle(bridge::ProducerRegistry& producers, bridge::TransactionCoordinator&
           if (r.error != ErrorCode::kNone) {
             spdlog::info("client={} api=InitProducerId transactional_id='{}': {}: {}",
                          esc(respond.header().client_id), esc(id), error_name(r.error), esc(r.message, 512));
-            respond.count_error(to_int16(r.error));
             return reply_error(respond, r.error);
           }
           msg::InitProducerIdResponse resp;

@@ -6,7 +6,10 @@
 #include <regex>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "bridge/transactions/transaction_coordinator.h"
+#include "common/text.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/list_transactions.h"
 #include "kafka/services.h"
@@ -19,7 +22,7 @@ int64_t wall_ms() {
       .count();
 }
 
-void handle(const bridge::TransactionCoordinator& txns, Request&& req) {
+void handle(const bridge::TransactionCoordinator& txns, uint32_t max_pattern_bytes, Request&& req) {
   auto body = req.decode<msg::ListTransactionsRequest>();
   msg::ListTransactionsResponse resp;
   std::set<bridge::TxnState> states;
@@ -34,10 +37,25 @@ void handle(const bridge::TransactionCoordinator& txns, Request&& req) {
   const std::set<int64_t> pids(body.producer_id_filters.begin(), body.producer_id_filters.end());
   std::optional<std::regex> pattern;
   if (body.transactional_id_pattern && !body.transactional_id_pattern->empty()) {
-    try {
-      pattern.emplace(*body.transactional_id_pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      resp.error_code = to_int16(ErrorCode::kInvalidRegularExpression);
+    const std::string& text = *body.transactional_id_pattern;
+    // Matched with libstdc++'s Thompson NFA executor (__polynomial: no backreferences, time
+    // polynomial in pattern and input), so no pattern can stall the loop with backtracking; the
+    // length bound keeps the recursive pattern compiler's stack small.
+    std::string why;
+    if (text.size() > max_pattern_bytes) {
+      why = "pattern of " + std::to_string(text.size()) + " bytes, above [transactions] max_id_pattern_bytes (" +
+            std::to_string(max_pattern_bytes) + ")";
+    } else {
+      try {
+        pattern.emplace(text, std::regex::ECMAScript | std::regex_constants::__polynomial);
+      } catch (const std::regex_error& e) {
+        why = e.what();
+      }
+    }
+    if (!why.empty()) {
+      spdlog::info("client={} api=ListTransactions: transactional id pattern refused: {}",
+                   esc(req.respond.header().client_id), esc(why, 512));
+      resp.error_code = to_int16(ErrorCode::kInvalidRegularExpression);  // counted by send()
       return req.respond.send(resp);
     }
   }
@@ -63,7 +81,9 @@ void handle(const bridge::TransactionCoordinator& txns, Request&& req) {
 
 HandlerSpec list_transactions_handler() {
   return serve<msg::ListTransactionsRequest>(
-      0, 2, [](const Services& s, Request&& req) { handle(s.transactions, std::move(req)); });
+      0, 2, [](const Services& s, Request&& req) {
+        handle(s.transactions, s.config.transactions.max_id_pattern_bytes, std::move(req));
+      });
 }
 
 }  // namespace kib::kafka
