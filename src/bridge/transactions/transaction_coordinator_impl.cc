@@ -258,6 +258,16 @@ Status Coordinator::load() {
       t->partitions[{b.topic, PartitionId(b.partition)}].has_batches = true;
       t->buffered_bytes += b.bytes;
       t->next_seq = std::max(t->next_seq, b.seq + 1);
+      // A crash between the batch's row and the producer registry's leaves the registry behind
+      // the buffer: the client's retry of that batch must still be a duplicate, and its next
+      // batch follow it.
+      const ProducerId pid(t->pid);
+      const ProducerEpoch epoch(t->epoch);
+      const SequenceCheck check =
+          s_.producers.check(pid, epoch, b.topic, PartitionId(b.partition), b.base_sequence, b.record_count);
+      if (check.verdict == SequenceVerdict::kAppend)
+        s_.producers.record_append(pid, epoch, b.topic, PartitionId(b.partition), b.base_sequence, b.record_count,
+                                   kNoOffset);
     }
   for (auto& [id, t] : txns_) {
     if (t->state == TxnState::kPrepareCommit) {
@@ -269,9 +279,11 @@ Status Coordinator::load() {
           s_.log.hold_stable_at(tp.topic, tp.partition, KafkaOffset(ps.append_from));
           ps.held = true;
         }
-    } else if (t->state == TxnState::kOngoing || t->state == TxnState::kPrepareAbort) {
+    } else if (t->state == TxnState::kPrepareAbort) {
       t->busy = t->ending = true;  // aborted by recover()
     }
+    // Ongoing stays open, as on Kafka, whose coordinator keeps a transaction across a restart:
+    // its batches are on disk, its producer carries on (or its timeout aborts it).
   }
   spdlog::info("transactions: loaded {} transactional ids", txns_.size());
   sweep_.start_repeating(std::chrono::milliseconds(s_.config.abort_timed_out_interval_ms), [this] { sweep(); });
@@ -291,12 +303,13 @@ void Coordinator::recover(std::function<void()> done) {
       ++*pending;
       t->end_waiters.push_back([one_done](ErrorCode) { one_done(); });
       complete_commit(id, t->generation, true);
-    } else if (t->state == TxnState::kOngoing || t->state == TxnState::kPrepareAbort) {
-      // Open at the crash: its producer is gone or will re-initialise; Kafka's coordinator aborts
-      // such a transaction once it times out, the bridge at once.
-      spdlog::info("transactions: aborting transactional id '{}', open when the bridge stopped", esc(id));
+    } else if (t->state == TxnState::kPrepareAbort) {
+      spdlog::info("transactions: aborting transactional id '{}', aborting when the bridge stopped", esc(id));
       ++*pending;
-      abort(*t, true, [one_done](ErrorCode) { one_done(); });
+      abort(*t, false, [one_done](ErrorCode) { one_done(); });
+    } else if (t->state == TxnState::kOngoing) {
+      spdlog::info("transactions: transactional id '{}' still open after the restart ({} bytes buffered)", esc(id),
+                   t->buffered_bytes);
     }
   }
   tasks_.post(one_done);
