@@ -1,0 +1,108 @@
+"""A bridge of its own for a test that kills it: SIGKILL, then the same binary, config (port),
+SQLite state and Iggy stream again, as an operator's supervisor would restart it.
+
+The session `bridge` fixture (harness/bridge.py) is shared and must not be killed; this one
+lives for one test. It runs on the session iggy-server but in a stream of its own, so its
+restarts touch nothing the other tests created. Every start appends to one log file, with a
+marker line between the runs.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import bridge as bridge_mod
+from . import util
+
+
+class RestartableBridge:
+    def __init__(self, binary: Path, iggy_address: str, iggy_username: str, iggy_password: str, *,
+                 stream: str, log_name: str, extra_toml: str = "", start_timeout: float = 30.0):
+        self.binary = binary
+        self.start_timeout = start_timeout
+        self.tmp = util.make_temp_dir("kib-rbridge-")
+        self.port = util.free_port()
+        self.state_path = self.tmp / "state.db"
+        self.config_path = self.tmp / "kafka-iggy-bridge.toml"
+        text = bridge_mod.config_toml(kafka_port=self.port, iggy_address=iggy_address, iggy_username=iggy_username,
+                                      iggy_password=iggy_password, state_path=self.state_path)
+        assert 'stream = "kafka"' in text, "config_toml() no longer names the stream as expected"
+        text = text.replace('stream = "kafka"', f'stream = "{stream}"') + extra_toml
+        self.config_path.write_text(text)
+        self.log_path = util.log_dir() / log_name
+        self.log_path.unlink(missing_ok=True)
+        (util.log_dir() / (log_name + ".toml")).write_text(text)
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+        self.kills = 0
+        self.start_seconds: list[float] = []
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> "RestartableBridge":
+        t0 = time.monotonic()
+        with open(self.log_path, "ab") as log:
+            log.write(f"\n===== test harness: bridge start #{self.starts + 1} at {time.strftime('%H:%M:%S')} "
+                      f"=====\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                [str(self.binary), "serve", "--config", str(self.config_path)], env=dict(os.environ),
+                cwd=str(self.tmp), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=util._die_with_parent if sys.platform.startswith("linux") else None)
+        self.starts += 1
+        deadline = time.monotonic() + self.start_timeout
+        while not util.port_accepts("127.0.0.1", self.port):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"bridge exited with {self.proc.returncode} at start #{self.starts}; "
+                                   f"log {self.log_path}:\n{util.tail(self.log_path, 60)}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"bridge start #{self.starts} not listening after {self.start_timeout:.0f}s; "
+                                   f"log {self.log_path}:\n{util.tail(self.log_path, 60)}")
+            time.sleep(0.05)
+        self.start_seconds.append(round(time.monotonic() - t0, 2))
+        return self
+
+    def kill(self):
+        """SIGKILL: no shutdown, no flush; whatever the bridge had not made durable is gone."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+            self.kills += 1
+
+    def kill_and_restart(self):
+        self.kill()
+        self.start()
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+            except ProcessLookupError:
+                pass
+        self.proc = None
+
+    def cleanup(self):
+        """Stops it; keeps a copy of the SQLite state beside the log (tables transactions,
+        transaction_partitions, transaction_batches, transaction_offsets) for post-mortems."""
+        self.stop()
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(str(self.state_path) + suffix)
+            if src.exists():
+                shutil.copyfile(src, util.log_dir() / (self.log_path.name + ".state.db" + suffix))
+        util.remove_tree(self.tmp)
