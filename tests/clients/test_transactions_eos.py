@@ -53,7 +53,7 @@ from harness.restartable_bridge import RestartableBridge
 
 N_RECORDS = 1500
 TXN_SIZE = 25
-TXN_TIMEOUT_MS = 10000
+TXN_TIMEOUT_MS = 4000
 COPY_DEADLINE_S = 100
 # progress (fraction of the input committed to the output) -> what is SIGKILLed then
 KILLS = {
@@ -61,6 +61,9 @@ KILLS = {
     "bridge": [(0.15, "bridge"), (0.40, "copier"), (0.60, "bridge"), (0.80, "bridge")],
 }
 MAX_COPIER_RUNS = 10
+# As the test broker's transaction.abort.timed.out.transaction.cleanup.interval.ms: a dead
+# producer's transaction is aborted about a second after its timeout.
+BRIDGE_TOML = "\n[transactions]\nabort_timed_out_interval_ms = 1000\n"
 
 JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=warn"]
@@ -92,7 +95,8 @@ def target(request):
     srv = request.getfixturevalue("iggy")
     test = "copier" if "copier" in request.node.originalname else "streams"
     b = RestartableBridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
-                          stream=f"txn-{test}-{uuid.uuid4().hex[:8]}", log_name=f"txn-{test}-bridge.log")
+                          stream=f"txn-{test}-{uuid.uuid4().hex[:8]}", log_name=f"txn-{test}-bridge.log",
+                          extra_toml=BRIDGE_TOML)
     try:
         b.start()
         yield EosTarget("bridge", b.bootstrap, b)
