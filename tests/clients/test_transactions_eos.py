@@ -31,6 +31,7 @@ runs, one marker line per start) with the bridge's SQLite state copied beside it
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -102,6 +103,18 @@ def target(request):
         yield EosTarget("bridge", b.bootstrap, b)
     finally:
         b.cleanup()
+
+
+@contextlib.contextmanager
+def bridge_state_on_failure(target: EosTarget):
+    """A failing check on the bridge also shows the bridge's transaction tables."""
+    try:
+        yield
+    except AssertionError as e:
+        if target.bridge is None:
+            raise
+        raise AssertionError(f"{e}\n--- bridge state ({target.bridge.state_path}):\n"
+                             f"{target.bridge.state_summary()}") from None
 
 
 def java_available():
@@ -256,7 +269,12 @@ class Copier:
         return "\n".join(lines[:12]) or util.tail(self.err_path, 15)
 
 
-def test_transactional_message_copier_exactly_once(target, tmp_path):
+def test_transactional_message_copier_exactly_once(target):
+    with bridge_state_on_failure(target):
+        copier_session(target)
+
+
+def copier_session(target: EosTarget):
     java = java_available()
     t0 = time.monotonic()
     tag = f"txcopy-{target.name}-{uuid.uuid4().hex[:8]}"
@@ -314,7 +332,8 @@ def test_transactional_message_copier_exactly_once(target, tmp_path):
     committed = committed_offset(target.bootstrap, group, input_topic)
     TIMINGS[f"txn_copier_{target.name}_s"] = round(time.monotonic() - t0, 1)
     diag = f"kills {fired}, copier runs {runs}, copy {copy_s}s" + \
-        (f", bridge log {target.bridge.log_path}" if target.bridge else "")
+        (f", bridge starts (s) {target.bridge.start_seconds}, log {target.bridge.log_path}"
+         if target.bridge else "")
     print(f"\ncopier on {target.name}: {diag}; output {report}; committed {committed}")
     # Every scheduled kill happened while the copy was under way (else the test tested less).
     assert [f["what"] for f in fired] == [w for _a, w in KILLS[target.name]], diag
@@ -345,6 +364,11 @@ def word_counts(lines: list[str]) -> dict[str, int]:
 
 
 def test_kafka_streams_exactly_once_v2_word_count(target, tmp_path):
+    with bridge_state_on_failure(target):
+        streams_session(target, tmp_path)
+
+
+def streams_session(target: EosTarget, tmp_path):
     java = java_available()
     java.compile_java("StreamsEosApp")
     t0 = time.monotonic()
@@ -389,7 +413,8 @@ def test_kafka_streams_exactly_once_v2_word_count(target, tmp_path):
     TIMINGS[f"streams_eos_{target.name}_s"] = round(time.monotonic() - t0, 1)
     assert rc == 0 and result is not None, f"StreamsEosApp exit {rc}, log {log}:\n{util.tail(log, 60)}"
     diag = f"kills {kills}, recovered {result.get('recovered')}, log {log}" + \
-        (f", bridge log {target.bridge.log_path}" if target.bridge else "")
+        (f", bridge starts (s) {target.bridge.start_seconds}, log {target.bridge.log_path}"
+         if target.bridge else "")
     print(f"\nstreams eos on {target.name}: {diag}; updates {result.get('updates')}")
     if target.bridge:
         assert len(kills) == 1, f"the bridge was not killed mid-run: {diag}"

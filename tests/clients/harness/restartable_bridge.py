@@ -97,6 +97,32 @@ class RestartableBridge:
                 pass
         self.proc = None
 
+    def state_summary(self, rows: int = 12) -> str:
+        """The transaction tables of the bridge's SQLite state (row counts, the first rows; blobs
+        as their length), for a failure message."""
+        import sqlite3
+
+        try:
+            db = sqlite3.connect(f"file:{self.state_path}?mode=ro", uri=True, timeout=5)
+        except sqlite3.Error as e:
+            return f"<state {self.state_path}: {e}>"
+        out = []
+        try:
+            names = [r[0] for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'transaction%' ORDER BY name")]
+            for name in names:
+                cur = db.execute(f'SELECT * FROM "{name}" LIMIT {rows}')
+                cols = [d[0] for d in cur.description]
+                n = db.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+                out.append(f"{name} ({n} rows): {cols}")
+                for r in cur.fetchall():
+                    out.append("  " + repr(tuple(f"<{len(v)} bytes>" if isinstance(v, bytes) else v for v in r)))
+        except sqlite3.Error as e:
+            out.append(f"<state {self.state_path}: {e}>")
+        finally:
+            db.close()
+        return "\n".join(out) or "<no transaction tables>"
+
     def cleanup(self):
         """Stops it; keeps a copy of the SQLite state beside the log (tables transactions,
         transaction_partitions, transaction_batches, transaction_offsets) for post-mortems."""
