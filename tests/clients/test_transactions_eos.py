@@ -36,6 +36,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -56,6 +57,7 @@ N_RECORDS = 1500
 TXN_SIZE = 25
 TXN_TIMEOUT_MS = 4000
 COPY_DEADLINE_S = 100
+STALL_S = 30  # no record committed for this long: the copy is stuck
 # progress (fraction of the input committed to the output) -> what is SIGKILLed then
 KILLS = {
     "kafka": [(0.40, "copier")],
@@ -249,6 +251,19 @@ class Copier:
             if "shutdown_complete" in st:
                 self.shutdown = st
 
+    def dump_stacks(self) -> str:
+        """The copier JVM's thread dump (jcmd Thread.print) into a file beside its log."""
+        jcmd = shutil.which("jcmd")
+        if self.proc.poll() is not None or jcmd is None:
+            return "(no copier stacks: " + ("not running" if jcmd else "no jcmd") + ")"
+        path = self.err_path.with_suffix(".stacks.txt")
+        try:
+            p = subprocess.run([jcmd, str(self.proc.pid), "Thread.print"], capture_output=True, text=True, timeout=30)
+            path.write_text(p.stdout + p.stderr)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"(no copier stacks: {e})"
+        return f"copier thread dump: {path}"
+
     def exited(self) -> int | None:
         return self.proc.poll()
 
@@ -265,8 +280,9 @@ class Copier:
 
     def error_summary(self) -> str:
         text = self.err_path.read_text(errors="replace")
-        lines = [l for l in text.splitlines() if "Exception" in l or "ERROR" in l or l.startswith("Caused by")]
-        return "\n".join(lines[:12]) or util.tail(self.err_path, 15)
+        lines = [l for l in text.splitlines()
+                 if " ERROR " in l or re.match(r"^(Caused by: )?[\w.]+(Exception|Error)\b", l)]
+        return "\n".join(dict.fromkeys(lines[:12])) or util.tail(self.err_path, 8)
 
 
 def test_transactional_message_copier_exactly_once(target):
@@ -285,6 +301,8 @@ def copier_session(target: EosTarget):
     input_end = end_offset(target.bootstrap, input_topic)
     assert input_end == N_RECORDS
 
+    for old in util.log_dir().glob(f"copier-{target.name}-*"):
+        old.unlink()
     args = ["--broker-list", target.bootstrap, "--input-topic", input_topic, "--input-partition", "0",
             "--output-topic", output_topic, "--transactional-id", txn_id, "--consumer-group", group,
             "--transaction-size", str(TXN_SIZE), "--transaction-timeout", str(TXN_TIMEOUT_MS),
@@ -293,10 +311,13 @@ def copier_session(target: EosTarget):
     fired: list[dict] = []
     runs: list[dict] = []
     copier = Copier(java, target, 1, args)
-    progress = 0.0
+    progress = last_progress = 0.0
+    last_progress_t = time.monotonic()
     deadline = time.monotonic() + COPY_DEADLINE_S
     try:
         while True:
+            if target.bridge:
+                target.bridge.check_alive()
             copier.poll_progress()
             if copier.remaining is not None:
                 progress = max(progress, (N_RECORDS - copier.remaining) / N_RECORDS)
@@ -319,9 +340,19 @@ def copier_session(target: EosTarget):
                 else:
                     target.bridge.kill_and_restart()
                 fired.append({"what": what, "at": round(progress, 3), "t": round(time.monotonic() - t0, 1)})
-            assert time.monotonic() < deadline, \
-                f"copy not done after {COPY_DEADLINE_S}s: progress {progress:.2f}, kills {fired}, runs {runs}, " \
-                f"copier stderr:\n{copier.error_summary()}"
+            if progress > last_progress:
+                last_progress, last_progress_t = progress, time.monotonic()
+            stalled = time.monotonic() - last_progress_t > STALL_S
+            if stalled or time.monotonic() >= deadline:
+                print("\n" + copier.dump_stacks())
+                if target.bridge:
+                    print(target.bridge.dump_stacks())
+            assert time.monotonic() < deadline and not stalled, \
+                f"copy not done after {round(time.monotonic() - t0)}s" + \
+                (f" (no progress for {STALL_S}s)" if stalled else "") + \
+                f": progress {progress:.2f}, kills {fired}, runs {runs}, copier run {len(runs) + 1} " \
+                f"stderr:\n{copier.error_summary()}" + \
+                (f"\nbridge log tail:\n{util.tail(target.bridge.log_path, 25)}" if target.bridge else "")
             time.sleep(0.05)
     finally:
         copier.close()
@@ -395,6 +426,8 @@ def streams_session(target: EosTarget, tmp_path):
                 line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
                 raise AssertionError(f"StreamsEosApp gave no result in time; log {log}:\n{util.tail(log, 60)}")
+            if target.bridge:
+                target.bridge.check_alive()
             if line is None:
                 break
             if line.startswith("EVENT "):

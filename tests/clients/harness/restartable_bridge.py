@@ -49,6 +49,14 @@ class RestartableBridge:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def check_alive(self):
+        """Raises if the bridge exited on its own (not killed by the test), with its exit status."""
+        if self.proc is not None and self.proc.poll() is not None:
+            rc = self.proc.returncode
+            how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
+            raise AssertionError(f"the bridge (start #{self.starts}) died on its own: {how}; log {self.log_path}:\n"
+                                 f"{util.tail(self.log_path, 30)}")
+
     def start(self) -> "RestartableBridge":
         t0 = time.monotonic()
         with open(self.log_path, "ab") as log:
@@ -97,6 +105,21 @@ class RestartableBridge:
                 pass
         self.proc = None
 
+    def dump_stacks(self) -> str:
+        """Every thread's stack of the running bridge (gdb, if installed) into a file beside its
+        log; returns a line naming the file, for a failure message about a stuck bridge."""
+        gdb = shutil.which("gdb")
+        if not self.alive() or gdb is None:
+            return "(no stacks: " + ("bridge not running" if not self.alive() else "no gdb") + ")"
+        path = util.log_dir() / (self.log_path.name + f".stacks-{self.starts}.txt")
+        try:
+            p = subprocess.run([gdb, "-batch", "-p", str(self.proc.pid), "-ex", "thread apply all bt"],
+                               capture_output=True, text=True, timeout=60)
+            path.write_text(p.stdout + p.stderr)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"(no stacks: {e})"
+        return f"stacks of the running bridge (start #{self.starts}): {path}"
+
     def state_summary(self, rows: int = 12) -> str:
         """The transaction tables of the bridge's SQLite state (row counts, the first rows; blobs
         as their length), for a failure message."""
@@ -127,6 +150,8 @@ class RestartableBridge:
         """Stops it; keeps a copy of the SQLite state beside the log (tables transactions,
         transaction_partitions, transaction_batches, transaction_offsets) for post-mortems."""
         self.stop()
+        for core in self.tmp.glob("core*"):  # a crash's core dump, where `ulimit -c` allowed one
+            shutil.move(str(core), str(util.log_dir() / f"{self.log_path.name}.{core.name}"))
         for suffix in ("", "-wal", "-shm"):
             src = Path(str(self.state_path) + suffix)
             if src.exists():
