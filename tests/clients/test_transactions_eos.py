@@ -232,6 +232,7 @@ class Copier:
         self._pos = 0
         self.remaining: int | None = None  # last "remaining" it printed
         self.shutdown: dict | None = None
+        self.main_frames: list[str] = []  # the main thread's top frames, from dump_stacks()
 
     def poll_progress(self):
         with open(self.out_path, "rb") as f:
@@ -262,6 +263,9 @@ class Copier:
             path.write_text(p.stdout + p.stderr)
         except (OSError, subprocess.TimeoutExpired) as e:
             return f"(no copier stacks: {e})"
+        main = re.search(r'^"main" .*?\n\n', p.stdout, re.S | re.M)
+        frames = [l.strip() for l in (main.group(0) if main else "").splitlines() if l.strip().startswith("at ")]
+        self.main_frames = frames[:8]
         return f"copier thread dump: {path}"
 
     def exited(self) -> int | None:
@@ -343,15 +347,17 @@ def copier_session(target: EosTarget):
             if progress > last_progress:
                 last_progress, last_progress_t = progress, time.monotonic()
             stalled = time.monotonic() - last_progress_t > STALL_S
+            where = ""
             if stalled or time.monotonic() >= deadline:
                 print("\n" + copier.dump_stacks())
                 if target.bridge:
                     print(target.bridge.dump_stacks())
+                where = "\ncopier main thread:\n  " + "\n  ".join(copier.main_frames)
             assert time.monotonic() < deadline and not stalled, \
                 f"copy not done after {round(time.monotonic() - t0)}s" + \
                 (f" (no progress for {STALL_S}s)" if stalled else "") + \
                 f": progress {progress:.2f}, kills {fired}, runs {runs}, copier run {len(runs) + 1} " \
-                f"stderr:\n{copier.error_summary()}" + \
+                f"stderr:\n{copier.error_summary()}" + where + \
                 (f"\nbridge log tail:\n{util.tail(target.bridge.log_path, 25)}" if target.bridge else "")
             time.sleep(0.05)
     finally:

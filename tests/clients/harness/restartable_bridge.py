@@ -4,7 +4,7 @@ SQLite state and Iggy stream again, as an operator's supervisor would restart it
 The session `bridge` fixture (harness/bridge.py) is shared and must not be killed; this one
 lives for one test. It runs on the session iggy-server but in a stream of its own, so its
 restarts touch nothing the other tests created. Every start appends to one log file, with a
-marker line between the runs.
+marker line between the runs. KIB_RESTARTABLE_BRIDGE_LOG_LEVEL=trace logs every request.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class RestartableBridge:
         self.state_path = self.tmp / "state.db"
         self.config_path = self.tmp / "kafka-iggy-bridge.toml"
         text = bridge_mod.config_toml(kafka_port=self.port, iggy_address=iggy_address, iggy_username=iggy_username,
-                                      iggy_password=iggy_password, state_path=self.state_path)
+                                      iggy_password=iggy_password, state_path=self.state_path,
+                                      log_level=os.environ.get("KIB_RESTARTABLE_BRIDGE_LOG_LEVEL", "debug"))
         assert 'stream = "kafka"' in text, "config_toml() no longer names the stream as expected"
         text = text.replace('stream = "kafka"', f'stream = "{stream}"') + extra_toml
         self.config_path.write_text(text)
