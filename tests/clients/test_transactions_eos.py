@@ -14,7 +14,9 @@ while transactions are open or being committed (docs/transactions.md, Crash reco
    and restarted on the same state and Iggy stream, and a copier that dies of it (fenced,
    timed out) is restarted too. Then, read with isolation.level=read_committed, the output holds
    every input record exactly once (key and value), and the group's committed offset (fetched
-   with require_stable) is the input's end offset.
+   with require_stable) is the input's end offset. A copy that commits nothing for STALL_S
+   seconds fails at once (a restart must not leave a client stuck), with the copier's
+   main-thread frames in the message and both processes' stacks beside the logs.
 
 2. Kafka Streams with processing.guarantee=exactly_once_v2 (java/StreamsEosApp.java): a word
    count with a state store; phase-2 input arrives while, on the bridge, the bridge is
@@ -56,7 +58,7 @@ from harness.restartable_bridge import RestartableBridge
 N_RECORDS = 1500
 TXN_SIZE = 25
 TXN_TIMEOUT_MS = 4000
-COPY_DEADLINE_S = 100
+COPY_DEADLINE_S = 80
 STALL_S = 30  # no record committed for this long: the copy is stuck
 # progress (fraction of the input committed to the output) -> what is SIGKILLed then
 KILLS = {
