@@ -14,7 +14,8 @@ while transactions are open or being committed (docs/transactions.md, Crash reco
    and restarted on the same state and Iggy stream, and a copier that dies of it (fenced,
    timed out) is restarted too. Then, read with isolation.level=read_committed, the output holds
    every input record exactly once (key and value), and the group's committed offset (fetched
-   with require_stable) is the input's end offset. A copy that commits nothing for STALL_S
+   with require_stable) is the input's end offset; kafka-transactions describes the
+   transactional id as CompleteCommit and find-hanging finds nothing. A copy that commits nothing for STALL_S
    seconds fails at once (a restart must not leave a client stuck), with the copier's
    main-thread frames in the message and both processes' stacks beside the logs.
 
@@ -216,6 +217,26 @@ def exactly_once_report(expected: list[tuple[str, str]], got: list[tuple[str | N
             "duplicated": len(dup), "first_missing": missing[:5], "first_extra": extra[:5], "first_dup": dup[:5]}
 
 
+def describe_transactions(target: EosTarget, txn_id: str) -> tuple[str | None, list[list[str]]]:
+    """kafka-transactions describe --transactional-id TXN_ID (its TransactionState) and
+    find-hanging --broker-id 1 (the rows below the header)."""
+    from harness.tool_shell import ToolSession
+
+    def table(text: str) -> list[list[str]]:
+        return [[c.strip() for c in line.rstrip("\t").split("\t")] for line in text.split("\n") if line.strip()]
+
+    with ToolSession("org.apache.kafka.tools.TransactionsCommand", target.bootstrap,
+                     util.log_dir() / f"txn-copier-tool-{target.name}.log") as tool:
+        d = tool.run("describe", "--transactional-id", txn_id)
+        rows = table(d.stdout)
+        state = dict(zip(rows[0], rows[1])).get("TransactionState") if len(rows) > 1 else \
+            f"<describe exit {d.exit_code}: {d.stdout.strip()} {d.stderr.strip()[-300:]}>"
+        h = tool.run("find-hanging", "--broker-id", "1")
+        hanging = table(h.stdout)[1:] if h.exit_code == 0 else \
+            [[f"<find-hanging exit {h.exit_code}: {h.stderr.strip()[-300:]}>"]]
+    return state, hanging
+
+
 # ---------------------------------------------------------------- 1. TransactionalMessageCopier
 
 class Copier:
@@ -366,6 +387,7 @@ def copier_session(target: EosTarget):
         copier.close()
     copy_s = round(time.monotonic() - t0, 1)
 
+    txn_state, hanging = describe_transactions(target, txn_id)
     out = read_committed(target.bootstrap, output_topic)
     report = exactly_once_report(records, [(k, v) for _o, k, v in out])
     committed = committed_offset(target.bootstrap, group, input_topic)
@@ -373,12 +395,18 @@ def copier_session(target: EosTarget):
     diag = f"kills {fired}, copier runs {runs}, copy {copy_s}s" + \
         (f", bridge starts (s) {target.bridge.start_seconds}, log {target.bridge.log_path}"
          if target.bridge else "")
-    print(f"\ncopier on {target.name}: {diag}; output {report}; committed {committed}")
+    print(f"\ncopier on {target.name}: {diag}; output {report}; committed {committed}; "
+          f"transaction {txn_state}, hanging {hanging}")
     # Every scheduled kill happened while the copy was under way (else the test tested less).
     assert [f["what"] for f in fired] == [w for _a, w in KILLS[target.name]], diag
     assert report["missing"] == report["extra"] == report["duplicated"] == 0 and \
         report["got"] == N_RECORDS, f"read_committed output is not the input exactly once: {report}; {diag}"
     assert committed == input_end, f"group {group} committed {committed}, input end {input_end}; {diag}"
+    # The copier's last transaction committed, and no transaction was left open by a kill
+    # (kafka-transactions describe / find-hanging: DescribeTransactions, ListTransactions,
+    # DescribeProducers).
+    assert txn_state == "CompleteCommit" and hanging == [], \
+        f"kafka-transactions: {txn_id} is {txn_state}, hanging {hanging}; {diag}"
 
 
 # ---------------------------------------------------------------- 2. Kafka Streams exactly_once_v2
