@@ -60,7 +60,12 @@ N_RECORDS = 1500
 TXN_SIZE = 25
 TXN_TIMEOUT_MS = 4000
 COPY_DEADLINE_S = 80
-STALL_S = 30  # no record committed for this long: the copy is stuck
+# No record committed for this long: the copy is stuck. (A Java producer fenced -- say
+# PRODUCER_FENCED for an AddPartitionsToTxn retried after a restart -- while the copier waits in
+# sendOffsetsToTransaction stays stuck for max.block.ms, 60 s: its queued AddOffsetsToTxn is
+# neither sent nor failed once the producer is in its fatal state. Kafka's coordinator keeps an
+# open transaction across its own restart, so a restart alone fences no client there.)
+STALL_S = 30
 # progress (fraction of the input committed to the output) -> what is SIGKILLed then
 KILLS = {
     "kafka": [(0.40, "copier")],
