@@ -36,7 +36,8 @@ class RestartableBridge:
         text = text.replace('stream = "kafka"', f'stream = "{stream}"') + extra_toml
         self.config_path.write_text(text)
         self.log_path = util.log_dir() / log_name
-        self.log_path.unlink(missing_ok=True)
+        for stale in util.log_dir().glob(log_name + "*"):  # a previous run's log, state copy, stacks, core
+            stale.unlink()
         (util.log_dir() / (log_name + ".toml")).write_text(text)
         self.proc: subprocess.Popen | None = None
         self.starts = 0
