@@ -57,7 +57,7 @@ fi
 import sys
 sys.path.insert(0, "$here")
 from runners import java
-for name in ("Scenario", "GroupMember", "GroupCommandShell", "StreamsApp", "ConnectApp", "TxnClient"):
+for name in ("Scenario", "GroupMember", "GroupCommandShell", "StreamsApp", "StreamsEosApp", "ConnectApp", "TxnClient"):
     java.compile_java(name)
 PY
 # 5. franz-go's transactions runner (tests/clients/go, go.sum committed) into build/clients/txclient.

@@ -73,6 +73,10 @@ def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "transaction.state.log.num.partitions": "1",
+        # A transaction whose producer died is aborted this soon after its timeout (default 10 s):
+        # until then OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for its group
+        # (test_transactions_eos.py; the bridge's [transactions] abort_timed_out_interval_ms).
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
         "share.coordinator.state.topic.replication.factor": "1",
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
