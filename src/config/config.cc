@@ -172,6 +172,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("max_open", c.transactions.max_open, 1, 1000000);
     s.integer("max_buffered_bytes", c.transactions.max_buffered_bytes, 1024, 1LL << 34);
     s.integer("max_id_pattern_bytes", c.transactions.max_id_pattern_bytes, 1, 65536);
+    s.integer("max_recovery_scan_messages", c.transactions.max_recovery_scan_messages, 1000, 1LL << 40);
     s.finish();
   }
   {
@@ -282,6 +283,7 @@ std::string render_config(const Config& c) {
      << "\nabort_timed_out_interval_ms = " << c.transactions.abort_timed_out_interval_ms
      << "\nmax_open = " << c.transactions.max_open << "\nmax_buffered_bytes = " << c.transactions.max_buffered_bytes
      << "\nmax_id_pattern_bytes = " << c.transactions.max_id_pattern_bytes
+     << "\nmax_recovery_scan_messages = " << c.transactions.max_recovery_scan_messages
      << "\n\n[limits]\nmax_frame_bytes = "
      << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
      << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms

@@ -63,7 +63,9 @@ struct TransactionsConfig {
   uint32_t abort_timed_out_interval_ms = 10000;  // transaction.abort.timed.out.transaction.cleanup.interval.ms
   uint32_t max_open = 1000;  // transactions open (Ongoing) at once; more get POLICY_VIOLATION on AddPartitionsToTxn
   uint64_t max_buffered_bytes = 64u << 20;  // record bytes one transaction may buffer; more get POLICY_VIOLATION
-  uint32_t max_id_pattern_bytes = 1024;  // ListTransactions v2's transactional id pattern; longer: INVALID_REGULAR_EXPRESSION
+  uint32_t max_id_pattern_bytes = 1024;
+  // Messages a decided commit's recovery may read per partition to find what reached Iggy before a crash.
+  uint64_t max_recovery_scan_messages = 1'000'000;  // ListTransactions v2's transactional id pattern; longer: INVALID_REGULAR_EXPRESSION
 };
 
 struct LimitsConfig {

@@ -130,9 +130,8 @@ class PartitionLog final : public TopicListener {
   void append_committed(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
                         std::shared_ptr<const void> input, std::function<void(ProduceResult)> cb);
   // The first sequences of the batches of `producer_id` at `epoch` stored at offsets >= `from`,
-  // read from Iggy up to the high watermark (at most kMaxRecoveryScanMessages messages; more is
+  // read from Iggy up to the high watermark (at most [transactions] max_recovery_scan_messages; more is
   // an error): which batches of a commit interrupted by a crash are already in Iggy.
-  static constexpr int64_t kMaxRecoveryScanMessages = 1'000'000;
   void producer_batches_since(const std::string& topic, PartitionId partition, KafkaOffset from,
                               ProducerId producer_id, ProducerEpoch epoch,
                               std::function<void(Result<std::vector<int32_t>>)> cb);

@@ -103,12 +103,13 @@ void PartitionLog::producer_batches_since(const std::string& topic, PartitionId 
       scan->next = std::max(scan->next, p.log_start);
       spdlog::debug("recovery scan of {}-{} for producer {} epoch {}: offsets {} to {}", p.topic, p.id,
                     scan->producer_id, scan->epoch, scan->next, scan->end);
-      if (scan->end - scan->next > kMaxRecoveryScanMessages)
+      const auto bound = static_cast<int64_t>(config_.transactions.max_recovery_scan_messages);
+      if (scan->end - scan->next > bound)
         return scan->cb(kafka_error(ErrorCode::kKafkaStorageError,
                                     "recovery scan of " + p.topic + "-" + std::to_string(p.id()) + " from " +
                                         std::to_string(scan->next()) + " would read " +
                                         std::to_string(scan->end - scan->next) + " messages, above " +
-                                        std::to_string(kMaxRecoveryScanMessages)));
+                                        std::to_string(bound) + " ([transactions] max_recovery_scan_messages)"));
       scan_step(scan);
     });
   });
