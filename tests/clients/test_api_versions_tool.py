@@ -29,7 +29,7 @@ def served_by_registry() -> dict[int, tuple[int, int]]:
     for name in sorted(os.listdir(handlers)):
         if name.endswith(".cc"):
             text = open(os.path.join(handlers, name)).read()
-            for m, mn, mx in re.findall(r"serve<msg::(\w+Request)>\((\d+),\s*(\d+),", text):
+            for m, mn, mx in re.findall(r"serve<msg::(\w+Request)>\(\s*(\d+),\s*(\d+),", text):
                 key, lo, adv = specs[m]
                 assert key not in served, f"{m} registered twice"
                 # registry.h: advertised from the lowest served version, or from where Kafka's
