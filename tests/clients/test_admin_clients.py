@@ -99,6 +99,18 @@ def partition_count(admin, topic):
     return err(t.error) if t.error is not None else len(t.partitions)
 
 
+def partition_count_when(admin, topic, expect, timeout=15):
+    """The partition count once it is `expect` or `timeout` passed: a KRaft broker answers
+    CreatePartitions when the controller committed it, and its own metadata follows a moment
+    later (the same wait describe_when makes for configs)."""
+    deadline = time.time() + timeout
+    while True:
+        n = partition_count(admin, topic)
+        if n == expect or time.time() > deadline:
+            return n
+        time.sleep(0.2)
+
+
 def delete_records(admin, topic, partition, offset):
     kafka = ck()
     tp = kafka.TopicPartition(topic, partition, offset)
@@ -176,7 +188,7 @@ def session(bootstrap: str, tag: str) -> list[tuple[str, object]]:
     t.append(("partitions 3 -> 5 validate_only", partitions(admin, gone, 5, True)))
     t.append(("count after validate_only", partition_count(admin, gone)))
     t.append(("partitions 3 -> 5", partitions(admin, gone, 5)))
-    t.append(("count after grow", partition_count(admin, gone)))
+    t.append(("count after grow", partition_count_when(admin, gone, 5)))
     t.append(("partitions 5 -> 5", partitions(admin, gone, 5)))
     t.append(("partitions 5 -> 2", partitions(admin, gone, 2)))
     t.append(("partitions unknown topic", partitions(admin, nosuch, 2)))
