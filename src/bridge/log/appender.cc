@@ -20,6 +20,20 @@ ProduceResult produce_error(ErrorCode code, std::string message) {
 }
 ProduceResult produce_error(const Error& e) { return produce_error(to_kafka_error(e), e.message); }
 
+uint64_t iggy_send_bytes(const MappedMessages& mapped) {
+  uint64_t send_bytes = 0;
+  for (const iggy::OutgoingMessage& m : mapped.messages)
+    send_bytes += kIggyMessageFrameBytes + m.payload.size() + m.user_headers.size();
+  return send_bytes;
+}
+
+std::optional<Error> check_send_bytes(uint64_t send_bytes) {
+  if (send_bytes <= kMaxIggySendBytes) return std::nullopt;
+  return kafka_error(ErrorCode::kMessageTooLarge, "batch maps to " + std::to_string(send_bytes) +
+                                                      " bytes of Iggy messages, above the " +
+                                                      std::to_string(kMaxIggySendBytes) + " one Iggy send can carry");
+}
+
 std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, PartitionId partition,
                                             int32_t max_message_bytes, bool transactional) {
   if (Status v = validate_produce_batches(job.batches, max_message_bytes, transactional); !v) {
@@ -31,13 +45,8 @@ std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& t
   }
   auto mapped = map_batch_to_iggy(job.batches.front());
   if (!mapped) return produce_error(mapped.error());
-  uint64_t send_bytes = 0;
-  for (const iggy::OutgoingMessage& m : mapped->messages)
-    send_bytes += kIggyMessageFrameBytes + m.payload.size() + m.user_headers.size();
-  if (send_bytes > kMaxIggySendBytes)
-    return produce_error(ErrorCode::kMessageTooLarge,
-                         "batch maps to " + std::to_string(send_bytes) + " bytes of Iggy messages, above the " +
-                             std::to_string(kMaxIggySendBytes) + " one Iggy send can carry");
+  const uint64_t send_bytes = iggy_send_bytes(*mapped);
+  if (auto too_large = check_send_bytes(send_bytes)) return produce_error(*too_large);
   job.mapped = std::move(mapped.value());
   job.send_bytes = send_bytes;
   job.min_origin_us = UINT64_MAX;

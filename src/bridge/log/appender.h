@@ -58,6 +58,11 @@ ProduceResult produce_error(const Error& e);
 
 // Validates the job's batches (produce_validation.h) and maps them to Iggy messages; the error
 // to answer when it cannot be appended.
+// What a batch's mapped messages take in one Iggy send (frame headers, payloads, user headers),
+// and the error when that is above kMaxIggySendBytes.
+uint64_t iggy_send_bytes(const MappedMessages& mapped);
+std::optional<Error> check_send_bytes(uint64_t send_bytes);
+
 // `transactional`: a transactional batch is allowed (the transaction coordinator's checks).
 std::optional<ProduceResult> prepare_append(AppendJob& job, const std::string& topic, PartitionId partition,
                                             int32_t max_message_bytes, bool transactional = false);

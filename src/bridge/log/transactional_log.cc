@@ -31,7 +31,7 @@ void PartitionLog::check_transactional(const std::string& topic, PartitionId par
   cb = deferred_if_sync<Status>(std::move(cb), in_call.token());
   // Checked as produce() checks and maps a batch, so one that could never be appended at commit
   // is refused now, before it is buffered. `batches` outlives `cb` (the caller's contract).
-  lookup(topic, partition, [pb = &batches, topic, partition, cb](Result<TopicLimits> limits) {
+  lookup(topic, partition, [pb = &batches, cb](Result<TopicLimits> limits) {
     if (!limits) return cb(limits.error());
     if (Status v = validate_produce_batches(*pb, limits->max_message_bytes, /*transactional=*/true); !v)
       return cb(v.error());
@@ -39,13 +39,7 @@ void PartitionLog::check_transactional(const std::string& topic, PartitionId par
       return cb(kafka_error(ErrorCode::kInvalidRecord, "not a transactional batch"));
     auto mapped = map_batch_to_iggy(pb->front());
     if (!mapped) return cb(mapped.error());
-    uint64_t send_bytes = 0;
-    for (const iggy::OutgoingMessage& m : mapped->messages)
-      send_bytes += kIggyMessageFrameBytes + m.payload.size() + m.user_headers.size();
-    if (send_bytes > kMaxIggySendBytes)
-      return cb(kafka_error(ErrorCode::kMessageTooLarge, "batch for " + topic + "-" + std::to_string(partition()) +
-                                                             " maps to " + std::to_string(send_bytes) +
-                                                             " bytes of Iggy messages, above one Iggy send"));
+    if (auto too_large = check_send_bytes(iggy_send_bytes(*mapped))) return cb(*too_large);
     cb(ok_status());
   });
 }

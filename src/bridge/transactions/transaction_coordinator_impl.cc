@@ -209,6 +209,26 @@ class Coordinator final : public PersistentTransactionCoordinator {
     ++t.generation;  // started_ms stays: DescribeTransactions shows the last transaction's start, as Kafka
   }
   void sweep();
+  // The last stable offset holds of a commit go (read_committed readers move on).
+  void release_holds(Txn& t) {
+    for (auto& [tp, ps] : t.partitions)
+      if (ps.held) {
+        s_.log.release_stable(tp.topic, tp.partition, KafkaOffset(ps.append_from));
+        ps.held = false;
+      }
+  }
+  // The commit is over: the transactional id takes requests again and EndTxn is answered.
+  void end_commit(Txn& t, ErrorCode answer) {
+    t.busy = t.ending = false;
+    auto waiters = std::move(t.end_waiters);
+    t.end_waiters.clear();
+    for (auto& w : waiters) w(answer);
+  }
+  // A commit that was not decided: nothing reached Iggy, the transaction stays Ongoing.
+  void commit_failed(Txn& t) {
+    release_holds(t);
+    end_commit(t, ErrorCode::kCoordinatorNotAvailable);
+  }
 
   TransactionServices s_;
   uv::Tasks tasks_;
@@ -738,17 +758,8 @@ void Coordinator::commit(Txn& t, std::function<void(ErrorCode)> done) {
     Txn* t = current(id, generation);
     if (!t) return;
     if (*failed) {
-      for (auto& [tp, ps] : t->partitions)
-        if (ps.held) {
-          s_.log.release_stable(tp.topic, tp.partition, KafkaOffset(ps.append_from));
-          ps.held = false;
-        }
-      t->busy = t->ending = false;
       spdlog::warn("transactions: commit of '{}' not started: {}", esc(id), (*failed)->message);
-      auto waiters = std::move(t->end_waiters);
-      t->end_waiters.clear();
-      for (auto& w : waiters) w(ErrorCode::kCoordinatorNotAvailable);
-      return;
+      return commit_failed(*t);
     }
     decide_commit(id, generation);
   };
@@ -807,17 +818,8 @@ void Coordinator::decide_commit(const std::string& id, uint64_t generation) {
         Txn* t = current(id, generation);
         if (!t) return;
         if (!st) {
-          for (auto& [tp, ps] : t->partitions)
-            if (ps.held) {
-              s_.log.release_stable(tp.topic, tp.partition, KafkaOffset(ps.append_from));
-              ps.held = false;
-            }
-          t->busy = t->ending = false;
           spdlog::warn("transactions: commit of '{}' not decided: {}", esc(id), st.error().message);
-          auto waiters = std::move(t->end_waiters);
-          t->end_waiters.clear();
-          for (auto& w : waiters) w(ErrorCode::kCoordinatorNotAvailable);
-          return;
+          return commit_failed(*t);
         }
         t->state = TxnState::kPrepareCommit;
         t->updated_ms = row.updated_at_ms;
@@ -926,11 +928,7 @@ void Coordinator::partition_failed(const std::string& id, uint64_t generation, c
 void Coordinator::finish_commit(const std::string& id, uint64_t generation) {
   Txn* t = current(id, generation);
   if (!t) return;
-  for (auto& [tp, ps] : t->partitions)
-    if (ps.held) {
-      s_.log.release_stable(tp.topic, tp.partition, KafkaOffset(ps.append_from));
-      ps.held = false;
-    }
+  release_holds(*t);
   state::TransactionRow row = row_of(*t);
   row.state = "CompleteCommit";
   row.updated_at_ms = now();
@@ -947,11 +945,7 @@ void Coordinator::finish_commit(const std::string& id, uint64_t generation) {
         // Not stored: the row still says PrepareCommit, and a restart reads Iggy, finds every
         // batch there and appends nothing. The commit is complete either way.
         if (!st) spdlog::warn("transactions: completion of '{}' not stored: {}", esc(id), st.error().message);
-        if (!t) return;
-        t->busy = t->ending = false;
-        auto waiters = std::move(t->end_waiters);
-        t->end_waiters.clear();
-        for (auto& w : waiters) w(ErrorCode::kNone);
+        if (t) end_commit(*t, ErrorCode::kNone);
       });
 }
 
