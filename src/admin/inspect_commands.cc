@@ -27,7 +27,7 @@ json offset_or_null(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
 }  // namespace
 
 config::HostPort default_bootstrap(const config::Config& cfg) {
-  config::HostPort hp = cfg.kafka.listeners.empty() ? config::HostPort{"127.0.0.1", 9092} : cfg.kafka.listeners.front();
+  config::HostPort hp = cfg.kafka.listeners.empty() ? config::HostPort{"127.0.0.1", 9092} : cfg.kafka.listeners.front().address;
   hp.host = net::connectable_host(hp.host);
   return hp;
 }

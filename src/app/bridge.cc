@@ -152,8 +152,8 @@ Status Bridge::start() {
   kafka_->tcp().on_close = [this](const std::shared_ptr<net::Connection>& c) {
     if (log_) log_->cancel_fetches(c->id());
   };
-  for (const auto& l : cfg_.kafka.listeners) {
-    auto port = kafka_->listen(l);
+  for (size_t i = 0; i < cfg_.kafka.listeners.size(); ++i) {
+    auto port = kafka_->listen(cfg_.kafka.listeners[i], i);
     if (!port) return port.error();
     ports_.push_back(*port);
   }
@@ -244,7 +244,10 @@ Status Bridge::start() {
     guard::run(guard::Boundary::kSignal, "SIGHUP reload", [&] { static_cast<Bridge*>(s->data)->reload(); });
   });
 
-  spdlog::info("kafka-iggy-bridge listening; advertised as {}; cluster id {}", cfg_.advertised().str(), cluster_id);
+  std::string advertised;
+  for (size_t i = 0; i < cfg_.kafka.listeners.size(); ++i)
+    advertised += (i ? ", " : "") + cfg_.kafka.listeners[i].name + "://" + cfg_.advertised(i).str();
+  spdlog::info("kafka-iggy-bridge listening; advertised as {}; cluster id {}", advertised, cluster_id);
   start_watchdog();
   start_catalog();
   return ok_status();
@@ -378,12 +381,13 @@ void Bridge::reload() {
   };
   auto listeners = [](const config::Config& x) {
     std::string s;
-    for (const auto& l : x.kafka.listeners) s += l.str() + ",";
+    for (size_t i = 0; i < x.kafka.listeners.size(); ++i)
+      s += x.kafka.listeners[i].str() + "=" + std::string(config::security_protocol_name(x.kafka.listeners[i].protocol)) +
+           "@" + x.advertised(i).str() + ",";
     return s;
   };
-  needs_restart("[kafka] listeners", listeners(*next) != listeners(cfg_));
-  needs_restart("[kafka] advertised address/node id/cluster id",
-                next->advertised().str() != cfg_.advertised().str() || next->kafka.node_id != cfg_.kafka.node_id ||
+  needs_restart("[kafka] listeners, advertised addresses", listeners(*next) != listeners(cfg_));
+  needs_restart("[kafka] node id/cluster id", next->kafka.node_id != cfg_.kafka.node_id ||
                     next->kafka.cluster_id != cfg_.kafka.cluster_id);
   needs_restart("[iggy]", next->iggy.address.str() != cfg_.iggy.address.str() || next->iggy.username != cfg_.iggy.username ||
                                next->iggy.password != cfg_.iggy.password ||

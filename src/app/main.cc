@@ -43,7 +43,7 @@ int load(const std::string& path, const Overrides& o, kib::config::Config& out) 
       std::cerr << "--listen: " << hp.error().message << "\n";
       return kExitConfig;
     }
-    out.kafka.listeners = {*hp};
+    out.kafka.listeners = {kib::config::ListenerConfig{"PLAINTEXT", kib::config::SecurityProtocol::kPlaintext, *hp, std::nullopt}};
   }
   if (!o.iggy_address.empty()) {
     auto hp = kib::config::parse_host_port(o.iggy_address);

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -52,21 +53,8 @@ class Section {
     if (!hp) return bad(key, hp.error().message);
     out = *hp;
   }
-  void host_port_list(const char* key, std::vector<HostPort>& out) {
-    const toml::node* n = get(key);
-    if (!n) return;
-    const toml::array* arr = n->as_array();
-    if (!arr || arr->empty()) return bad(key, "expected a non-empty array of \"host:port\" strings");
-    std::vector<HostPort> result;
-    for (const auto& el : *arr) {
-      auto s = el.value<std::string>();
-      if (!s) return bad(key, "expected strings");
-      auto hp = parse_host_port(*s);
-      if (!hp) return bad(key, hp.error().message);
-      result.push_back(*hp);
-    }
-    out = std::move(result);
-  }
+  // For keys a section's caller parses itself.
+  void mark_read(const char* key) { seen_.insert(key); }
   void finish() {
     if (!table_) return;
     for (const auto& [k, v] : *table_) {
@@ -87,6 +75,117 @@ class Section {
   std::set<std::string> seen_;
 };
 
+// "NAME://host:port" -> (NAME, host:port); a bare "host:port" has no name.
+struct ListenerSpec {
+  std::string name;  // empty: the bare form
+  std::string address;
+};
+ListenerSpec split_listener(const std::string& s) {
+  auto sep = s.find("://");
+  if (sep == std::string::npos) return {"", s};
+  return {s.substr(0, sep), s.substr(sep + 3)};
+}
+
+bool valid_listener_name(const std::string& n) {
+  if (n.empty() || n.size() > 64) return false;
+  for (char ch : n)
+    if (!((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
+  return true;
+}
+
+std::optional<std::vector<std::string>> string_array(const toml::node* n) {
+  const toml::array* arr = n ? n->as_array() : nullptr;
+  if (!arr) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& el : *arr) {
+    auto v = el.value<std::string>();
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// [kafka] listeners, advertised_listeners and listener_security_protocol_map together (Kafka's
+// listeners, advertised.listeners and listener.security.protocol.map).
+void parse_listeners(const toml::table* kafka, KafkaConfig& out, std::vector<std::string>& errors) {
+  auto bad = [&](const char* key, const std::string& why) { errors.push_back(std::string("[kafka] ") + key + ": " + why); };
+  auto get = [&](const char* key) -> const toml::node* { return kafka ? kafka->get(key) : nullptr; };
+
+  std::map<std::string, SecurityProtocol> protocol_of;
+  if (const toml::node* n = get("listener_security_protocol_map")) {
+    auto entries = string_array(n);
+    if (!entries) return bad("listener_security_protocol_map", "expected an array of \"NAME:PROTOCOL\" strings");
+    for (const auto& e : *entries) {
+      auto colon = e.find(':');
+      std::string name = colon == std::string::npos ? e : e.substr(0, colon);
+      auto proto = colon == std::string::npos ? std::nullopt : parse_security_protocol(e.substr(colon + 1));
+      if (!valid_listener_name(name) || !proto)
+        return bad("listener_security_protocol_map",
+                   "\"" + e + "\" is not NAME:PROTOCOL (NAME of A-Z, 0-9, _; PROTOCOL one of PLAINTEXT, SSL, "
+                   "SASL_PLAINTEXT, SASL_SSL)");
+      if (!protocol_of.emplace(name, *proto).second)
+        return bad("listener_security_protocol_map", "listener name " + name + " given twice");
+    }
+  }
+
+  if (const toml::node* n = get("listeners")) {
+    auto entries = string_array(n);
+    if (!entries || entries->empty())
+      return bad("listeners", "expected a non-empty array of \"host:port\" or \"NAME://host:port\" strings");
+    std::vector<ListenerConfig> result;
+    std::set<std::string> named;
+    for (const auto& e : *entries) {
+      ListenerSpec spec = split_listener(e);
+      ListenerConfig l;
+      auto hp = parse_host_port(spec.address);
+      if (!hp) return bad("listeners", hp.error().message);
+      l.address = *hp;
+      if (!spec.name.empty()) {
+        if (!valid_listener_name(spec.name))
+          return bad("listeners", "\"" + e + "\": a listener name is made of A-Z, 0-9 and _");
+        if (!named.insert(spec.name).second) return bad("listeners", "listener name " + spec.name + " used twice");
+        l.name = spec.name;
+        if (auto it = protocol_of.find(spec.name); it != protocol_of.end()) l.protocol = it->second;
+        else if (auto p = parse_security_protocol(spec.name)) l.protocol = *p;
+        else
+          return bad("listeners", "listener " + spec.name +
+                                      " is not a security protocol and listener_security_protocol_map does not name it");
+      }
+      result.push_back(std::move(l));
+    }
+    // A bare "host:port" is a listener named PLAINTEXT; an explicit PLAINTEXT:// beside it would
+    // make advertised_listeners' PLAINTEXT entry ambiguous.
+    if (named.count("PLAINTEXT"))
+      for (const auto& e : *entries)
+        if (split_listener(e).name.empty())
+          return bad("listeners", "\"" + e + "\" (a PLAINTEXT listener) and a PLAINTEXT:// listener cannot both be given");
+    out.listeners = std::move(result);
+  }
+
+  if (const toml::node* n = get("advertised_listeners")) {
+    auto entries = string_array(n);
+    if (!entries) return bad("advertised_listeners", "expected an array of \"NAME://host:port\" strings");
+    std::set<std::string> seen;
+    for (const auto& e : *entries) {
+      ListenerSpec spec = split_listener(e);
+      if (spec.name.empty()) return bad("advertised_listeners", "\"" + e + "\" is not NAME://host:port");
+      auto hp = parse_host_port(spec.address);
+      if (!hp) return bad("advertised_listeners", hp.error().message);
+      if (!seen.insert(spec.name).second) return bad("advertised_listeners", "listener " + spec.name + " given twice");
+      size_t matches = 0;
+      for (auto& l : out.listeners)
+        if (l.name == spec.name) {
+          l.advertised = *hp;
+          ++matches;
+        }
+      if (matches == 0) return bad("advertised_listeners", "no listener is named " + spec.name);
+      if (matches > 1)
+        return bad("advertised_listeners", spec.name + " names " + std::to_string(matches) +
+                                               " listeners; give them names of their own (NAME://host:port)");
+    }
+  }
+}
+
 }  // namespace
 
 Result<HostPort> parse_host_port(const std::string& s) {
@@ -102,10 +201,32 @@ Result<HostPort> parse_host_port(const std::string& s) {
   return HostPort{host, static_cast<uint16_t>(p)};
 }
 
-HostPort Config::advertised() const {
-  HostPort hp = kafka.listeners.front();
-  if (!kafka.advertised_host.empty()) hp.host = kafka.advertised_host;
-  if (kafka.advertised_port != 0) hp.port = kafka.advertised_port;
+std::string_view security_protocol_name(SecurityProtocol p) {
+  switch (p) {
+    case SecurityProtocol::kPlaintext: return "PLAINTEXT";
+    case SecurityProtocol::kSsl: return "SSL";
+    case SecurityProtocol::kSaslPlaintext: return "SASL_PLAINTEXT";
+    case SecurityProtocol::kSaslSsl: return "SASL_SSL";
+  }
+  return "?";
+}
+
+std::optional<SecurityProtocol> parse_security_protocol(std::string_view name) {
+  for (auto p : {SecurityProtocol::kPlaintext, SecurityProtocol::kSsl, SecurityProtocol::kSaslPlaintext,
+                 SecurityProtocol::kSaslSsl})
+    if (security_protocol_name(p) == name) return p;
+  return std::nullopt;
+}
+
+HostPort Config::advertised(size_t listener) const {
+  if (listener >= kafka.listeners.size()) listener = 0;
+  const ListenerConfig& l = kafka.listeners[listener];
+  if (l.advertised) return *l.advertised;
+  HostPort hp = l.address;
+  if (listener == 0) {
+    if (!kafka.advertised_host.empty()) hp.host = kafka.advertised_host;
+    if (kafka.advertised_port != 0) hp.port = kafka.advertised_port;
+  }
   return hp;
 }
 
@@ -130,8 +251,12 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
   };
 
   {
-    Section s(table("kafka"), "kafka", errors);
-    s.host_port_list("listeners", c.kafka.listeners);
+    const toml::table* kafka = table("kafka");
+    Section s(kafka, "kafka", errors);
+    s.mark_read("listeners");
+    s.mark_read("advertised_listeners");
+    s.mark_read("listener_security_protocol_map");
+    parse_listeners(kafka, c.kafka, errors);
     s.str("advertised_host", c.kafka.advertised_host);
     s.integer("advertised_port", c.kafka.advertised_port, 0, 65535);
     s.integer("node_id", c.kafka.node_id, 0, kMaxI);
@@ -266,6 +391,21 @@ std::string render_config(const Config& c) {
   };
   os << "[kafka]\nlisteners = [";
   for (size_t i = 0; i < c.kafka.listeners.size(); ++i) os << (i ? ", " : "") << q(c.kafka.listeners[i].str());
+  os << "]\nadvertised_listeners = [";
+  bool first = true;
+  for (const auto& l : c.kafka.listeners)
+    if (l.advertised) {
+      os << (first ? "" : ", ") << q(l.name + "://" + l.advertised->str());
+      first = false;
+    }
+  os << "]\nlistener_security_protocol_map = [";
+  first = true;
+  std::set<std::string> mapped;
+  for (const auto& l : c.kafka.listeners)
+    if (mapped.insert(l.name).second) {
+      os << (first ? "" : ", ") << q(l.name + ":" + std::string(security_protocol_name(l.protocol)));
+      first = false;
+    }
   os << "]\nadvertised_host = " << q(c.kafka.advertised_host) << "\nadvertised_port = " << c.kafka.advertised_port
      << "\nnode_id = " << c.kafka.node_id << "\ncluster_id = " << q(c.kafka.cluster_id)
      << "\nauto_create_topics = " << (c.kafka.auto_create_topics ? "true" : "false")

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -18,8 +20,27 @@ struct HostPort {
 
 Result<HostPort> parse_host_port(const std::string& s);
 
+// Kafka's security protocols (a listener's, docs/security.md "Listeners").
+enum class SecurityProtocol { kPlaintext, kSsl, kSaslPlaintext, kSaslSsl };
+std::string_view security_protocol_name(SecurityProtocol p);  // "SASL_SSL"
+std::optional<SecurityProtocol> parse_security_protocol(std::string_view name);
+inline bool uses_tls(SecurityProtocol p) { return p == SecurityProtocol::kSsl || p == SecurityProtocol::kSaslSsl; }
+inline bool uses_sasl(SecurityProtocol p) {
+  return p == SecurityProtocol::kSaslPlaintext || p == SecurityProtocol::kSaslSsl;
+}
+
+// One entry of [kafka] listeners: Kafka's "NAME://host:port" (a bare "host:port" is a PLAINTEXT
+// listener named PLAINTEXT, the form earlier versions took).
+struct ListenerConfig {
+  std::string name = "PLAINTEXT";
+  SecurityProtocol protocol = SecurityProtocol::kPlaintext;
+  HostPort address;
+  std::optional<HostPort> advertised;  // [kafka] advertised_listeners, by name
+  std::string str() const { return name + "://" + address.str(); }
+};
+
 struct KafkaConfig {
-  std::vector<HostPort> listeners{{"127.0.0.1", 9092}};
+  std::vector<ListenerConfig> listeners{{"PLAINTEXT", SecurityProtocol::kPlaintext, {"127.0.0.1", 9092}, std::nullopt}};
   std::string advertised_host;
   uint16_t advertised_port = 0;
   int32_t node_id = 1;
@@ -122,8 +143,10 @@ struct Config {
   LogConfig log;
   HttpConfig http;
 
-  // The host and port clients are told to connect to.
-  HostPort advertised() const;
+  // The host and port clients that came in on listener `listener` (an index into
+  // kafka.listeners) are told to connect to: its advertised_listeners entry; else, for the first
+  // listener, its address with advertised_host/advertised_port applied; else its address.
+  HostPort advertised(size_t listener = 0) const;
 };
 
 // Parses TOML text; `origin` names the file in error messages.

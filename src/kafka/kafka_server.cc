@@ -123,8 +123,17 @@ void reply_unsupported_api_versions(const Responder& r, const HandlerSpec& spec)
 
 }  // namespace
 
+std::shared_ptr<Session> KafkaServer::new_session(const net::Connection& conn) const {
+  auto s = std::make_shared<Session>();
+  const auto& listeners = services_.config.kafka.listeners;
+  s->listener = conn.listener() < listeners.size() ? conn.listener() : 0;
+  if (!listeners.empty()) s->protocol = listeners[s->listener].protocol;
+  s->client_host = conn.ip();
+  return s;
+}
+
 void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame) {
-  if (!conn->attachment) conn->attachment = std::make_shared<Session>();
+  if (!conn->attachment) conn->attachment = new_session(*conn);
   auto* session = static_cast<Session*>(conn->attachment.get());
 
   ByteReader peek(frame);

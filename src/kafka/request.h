@@ -8,7 +8,9 @@
 #include <string>
 
 #include "common/bytes.h"
+#include "config/config.h"
 #include "net/tcp_server.h"
+#include "security/principal.h"
 
 namespace kib::kafka {
 
@@ -27,6 +29,15 @@ struct Session {
   std::string client_id;
   std::string client_software_name;
   std::string client_software_version;
+  // The listener the connection came in on: an index into config.kafka.listeners (what
+  // Metadata, FindCoordinator and DescribeCluster advertise) and its security protocol.
+  size_t listener = 0;
+  config::SecurityProtocol protocol = config::SecurityProtocol::kPlaintext;
+  // The client's address, as ACLs' host field matches it.
+  std::string client_host;
+  // Who the connection's requests are authorized as (docs/security.md "Principals"):
+  // User:ANONYMOUS until TLS or SASL says otherwise.
+  security::KafkaPrincipal principal;
 };
 
 // Answers exactly one request. Copies share one state: the first send/no_response/close wins,

@@ -41,7 +41,7 @@ Listener::~Listener() {
   for (auto* h : handles_) h->data = nullptr;
 }
 
-Result<uint16_t> Listener::listen(const config::HostPort& addr, int backlog) {
+Result<uint16_t> Listener::listen(const config::HostPort& addr, int backlog, uint32_t tag) {
   sockaddr_storage ss{};
   std::string host = addr.host == "localhost" ? "127.0.0.1" : addr.host;
   int rc = host.find(':') != std::string::npos
@@ -52,6 +52,7 @@ Result<uint16_t> Listener::listen(const config::HostPort& addr, int backlog) {
   uv_tcp_init(loop_, h);
   h->data = this;
   handles_.push_back(h);
+  tags_[h] = tag;
   ++open_handles_;
   rc = uv_tcp_bind(h, reinterpret_cast<sockaddr*>(&ss), 0);
   if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(h), backlog, &Listener::on_connection);
@@ -84,6 +85,7 @@ Accepted Listener::accept(uv_stream_t* listener, uv_tcp_t* handle) {
   if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(handle)) != 0) return a;
   a.ok = true;
   a.name = peer_name(handle);
+  if (auto it = tags_.find(listener); it != tags_.end()) a.tag = it->second;
   if (open_ >= limits_.max_connections) {
     ++stats_.refused_max_connections;
     a.refused = "refused: max_connections " + std::to_string(limits_.max_connections) + " reached";
@@ -130,6 +132,7 @@ void Listener::on_handle_closed(uv_handle_t* h) {
   if (self) {
     auto& hs = self->handles_;
     hs.erase(std::remove(hs.begin(), hs.end(), reinterpret_cast<uv_tcp_t*>(h)), hs.end());
+    self->tags_.erase(h);
   }
   delete reinterpret_cast<uv_tcp_t*>(h);
   if (self) self->handle_closed();

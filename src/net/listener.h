@@ -51,6 +51,7 @@ struct AcceptStats {
 struct Accepted {
   bool ok = false;  // a connection was accepted into the handle (else the caller just closes it)
   PeerName name;
+  uint32_t tag = 0;  // the listening socket's, from listen()
   // Set when the connection is over a limit (counted in stats()): the caller closes it with
   // this as the reason. Empty = admitted: it counts against the limits until release().
   std::string refused;
@@ -77,8 +78,9 @@ class Listener {
   Listener& operator=(const Listener&) = delete;
 
   // Binds and listens (one more socket per call); returns the bound port (useful with port 0).
-  // "localhost" is 127.0.0.1; an address with a colon is IPv6.
-  Result<uint16_t> listen(const config::HostPort& addr, int backlog);
+  // "localhost" is 127.0.0.1; an address with a colon is IPv6. Connections accepted on this
+  // socket carry `tag` (Accepted::tag: which of the server's listeners it is).
+  Result<uint16_t> listen(const config::HostPort& addr, int backlog, uint32_t tag = 0);
 
   // Accepts the connection pending on `listener` into `handle` (uv_tcp_init'ed on this loop),
   // names its peer and applies the limits.
@@ -109,6 +111,7 @@ class Listener {
   AcceptLimits limits_;
   IncomingFn on_incoming_;
   std::vector<uv_tcp_t*> handles_;  // listening, or failed to and closing
+  std::unordered_map<const void*, uint32_t> tags_;  // by listening handle
   size_t open_handles_ = 0;         // of handles_ not yet freed
   bool closed_ = false;
   std::function<void()> close_done_;

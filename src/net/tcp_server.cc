@@ -300,7 +300,9 @@ void TcpServer::set_limits(const ServerLimits& limits) {
 
 TcpServer::~TcpServer() = default;
 
-Result<uint16_t> TcpServer::listen(const config::HostPort& addr) { return listener_.listen(addr, 1024); }
+Result<uint16_t> TcpServer::listen(const config::HostPort& addr, uint32_t listener) {
+  return listener_.listen(addr, 1024, listener);
+}
 
 ServerStats TcpServer::stats() const {
   ServerStats s;
@@ -322,6 +324,7 @@ void TcpServer::accept_one(uv_stream_t* listener) {
   connections_[conn.get()] = conn;
   conn->ip_ = std::move(a.name.ip);
   conn->peer_ = std::move(a.name.peer);
+  conn->listener_ = a.tag;
   if (!a.refused.empty()) return conn->close(a.refused);
   conn->ip_counted_ = true;  // admitted: counts against the limits until it closes
   if (shutting_down_) return conn->close("refused: shutting down");

@@ -104,6 +104,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t buffered_bytes() const { return pending_in_.size() - pending_off_; }
   bool reading() const { return reading_; }
   const std::string& ip() const { return ip_; }
+  // Which of the server's listeners accepted it (the index given to TcpServer::listen).
+  uint32_t listener() const { return listener_; }
 
  private:
   friend class TcpServer;
@@ -128,6 +130,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uv_tcp_t* handle_;
   std::string peer_;
   std::string ip_;         // peer address without the port, counted by max_connections_per_ip
+  uint32_t listener_ = 0;
   bool ip_counted_ = false;
   bool reading_ = false;
   bool closing_ = false;
@@ -161,8 +164,9 @@ class TcpServer {
   TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame);
   ~TcpServer();
 
-  // Binds and listens; returns the bound port (useful with port 0).
-  Result<uint16_t> listen(const config::HostPort& addr);
+  // Binds and listens; returns the bound port (useful with port 0). Connections accepted on it
+  // report `listener` (Connection::listener()).
+  Result<uint16_t> listen(const config::HostPort& addr, uint32_t listener = 0);
 
   // Stops accepting, lets in-flight requests finish for up to `deadline_ms`, then closes
   // every connection and calls `done`.

@@ -7,12 +7,17 @@
 
 using namespace kib::config;
 
+namespace kib::config {
+std::ostream& operator<<(std::ostream& os, SecurityProtocol p) { return os << security_protocol_name(p); }
+}  // namespace kib::config
+
 BOOST_AUTO_TEST_SUITE(configuration)
 
 BOOST_AUTO_TEST_CASE(empty_file_gives_documented_defaults) {
   auto c = parse_config("", "t.toml");
   BOOST_REQUIRE(c.ok());
-  BOOST_TEST(c->kafka.listeners.at(0).str() == "127.0.0.1:9092");
+  BOOST_TEST(c->kafka.listeners.at(0).str() == "PLAINTEXT://127.0.0.1:9092");
+  BOOST_TEST(c->kafka.listeners.at(0).protocol == SecurityProtocol::kPlaintext);
   BOOST_TEST(c->iggy.address.str() == "127.0.0.1:8090");
   BOOST_TEST(c->iggy.stream == "kafka");
   BOOST_TEST(c->kafka.auto_create_topics);
@@ -138,6 +143,49 @@ BOOST_AUTO_TEST_CASE(advertised_address_defaults_to_first_listener) {
   auto c = parse_config("[kafka]\nlisteners=[\"0.0.0.0:9999\"]\nadvertised_host=\"bridge.local\"\n", "t.toml");
   BOOST_REQUIRE(c.ok());
   BOOST_TEST(c->advertised().str() == "bridge.local:9999");
+}
+
+BOOST_AUTO_TEST_CASE(listeners_take_kafkas_name_and_protocol_forms) {
+  auto c = parse_config(
+      "[kafka]\nlisteners=[\"INTERNAL://127.0.0.1:9092\", \"SASL_SSL://0.0.0.0:9093\", \"SSL://0.0.0.0:9094\"]\n"
+      "listener_security_protocol_map=[\"INTERNAL:PLAINTEXT\"]\n"
+      "advertised_listeners=[\"SASL_SSL://kafka.example.com:19093\"]\nadvertised_host=\"ignored.for.others\"\n",
+      "t.toml");
+  BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+  const auto& l = c->kafka.listeners;
+  BOOST_REQUIRE(l.size() == 3u);
+  BOOST_TEST(l[0].name == "INTERNAL");
+  BOOST_TEST(l[0].protocol == SecurityProtocol::kPlaintext);
+  BOOST_TEST(l[1].protocol == SecurityProtocol::kSaslSsl);
+  BOOST_TEST(l[2].protocol == SecurityProtocol::kSsl);
+  // Each listener advertises its own address: the first one with advertised_host applied, one
+  // with an advertised_listeners entry that entry, the others their bind address.
+  BOOST_TEST(c->advertised(0).str() == "ignored.for.others:9092");
+  BOOST_TEST(c->advertised(1).str() == "kafka.example.com:19093");
+  BOOST_TEST(c->advertised(2).str() == "0.0.0.0:9094");
+  // What check-config prints parses back to the same listeners.
+  auto again = parse_config(render_config(*c), "rendered");
+  BOOST_REQUIRE(again.ok());
+  BOOST_TEST(render_config(*again) == render_config(*c));
+  BOOST_TEST(again->kafka.listeners[0].protocol == SecurityProtocol::kPlaintext);
+}
+
+BOOST_AUTO_TEST_CASE(listener_errors_name_the_key_and_the_entry) {
+  auto err = [](const std::string& kafka) {
+    auto c = parse_config("[kafka]\n" + kafka + "\n", "t.toml");
+    return c.ok() ? std::string() : c.error().message;
+  };
+  BOOST_TEST(err("listeners=[\"EXTERNAL://0.0.0.0:9093\"]").find(
+                 "[kafka] listeners: listener EXTERNAL is not a security protocol") != std::string::npos);
+  BOOST_TEST(err("listeners=[\"SSL://0.0.0.0:9093\", \"SSL://0.0.0.0:9094\"]").find("used twice") != std::string::npos);
+  BOOST_TEST(err("listeners=[\"ssl://0.0.0.0:9093\"]").find("A-Z, 0-9 and _") != std::string::npos);
+  BOOST_TEST(err("listener_security_protocol_map=[\"X:TLS\"]").find("[kafka] listener_security_protocol_map") !=
+             std::string::npos);
+  BOOST_TEST(err("advertised_listeners=[\"SSL://a:1\"]").find("no listener is named SSL") != std::string::npos);
+  BOOST_TEST(err("listeners=[\"127.0.0.1:1\", \"127.0.0.1:2\"]\nadvertised_listeners=[\"PLAINTEXT://a:1\"]")
+                 .find("names 2 listeners") != std::string::npos);
+  BOOST_TEST(err("listeners=[\"127.0.0.1:1\", \"PLAINTEXT://127.0.0.1:2\"]").find("cannot both be given") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(ipv6_listener_in_brackets) {

@@ -562,9 +562,17 @@ ConfigMap static_broker_layer(const config::Config& cfg) {
   m["broker.id"] = node;
   m["process.roles"] = "broker,controller";
   std::string listeners;
-  for (const auto& l : cfg.kafka.listeners) listeners += (listeners.empty() ? "" : ",") + ("PLAINTEXT://" + l.str());
+  std::string advertised, protocols;
+  for (size_t i = 0; i < cfg.kafka.listeners.size(); ++i) {
+    const auto& l = cfg.kafka.listeners[i];
+    const std::string sep = listeners.empty() ? "" : ",";
+    listeners += sep + l.str();
+    advertised += sep + l.name + "://" + cfg.advertised(i).str();
+    protocols += sep + l.name + ":" + std::string(config::security_protocol_name(l.protocol));
+  }
   m["listeners"] = listeners;
-  m["advertised.listeners"] = "PLAINTEXT://" + cfg.advertised().str();
+  m["advertised.listeners"] = advertised;
+  m["listener.security.protocol.map"] = protocols;
   m["num.partitions"] = std::to_string(cfg.kafka.default_partitions);
   m["auto.create.topics.enable"] = cfg.kafka.auto_create_topics ? "true" : "false";
   m["default.replication.factor"] = "1";

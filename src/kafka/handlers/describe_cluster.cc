@@ -45,7 +45,7 @@ void handle(const config::Config& config, const std::string& cluster_id, Request
     req.respond.send(resp);
     return;
   }
-  auto advertised = config.advertised();
+  auto advertised = config.advertised(req.session->listener);
   msg::DescribeClusterResponse::DescribeClusterBroker broker;
   broker.broker_id = config.kafka.node_id;
   broker.host = advertised.host;

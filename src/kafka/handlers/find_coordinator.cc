@@ -14,7 +14,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
   auto body = req.decode<msg::FindCoordinatorRequest>();
   // Kafka creates __consumer_offsets on the first group coordinator lookup (key type 0).
   if (body.key_type == 0) catalog.use_offsets_topic();
-  auto adv = config.advertised();
+  auto adv = config.advertised(req.session->listener);
   msg::FindCoordinatorResponse resp;
   if (body.key_type != 0 && body.key_type != 1) {
     const std::string why = "key type " + std::to_string(body.key_type) + " is not served";

@@ -53,7 +53,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, const s
   int16_t v = req.header.api_version;
   auto call = std::make_shared<MetadataCall>();
   const int32_t node = config.kafka.node_id;
-  auto advertised = config.advertised();
+  auto advertised = config.advertised(req.session->listener);
   msg::MetadataResponse::MetadataResponseBroker broker;
   broker.node_id = node;
   broker.host = advertised.host;
