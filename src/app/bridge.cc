@@ -175,6 +175,7 @@ Status Bridge::start() {
     m.connections_closed.labels({"max_connections_per_ip"}).mirror(static_cast<double>(ts.refused_per_ip));
     m.connections_closed.labels({"frame_read_timeout"}).mirror(static_cast<double>(ts.frame_read_timeouts));
     m.connections_closed.labels({"idle_timeout"}).mirror(static_cast<double>(ts.idle_timeouts));
+    m.connections_closed.labels({"authentication_timeout"}).mirror(static_cast<double>(ts.authentication_timeouts));
     if (http_) {
       const http::HttpStats& hs = http_->stats();
       m.http_connections_closed.labels({"max_connections"}).mirror(static_cast<double>(hs.refused_max_connections));
@@ -413,6 +414,8 @@ void Bridge::reload() {
   limit("[limits] fetch_max_bytes", a.fetch_max_bytes, b.fetch_max_bytes);
   limit("[limits] fetch_max_wait_ms", a.fetch_max_wait_ms, b.fetch_max_wait_ms);
   limit("[limits] max_iggy_queue_per_connection", a.max_iggy_queue_per_connection, b.max_iggy_queue_per_connection);
+  limit("[limits] authentication_timeout_ms", a.authentication_timeout_ms, b.authentication_timeout_ms);
+  limit("[limits] max_unauthenticated_frame_bytes", a.max_unauthenticated_frame_bytes, b.max_unauthenticated_frame_bytes);
   iggy_pool_->set_max_queue_per_owner(b.max_iggy_queue_per_connection);
   cfg_.limits = next->limits;
   kafka_->tcp().set_limits(net::server_limits(cfg_.limits));

@@ -322,6 +322,8 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("fetch_max_bytes", c.limits.fetch_max_bytes, 1024, kMaxI);
     s.integer("fetch_max_wait_ms", c.limits.fetch_max_wait_ms, 0, kMaxI);
     s.integer("max_iggy_queue_per_connection", c.limits.max_iggy_queue_per_connection, 1, 100000);
+    s.integer("authentication_timeout_ms", c.limits.authentication_timeout_ms, 100, 3600000);
+    s.integer("max_unauthenticated_frame_bytes", c.limits.max_unauthenticated_frame_bytes, 1024, 1LL << 30);
     s.finish();
   }
   {
@@ -435,7 +437,9 @@ std::string render_config(const Config& c) {
      << "\nframe_read_timeout_ms = " << c.limits.frame_read_timeout_ms
      << "\nmax_connections_per_ip = " << c.limits.max_connections_per_ip
      << "\nfetch_max_bytes = " << c.limits.fetch_max_bytes << "\nfetch_max_wait_ms = " << c.limits.fetch_max_wait_ms
-     << "\nmax_iggy_queue_per_connection = " << c.limits.max_iggy_queue_per_connection << "\n\n[iggy]\naddress = "
+     << "\nmax_iggy_queue_per_connection = " << c.limits.max_iggy_queue_per_connection
+     << "\nauthentication_timeout_ms = " << c.limits.authentication_timeout_ms
+     << "\nmax_unauthenticated_frame_bytes = " << c.limits.max_unauthenticated_frame_bytes << "\n\n[iggy]\naddress = "
      << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
      << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
      << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size

@@ -104,6 +104,11 @@ struct LimitsConfig {
   uint64_t fetch_max_bytes = 55u << 20;        // Kafka's fetch.max.bytes: caps a Fetch's max_bytes
   uint64_t fetch_max_wait_ms = 30000;          // caps a Fetch's max_wait_ms (the long poll)
   uint64_t max_iggy_queue_per_connection = 10000;  // Iggy requests one connection may have queued
+  // Connections on SSL and SASL listeners until they are authenticated (docs/security.md): closed
+  // if not authenticated this long after accept (TLS handshake and SASL together); frames
+  // larger than max_unauthenticated_frame_bytes close them (Kafka's sasl.server.max.receive.size).
+  uint64_t authentication_timeout_ms = 10000;
+  uint64_t max_unauthenticated_frame_bytes = 524288;
 };
 
 struct IggyConfig {

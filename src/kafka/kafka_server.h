@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "kafka/request.h"
 #include "kafka/services.h"
 #include "net/tcp_server.h"
 
@@ -15,7 +16,8 @@ class KafkaServer {
   // Listens on `listener`, entry `index` of config.kafka.listeners (its connections' sessions
   // carry the index and protocol).
   Result<uint16_t> listen(const config::ListenerConfig& listener, size_t index) {
-    return tcp_.listen(listener.address, static_cast<uint32_t>(index));
+    return tcp_.listen(listener.address, static_cast<uint32_t>(index),
+                       listener.protocol != config::SecurityProtocol::kPlaintext);
   }
   // Listens as the first listener (tests).
   Result<uint16_t> listen(const config::HostPort& addr) { return tcp_.listen(addr, 0); }

@@ -126,6 +126,11 @@ size_t Connection::parse(const uint8_t* p, size_t n) {
               std::to_string(server_.limits_.max_frame_bytes));
         break;
       }
+      if (!authenticated_ && static_cast<uint64_t>(len) > server_.limits_.max_unauthenticated_frame_bytes) {
+        close("frame of " + std::to_string(len) + " bytes before authentication exceeds max_unauthenticated_frame_bytes " +
+              std::to_string(server_.limits_.max_unauthenticated_frame_bytes));
+        break;
+      }
       frame_len_ = len;
       frame_.clear();
       frame_.reserve(std::min<size_t>(static_cast<size_t>(len), kReadChunk));
@@ -261,6 +266,8 @@ ServerLimits server_limits(const config::LimitsConfig& l) {
   s.max_inflight_request_bytes = l.max_inflight_request_bytes;
   s.frame_read_timeout_ms = l.frame_read_timeout_ms;
   s.max_connections_per_ip = l.max_connections_per_ip;
+  s.authentication_timeout_ms = l.authentication_timeout_ms;
+  s.max_unauthenticated_frame_bytes = l.max_unauthenticated_frame_bytes;
   return s;
 }
 
@@ -276,7 +283,8 @@ TcpServer::TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame)
 void TcpServer::arm_idle_timer() {
   // One sweep serves both deadlines, at a quarter of the shorter one (10 ms .. 1 s).
   uint64_t shortest = 0;
-  for (uint64_t t : {limits_.idle_timeout_ms, limits_.frame_read_timeout_ms})
+  for (uint64_t t : {limits_.idle_timeout_ms, limits_.frame_read_timeout_ms,
+                     authenticating_listeners_.empty() ? uint64_t{0} : limits_.authentication_timeout_ms})
     if (t != 0 && (shortest == 0 || t < shortest)) shortest = t;
   if (shortest == 0) {
     if (idle_timer_) idle_timer_->stop();
@@ -300,8 +308,10 @@ void TcpServer::set_limits(const ServerLimits& limits) {
 
 TcpServer::~TcpServer() = default;
 
-Result<uint16_t> TcpServer::listen(const config::HostPort& addr, uint32_t listener) {
-  return listener_.listen(addr, 1024, listener);
+Result<uint16_t> TcpServer::listen(const config::HostPort& addr, uint32_t listener, bool authenticate) {
+  auto port = listener_.listen(addr, 1024, listener);
+  if (port && authenticate) authenticating_listeners_[listener] = true;
+  return port;
 }
 
 ServerStats TcpServer::stats() const {
@@ -310,6 +320,7 @@ ServerStats TcpServer::stats() const {
   s.refused_per_ip = listener_.stats().refused_per_ip;
   s.frame_read_timeouts = frame_read_timeouts_;
   s.idle_timeouts = idle_timeouts_;
+  s.authentication_timeouts = authentication_timeouts_;
   return s;
 }
 
@@ -325,6 +336,9 @@ void TcpServer::accept_one(uv_stream_t* listener) {
   conn->ip_ = std::move(a.name.ip);
   conn->peer_ = std::move(a.name.peer);
   conn->listener_ = a.tag;
+  conn->accepted_ms_ = now_ms(loop_);
+  if (auto it = authenticating_listeners_.find(a.tag); it != authenticating_listeners_.end() && it->second)
+    conn->authenticated_ = false;
   if (!a.refused.empty()) return conn->close(a.refused);
   conn->ip_counted_ = true;  // admitted: counts against the limits until it closes
   if (shutting_down_) return conn->close("refused: shutting down");
@@ -349,9 +363,16 @@ void TcpServer::remove(Connection* c) {
 void TcpServer::sweep_idle() {
   uint64_t now = now_ms(loop_);
   const uint64_t idle_ms = limits_.idle_timeout_ms, frame_ms = limits_.frame_read_timeout_ms;
-  std::vector<std::shared_ptr<Connection>> idle, slow;
+  const uint64_t auth_ms = limits_.authentication_timeout_ms;
+  std::vector<std::shared_ptr<Connection>> idle, slow, unauthenticated;
   for (auto& [p, c] : connections_) {
     if (c->closing_) continue;
+    // Never authenticated since accept (a re-authenticating connection was, and has its
+    // session's own deadline): closed whatever it is doing.
+    if (auth_ms != 0 && !c->authenticated_ && !c->was_authenticated_ && now - c->accepted_ms_ >= auth_ms) {
+      unauthenticated.push_back(c);
+      continue;
+    }
     // A frame started and not finished while the bridge was reading: a slowloris client, or
     // one that stopped mid-request.
     if (frame_ms != 0 && c->in_frame_ && c->reading_ && now - c->frame_started_ms_ >= frame_ms)
@@ -364,6 +385,10 @@ void TcpServer::sweep_idle() {
     ++frame_read_timeouts_;
     c->close("frame not completed within frame_read_timeout_ms " + std::to_string(frame_ms) + " (" +
              std::to_string(c->frame_.size() + c->len_have_) + " bytes of it received)");
+  }
+  for (auto& c : unauthenticated) {
+    ++authentication_timeouts_;
+    c->close("not authenticated within authentication_timeout_ms " + std::to_string(auth_ms));
   }
   for (auto& c : idle) {
     ++idle_timeouts_;

@@ -50,6 +50,10 @@ struct ServerLimits {
   uint64_t frame_read_timeout_ms = kDefaults.frame_read_timeout_ms;
   // Open connections from one client IP address; the next one is closed at accept.
   uint32_t max_connections_per_ip = kDefaults.max_connections_per_ip;
+  // Connections that must authenticate (TcpServer::listen's `authenticate`): closed unless
+  // authenticated this long after accept; until then a larger frame closes them.
+  uint64_t authentication_timeout_ms = kDefaults.authentication_timeout_ms;
+  uint64_t max_unauthenticated_frame_bytes = kDefaults.max_unauthenticated_frame_bytes;
 };
 
 // The server's share of [limits].
@@ -61,6 +65,7 @@ struct ServerStats {
   uint64_t refused_per_ip = 0;            // closed at accept: max_connections_per_ip reached
   uint64_t frame_read_timeouts = 0;       // closed: a frame not completed within frame_read_timeout_ms
   uint64_t idle_timeouts = 0;             // closed: idle for idle_timeout_ms
+  uint64_t authentication_timeouts = 0;   // closed: not authenticated within authentication_timeout_ms
 };
 
 class TcpServer;
@@ -106,6 +111,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::string& ip() const { return ip_; }
   // Which of the server's listeners accepted it (the index given to TcpServer::listen).
   uint32_t listener() const { return listener_; }
+  // A connection of a listener that authenticates starts unauthenticated: it is closed if not
+  // authenticated within authentication_timeout_ms of accept, and its frames are bounded by
+  // max_unauthenticated_frame_bytes until then. The layer that authenticates it (TLS on an SSL
+  // listener, SASL on a SASL listener) says when it is; false again (KIP-368 re-authentication
+  // under way) restores the frame bound, not the deadline.
+  bool authenticated() const { return authenticated_; }
+  void set_authenticated(bool yes) {
+    authenticated_ = yes;
+    if (yes) was_authenticated_ = true;
+  }
 
  private:
   friend class TcpServer;
@@ -131,6 +146,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string peer_;
   std::string ip_;         // peer address without the port, counted by max_connections_per_ip
   uint32_t listener_ = 0;
+  bool authenticated_ = true;
+  bool was_authenticated_ = false;
+  uint64_t accepted_ms_ = 0;
   bool ip_counted_ = false;
   bool reading_ = false;
   bool closing_ = false;
@@ -165,8 +183,9 @@ class TcpServer {
   ~TcpServer();
 
   // Binds and listens; returns the bound port (useful with port 0). Connections accepted on it
-  // report `listener` (Connection::listener()).
-  Result<uint16_t> listen(const config::HostPort& addr, uint32_t listener = 0);
+  // report `listener` (Connection::listener()); with `authenticate` they start unauthenticated
+  // (Connection::authenticated()).
+  Result<uint16_t> listen(const config::HostPort& addr, uint32_t listener = 0, bool authenticate = false);
 
   // Stops accepting, lets in-flight requests finish for up to `deadline_ms`, then closes
   // every connection and calls `done`.
@@ -206,6 +225,8 @@ class TcpServer {
   uint64_t next_conn_id_ = 1;
   uint64_t frame_read_timeouts_ = 0;
   uint64_t idle_timeouts_ = 0;
+  uint64_t authentication_timeouts_ = 0;
+  std::unordered_map<uint32_t, bool> authenticating_listeners_;
   std::unique_ptr<uv::Timer> idle_timer_;      // the idle and frame-read sweep
   std::unique_ptr<uv::Timer> shutdown_timer_;  // the drain deadline
   bool shutting_down_ = false;
