@@ -7,6 +7,7 @@
 
 #include "common/guard.h"
 #include "common/text.h"
+#include "net/tls.h"
 
 namespace kib::net {
 namespace {
@@ -29,6 +30,12 @@ Connection::Connection(TcpServer& server, uint64_t id) : server_(server), id_(id
 }
 
 Connection::~Connection() = default;
+
+const TlsPeer* Connection::tls_peer() const { return tls_ && tls_->established() ? &tls_->peer() : nullptr; }
+
+size_t Connection::buffered_bytes() const {
+  return pending_in_.size() - pending_off_ + (tls_ ? tls_->buffered() : 0);
+}
 
 void Connection::start() {
   uv_tcp_nodelay(handle_, 1);

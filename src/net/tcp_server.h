@@ -24,7 +24,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "net/listener.h"
-#include "net/tls.h"
+#include "net/tls_peer.h"
 #include "uvx/timer.h"
 
 namespace kib::net {
@@ -126,7 +126,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t inflight_request_bytes() const { return inflight_request_bytes_; }
   // Bytes read from the socket but not yet parsed into frames (held while at a bound).
   // On a TLS listener, ciphertext not yet decrypted counts too.
-  size_t buffered_bytes() const { return pending_in_.size() - pending_off_ + (tls_ ? tls_->buffered() : 0); }
+  size_t buffered_bytes() const;
   bool reading() const { return reading_; }
   const std::string& ip() const { return ip_; }
   // Which of the server's listeners accepted it (the index given to TcpServer::listen).
@@ -143,7 +143,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   // On a TLS listener, once the handshake is complete: the protocol, cipher and the client
   // certificate's subject and principal; nullptr before, and on other listeners.
-  const TlsPeer* tls_peer() const { return tls_ && tls_->established() ? &tls_->peer() : nullptr; }
+  const TlsPeer* tls_peer() const;
   bool tls() const { return tls_ != nullptr; }
 
  private:
