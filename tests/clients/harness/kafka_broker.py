@@ -52,8 +52,11 @@ def kafka_version(lib: Path | None = None) -> str:
     return "unknown"
 
 
-def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
-    """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays."""
+def server_properties(data_dir: Path, port: int, controller_port: int, ssl_port: int = 0,
+                      tls: dict | None = None) -> str:
+    """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays.
+    With `tls` ({"keystore": PEM key + certificate chain, "truststore": PEM CAs, "client_auth":
+    none|requested|required}) an SSL listener on `ssl_port` beside the PLAINTEXT one."""
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -92,6 +95,13 @@ def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
         # and kafka-topics --describe print the same on both (docs/admin-apis-plan.md §3.3).
         "log.retention.ms": "-1",
     }
+    if tls:
+        props["listeners"] += f",SSL://127.0.0.1:{ssl_port}"
+        props["advertised.listeners"] += f",SSL://127.0.0.1:{ssl_port}"
+        props["listener.security.protocol.map"] += ",SSL:SSL"
+        props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": tls["keystore"],
+                      "ssl.truststore.type": "PEM", "ssl.truststore.location": tls["truststore"],
+                      "ssl.client.auth": tls.get("client_auth", "none")})
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -112,7 +122,8 @@ def jvm_opts(heap: str) -> list[str]:
 
 
 class KafkaBroker:
-    def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log"):
+    def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log",
+                 tls: dict | None = None):
         self.heap = heap
         self.start_timeout = start_timeout
         self.log_name = log_name
@@ -121,6 +132,8 @@ class KafkaBroker:
         self.child: util.ChildProcess | None = None
         self.port = 0
         self.controller_port = 0
+        self.tls = tls  # server_properties(): an SSL listener on ssl_port too
+        self.ssl_port = 0
         self.cluster_id = ""
         self.format_seconds = 0.0
         self.startup_seconds = 0.0  # broker JVM start to ready (after format)
@@ -129,6 +142,10 @@ class KafkaBroker:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.ssl_port}"
 
     @property
     def log_path(self) -> Path:
@@ -144,8 +161,12 @@ class KafkaBroker:
             self.port, self.controller_port = util.free_port(), util.free_port()
             while self.controller_port == self.port:
                 self.controller_port = util.free_port()
+            if self.tls:
+                self.ssl_port = util.free_port()
+                while self.ssl_port in (self.port, self.controller_port):
+                    self.ssl_port = util.free_port()
             props = self.tmp / "server.properties"
-            props.write_text(server_properties(self.tmp, self.port, self.controller_port))
+            props.write_text(server_properties(self.tmp, self.port, self.controller_port, self.ssl_port, self.tls))
             # Kafka's Uuid.randomUuid never starts with '-': StorageTool's argument parser would read it as an option
             self.cluster_id = "-"
             while self.cluster_id.startswith("-"):
