@@ -152,6 +152,36 @@ BOOST_AUTO_TEST_CASE(a_client_certificate_names_the_principal_through_the_mappin
   BOOST_TEST(peer->principal.str() == "User:alice");
 }
 
+BOOST_AUTO_TEST_CASE(a_resumed_session_keeps_the_client_certificates_principal) {
+  Pki p;
+  auto cfg = kib::test::tls_config(p.server, &p.ca, ClientAuth::kRequired);
+  cfg.principal_mapping_rules = "RULE:^CN=([^,]+),.*$/$1/L";
+  ServerFixture f({}, ssl(kib::test::load_tls(cfg)));
+  f.answer_at_once = [](uint64_t) { return true; };
+  std::shared_ptr<SSL_SESSION> session;
+  {
+    TlsLoopClient first(f.port, p.as(p.alice));
+    first.send(kib::test::frame(1, 16));
+    BOOST_TEST_REQUIRE(f.pump(first, [&] {
+      first.read_frames();
+      return first.frames.size() == 1 || first.peer_closed();
+    }));
+    session = first.session();
+    BOOST_TEST_REQUIRE(!first.resumed());
+  }
+  BOOST_TEST_REQUIRE(session != nullptr);
+  BOOST_TEST_REQUIRE(SSL_SESSION_is_resumable(session.get()) == 1);
+  f.answer_at_once = [](uint64_t) { return false; };
+  auto o = p.as(p.alice);
+  o.resume = session.get();
+  TlsLoopClient second(f.port, o);
+  second.send(kib::test::frame(2, 16));
+  BOOST_TEST_REQUIRE(f.pump(second, [&] { return !f.held.empty() || second.peer_closed(); }));
+  BOOST_TEST_REQUIRE(f.held.size() == 1u);
+  BOOST_TEST(second.resumed());
+  BOOST_TEST(f.held.front().conn->tls_peer()->principal.str() == "User:alice");
+}
+
 BOOST_AUTO_TEST_CASE(client_auth_required_closes_a_connection_without_a_certificate_and_counts_it) {
   Pki p;
   ServerFixture f({}, ssl(kib::test::load_tls(kib::test::tls_config(p.server, &p.ca, ClientAuth::kRequired))));

@@ -151,6 +151,7 @@ struct TlsClientOptions {
   std::string key_file;
   int min_version = 0;  // TLS1_2_VERSION, TLS1_3_VERSION; 0 = OpenSSL's default
   int max_version = 0;
+  SSL_SESSION* resume = nullptr;  // a session of an earlier connection to resume
 };
 
 // A TLS client on a non-blocking loopback socket; io() advances the handshake, writes what the
@@ -183,9 +184,13 @@ class TlsLoopClient {
     SSL_set_fd(ssl_, fd_);
     SSL_set_tlsext_host_name(ssl_, "localhost");
     SSL_set1_host(ssl_, "localhost");
+    if (o.resume) SSL_set_session(ssl_, o.resume);
     SSL_set_connect_state(ssl_);
   }
   ~TlsLoopClient() {
+    // A client that goes away cleanly (close_notify); OpenSSL would otherwise mark its session
+    // as not resumable.
+    if (connected_ && !closed_) SSL_shutdown(ssl_);
     SSL_free(ssl_);
     SSL_CTX_free(ctx_);
     ::close(fd_);
@@ -267,6 +272,9 @@ class TlsLoopClient {
     return buf;
   }
   std::string version() const { return SSL_get_version(ssl_); }
+  bool resumed() const { return SSL_session_reused(ssl_) == 1; }
+  // The session to resume later (TLS 1.3: from a ticket the server sent after the handshake).
+  std::shared_ptr<SSL_SESSION> session() const { return {SSL_get1_session(ssl_), SSL_SESSION_free}; }
   const std::string& error() const { return error_; }
 
   std::vector<Bytes> frames;
