@@ -158,8 +158,9 @@ class Bridge:
                 "--config", str(self.config_path)]
         p = subprocess.run(argv, input=password.encode(), capture_output=True, timeout=60, cwd=self.tmp)
         if p.returncode != 0:
-            raise RuntimeError(f"kafka-iggy-bridge users add {name} --mechanism {mechanism} exit {p.returncode}:\n"
-                               f"{p.stdout.decode(errors='replace')[-2000:]}{p.stderr.decode(errors='replace')[-2000:]}")
+            out = p.stdout.decode(errors="replace")[-2000:] + p.stderr.decode(errors="replace")[-2000:]
+            raise RuntimeError(f"kafka-iggy-bridge users add {name} --mechanism {mechanism} "
+                               f"exit {p.returncode}:\n{out}")
 
     def start(self) -> "Bridge":
         last_error: Exception | None = None

@@ -45,7 +45,8 @@ def metadata(req):
     logging.getLogger("kafka").setLevel(logging.ERROR)
     try:
         admin = KafkaAdminClient(bootstrap_servers=req["bootstrap"], request_timeout_ms=req["timeout_ms"],
-                                 bootstrap_timeout_ms=req["timeout_ms"], **client_security.kafka_python(req.get("security")))
+                                 bootstrap_timeout_ms=req["timeout_ms"],
+                                 **client_security.kafka_python(req.get("security")))
         try:
             out["topics"] = sorted(admin.list_topics())
         finally:
