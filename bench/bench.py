@@ -110,6 +110,29 @@ class Pki:
         util.remove_tree(self.dir)
 
 
+class TlsKafkaBroker(KafkaBroker):
+    """The reference broker with an SSL listener beside PLAINTEXT: the bridge's PEM files (Kafka's
+    ssl.keystore.type=PEM), client certificates required, and nothing else of the harness's
+    secure broker (no SASL listener, no authorizer), so that TLS is all that differs from the
+    plaintext rows."""
+
+    def __init__(self, pki: Pki, **kw):
+        super().__init__(**kw)
+        self.pki = pki
+        self.security = True  # the harness then takes ports for the secure listeners; SSL's is used
+
+    def _security_setup(self):
+        ports = {"PLAINTEXT": self.port, "SSL": self.ssl_port, "CONTROLLER": self.controller_port}
+        return {
+            "listeners": ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},SSL://127.0.0.1:{self.ssl_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT",
+            "ssl.keystore.type": "PEM", "ssl.keystore.location": str(self.pki.keystore),
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": str(self.pki.ca),
+            "ssl.client.auth": "required",
+        }, []
+
+
 class BridgeProcess:
     def __init__(self, binary: Path, iggy_address: str, stream: str = "kafka", name: str = "bridge",
                  pki: Pki | None = None):
@@ -176,9 +199,9 @@ class Env:
             self.before = BridgeProcess(before / "kafka-iggy-bridge", self.iggy.address, "kafka-before", "bridge-before")
             log(f"bridge (before: {before}) at {self.before.bootstrap}")
         log(f"bridge at {self.bridge.bootstrap} (idle RSS {self.bridge_idle_rss_kb / 1024:.1f} MiB); starting Kafka")
-        kafka_tls = {"keystore": str(self.pki.keystore), "truststore": str(self.pki.ca),
-                     "client_auth": "required"} if self.pki else None
-        self.kafka = KafkaBroker(heap=heap, log_name="bench-kafka-broker.log", tls=kafka_tls).start()
+        broker = TlsKafkaBroker(self.pki, heap=heap, log_name="bench-kafka-broker.log") if self.pki else \
+            KafkaBroker(heap=heap, log_name="bench-kafka-broker.log")
+        self.kafka = broker.start()
         log(f"Kafka {kafka_version(self.kafka.lib)} at {self.kafka.bootstrap} (started in {self.kafka.total_seconds:.1f}s)")
         from confluent_kafka.admin import AdminClient
         quiet = logging.getLogger("bench.admin")
