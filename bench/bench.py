@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "clients"))
 from harness import util  # noqa: E402
 from harness.iggy_server import IggyServer, find_binary as find_iggy  # noqa: E402
-from harness.kafka_broker import KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
+from harness.kafka_broker import READY_LINE, KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
 
 TARGETS = ("bridge", "kafka", "iggy")
 # With --before DIR a second bridge (another build, e.g. main's) runs beside the first, in front
@@ -131,6 +131,10 @@ class TlsKafkaBroker(KafkaBroker):
             "ssl.truststore.type": "PEM", "ssl.truststore.location": str(self.pki.ca),
             "ssl.client.auth": "required",
         }, []
+
+    def _ready(self) -> bool:
+        ports = (self.port, self.ssl_port)  # no SASL_SSL listener here
+        return READY_LINE in self._log_bytes() and all(util.port_accepts("127.0.0.1", p) for p in ports)
 
 
 class BridgeProcess:
