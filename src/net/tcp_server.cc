@@ -85,7 +85,8 @@ void Connection::update_reading() {
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
-  if (nread < 0 && tls_ && !tls_->established()) ++server_.tls_handshake_failures_[static_cast<size_t>(TlsFailure::kPeerClosed)];
+  if (nread < 0 && tls_ && !tls_->established())
+    ++server_.tls_handshake_failures_[static_cast<size_t>(TlsFailure::kPeerClosed)];
   if (nread == UV_EOF) return close(tls_ && !tls_->established() ? "peer closed during the TLS handshake" : "peer closed");
   if (nread < 0) return close(std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
   if (nread == 0) return;

@@ -285,7 +285,8 @@ def test_kcat_and_confluent_kafka_produce_and_consume_over_ssl_with_a_client_cer
     kc = ["kcat", "-b", f"127.0.0.1:{b.ssl_port}", "-X", "security.protocol=ssl", "-X", f"ssl.ca.location={pki.ca}",
           "-X", f"ssl.certificate.location={cert}", "-X", f"ssl.key.location={key}"]
     lines = [f"line {i} " + "x" * i for i in range(50)]
-    subprocess.run(kc + ["-P", "-t", topic + "-kcat", "-K", ":"], input="".join(f"key{i}:{v}\n" for i, v in enumerate(lines)),
+    subprocess.run(kc + ["-P", "-t", topic + "-kcat", "-K", ":"],
+                   input="".join(f"key{i}:{v}\n" for i, v in enumerate(lines)),
                    text=True, check=True, capture_output=True, timeout=60)
     out = subprocess.run(kc + ["-C", "-t", topic + "-kcat", "-o", "beginning", "-e", "-f", "%k=%s\\n"],
                          text=True, check=True, capture_output=True, timeout=60)
