@@ -131,7 +131,8 @@ Result<uint16_t> KafkaServer::listen(const config::ListenerConfig& listener, siz
     if (!tls_)
       return Error{ErrorDomain::kInvalid, 0, "listener " + listener.str() + " uses TLS and no [tls] context is loaded"};
     o.tls = tls_;
-    // On SSL the handshake is the authentication; on SASL_SSL SASL is.
+    // On SSL the handshake is the authentication (and [tls] client_auth applies); on SASL_SSL
+    // SASL is, and no client certificate is asked for.
     o.tls_authenticates = listener.protocol == config::SecurityProtocol::kSsl;
   }
   return tcp_.listen(listener.address, o);

@@ -475,7 +475,10 @@ void TcpServer::accept_one(uv_stream_t* listener) {
   if (auto it = authenticating_listeners_.find(a.tag); it != authenticating_listeners_.end() && it->second)
     conn->authenticated_ = false;
   if (auto it = tls_listeners_.find(a.tag); it != tls_listeners_.end() && it->second.ctx) {
-    conn->tls_ = std::make_unique<TlsSession>(it->second.ctx);
+    // Where the handshake authenticates (SSL) [tls] client_auth applies; where SASL does
+    // (SASL_SSL) no client certificate is asked for, as Kafka applies ssl.client.auth to SSL
+    // listeners only (KIP-684).
+    conn->tls_ = std::make_unique<TlsSession>(it->second.ctx, /*client_auth=*/it->second.authenticates);
     conn->tls_authenticates_ = it->second.authenticates;
   }
   if (!a.refused.empty()) return conn->close(a.refused);

@@ -197,7 +197,7 @@ TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 // ---- TlsSession ----
 
-TlsSession::TlsSession(std::shared_ptr<const TlsContext> ctx) : ctx_(std::move(ctx)) {
+TlsSession::TlsSession(std::shared_ptr<const TlsContext> ctx, bool client_auth) : ctx_(std::move(ctx)) {
   ssl_ = SSL_new(ctx_->native());
   rbio_ = BIO_new(BIO_s_mem());
   wbio_ = BIO_new(BIO_s_mem());
@@ -213,6 +213,7 @@ TlsSession::TlsSession(std::shared_ptr<const TlsContext> ctx) : ctx_(std::move(c
   // An empty read BIO means "wait for more", not end of file.
   BIO_set_mem_eof_return(rbio_, -1);
   SSL_set_bio(ssl_, rbio_, wbio_);
+  if (!client_auth) SSL_set_verify(ssl_, SSL_VERIFY_NONE, nullptr);
   SSL_set_accept_state(ssl_);
 }
 

@@ -50,7 +50,10 @@ class TlsContext {
 
 class TlsSession {
  public:
-  explicit TlsSession(std::shared_ptr<const TlsContext> ctx);
+  // `client_auth`: whether the context's client_auth applies; false asks the client for no
+  // certificate (a SASL_SSL listener: Kafka's broker-wide ssl.client.auth is for SSL listeners
+  // only, KIP-684).
+  explicit TlsSession(std::shared_ptr<const TlsContext> ctx, bool client_auth = true);
   ~TlsSession();
   TlsSession(const TlsSession&) = delete;
   TlsSession& operator=(const TlsSession&) = delete;

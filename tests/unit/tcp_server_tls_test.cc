@@ -93,7 +93,9 @@ BOOST_AUTO_TEST_CASE(on_a_sasl_ssl_listener_the_handshake_leaves_the_connection_
   Pki p;
   ServerLimits limits;
   limits.max_unauthenticated_frame_bytes = 1024;
-  ServerFixture f(limits, ssl(kib::test::load_tls(kib::test::tls_config(p.server)), /*tls_authenticates=*/false));
+  // client_auth = "required" is for SSL listeners: a SASL_SSL client needs no certificate.
+  ServerFixture f(limits, ssl(kib::test::load_tls(kib::test::tls_config(p.server, &p.ca, ClientAuth::kRequired)),
+                              /*tls_authenticates=*/false));
   TlsLoopClient c(f.port, p.anonymous());
   c.send(kib::test::frame(1, 1000));  // within the bound: handed over
   BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
