@@ -58,8 +58,9 @@ def pki(workdir):
     return Pki(d)
 
 
-def tls_bridge(bridge_factory, pki, client_auth="none", rules="DEFAULT", http=False, server=("server", "one"), **kw):
-    """A bridge with listeners PLAINTEXT (b.port) and SSL (b.ssl_port)."""
+def tls_bridge(bridge_factory, pki, client_auth="none", rules="DEFAULT", http=False, server=("server", "one"),
+               protocol="SSL", **kw):
+    """A bridge with listeners PLAINTEXT (b.port) and SSL (or `protocol`: SASL_SSL) on b.ssl_port."""
     cert, key = pki.issue(server[0], f"/CN=localhost/O={server[1]}", server=True)
     b = bridge_factory(extra_toml=f'[tls]\ncertificate_file = "{cert}"\nkey_file = "{key}"\nca_file = "{pki.ca}"\n'
                                   f'client_auth = "{client_auth}"\nprincipal_mapping_rules = "{rules}"\n', **kw)
@@ -68,7 +69,7 @@ def tls_bridge(bridge_factory, pki, client_auth="none", rules="DEFAULT", http=Fa
     with open(b.config) as f:
         text = f.read()
     text = text.replace(f'listeners = ["127.0.0.1:{b.port}"]',
-                        f'listeners = ["PLAINTEXT://127.0.0.1:{b.port}", "SSL://127.0.0.1:{b.ssl_port}"]')
+                        f'listeners = ["PLAINTEXT://127.0.0.1:{b.port}", "{protocol}://127.0.0.1:{b.ssl_port}"]')
     if http:
         b.http_port = free_port()
         text = text.replace('[http]\nlisten = ""', f'[http]\nlisten = "127.0.0.1:{b.http_port}"')
@@ -173,6 +174,15 @@ def test_client_auth_required_refuses_a_client_without_a_certificate(bridge_fact
     with tls_connect(b.ssl_port, client_context(pki, alice)) as s:
         assert 18 in api_versions(s)
     assert wait_log(b, "principal User:CN=alice,O=Example")
+
+
+def test_client_auth_is_for_ssl_listeners_only_as_in_kafka(bridge_factory, pki):
+    # Kafka applies the broker-wide ssl.client.auth to SSL listeners only (KIP-684): a SASL_SSL
+    # client needs no certificate whatever client_auth says.
+    b = tls_bridge(bridge_factory, pki, client_auth="required", protocol="SASL_SSL").start()
+    with tls_connect(b.ssl_port, client_context(pki)) as s:
+        assert 18 in api_versions(s)
+    assert "TLS handshake failed" not in b.read_log()
 
 
 def test_principal_mapping_rules_name_the_ssl_principal(bridge_factory, pki):
