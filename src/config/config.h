@@ -111,6 +111,16 @@ struct LimitsConfig {
   uint64_t max_unauthenticated_frame_bytes = 524288;
 };
 
+// [sasl] (docs/security.md "SASL"): Kafka's sasl.enabled.mechanisms and
+// connections.max.reauth.ms, and the iterations of credentials `users add` makes.
+struct SaslConfig {
+  static constexpr int32_t kMinIterations = 4096;   // Kafka's SCRAM bounds
+  static constexpr int32_t kMaxIterations = 16384;
+  std::vector<std::string> enabled_mechanisms{"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"};
+  uint64_t connections_max_reauth_ms = 0;  // 0: sessions do not expire (KIP-368)
+  int32_t scram_iterations = 8192;
+};
+
 struct IggyConfig {
   HostPort address{"127.0.0.1", 8090};
   std::string username = "iggy";
@@ -143,6 +153,7 @@ struct Config {
   GroupsConfig groups;
   TransactionsConfig transactions;
   LimitsConfig limits;
+  SaslConfig sasl;
   IggyConfig iggy;
   StateConfig state;
   LogConfig log;
