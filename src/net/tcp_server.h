@@ -92,6 +92,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Closes the connection; `reason` is logged.
   void close(const std::string& reason);
+  // Reads and hands over no further request, and closes once every request read so far is
+  // answered and its response written; `reason` is logged then. A failed SASL authentication
+  // ends so: its error response reaches the client, then the connection closes (Kafka's
+  // SaslServerAuthenticator does the same).
+  void close_after_responses(const std::string& reason);
 
   // Protocol-layer state attached to the connection (e.g. the Kafka session).
   std::shared_ptr<void> attachment;
@@ -139,6 +144,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void flush();
   void update_reading();
   void on_write_done(size_t bytes, int status);
+  // close_after_responses(): closes once nothing is left to answer or write.
+  void close_if_drained();
 
   TcpServer& server_;
   uint64_t id_;
@@ -171,6 +178,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t last_activity_ms_ = 0;         // last whole request read or response written
   uint64_t frame_started_ms_ = 0;         // when the frame being received started (or resumed)
   bool in_frame_ = false;                 // some bytes of the next frame have arrived
+  bool closing_after_responses_ = false;  // close_after_responses() was called
+  std::string close_reason_;
 };
 
 class TcpServer {
