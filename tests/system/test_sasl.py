@@ -545,3 +545,27 @@ def test_kafka_configs_adds_describes_and_deletes_scram_credentials(sasl_factory
     assert r.returncode != 0
     assert "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512" \
         in r.stdout + r.stderr
+
+
+def test_confluent_kafka_reauthenticates_before_its_session_ends(sasl_factory, iggy):
+    """KIP-368 with a real client: librdkafka re-authenticates on its connections when the
+    session lifetime nears its end, and produces on without an error or a new connection."""
+    ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
+    b = sasl_factory("[sasl]\nconnections_max_reauth_ms = 2000\n", iggy_address=iggy.address)
+    b.add_user("oscar", "SCRAM-SHA-512", "oscar-pw")
+    b.start().wait_ready()
+    topic = "sasl-reauth-" + uuid.uuid4().hex[:8]
+    errors = []
+    p = ck.Producer({"bootstrap.servers": f"127.0.0.1:{b.sasl_port}", **client_config("SCRAM-SHA-512", "oscar", "oscar-pw"),
+                     "error_cb": lambda e: errors.append(e)})
+    delivered = []
+    for i in range(14):  # 7 s: three and a half session lifetimes
+        p.produce(topic, value=b"v%d" % i, on_delivery=lambda err, m: delivered.append(err))
+        p.poll(0)
+        time.sleep(0.5)
+    assert p.flush(30) == 0
+    assert delivered == [None] * 14
+    assert errors == []
+    log = b.read_log()
+    assert "SASL/SCRAM-SHA-512 re-authenticated as User:oscar" in log
+    assert "after the SASL session expired" not in log
