@@ -215,40 +215,66 @@ def test_a_wrong_password_gets_sasl_authentication_failed_and_the_connection_clo
     assert is_closed(c.sock)
 
 
+def read_until_closed(sock, timeout=5):
+    """Every byte until the peer closes (b"" if it closed at once); None if it stays open."""
+    received = b""
+    sock.settimeout(timeout)
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return received
+            received += chunk
+    except (ConnectionResetError, BrokenPipeError):
+        return received
+    except socket.timeout:
+        return None
+
+
+def correlation_ids(data):
+    ids = []
+    while len(data) >= 8:
+        (n,) = struct.unpack_from(">i", data, 0)
+        ids.append(struct.unpack_from(">i", data, 4)[0])
+        data = data[4 + n:]
+    return ids
+
+
+def wrong_proof_exchange(b):
+    """A connection whose SCRAM client-final message (with a wrong proof) is the next thing to send."""
+    c = Conn(b.sasl_port)
+    assert c.handshake("SCRAM-SHA-256")[0] == 0
+    scram = ScramClient("SCRAM-SHA-256", "carol", "pw")
+    err, _, server_first, _ = c.authenticate(scram.first())
+    assert err == 0
+    return c, scram.final(server_first, tamper=True)
+
+
 def test_a_wrong_proof_whose_error_is_ignored_gets_no_api(sasl_factory):
     """The issue's test: a SCRAM client-final message with a wrong proof, the server's error
     ignored, then an API: refused (connection closed, no data)."""
     b = sasl_factory()
     b.add_user("carol", "SCRAM-SHA-256", "pw")
     b.start()
-    c = Conn(b.sasl_port)
-    assert c.handshake("SCRAM-SHA-256")[0] == 0
-    scram = ScramClient("SCRAM-SHA-256", "carol", "pw")
-    err, _, server_first, _ = c.authenticate(scram.first())
-    assert err == 0
-    token = scram.final(server_first, tamper=True)
-    auth_corr = c.send(36, 1, struct.pack(">i", len(token)) + token)
-    # The error is not read: a Metadata request (v1, all topics) and a DescribeCluster follow.
-    metadata_corr = c.send(3, 1, struct.pack(">i", -1))
-    describe_corr = c.send(60, 0, b"\x00\x00", flexible=True)
-    received = b""
-    c.sock.settimeout(5)
+    # One after the other: the error read and ignored, then Metadata (v1, all topics).
+    c, token = wrong_proof_exchange(b)
+    err, msg, _, _ = c.authenticate(token)
+    assert (err, msg) == (SASL_AUTHENTICATION_FAILED, GENERIC + "SCRAM-SHA-256")
     try:
-        while True:
-            chunk = c.sock.recv(65536)
-            if not chunk:
-                break
-            received += chunk
-    except ConnectionResetError:
-        pass
+        c.send(3, 1, struct.pack(">i", -1))
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # already closed
+    assert read_until_closed(c.sock) == b""
+    # Pipelined: the wrong proof, Metadata and DescribeCluster in one write, the error not awaited.
+    c, token = wrong_proof_exchange(b)
+    frames = b"".join([request(36, 1, 101, struct.pack(">i", len(token)) + token),
+                       request(3, 1, 102, struct.pack(">i", -1)),
+                       request(60, 0, 103, b"\x00\x00", flexible=True)])
+    c.sock.sendall(frames)
+    received = read_until_closed(c.sock)
+    assert received is not None, "the connection stayed open"
     # At most the SASL_AUTHENTICATION_FAILED answer; nothing for the two requests after it.
-    answers = []
-    while len(received) >= 4:
-        (n,) = struct.unpack_from(">i", received, 0)
-        answers.append(struct.unpack_from(">i", received, 4)[0])
-        received = received[4 + n:]
-    assert set(answers) <= {auth_corr}, answers
-    assert metadata_corr not in answers and describe_corr not in answers
+    assert set(correlation_ids(received)) <= {101}, correlation_ids(received)
     assert "SASL/SCRAM-SHA-256 authentication failed for user carol: Invalid client credentials" in b.read_log()
 
 
