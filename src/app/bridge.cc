@@ -18,6 +18,8 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "bridge/security/sasl_authenticator.h"
+#include "bridge/security/scram_credentials.h"
 #include "common/guard.h"
 #include "common/log.h"
 #include "http/http_server.h"
@@ -58,6 +60,8 @@ Bridge::~Bridge() {
   catalog_retry_.reset();
   http_.reset();
   kafka_.reset();
+  scram_credentials_.reset();
+  sasl_.reset();
   lag_.reset();
   if (transactions_) transactions_->stop();
   transactions_.reset();
@@ -135,6 +139,9 @@ Status Bridge::start() {
   // offsets from here on; recover() completes it once Iggy is reachable (docs/transactions.md).
   if (auto st = transactions_->load(); !st) return st.error();
 
+  sasl_ = std::make_unique<bridge::SaslAuthenticator>(*state_, &loop_, cfg_.sasl);
+  scram_credentials_ = std::make_unique<bridge::ScramCredentials>(*state_);
+
   services_ = std::make_unique<kafka::Services>(kafka::Services{
       .config = cfg_,
       .catalog = *catalog_,
@@ -144,6 +151,8 @@ Status Bridge::start() {
       .offsets = *offsets_,
       .configs = *configs_,
       .transactions = *transactions_,
+      .sasl = *sasl_,
+      .scram_credentials = *scram_credentials_,
       .cluster_id = cluster_id,
   });
 

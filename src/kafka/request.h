@@ -9,6 +9,7 @@
 
 #include "common/bytes.h"
 #include "config/config.h"
+#include "kafka/sasl_session.h"
 #include "net/tcp_server.h"
 #include "security/principal.h"
 
@@ -38,6 +39,8 @@ struct Session {
   // Who the connection's requests are authorized as (docs/security.md "Principals"):
   // User:ANONYMOUS until TLS or SASL says otherwise.
   security::KafkaPrincipal principal;
+  // SASL listeners only: the exchange and session behind `principal` (kafka/sasl_session.h).
+  SaslSession sasl;
 };
 
 // Answers exactly one request. Copies share one state: the first send/no_response/close wins,

@@ -18,6 +18,8 @@ class GroupCoordinator;
 class CommittedOffsets;
 class ConfigService;
 class TransactionCoordinator;
+class SaslAuthenticator;
+class ScramCredentials;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -31,6 +33,8 @@ struct Services {
   bridge::CommittedOffsets& offsets;   // OffsetFetch
   bridge::ConfigService& configs;      // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
   bridge::TransactionCoordinator& transactions;  // the transaction APIs, transactional Produce, OffsetFetch
+  bridge::SaslAuthenticator& sasl;               // SaslHandshake, SaslAuthenticate
+  bridge::ScramCredentials& scram_credentials;   // DescribeUserScramCredentials, AlterUserScramCredentials
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

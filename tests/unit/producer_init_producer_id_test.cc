@@ -87,6 +87,8 @@ struct Server {
                                                    .offsets = idle->offsets,
                                                    .configs = idle->configs,
                                                    .transactions = *idle->transactions,
+                                                   .sasl = *idle->sasl,
+                                                   .scram_credentials = idle->scram_credentials,
                                                    .cluster_id = ""});
     kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
