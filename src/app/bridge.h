@@ -41,6 +41,7 @@ class GroupCoordinator;
 class PersistentTransactionCoordinator;
 class GroupTimers;
 class ConsumerLagMonitor;
+class Authorizer;
 }  // namespace bridge
 namespace uv {
 class Timer;
@@ -91,6 +92,7 @@ class Bridge {
   std::unique_ptr<bridge::GroupCoordinator> groups_;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions_;  // after log_, offsets_, producers_
   std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
+  std::unique_ptr<bridge::Authorizer> authorizer_;  // [authorization]: ACLs, loaded before the listeners open
   std::unique_ptr<kafka::Services> services_;
   std::unique_ptr<uv::Timer> catalog_retry_;  // start_catalog() again while Iggy is not ready
   std::unique_ptr<kafka::KafkaServer> kafka_;

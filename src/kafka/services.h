@@ -18,6 +18,7 @@ class GroupCoordinator;
 class CommittedOffsets;
 class ConfigService;
 class TransactionCoordinator;
+class Authorizer;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -31,6 +32,8 @@ struct Services {
   bridge::CommittedOffsets& offsets;   // OffsetFetch
   bridge::ConfigService& configs;      // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
   bridge::TransactionCoordinator& transactions;  // the transaction APIs, transactional Produce, OffsetFetch
+  // Every handler's ACL checks and authorized operations; CreateAcls, DescribeAcls, DeleteAcls.
+  bridge::Authorizer& authorizer;
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

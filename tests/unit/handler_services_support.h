@@ -19,6 +19,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "bridge/security/authorizer.h"
 #include "bridge/transactions/transaction_coordinator_impl.h"
 #include "config/config.h"
 #include "iggy/client.h"
@@ -42,6 +43,7 @@ struct IdleServices {
   bridge::GroupCoordinator groups;
   bridge::ConfigService configs;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
+  bridge::Authorizer authorizer;  // disabled unless a test configures [authorization]
 
   IdleServices(uv_loop_t* loop, state::StateStore& store)
       : loop(loop),
@@ -55,7 +57,8 @@ struct IdleServices {
         groups(store, *timers, offsets),
         configs(config, catalog, store),
         transactions(bridge::make_transaction_coordinator(
-            bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})) {}
+            bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})),
+        authorizer(config.authorization, store, loop) {}
   ~IdleServices() {
     transactions->stop();
     groups.stop();
@@ -91,6 +94,8 @@ struct IdleKafkaServer {
     idle = std::make_unique<IdleServices>(&loop, *store);
     if (configure) configure(idle->config);
     BOOST_REQUIRE(idle->configs.load().ok());
+    idle->authorizer.configure(idle->config.authorization);
+    BOOST_REQUIRE(idle->authorizer.load().ok());
     services = std::make_unique<kafka::Services>(kafka::Services{.config = idle->config,
                                                                  .catalog = idle->catalog,
                                                                  .producers = *idle->producers,
@@ -99,6 +104,7 @@ struct IdleKafkaServer {
                                                                  .offsets = idle->offsets,
                                                                  .configs = idle->configs,
                                                                  .transactions = *idle->transactions,
+                                                                 .authorizer = idle->authorizer,
                                                                  .cluster_id = std::move(cluster_id)});
     kafka = std::make_unique<kafka::KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
