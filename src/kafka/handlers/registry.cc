@@ -29,6 +29,10 @@ std::vector<HandlerSpec> collect() {
       delete_topics_handler(),
       create_partitions_handler(),
       describe_topic_partitions_handler(),
+      // The ACL APIs (docs/security.md "Authorization").
+      describe_acls_handler(),
+      create_acls_handler(),
+      delete_acls_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

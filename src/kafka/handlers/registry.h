@@ -88,5 +88,9 @@ HandlerSpec describe_producers_handler();
 HandlerSpec delete_topics_handler();
 HandlerSpec create_partitions_handler();
 HandlerSpec describe_topic_partitions_handler();
+// The ACL APIs (docs/security.md "Authorization").
+HandlerSpec describe_acls_handler();
+HandlerSpec create_acls_handler();
+HandlerSpec delete_acls_handler();
 
 }  // namespace kib::kafka
