@@ -352,7 +352,7 @@ BOOST_AUTO_TEST_CASE(find_coordinator_needs_describe_on_the_key) {
   BOOST_TEST(r.node_id == -1);
   BOOST_TEST(r.port == -1);
   old.key_type = 1;
-  BOOST_TEST(c.call<msg::FindCoordinatorResponse>(old, 0).error_code == kTxnDenied);
+  BOOST_TEST(c.call<msg::FindCoordinatorResponse>(old, 1).error_code == kTxnDenied);  // key_type is v1+
   msg::FindCoordinatorRequest batch;
   batch.coordinator_keys = {"g", "other"};
   auto b = c.call<msg::FindCoordinatorResponse>(batch, 4);
