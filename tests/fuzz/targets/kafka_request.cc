@@ -103,6 +103,9 @@ constexpr std::array kServed{
     Served{DescribeProducersRequest::kApiKey, 0, 0, &body<DescribeProducersRequest>},
     Served{DescribeTransactionsRequest::kApiKey, 0, 0, &body<DescribeTransactionsRequest>},
     Served{ListTransactionsRequest::kApiKey, 0, 2, &body<ListTransactionsRequest>},
+    Served{DescribeAclsRequest::kApiKey, 1, 3, &body<DescribeAclsRequest>},
+    Served{CreateAclsRequest::kApiKey, 1, 3, &body<CreateAclsRequest>},
+    Served{DeleteAclsRequest::kApiKey, 1, 3, &body<DeleteAclsRequest>},
 };
 
 }  // namespace
