@@ -30,8 +30,9 @@ def find_binary() -> Path | None:
 
 
 def config_toml(*, kafka_port: int, iggy_address: str, iggy_username: str, iggy_password: str,
-                state_path: Path, log_level: str = "debug") -> str:
-    """The bridge's config for one test run. Keep in step with etc/kafka-iggy-bridge.toml."""
+                state_path: Path, log_level: str = "debug", extra_toml: str = "") -> str:
+    """The bridge's config for one test run. Keep in step with etc/kafka-iggy-bridge.toml.
+    `extra_toml`: more sections (e.g. [authorization] for the ACL tests)."""
     return f"""\
 [kafka]
 listeners = ["127.0.0.1:{kafka_port}"]
@@ -56,13 +57,14 @@ level = "{log_level}"
 
 [http]
 listen = ""
-"""
+""" + extra_toml
 
 
 class Bridge:
     def __init__(self, binary: Path, iggy_address: str, iggy_username: str = "iggy", iggy_password: str = "iggy",
-                 start_timeout: float = 30.0, log_name: str = "bridge.log"):
+                 start_timeout: float = 30.0, log_name: str = "bridge.log", extra_toml: str = ""):
         self.binary = binary
+        self.extra_toml = extra_toml
         self.iggy_address = iggy_address
         self.iggy_username = iggy_username
         self.iggy_password = iggy_password
@@ -91,7 +93,7 @@ class Bridge:
             self.config_path = self.tmp / "kafka-iggy-bridge.toml"
             self.config_path.write_text(config_toml(
                 kafka_port=self.port, iggy_address=self.iggy_address, iggy_username=self.iggy_username,
-                iggy_password=self.iggy_password, state_path=self.tmp / "state.db"))
+                iggy_password=self.iggy_password, state_path=self.tmp / "state.db", extra_toml=self.extra_toml))
             # Keep a copy of the config beside the log for post-mortems.
             (util.log_dir() / (self.log_name + ".toml")).write_text(self.config_path.read_text())
             self.child = util.ChildProcess(

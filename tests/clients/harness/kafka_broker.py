@@ -52,8 +52,9 @@ def kafka_version(lib: Path | None = None) -> str:
     return "unknown"
 
 
-def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
-    """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays."""
+def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str] | None = None) -> str:
+    """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays;
+    `extra` adds or overrides settings (an authorizer for the ACL tests)."""
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -92,6 +93,7 @@ def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
         # and kafka-topics --describe print the same on both (docs/admin-apis-plan.md §3.3).
         "log.retention.ms": "-1",
     }
+    props.update(extra or {})
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -112,8 +114,10 @@ def jvm_opts(heap: str) -> list[str]:
 
 
 class KafkaBroker:
-    def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log"):
+    def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log",
+                 extra_props: dict[str, str] | None = None):
         self.heap = heap
+        self.extra_props = extra_props
         self.start_timeout = start_timeout
         self.log_name = log_name
         self.lib: Path | None = None
@@ -145,7 +149,7 @@ class KafkaBroker:
             while self.controller_port == self.port:
                 self.controller_port = util.free_port()
             props = self.tmp / "server.properties"
-            props.write_text(server_properties(self.tmp, self.port, self.controller_port))
+            props.write_text(server_properties(self.tmp, self.port, self.controller_port, self.extra_props))
             # Kafka's Uuid.randomUuid never starts with '-': StorageTool's argument parser would read it as an option
             self.cluster_id = "-"
             while self.cluster_id.startswith("-"):
