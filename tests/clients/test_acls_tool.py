@@ -245,8 +245,59 @@ def client_session(bootstrap: str) -> dict[str, object]:
     return out
 
 
+def admin_session(bootstrap: str) -> dict[str, object]:
+    """confluent-kafka's AdminClient on resources User:ANONYMOUS may or may not touch: the error
+    name of each outcome (or what succeeded), for the topic, group, config and cluster APIs.
+    Nothing names the cluster, so cluster-wide rights (CREATE, DELETE, IDEMPOTENT_WRITE,
+    DESCRIBE) are the default's: CreateTopics and DeleteTopics pass whatever the topic's ACLs say,
+    as on Kafka."""
+    ck()
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicCollection, TopicPartition
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec, ResourceType
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    out: dict[str, object] = {}
+
+    def outcome(label, fut):
+        try:
+            v = fut.result(timeout=30)
+            out[label] = "OK" if v is None else v
+        except Exception as e:  # noqa: BLE001 - the error is the observation
+            err = e.args[0] if e.args else e
+            out[label] = err.name() if hasattr(err, "name") else type(e).__name__
+
+    outcome("describe configs hidden", admin.describe_configs([ConfigResource(ResourceType.TOPIC, HIDDEN)])[
+        ConfigResource(ResourceType.TOPIC, HIDDEN)])
+    res = admin.describe_configs([ConfigResource(ResourceType.TOPIC, READ_ONLY)])
+    outcome("describe configs read-only", res[ConfigResource(ResourceType.TOPIC, READ_ONLY)])
+    out["describe configs read-only"] = "OK" if isinstance(out["describe configs read-only"], dict) else \
+        out["describe configs read-only"]
+    outcome("create partitions read-only", admin.create_partitions([NewPartitions(READ_ONLY, 2)])[READ_ONLY])
+    outcome("delete records read-only", admin.delete_records([TopicPartition(READ_ONLY, 0, 0)])[
+        TopicPartition(READ_ONLY, 0, 0)])
+    lo = admin.list_offsets({TopicPartition(HIDDEN, 0): OffsetSpec.latest()})
+    outcome("list offsets hidden", lo[TopicPartition(HIDDEN, 0)])
+    lo = admin.list_offsets({TopicPartition(WRITE_ONLY, 0): OffsetSpec.latest()})
+    outcome("list offsets write-only", lo[TopicPartition(WRITE_ONLY, 0)])
+    out["list offsets write-only"] = getattr(out["list offsets write-only"], "offset", out["list offsets write-only"])
+    outcome("describe group denied", admin.describe_consumer_groups([GROUP])[GROUP])
+    outcome("group offsets denied", admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(GROUP)])[GROUP])
+    outcome("delete group denied", admin.delete_consumer_groups([GROUP])[GROUP])
+    groups = admin.list_consumer_groups().result(timeout=30)
+    out["listed groups"] = sorted(g.group_id for g in groups.valid if TAG in g.group_id)
+    d = admin.describe_topics(TopicCollection([READ_ONLY]), include_authorized_operations=True)[READ_ONLY]
+    out["read-only authorized operations"] = sorted(str(o) for o in d.result(timeout=30).authorized_operations)
+    outcome("describe topic hidden", admin.describe_topics(TopicCollection([HIDDEN]))[HIDDEN])
+    c = admin.describe_cluster(include_authorized_operations=True).result(timeout=30)
+    out["cluster authorized operations"] = sorted(str(o) for o in c.authorized_operations or [])
+    created = f"acl-{TAG}-created"
+    outcome("create topic", admin.create_topics([NewTopic(created, 1, 1)])[created])
+    outcome("delete topic hidden", admin.delete_topics([HIDDEN])[HIDDEN])
+    return out
+
+
 def run_target(name: str, bootstrap: str):
     RESULTS[name] = {"acls": acl_session(bootstrap, name), "clients": client_session(bootstrap)}
+    RESULTS[name]["clients"].update(admin_session(bootstrap))
     text = "\n".join(f"$ kafka-acls {a}\n{o}\n{e}[exit {c}]" for a, o, e, c in RESULTS[name]["acls"])
     text += "\n\n" + "\n".join(f"{k}: {v}" for k, v in RESULTS[name]["clients"].items())
     (util.log_dir() / f"acls-{name}.txt").write_text(text + "\n")
