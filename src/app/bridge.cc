@@ -20,6 +20,7 @@
 #include "bridge/producers/producer_registry_impl.h"
 #include "bridge/security/sasl_authenticator.h"
 #include "bridge/security/scram_credentials.h"
+#include "bridge/security/authorizer.h"
 #include "common/guard.h"
 #include "common/log.h"
 #include "http/http_server.h"
@@ -63,6 +64,7 @@ Bridge::~Bridge() {
   scram_credentials_.reset();
   sasl_.reset();
   lag_.reset();
+  authorizer_.reset();
   if (transactions_) transactions_->stop();
   transactions_.reset();
   if (groups_) groups_->stop();
@@ -138,6 +140,9 @@ Status Bridge::start() {
   // Before the listener opens: a commit decided before a crash holds its partitions' last stable
   // offsets from here on; recover() completes it once Iggy is reachable (docs/transactions.md).
   if (auto st = transactions_->load(); !st) return st.error();
+  // [authorization]: every ACL in memory before the first request is authorized.
+  authorizer_ = std::make_unique<bridge::Authorizer>(cfg_.authorization, *state_, &loop_);
+  if (auto st = authorizer_->load(); !st) return st.error();
 
   sasl_ = std::make_unique<bridge::SaslAuthenticator>(*state_, &loop_, cfg_.sasl);
   scram_credentials_ = std::make_unique<bridge::ScramCredentials>(*state_);
@@ -153,6 +158,7 @@ Status Bridge::start() {
       .transactions = *transactions_,
       .sasl = *sasl_,
       .scram_credentials = *scram_credentials_,
+      .authorizer = *authorizer_,
       .cluster_id = cluster_id,
   });
 
@@ -253,6 +259,19 @@ Status Bridge::start() {
     iggy_cancelled.mirror(static_cast<double>(s.cancelled));
     iggy_share_full.mirror(static_cast<double>(s.owner_queue_full));
     collect_group_metrics();
+    // kib_authorization_denied_total{resource_type,operation}: requests refused by an ACL.
+    static metrics::CounterFamily& denied = metrics::global().counter(
+        "kib_authorization_denied_total",
+        "Authorization checks that refused what a client asked for (an ACL or the default rule), by resource "
+        "type and operation.",
+        {"resource_type", "operation"});
+    for (int t = 0; t < security::kResourceTypeCount; ++t)
+      for (int o = 0; o < security::kAclOperationCount; ++o) {
+        const auto type = static_cast<security::ResourceType>(t);
+        const auto op = static_cast<security::AclOperation>(o);
+        if (const uint64_t n = authorizer_->denied(type, op))
+          denied.labels({security::name(type), security::name(op)}).mirror(static_cast<double>(n));
+      }
   });
 
   auto add_signal = [this](int signum, void (*cb)(uv_signal_t*, int)) {
@@ -533,6 +552,18 @@ void Bridge::reload() {
   limit("[http] max_connections_per_ip", cfg_.http.max_connections_per_ip, next->http.max_connections_per_ip);
   cfg_.http.max_connections_per_ip = next->http.max_connections_per_ip;
   if (http_) http_->set_limits(http::http_limits(cfg_.http));
+  // [authorization] applies at once: the next check uses it (Kafka needs a broker restart).
+  {
+    const auto &a = cfg_.authorization, &na = next->authorization;
+    if (a.enabled != na.enabled) spdlog::warn("SIGHUP: [authorization] enabled {} -> {}", a.enabled, na.enabled);
+    if (a.super_users != na.super_users) spdlog::info("SIGHUP: [authorization] super_users changed");
+    limit("[authorization] allow_everyone_if_no_acl_found", a.allow_everyone_if_no_acl_found,
+          na.allow_everyone_if_no_acl_found);
+    limit("[authorization] max_acls", a.max_acls, na.max_acls);
+    limit("[authorization] max_acl_filters_per_request", a.max_acl_filters_per_request, na.max_acl_filters_per_request);
+    cfg_.authorization = na;
+    authorizer_->configure(cfg_.authorization);
+  }
   spdlog::info("SIGHUP: configuration reloaded from {}", config_path_);
   sd_notify(0, "READY=1");
 }

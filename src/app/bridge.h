@@ -43,6 +43,7 @@ class GroupTimers;
 class ConsumerLagMonitor;
 class SaslAuthenticator;
 class ScramCredentials;
+class Authorizer;
 }  // namespace bridge
 namespace uv {
 class Timer;
@@ -100,6 +101,7 @@ class Bridge {
   std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
   std::unique_ptr<bridge::SaslAuthenticator> sasl_;  // SASL listeners (docs/security.md)
   std::unique_ptr<bridge::ScramCredentials> scram_credentials_;
+  std::unique_ptr<bridge::Authorizer> authorizer_;  // [authorization]: ACLs, loaded before the listeners open
   std::unique_ptr<kafka::Services> services_;
   std::unique_ptr<uv::Timer> catalog_retry_;  // start_catalog() again while Iggy is not ready
   std::unique_ptr<kafka::KafkaServer> kafka_;

@@ -404,6 +404,30 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    const toml::table* t = table("authorization");
+    Section s(t, "authorization", errors);
+    s.boolean("enabled", c.authorization.enabled);
+    s.mark_read("super_users");
+    if (const toml::node* n = t ? t->get("super_users") : nullptr) {
+      auto users = string_array(n);
+      if (!users) {
+        s.bad("super_users", "expected an array of principals (\"User:admin\")");
+      } else {
+        for (const auto& u : *users) {
+          // Kafka's SecurityUtils.parseKafkaPrincipal: TYPE:NAME, split at the first ':'.
+          const auto colon = u.find(':');
+          if (colon == std::string::npos || colon == 0)
+            s.bad("super_users", "\"" + u + "\" is not a principal (TYPE:NAME, e.g. \"User:admin\")");
+        }
+        c.authorization.super_users = std::move(*users);
+      }
+    }
+    s.boolean("allow_everyone_if_no_acl_found", c.authorization.allow_everyone_if_no_acl_found);
+    s.integer("max_acls", c.authorization.max_acls, 1, 10000000);
+    s.integer("max_acl_filters_per_request", c.authorization.max_acl_filters_per_request, 1, 1000000);
+    s.finish();
+  }
+  {
     Section s(table("iggy"), "iggy", errors);
     s.host_port("address", c.iggy.address);
     s.str("username", c.iggy.username);
@@ -439,7 +463,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   static const std::set<std::string> kSections{"kafka", "topics", "groups", "transactions", "limits", "tls",
-                                               "sasl",  "iggy",   "state",  "log",          "http"};
+                                               "sasl",  "authorization", "iggy", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -536,6 +560,12 @@ std::string render_config(const Config& c) {
      << "\n\n[state]\npath = " << q(c.state.path) << "\n\n[log]\nlevel = " << q(c.log.level)
      << "\n\n[http]\nlisten = " << q(c.http.listen) << "\nmax_connections_per_ip = " << c.http.max_connections_per_ip
      << "\n";
+  os << "\n[authorization]\nenabled = " << (c.authorization.enabled ? "true" : "false") << "\nsuper_users = [";
+  for (size_t i = 0; i < c.authorization.super_users.size(); ++i)
+    os << (i ? ", " : "") << q(c.authorization.super_users[i]);
+  os << "]\nallow_everyone_if_no_acl_found = " << (c.authorization.allow_everyone_if_no_acl_found ? "true" : "false")
+     << "\nmax_acls = " << c.authorization.max_acls
+     << "\nmax_acl_filters_per_request = " << c.authorization.max_acl_filters_per_request << "\n";
   return os.str();
 }
 

@@ -135,6 +135,15 @@ struct SaslConfig {
   int32_t scram_iterations = 8192;
 };
 
+// [authorization]: Kafka's StandardAuthorizer (docs/security.md "Authorization").
+struct AuthorizationConfig {
+  bool enabled = false;                   // authorizer.class.name set
+  std::vector<std::string> super_users;   // super.users: "User:admin"
+  bool allow_everyone_if_no_acl_found = false;  // allow.everyone.if.no.acl.found
+  uint32_t max_acls = 100000;             // ACL bindings held; CreateAcls beyond: POLICY_VIOLATION
+  uint32_t max_acl_filters_per_request = 1000;  // DeleteAcls filters per request; more: POLICY_VIOLATION
+};
+
 struct IggyConfig {
   HostPort address{"127.0.0.1", 8090};
   std::string username = "iggy";
@@ -169,6 +178,7 @@ struct Config {
   LimitsConfig limits;
   TlsConfig tls;
   SaslConfig sasl;
+  AuthorizationConfig authorization;
   IggyConfig iggy;
   StateConfig state;
   LogConfig log;

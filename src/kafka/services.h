@@ -20,6 +20,7 @@ class ConfigService;
 class TransactionCoordinator;
 class SaslAuthenticator;
 class ScramCredentials;
+class Authorizer;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -35,6 +36,8 @@ struct Services {
   bridge::TransactionCoordinator& transactions;  // the transaction APIs, transactional Produce, OffsetFetch
   bridge::SaslAuthenticator& sasl;               // SaslHandshake, SaslAuthenticate
   bridge::ScramCredentials& scram_credentials;   // DescribeUserScramCredentials, AlterUserScramCredentials
+  // Every handler's ACL checks and authorized operations; CreateAcls, DescribeAcls, DeleteAcls.
+  bridge::Authorizer& authorizer;
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

@@ -29,6 +29,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
+#include "bridge/security/authorizer.h"
 #include "config/config.h"
 #include "iggy/client.h"
 #include "kafka/kafka_server.h"
@@ -687,6 +688,7 @@ struct WirePath : DataPath {
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
   std::unique_ptr<bridge::SaslAuthenticator> sasl;
   std::unique_ptr<bridge::ScramCredentials> scram_credentials;
+  std::unique_ptr<bridge::Authorizer> authorizer;
   std::unique_ptr<kafka::Services> services;
   std::unique_ptr<kafka::KafkaServer> server;
   int fd = -1;
@@ -703,6 +705,7 @@ struct WirePath : DataPath {
         bridge::TransactionServices{*state, ctx.loop(), producers, *log, *offsets, cfg.transactions});
     sasl = std::make_unique<bridge::SaslAuthenticator>(*state, ctx.loop(), cfg.sasl);
     scram_credentials = std::make_unique<bridge::ScramCredentials>(*state);
+    authorizer = std::make_unique<bridge::Authorizer>(cfg.authorization, *state, ctx.loop());
     services = std::make_unique<kafka::Services>(kafka::Services{.config = cfg,
                                                                  .catalog = *catalog,
                                                                  .producers = producers,
@@ -713,6 +716,7 @@ struct WirePath : DataPath {
                                                                  .transactions = *transactions,
                                                                  .sasl = *sasl,
                                                                  .scram_credentials = *scram_credentials,
+                                                                 .authorizer = *authorizer,
                                                                  .cluster_id = ""});
     server = std::make_unique<kafka::KafkaServer>(*services, ctx.loop(), net::ServerLimits{});
     auto port = server->listen({"127.0.0.1", 0});

@@ -304,3 +304,56 @@ BOOST_AUTO_TEST_CASE(sasl_section_errors_name_the_key) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(configuration_authorization)
+
+BOOST_AUTO_TEST_CASE(authorization_is_off_by_default_with_kafkas_defaults) {
+  auto c = parse_config("", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(!c->authorization.enabled);
+  BOOST_TEST(c->authorization.super_users.empty());
+  BOOST_TEST(!c->authorization.allow_everyone_if_no_acl_found);
+  BOOST_TEST(c->authorization.max_acls == 100000u);
+  BOOST_TEST(c->authorization.max_acl_filters_per_request == 1000u);
+}
+
+BOOST_AUTO_TEST_CASE(authorization_keys_parse_and_render) {
+  auto c = parse_config(
+      "[authorization]\nenabled = true\nsuper_users = [\"User:admin\", \"User:CN=ops,O=x\"]\n"
+      "allow_everyone_if_no_acl_found = true\nmax_acls = 50\nmax_acl_filters_per_request = 7\n",
+      "t.toml");
+  BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+  BOOST_TEST(c->authorization.enabled);
+  BOOST_TEST(c->authorization.super_users.size() == 2u);
+  BOOST_TEST(c->authorization.super_users[1] == "User:CN=ops,O=x");
+  BOOST_TEST(c->authorization.allow_everyone_if_no_acl_found);
+  BOOST_TEST(c->authorization.max_acls == 50u);
+  BOOST_TEST(c->authorization.max_acl_filters_per_request == 7u);
+  // What check-config prints reads back as the same configuration.
+  auto again = parse_config(render_config(*c), "rendered");
+  BOOST_REQUIRE_MESSAGE(again.ok(), (again.ok() ? std::string() : again.error().message));
+  BOOST_TEST(render_config(*again) == render_config(*c));
+  BOOST_TEST(again->authorization.super_users == c->authorization.super_users);
+}
+
+BOOST_AUTO_TEST_CASE(super_users_must_be_principals) {
+  auto c = parse_config("[authorization]\nsuper_users = [\"admin\"]\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("[authorization] super_users: \"admin\" is not a principal") != std::string::npos);
+  c = parse_config("[authorization]\nsuper_users = \"User:admin\"\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("[authorization] super_users: expected an array") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(authorization_limits_are_bounded_and_unknown_keys_refused) {
+  auto c = parse_config("[authorization]\nmax_acls = 0\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("[authorization] max_acls: must be between 1") != std::string::npos);
+  c = parse_config("[authorization]\nmax_acl_filters_per_request = 0\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  c = parse_config("[authorization]\nauthorizer_class_name = \"x\"\n", "t.toml");
+  BOOST_REQUIRE(!c.ok());
+  BOOST_TEST(c.error().message.find("[authorization] authorizer_class_name: unknown key") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -21,6 +21,7 @@
 #include "bridge/producers/producer_registry_impl.h"
 #include "bridge/security/sasl_authenticator.h"
 #include "bridge/security/scram_credentials.h"
+#include "bridge/security/authorizer.h"
 #include "bridge/transactions/transaction_coordinator_impl.h"
 #include "config/config.h"
 #include "iggy/client.h"
@@ -46,6 +47,7 @@ struct IdleServices {
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
   std::unique_ptr<bridge::SaslAuthenticator> sasl;  // made once `config` is final (IdleKafkaServer)
   bridge::ScramCredentials scram_credentials;
+  bridge::Authorizer authorizer;  // disabled unless a test configures [authorization]
 
   IdleServices(uv_loop_t* loop, state::StateStore& store)
       : loop(loop),
@@ -61,7 +63,8 @@ struct IdleServices {
         transactions(bridge::make_transaction_coordinator(
             bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})),
         sasl(std::make_unique<bridge::SaslAuthenticator>(store, loop, config.sasl)),
-        scram_credentials(store) {}
+        scram_credentials(store),
+        authorizer(config.authorization, store, loop) {}
   ~IdleServices() {
     transactions->stop();
     groups.stop();
@@ -98,6 +101,8 @@ struct IdleKafkaServer {
     if (configure) configure(idle->config);
     idle->sasl = std::make_unique<bridge::SaslAuthenticator>(*store, &loop, idle->config.sasl);
     BOOST_REQUIRE(idle->configs.load().ok());
+    idle->authorizer.configure(idle->config.authorization);
+    BOOST_REQUIRE(idle->authorizer.load().ok());
     services = std::make_unique<kafka::Services>(kafka::Services{.config = idle->config,
                                                                  .catalog = idle->catalog,
                                                                  .producers = *idle->producers,
@@ -108,6 +113,7 @@ struct IdleKafkaServer {
                                                                  .transactions = *idle->transactions,
                                                                  .sasl = *idle->sasl,
                                                                  .scram_credentials = idle->scram_credentials,
+                                                                 .authorizer = idle->authorizer,
                                                                  .cluster_id = std::move(cluster_id)});
     kafka = std::make_unique<kafka::KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

@@ -32,6 +32,9 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {25, 0, 4, 0},  // AddOffsetsToTxn
       {26, 0, 4, 0},  // EndTxn (v5 is transaction version 2)
       {28, 0, 4, 0},  // TxnOffsetCommit
+      {29, 1, 3, 1},  // DescribeAcls (v0 removed in Kafka 4.0)
+      {30, 1, 3, 1},  // CreateAcls
+      {31, 1, 3, 1},  // DeleteAcls
       {32, 1, 4, 1},  // DescribeConfigs
       {33, 0, 2, 0},  // AlterConfigs
       {35, 1, 4, 1},  // DescribeLogDirs (v0 removed in Kafka 4.0)

@@ -89,6 +89,7 @@ struct Server {
                                                    .transactions = *idle->transactions,
                                                    .sasl = *idle->sasl,
                                                    .scram_credentials = idle->scram_credentials,
+                                                   .authorizer = idle->authorizer,
                                                    .cluster_id = ""});
     kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

@@ -1,11 +1,14 @@
 // AlterConfigs (key 33): legacy replace of a topic's or the broker's whole config set
 // (bridge/catalog/config_service.h); confluent-kafka alter_configs and older clients use it.
+// Each resource needs ALTER_CONFIGS on itself (topics, groups) or on the cluster (broker configs).
 #include <memory>
 #include <set>
 
 #include "bridge/catalog/config_service.h"
 #include "bridge/errors.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/alter_configs.h"
 #include "kafka/services.h"
@@ -15,7 +18,7 @@ namespace {
 
 using Response = msg::AlterConfigsResponse;
 
-void handle(bridge::ConfigService& configs, Request&& req) {
+void handle(bridge::ConfigService& configs, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::AlterConfigsRequest>();
   struct Call {
     Request req;
@@ -45,6 +48,12 @@ void handle(bridge::ConfigService& configs, Request&& req) {
       finish(bridge::kafka_error(ErrorCode::kInvalidRequest, "Error due to duplicate config keys"));
       continue;
     }
+    if (const ErrorCode e =
+            config_resource_denial(authorizer, call->req, res.resource_type, res.resource_name, Op::kAlterConfigs);
+        e != ErrorCode::kNone) {
+      finish(bridge::kafka_error(e, error_message(e)));
+      continue;
+    }
     std::vector<std::pair<std::string, std::optional<std::string>>> values;
     for (const auto& c : res.configs) values.emplace_back(c.name, c.value);
     configs.alter_replace(res.resource_type, res.resource_name, values, body.validate_only, finish);
@@ -55,7 +64,7 @@ void handle(bridge::ConfigService& configs, Request&& req) {
 
 HandlerSpec alter_configs_handler() {
   return serve<msg::AlterConfigsRequest>(0, 2, [](const Services& s, Request&& req) {
-    handle(s.configs, std::move(req));
+    handle(s.configs, s.authorizer, std::move(req));
   });
 }
 

@@ -1,7 +1,7 @@
 // CreatePartitions (key 37): grows Iggy topics (TopicCatalog::create_partitions). A topic named
 // twice in one request is answered once with INVALID_REQUEST "Duplicate topic name." and not
 // grown, as the KRaft controller does (ControllerApis.createPartitions); the others are
-// answered in request order.
+// answered in request order. Each topic needs ALTER (TOPIC_AUTHORIZATION_FAILED, not grown).
 #include <memory>
 #include <optional>
 #include <set>
@@ -11,6 +11,8 @@
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/create_partitions.h"
 #include "kafka/services.h"
@@ -18,7 +20,7 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::TopicCatalog& catalog, Request&& req) {
+void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::CreatePartitionsRequest>();
   struct Call {
     Request req;
@@ -51,6 +53,12 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
   for (size_t i = 0; i < todo.size(); ++i) {
     const auto& t = *todo[i];
     out[first + i].name = t.name;
+    if (!authorizer.authorize(auth(call->req), Op::kAlter, Res::kTopic, t.name)) {
+      out[first + i].error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+      out[first + i].error_message = std::nullopt;
+      if (--call->pending == 0) call->req.respond.send(call->resp);
+      continue;
+    }
     std::optional<std::vector<std::vector<int32_t>>> assignments;
     if (t.assignments) {
       assignments.emplace();
@@ -81,7 +89,7 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
 
 HandlerSpec create_partitions_handler() {
   return serve<msg::CreatePartitionsRequest>(0, 3, [](const Services& s, Request&& req) {
-    handle(s.catalog, std::move(req));
+    handle(s.catalog, s.authorizer, std::move(req));
   });
 }
 

@@ -1,9 +1,14 @@
-// CreateTopics (key 19): Kafka topics become Iggy topics in the bridge's stream.
+// CreateTopics (key 19): Kafka topics become Iggy topics in the bridge's stream. CREATE on the
+// cluster or on each topic (TOPIC_AUTHORIZATION_FAILED "Authorization failed.", not created); a
+// created topic's configs, partitions and replication factor only with DESCRIBE_CONFIGS on it
+// (topic_config_error_code TOPIC_AUTHORIZATION_FAILED otherwise), as ControllerApis.createTopics.
 #include <memory>
 
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/create_topics.h"
 #include "kafka/services.h"
@@ -11,7 +16,7 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::TopicCatalog& catalog, Request&& req) {
+void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::CreateTopicsRequest>();
   struct Call {
     Request req;
@@ -21,6 +26,8 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
   auto call = std::make_shared<Call>();
   call->resp.topics.resize(body.topics.size());
   call->pending = body.topics.size();
+  const bool cluster_create =
+      !authorizer.enabled() || authorizer.authorize_cluster(auth(req), Op::kCreate, bridge::Audit::kFilter);
   call->req = std::move(req);
   if (call->pending == 0) return call->req.respond.send(call->resp);
   for (size_t i = 0; i < body.topics.size(); ++i) {
@@ -29,6 +36,14 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
     out.name = ct.name;
     out.error_message = std::nullopt;
     out.configs = std::nullopt;
+    if (!cluster_create && !authorizer.authorize(auth(call->req), Op::kCreate, Res::kTopic, ct.name)) {
+      out.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+      out.error_message = "Authorization failed.";
+      if (--call->pending == 0) call->req.respond.send(call->resp);
+      continue;
+    }
+    const bool may_describe_configs =
+        authorizer.authorize(auth(call->req), Op::kDescribeConfigs, Res::kTopic, ct.name, bridge::Audit::kFilter);
     bridge::CreateTopicRequest cr;
     cr.name = ct.name;
     cr.partitions = ct.num_partitions;
@@ -45,9 +60,13 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
       cr.partitions = static_cast<int32_t>(ct.assignments.size());
       cr.replication_factor = static_cast<int16_t>(ct.assignments.front().broker_ids.size());
     }
-    catalog.create(cr, [call, i, &catalog](Result<bridge::TopicMetadata> r) {
+    catalog.create(cr, [call, i, &catalog, may_describe_configs](Result<bridge::TopicMetadata> r) {
       auto& o = call->resp.topics[i];
-      if (r) {
+      if (r && !may_describe_configs) {
+        o.error_code = to_int16(ErrorCode::kNone);
+        o.topic_id = r->topic_id;
+        o.topic_config_error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+      } else if (r) {
         o.error_code = to_int16(ErrorCode::kNone);
         o.topic_id = r->topic_id;
         o.num_partitions = r->partitions;
@@ -77,7 +96,7 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
 
 HandlerSpec create_topics_handler() {
   return serve<msg::CreateTopicsRequest>(2, 7, [](const Services& s, Request&& req) {
-    handle(s.catalog, std::move(req));
+    handle(s.catalog, s.authorizer, std::move(req));
   });
 }
 

@@ -1,6 +1,7 @@
 // DeleteRecords (key 21), v0-2: moves partitions' log start (PartitionLog::delete_records, a floor
 // the bridge keeps because Iggy cannot truncate at an offset); each partition is answered with its
-// new low watermark once the floor is durable.
+// new low watermark once the floor is durable. Each topic needs DELETE (its partitions
+// TOPIC_AUTHORIZATION_FAILED, left alone), as KafkaApis.handleDeleteRecordsRequest.
 #include <memory>
 #include <string>
 #include <utility>
@@ -8,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "bridge/log/partition_log.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/delete_records.h"
 #include "kafka/services.h"
@@ -25,7 +28,7 @@ struct DeleteRecordsCall {
   }
 };
 
-void handle(bridge::PartitionLog& log, Request&& req) {
+void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DeleteRecordsRequest>();
   auto call = std::make_shared<DeleteRecordsCall>();
   call->respond = req.respond;
@@ -36,9 +39,15 @@ void handle(bridge::PartitionLog& log, Request&& req) {
   }
   for (size_t t = 0; t < body.topics.size(); ++t) {
     const auto& topic = body.topics[t];
+    const bool may_delete = authorizer.authorize(auth(req), Op::kDelete, Res::kTopic, topic.name);
     for (size_t p = 0; p < topic.partitions.size(); ++p) {
       const auto& rq = topic.partitions[p];
       call->resp.topics[t].partitions[p].partition_index = rq.partition_index;
+      if (!may_delete) {
+        call->resp.topics[t].partitions[p].error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+        call->resp.topics[t].partitions[p].low_watermark = -1;
+        continue;
+      }
       ++call->pending;
       log.delete_records(topic.name, PartitionId(rq.partition_index), KafkaOffset(rq.offset),
                          [call, t, p, name = topic.name](bridge::DeleteRecordsResult r) {
@@ -57,7 +66,9 @@ void handle(bridge::PartitionLog& log, Request&& req) {
 }  // namespace
 
 HandlerSpec delete_records_handler() {
-  return serve<msg::DeleteRecordsRequest>(0, 2, [](const Services& s, Request&& req) { handle(s.log, std::move(req)); });
+  return serve<msg::DeleteRecordsRequest>(0, 2, [](const Services& s, Request&& req) {
+    handle(s.log, s.authorizer, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

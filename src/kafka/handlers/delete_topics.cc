@@ -4,6 +4,10 @@
 // a name and an id in one entry, neither, or a name or id given twice is INVALID_REQUEST with
 // Kafka's texts; an unknown id is UNKNOWN_TOPIC_ID, an unknown name UNKNOWN_TOPIC_OR_PARTITION.
 // Every result carries the name and the topic id (the name filled in for a topic given by id).
+// Authorization as ControllerApis.deleteTopics: DELETE on the cluster, or DELETE on each topic;
+// a topic the principal may not delete is answered TOPIC_AUTHORIZATION_FAILED and kept, without
+// its name (given by id) or its id (given by name) unless the principal may DESCRIBE it, and a
+// name it may not DESCRIBE is refused before anyone looks whether it exists.
 #include <map>
 #include <memory>
 #include <set>
@@ -13,6 +17,8 @@
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/delete_topics.h"
 #include "kafka/services.h"
@@ -32,7 +38,7 @@ TopicResult result(std::optional<std::string> name, const msg::Uuid& id, ErrorCo
   return r;
 }
 
-void handle(bridge::TopicCatalog& catalog, Request&& req) {
+void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DeleteTopicsRequest>();
   struct Call {
     Request req;
@@ -83,6 +89,16 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
     }
   }
 
+  const bool cluster_delete =
+      !authorizer.enabled() || authorizer.authorize_cluster(auth(req), Op::kDelete, bridge::Audit::kFilter);
+  auto deletable = [&](const std::string& n) {
+    return cluster_delete || authorizer.authorize(auth(req), Op::kDelete, Res::kTopic, n);
+  };
+  auto describable = [&](const std::string& n) {
+    return cluster_delete || authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, n);
+  };
+  const std::string kDenied = error_message(ErrorCode::kTopicAuthorizationFailed);
+
   // Ids resolve through the catalog's cache (every topic id was minted there); a topic named
   // both ways is deleted once.
   std::vector<std::string> to_delete;
@@ -96,11 +112,26 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
       out.push_back(result(std::nullopt, id, ErrorCode::kUnknownTopicId, error_message(ErrorCode::kUnknownTopicId)));
       continue;
     }
+    if (!deletable(t->name)) {
+      out.push_back(result(describable(t->name) ? std::optional<std::string>(t->name) : std::nullopt, id,
+                           ErrorCode::kTopicAuthorizationFailed, kDenied));
+      continue;
+    }
     if (seen.insert(t->name).second) to_delete.push_back(t->name);
     known_ids[t->name] = id;
   }
-  for (const auto& n : names)
-    if (name_set.count(n) && seen.insert(n).second) to_delete.push_back(n);
+  for (const auto& n : names) {
+    if (!name_set.count(n) || seen.count(n)) continue;
+    if (!deletable(n)) {
+      // Whether it exists is said only to a principal that may DESCRIBE it.
+      const bool unknown = describable(n) && !catalog.find(n);
+      out.push_back(result(n, msg::Uuid{}, unknown ? ErrorCode::kUnknownTopicOrPartition : ErrorCode::kTopicAuthorizationFailed,
+                           unknown ? error_message(ErrorCode::kUnknownTopicOrPartition) : kDenied));
+      continue;
+    }
+    seen.insert(n);
+    to_delete.push_back(n);
+  }
 
   const size_t first = out.size();
   out.resize(first + to_delete.size());
@@ -132,7 +163,7 @@ void handle(bridge::TopicCatalog& catalog, Request&& req) {
 
 HandlerSpec delete_topics_handler() {
   return serve<msg::DeleteTopicsRequest>(1, 6, [](const Services& s, Request&& req) {
-    handle(s.catalog, std::move(req));
+    handle(s.catalog, s.authorizer, std::move(req));
   });
 }
 

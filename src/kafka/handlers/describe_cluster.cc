@@ -1,9 +1,12 @@
 // DescribeCluster (key 60), v0-2: the cluster id and the one broker, which is also the
 // controller, as a single KRaft broker answers on its broker listener
 // (AuthHelper.computeDescribeClusterResponse). The bridge is never fenced, so
-// include_fenced_brokers changes nothing.
+// include_fenced_brokers changes nothing. The cluster's authorized operations, when asked, are
+// those the principal may perform, or 0 without DESCRIBE on the cluster.
 #include <string>
 
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/describe_cluster.h"
@@ -16,17 +19,10 @@ namespace {
 constexpr int8_t kEndpointBroker = 1;
 constexpr int8_t kEndpointController = 2;
 
-// What a broker without an authorizer reports when the client asks for the cluster's
-// authorized operations: every operation the CLUSTER resource supports
-// (AclEntry.supportedOperations(CLUSTER)) as a bit field of AclOperation codes:
-// CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
-// IDEMPOTENT_WRITE 12. The bridge has no ACLs, so every client may do all of them.
-constexpr int32_t kClusterOperations =
-    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
-
 const char* endpoint_name(int8_t type) { return type == kEndpointBroker ? "BROKER" : "CONTROLLER"; }
 
-void handle(const config::Config& config, const std::string& cluster_id, Request&& req) {
+void handle(const config::Config& config, bridge::Authorizer& authorizer, const std::string& cluster_id,
+            Request&& req) {
   auto body = req.decode<msg::DescribeClusterRequest>();
   const int16_t v = req.header.api_version;
   msg::DescribeClusterResponse resp;
@@ -56,7 +52,13 @@ void handle(const config::Config& config, const std::string& cluster_id, Request
   resp.endpoint_type = kEndpointBroker;
   resp.cluster_id = cluster_id;
   resp.controller_id = config.kafka.node_id;
-  if (body.include_cluster_authorized_operations) resp.cluster_authorized_operations = kClusterOperations;
+  // AuthHelper.computeDescribeClusterResponse; without authorization every operation the
+  // cluster supports (AclEntry.supportedOperations(CLUSTER)).
+  if (body.include_cluster_authorized_operations)
+    resp.cluster_authorized_operations =
+        authorizer.authorize_cluster(auth(req), Op::kDescribe)
+            ? authorizer.authorized_operations(auth(req), Res::kCluster, security::kClusterName)
+            : 0;
   req.respond.send(resp);
 }
 
@@ -64,7 +66,7 @@ void handle(const config::Config& config, const std::string& cluster_id, Request
 
 HandlerSpec describe_cluster_handler() {
   return serve<msg::DescribeClusterRequest>(0, 2, [](const Services& s, Request&& req) {
-    handle(s.config, s.cluster_id, std::move(req));
+    handle(s.config, s.authorizer, s.cluster_id, std::move(req));
   });
 }
 

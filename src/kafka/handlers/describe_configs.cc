@@ -1,11 +1,15 @@
 // DescribeConfigs (key 32): topic and broker configs with Kafka's sources, synonyms and docs
-// (bridge/catalog/config_service.h).
+// (bridge/catalog/config_service.h). Each resource needs DESCRIBE_CONFIGS on itself (topics,
+// groups) or on the cluster (broker configs); refused ones get the matching *_AUTHORIZATION_FAILED
+// with Kafka's message and no configs.
 #include <algorithm>
 #include <memory>
 
 #include "bridge/catalog/config_service.h"
 #include "bridge/errors.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_configs.h"
 #include "kafka/services.h"
@@ -35,7 +39,7 @@ Response::DescribeConfigsResourceResult encode_entry(const bridge::topic_configs
   return r;
 }
 
-void handle(bridge::ConfigService& configs, Request&& req) {
+void handle(bridge::ConfigService& configs, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DescribeConfigsRequest>();
   struct Call {
     Request req;
@@ -52,6 +56,14 @@ void handle(bridge::ConfigService& configs, Request&& req) {
     auto& out = call->resp.results[i];
     out.resource_type = res.resource_type;
     out.resource_name = res.resource_name;
+    if (const ErrorCode e =
+            config_resource_denial(authorizer, call->req, res.resource_type, res.resource_name, Op::kDescribeConfigs);
+        e != ErrorCode::kNone) {
+      out.error_code = to_int16(e);
+      out.error_message = error_message(e);
+      if (--call->pending == 0) call->req.respond.send(call->resp);
+      continue;
+    }
     configs.describe(res.resource_type, res.resource_name,
                      [call, i, keys = res.configuration_keys, synonyms = body.include_synonyms,
                       docs = body.include_documentation](Result<std::vector<bridge::topic_configs::Entry>> r) {
@@ -77,7 +89,7 @@ void handle(bridge::ConfigService& configs, Request&& req) {
 
 HandlerSpec describe_configs_handler() {
   return serve<msg::DescribeConfigsRequest>(1, 4, [](const Services& s, Request&& req) {
-    handle(s.configs, std::move(req));
+    handle(s.configs, s.authorizer, std::move(req));
   });
 }
 

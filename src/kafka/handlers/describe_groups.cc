@@ -1,12 +1,16 @@
 // DescribeGroups (key 15), v0-6: state, protocol and members; metadata and assignments only
 // for Stable groups. A group that does not exist is "Dead": without error up to v5, with
 // GROUP_ID_NOT_FOUND and Kafka's message from v6 (KIP-1043), which Kafka 4 tools print.
+// Each group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED, nothing else said about it); a
+// described group carries its authorized operations when asked (v3+).
 #include <limits>
 #include <set>
 #include <string_view>
 
 #include "bridge/groups/group_coordinator.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_groups.h"
 #include "kafka/services.h"
@@ -14,11 +18,7 @@
 namespace kib::kafka {
 namespace {
 
-// Without ACLs every operation on a group is allowed: READ(3), DELETE(6), DESCRIBE(8),
-// DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11) as AclOperation bits (Kafka's group operations).
-constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
-
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DescribeGroupsRequest>();
   msg::DescribeGroupsResponse resp;
   // A group named twice is described once: each description carries every member's metadata
@@ -28,12 +28,20 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
     if (!seen.insert(id).second) continue;
     auto& g = resp.groups.emplace_back();
     g.group_id = id;
-    g.authorized_operations =
-        body.include_authorized_operations ? kGroupOperations : std::numeric_limits<int32_t>::min();
+    g.authorized_operations = std::numeric_limits<int32_t>::min();
+    if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, id)) {
+      // DescribeGroupsResponse.groupError: no state, protocol or members.
+      g.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+      continue;
+    }
     auto d = groups.describe_group(id);
     if (req.header.api_version >= 6 && d.state == "Dead") {
       g.error_code = to_int16(ErrorCode::kGroupIdNotFound);
       g.error_message = truncate_message("Group " + id + " not found.");
+    } else if (req.header.api_version >= 3 && body.include_authorized_operations) {
+      // Only groups described without error, as Kafka (all of a group's operations when
+      // authorization is off).
+      g.authorized_operations = authorizer.authorized_operations(auth(req), Res::kGroup, id);
     }
     g.group_state = std::move(d.state);
     g.protocol_type = std::move(d.protocol_type);
@@ -49,7 +57,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec describe_groups_handler() {
   return serve<msg::DescribeGroupsRequest>(0, 6, [](const Services& s, Request&& req) {
-    handle(s.groups, std::move(req));
+    handle(s.groups, s.authorizer, std::move(req));
   });
 }
 

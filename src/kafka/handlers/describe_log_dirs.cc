@@ -1,11 +1,14 @@
 // DescribeLogDirs (key 35), v1-4: one log dir, the bridge's Iggy stream (bridge/log/log_dirs.h),
-// with every partition's size from Iggy and the disk totals (v4) when Iggy tells them.
+// with every partition's size from Iggy and the disk totals (v4) when Iggy tells them. Needs
+// DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED, no log dirs).
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bridge/log/partition_log.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_log_dirs.h"
 #include "kafka/services.h"
@@ -13,8 +16,13 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::PartitionLog& log, Request&& req) {
+void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DescribeLogDirsRequest>();
+  if (!authorizer.authorize_cluster(auth(req), Op::kDescribe)) {
+    msg::DescribeLogDirsResponse resp;
+    resp.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
+    return req.respond.send(resp);
+  }
   bridge::LogDirQuery query;
   if (body.topics) {
     query.emplace();
@@ -46,7 +54,7 @@ void handle(bridge::PartitionLog& log, Request&& req) {
 
 HandlerSpec describe_log_dirs_handler() {
   return serve<msg::DescribeLogDirsRequest>(1, 4, [](const Services& s, Request&& req) {
-    handle(s.log, std::move(req));
+    handle(s.log, s.authorizer, std::move(req));
   });
 }
 

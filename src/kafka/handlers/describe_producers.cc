@@ -1,6 +1,7 @@
 // DescribeProducers (key 61, v0): the idempotent and transactional producers with state on each
 // requested partition (kafka-transactions.sh describe-producers): last sequence and timestamp
-// from the producer registry, and the start offset of a transaction still open on it.
+// from the producer registry, and the start offset of a transaction still open on it. Each topic
+// needs READ (its partitions TOPIC_AUTHORIZATION_FAILED), as KafkaApis.handleDescribeProducersRequest.
 #include <map>
 #include <memory>
 #include <set>
@@ -9,6 +10,8 @@
 #include "bridge/errors.h"
 #include "bridge/producers/producer_registry.h"
 #include "bridge/transactions/transaction_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_producers.h"
 #include "kafka/services.h"
@@ -84,6 +87,15 @@ void handle(const Services& s, Request&& req) {
       }
       call->done();
     };
+    if (!bridge::TopicCatalog::invalid_topic_name(tr.name) &&
+        !s.authorizer.authorize(auth(req), Op::kRead, Res::kTopic, tr.name)) {
+      for (auto& pr : tr.partitions) {
+        pr.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+        pr.error_message = error_message(ErrorCode::kTopicAuthorizationFailed);
+        call->respond.count_error(pr.error_code);
+      }
+      continue;
+    }
     // __consumer_offsets, listed by Metadata once a group coordinator was asked for: no producer
     // writes to it (kafka-transactions find-hanging asks for every partition Metadata lists).
     if (const bridge::TopicMetadata* o = s.catalog.offsets_topic(); o && o->name == tr.name) {

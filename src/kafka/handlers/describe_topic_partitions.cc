@@ -8,7 +8,10 @@
 //   * a cursor whose topic is not in a non-empty list, or with a negative partition, fails the
 //     request: every requested topic gets INVALID_REQUEST;
 //   * an unknown named topic: UNKNOWN_TOPIC_OR_PARTITION with topic id zero (it does not count
-//     against the limit).
+//     against the limit);
+//   * a topic the principal may not DESCRIBE is left out of an all-topics answer; named, it is
+//     answered TOPIC_AUTHORIZATION_FAILED after the page (outside the limit), without its id;
+//   * every answered topic carries its authorized operations (always, unlike Metadata).
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -18,6 +21,8 @@
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "bridge/log/fetch_records.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_topic_partitions.h"
 #include "kafka/services.h"
@@ -28,29 +33,36 @@ namespace {
 using Resp = msg::DescribeTopicPartitionsResponse;
 
 constexpr int32_t kMaxPartitionLimit = 2000;  // Kafka: max.request.partition.size.limit default
-// Kafka without an authorizer reports every operation a topic supports:
-// READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
-constexpr int32_t kTopicAuthorizedOperations = (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) |
-                                               (1 << 10) | (1 << 11);
 
 struct Found {
   std::string name;
   std::optional<bridge::TopicMetadata> topic;  // a copy (the cache may change meanwhile); none = `error`
   ErrorCode error = ErrorCode::kUnknownTopicOrPartition;
+  bool denied = false;  // named, but the principal may not DESCRIBE it
+};
+
+// Who asks, kept for answers that come after the request's connection may have gone.
+struct Asker {
+  security::KafkaPrincipal principal;
+  std::string host;
+  int16_t api_key = 0;
+  bridge::AuthContext auth() const { return {principal, host, api_key}; }
 };
 
 Resp build(int32_t node, const std::vector<Found>& topics, const std::optional<msg::DescribeTopicPartitionsRequest::Cursor>& cursor,
-           int32_t limit) {
+           int32_t limit, bridge::Authorizer& authorizer, const Asker& asker) {
   Resp resp;
   int32_t remaining = limit;
   for (const auto& f : topics) {
+    if (f.denied) continue;
     if (remaining <= 0) {
       if (!resp.next_cursor) resp.next_cursor = Resp::Cursor{f.name, 0};
       break;
     }
     Resp::DescribeTopicPartitionsResponseTopic out;
     out.name = f.name;
-    out.topic_authorized_operations = kTopicAuthorizedOperations;  // unknown topics too, as Kafka
+    // Unknown topics too, as Kafka (all of a topic's operations when authorization is off).
+    out.topic_authorized_operations = authorizer.authorized_operations(asker.auth(), Res::kTopic, f.name);
     if (!f.topic) {
       out.error_code = to_int16(f.error);
       out.topic_id = msg::Uuid{};
@@ -79,11 +91,22 @@ Resp build(int32_t node, const std::vector<Found>& topics, const std::optional<m
     if (p < t.partitions) resp.next_cursor = Resp::Cursor{f.name, p};
     resp.topics.push_back(std::move(out));
   }
+  for (const auto& f : topics) {
+    if (!f.denied) continue;
+    Resp::DescribeTopicPartitionsResponseTopic out;
+    out.name = f.name;
+    out.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+    out.topic_id = msg::Uuid{};
+    out.is_internal = false;
+    resp.topics.push_back(std::move(out));
+  }
   return resp;
 }
 
-void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request&& req) {
+void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer,
+            Request&& req) {
   auto body = req.decode<msg::DescribeTopicPartitionsRequest>();
+  const Asker asker{req.session->principal, req.session->client_host, req.header.api_key};
   const int32_t node = config.kafka.node_id;
   const int32_t limit = std::clamp(body.response_partition_limit, 1, kMaxPartitionLimit);
   const std::string from = body.cursor ? body.cursor->topic_name : std::string();
@@ -109,13 +132,18 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
     auto cursor = body.cursor;
     std::optional<bridge::TopicMetadata> offsets_topic;
     if (const auto* o = catalog.offsets_topic()) offsets_topic = *o;
-    catalog.list_all([shared, node, cursor, limit, from, offsets_topic](std::vector<const bridge::TopicMetadata*> topics) {
+    catalog.list_all([shared, node, cursor, limit, from, offsets_topic, &authorizer,
+                      asker](std::vector<const bridge::TopicMetadata*> topics) {
       std::vector<Found> found;
+      auto may_describe = [&](const std::string& name) {
+        return authorizer.authorize(asker.auth(), Op::kDescribe, Res::kTopic, name, bridge::Audit::kFilter);
+      };
       for (const auto* t : topics)
-        if (t->name >= from) found.push_back({t->name, *t, ErrorCode::kNone});
-      if (offsets_topic && offsets_topic->name >= from) found.push_back({offsets_topic->name, *offsets_topic, ErrorCode::kNone});
+        if (t->name >= from && may_describe(t->name)) found.push_back({t->name, *t, ErrorCode::kNone});
+      if (offsets_topic && offsets_topic->name >= from && may_describe(offsets_topic->name))
+        found.push_back({offsets_topic->name, *offsets_topic, ErrorCode::kNone});
       std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.name < b.name; });
-      shared->respond.send(build(node, found, cursor, limit));
+      shared->respond.send(build(node, found, cursor, limit, authorizer, asker));
     });
     return;
   }
@@ -131,9 +159,17 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
   call->pending = call->found.size();
   call->req = std::move(req);
   auto cursor = body.cursor;
-  auto finish = [call, node, cursor, limit] { call->req.respond.send(build(node, call->found, cursor, limit)); };
+  auto finish = [call, node, cursor, limit, &authorizer, asker] {
+    call->req.respond.send(build(node, call->found, cursor, limit, authorizer, asker));
+  };
   if (call->pending == 0) return finish();
   for (size_t i = 0; i < call->found.size(); ++i) {
+    // Whether it exists is not disclosed to a principal that may not DESCRIBE it.
+    if (!authorizer.authorize(asker.auth(), Op::kDescribe, Res::kTopic, call->found[i].name)) {
+      call->found[i].denied = true;
+      if (--call->pending == 0) finish();
+      continue;
+    }
     if (call->found[i].name == bridge::TopicCatalog::kOffsetsTopic) {
       if (const auto* o = catalog.offsets_topic()) call->found[i].topic = *o;
       if (--call->pending == 0) finish();
@@ -157,7 +193,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
 
 HandlerSpec describe_topic_partitions_handler() {
   return serve<msg::DescribeTopicPartitionsRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(s.config, s.catalog, std::move(req));
+    handle(s.config, s.catalog, s.authorizer, std::move(req));
   });
 }
 

@@ -1,7 +1,10 @@
 // DescribeTransactions (key 65, v0): a transactional id's state, producer, timeout and the
 // partitions of its open transaction (kafka-transactions.sh describe). TRANSACTIONAL_ID_NOT_FOUND
-// for an id the coordinator does not have, as Kafka answers.
+// for an id the coordinator does not have, as Kafka answers. Each id needs DESCRIBE
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); only the topics the principal may DESCRIBE are listed.
 #include "bridge/transactions/transaction_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_transactions.h"
 #include "kafka/services.h"
@@ -9,12 +12,17 @@
 namespace kib::kafka {
 namespace {
 
-void handle(const bridge::TransactionCoordinator& txns, Request&& req) {
+void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DescribeTransactionsRequest>();
   msg::DescribeTransactionsResponse resp;
   for (const std::string& id : body.transactional_ids) {
     auto& st = resp.transaction_states.emplace_back();
     st.transactional_id = id;
+    if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTransactionalId, id)) {
+      st.error_code = to_int16(ErrorCode::kTransactionalIdAuthorizationFailed);
+      req.respond.count_error(st.error_code);
+      continue;
+    }
     std::optional<bridge::TransactionDescription> d = txns.describe(id);
     if (!d) {
       st.error_code = to_int16(ErrorCode::kTransactionalIdNotFound);
@@ -32,6 +40,9 @@ void handle(const bridge::TransactionCoordinator& txns, Request&& req) {
     st.producer_epoch = d->producer_epoch();
     // Partitions come sorted by topic, then partition: one entry per topic.
     for (const bridge::TxnTopicPartition& tp : d->partitions) {
+      if ((st.topics.empty() || st.topics.back().topic != tp.topic) &&
+          !authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, tp.topic, bridge::Audit::kFilter))
+        continue;
       if (st.topics.empty() || st.topics.back().topic != tp.topic) st.topics.emplace_back().topic = tp.topic;
       st.topics.back().partitions.push_back(tp.partition());
     }
@@ -43,7 +54,9 @@ void handle(const bridge::TransactionCoordinator& txns, Request&& req) {
 
 HandlerSpec describe_transactions_handler() {
   return serve<msg::DescribeTransactionsRequest>(
-      0, 0, [](const Services& s, Request&& req) { handle(s.transactions, std::move(req)); });
+      0, 0, [](const Services& s, Request&& req) {
+        handle(s.transactions, s.authorizer, std::move(req));
+      });
 }
 
 }  // namespace kib::kafka

@@ -7,6 +7,10 @@
 // meaningless and ignored. A request that continues a session (epoch other than 0 and -1) names
 // one this bridge never issued: FETCH_SESSION_ID_NOT_FOUND, after which clients start over
 // with a full request.
+//
+// Authorization (KafkaApis.handleFetchRequest): a consumer needs READ on each topic, else its
+// partitions get TOPIC_AUTHORIZATION_FAILED and are not read; a replica (replica_id >= 0)
+// needs CLUSTER_ACTION on the cluster, else every partition gets TOPIC_AUTHORIZATION_FAILED.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -16,6 +20,8 @@
 #include <vector>
 
 #include "bridge/log/partition_log.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/fetch.h"
 #include "kafka/services.h"
@@ -25,8 +31,10 @@ namespace {
 
 constexpr int32_t kInitialSessionEpoch = 0;
 constexpr int32_t kFinalSessionEpoch = -1;
+constexpr int32_t kDenied = -1;  // a partition's result slot when it is not read
 
-void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Request&& req) {
+void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const config::LimitsConfig& limits,
+            Request&& req) {
   auto body = req.decode<msg::FetchRequest>();
   if (req.header.api_version >= 7 && body.session_epoch != kInitialSessionEpoch &&
       body.session_epoch != kFinalSessionEpoch) {
@@ -40,21 +48,30 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
   // its last entry's parameters: Kafka's FetchRequest.fetchData() is a LinkedHashMap keyed by
   // partition, so a later entry replaces an earlier one in place.
   std::vector<bridge::FetchPartitionRequest> partitions;
-  std::vector<std::pair<std::string, std::vector<int32_t>>> shape;  // response mirrors the request
-  std::map<std::pair<std::string_view, int32_t>, size_t> index;
+  // The response mirrors the request: per topic, each partition with its slot in `partitions`
+  // (kDenied: answered TOPIC_AUTHORIZATION_FAILED without reading it).
+  std::vector<std::pair<std::string, std::vector<std::pair<int32_t, int32_t>>>> shape;
+  std::map<std::pair<std::string_view, int32_t>, int32_t> index;
+  const bool from_replica = body.replica_id >= 0 || body.replica_state.replica_id >= 0;
+  const bool replica_allowed = !from_replica || authorizer.authorize_cluster(auth(req), Op::kClusterAction);
   for (auto& topic : body.topics) {
-    std::vector<int32_t>* ids = nullptr;
+    std::vector<std::pair<int32_t, int32_t>>* ids = nullptr;
+    const bool may_read =
+        from_replica ? replica_allowed : authorizer.authorize(auth(req), Op::kRead, Res::kTopic, topic.topic);
     for (const auto& p : topic.partitions) {
-      auto [it, inserted] = index.try_emplace({topic.topic, p.partition}, partitions.size());
+      const int32_t slot = may_read ? static_cast<int32_t>(partitions.size()) : kDenied;
+      auto [it, inserted] = index.try_emplace({topic.topic, p.partition}, slot);
       if (!inserted) {
-        auto& earlier = partitions[it->second];
+        if (it->second == kDenied) continue;
+        auto& earlier = partitions[static_cast<size_t>(it->second)];
         earlier.fetch_offset = KafkaOffset(p.fetch_offset);
         earlier.max_bytes = p.partition_max_bytes;
         continue;
       }
-      if (!ids) ids = &shape.emplace_back(topic.topic, std::vector<int32_t>()).second;
-      partitions.push_back({topic.topic, PartitionId(p.partition), KafkaOffset(p.fetch_offset), p.partition_max_bytes});
-      ids->push_back(p.partition);
+      if (!ids) ids = &shape.emplace_back(topic.topic, std::vector<std::pair<int32_t, int32_t>>()).second;
+      if (may_read)
+        partitions.push_back({topic.topic, PartitionId(p.partition), KafkaOffset(p.fetch_offset), p.partition_max_bytes});
+      ids->emplace_back(p.partition, slot);
     }
   }
   index.clear();
@@ -76,15 +93,24 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
                 std::vector<bridge::FetchPartitionResult> results) {
               msg::FetchResponse resp;
               resp.session_id = 0;
-              size_t k = 0;
               size_t record_bytes = 0;
               for (const auto& [topic, ids] : shape) {
                 auto& tr = resp.responses.emplace_back();
                 tr.topic = topic;
-                for (int32_t id : ids) {
-                  bridge::FetchPartitionResult& r = results[k++];
+                for (const auto& [id, slot] : ids) {
                   auto& pd = tr.partitions.emplace_back();
                   pd.partition_index = id;
+                  if (slot == kDenied) {
+                    // FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED).
+                    pd.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+                    pd.high_watermark = -1;
+                    pd.last_stable_offset = -1;
+                    pd.log_start_offset = -1;
+                    pd.aborted_transactions.reset();
+                    pd.records = Bytes();
+                    continue;
+                  }
+                  bridge::FetchPartitionResult& r = results[static_cast<size_t>(slot)];
                   pd.error_code = to_int16(r.error);
                   pd.high_watermark = r.high_watermark();
                   pd.last_stable_offset = r.last_stable_offset();
@@ -107,7 +133,7 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
 
 HandlerSpec fetch_handler() {
   return serve<msg::FetchRequest>(4, 12, [](const Services& s, Request&& req) {
-    handle(s.log, s.config.limits, std::move(req));
+    handle(s.log, s.authorizer, s.config.limits, std::move(req));
   });
 }
 

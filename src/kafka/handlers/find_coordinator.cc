@@ -1,7 +1,11 @@
 // FindCoordinator (key 10): the bridge coordinates every group (key type 0) and transactional id
 // (key type 1); other key types (share groups, 2) get INVALID_REQUEST, as Kafka answers an
-// unknown one.
+// unknown one. A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a
+// transactional id DESCRIBE on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per key, as
+// KafkaApis.getCoordinator.
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/find_coordinator.h"
@@ -10,10 +14,18 @@
 namespace kib::kafka {
 namespace {
 
-void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request&& req) {
+// The error a key's coordinator lookup gets from the authorizer (kNone when allowed).
+ErrorCode denial(bridge::Authorizer& authorizer, const Request& req, int8_t key_type, const std::string& key) {
+  if (key_type == 0 && !authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, key))
+    return ErrorCode::kGroupAuthorizationFailed;
+  if (key_type == 1 && !authorizer.authorize(auth(req), Op::kDescribe, Res::kTransactionalId, key))
+    return ErrorCode::kTransactionalIdAuthorizationFailed;
+  return ErrorCode::kNone;
+}
+
+void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer,
+            Request&& req) {
   auto body = req.decode<msg::FindCoordinatorRequest>();
-  // Kafka creates __consumer_offsets on the first group coordinator lookup (key type 0).
-  if (body.key_type == 0) catalog.use_offsets_topic();
   auto adv = config.advertised(req.session->listener);
   msg::FindCoordinatorResponse resp;
   if (body.key_type != 0 && body.key_type != 1) {
@@ -41,13 +53,31 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
     for (const auto& key : body.coordinator_keys) {
       msg::FindCoordinatorResponse::Coordinator c;
       c.key = key;
+      if (const ErrorCode e = denial(authorizer, req, body.key_type, key); e != ErrorCode::kNone) {
+        c.error_code = to_int16(e);
+        c.node_id = -1;
+        c.host = "";
+        c.port = -1;
+        resp.coordinators.push_back(std::move(c));
+        continue;
+      }
+      // Kafka creates __consumer_offsets on the first (authorized) group coordinator lookup.
+      if (body.key_type == 0) catalog.use_offsets_topic();
       c.node_id = config.kafka.node_id;
       c.host = adv.host;
       c.port = adv.port;
       c.error_message = std::nullopt;
       resp.coordinators.push_back(std::move(c));
     }
+  } else if (const ErrorCode e = denial(authorizer, req, body.key_type, body.key); e != ErrorCode::kNone) {
+    // FindCoordinatorResponse.prepareOldResponse(error, Node.noNode()).
+    resp.error_code = to_int16(e);
+    resp.error_message = error_message(e);
+    resp.node_id = -1;
+    resp.host = "";
+    resp.port = -1;
   } else {
+    if (body.key_type == 0) catalog.use_offsets_topic();
     resp.node_id = config.kafka.node_id;
     resp.host = adv.host;
     resp.port = adv.port;
@@ -60,7 +90,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request
 
 HandlerSpec find_coordinator_handler() {
   return serve<msg::FindCoordinatorRequest>(0, 6, [](const Services& s, Request&& req) {
-    handle(s.config, s.catalog, std::move(req));
+    handle(s.config, s.catalog, s.authorizer, std::move(req));
   });
 }
 

@@ -1,11 +1,14 @@
 // IncrementalAlterConfigs (key 44): SET/DELETE/APPEND/SUBTRACT on topic and broker configs
-// (bridge/catalog/config_service.h); kafka-configs --alter in Kafka 4 uses it.
+// (bridge/catalog/config_service.h); kafka-configs --alter in Kafka 4 uses it. Each resource needs
+// ALTER_CONFIGS on itself (topics, groups) or on the cluster (broker configs).
 #include <memory>
 #include <set>
 
 #include "bridge/catalog/config_service.h"
 #include "bridge/errors.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/incremental_alter_configs.h"
 #include "kafka/services.h"
@@ -15,7 +18,7 @@ namespace {
 
 using Response = msg::IncrementalAlterConfigsResponse;
 
-void handle(bridge::ConfigService& configs, Request&& req) {
+void handle(bridge::ConfigService& configs, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::IncrementalAlterConfigsRequest>();
   struct Call {
     Request req;
@@ -45,6 +48,12 @@ void handle(bridge::ConfigService& configs, Request&& req) {
       finish(bridge::kafka_error(ErrorCode::kInvalidRequest, "Error due to duplicate config keys"));
       continue;
     }
+    if (const ErrorCode e =
+            config_resource_denial(authorizer, call->req, res.resource_type, res.resource_name, Op::kAlterConfigs);
+        e != ErrorCode::kNone) {
+      finish(bridge::kafka_error(e, error_message(e)));
+      continue;
+    }
     std::vector<bridge::topic_configs::AlterOp> ops;
     for (const auto& c : res.configs) ops.push_back({c.name, c.config_operation, c.value});
     configs.alter_incremental(res.resource_type, res.resource_name, ops, body.validate_only, finish);
@@ -55,7 +64,7 @@ void handle(bridge::ConfigService& configs, Request&& req) {
 
 HandlerSpec incremental_alter_configs_handler() {
   return serve<msg::IncrementalAlterConfigsRequest>(0, 1, [](const Services& s, Request&& req) {
-    handle(s.configs, std::move(req));
+    handle(s.configs, s.authorizer, std::move(req));
   });
 }
 

@@ -1,12 +1,17 @@
 // InitProducerId (key 22): producer ids for idempotent producers (the producer registry) and,
 // with a transactional id, for transactional ones (the transaction coordinator: epoch bumped on
 // every call, fencing the previous incarnation; docs/transactions.md).
+// Authorization as KafkaApis.handleInitProducerIdRequest: WRITE on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, IDEMPOTENT_WRITE on the cluster or WRITE on
+// some topic (authorizeByResourceType), else CLUSTER_AUTHORIZATION_FAILED.
 #include <spdlog/spdlog.h>
 
 #include "bridge/errors.h"
 #include "bridge/producers/producer_registry.h"
 #include "bridge/transactions/transaction_coordinator.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/init_producer_id.h"
 #include "kafka/services.h"
@@ -26,8 +31,19 @@ void reply_error(const Responder& respond, ErrorCode code) {
   respond.send(resp);
 }
 
-void handle(bridge::ProducerRegistry& producers, bridge::TransactionCoordinator& transactions, Request&& req) {
+void handle(bridge::ProducerRegistry& producers, bridge::TransactionCoordinator& transactions,
+            bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::InitProducerIdRequest>();
+  if (body.transactional_id) {
+    if (!authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId, *body.transactional_id))
+      return reply_error(req.respond, ErrorCode::kTransactionalIdAuthorizationFailed);
+  } else if (authorizer.enabled() &&
+             !authorizer.authorize_cluster(auth(req), Op::kIdempotentWrite, bridge::Audit::kFilter) &&
+             !authorizer.authorize_by_resource_type(auth(req), Op::kWrite, Res::kTopic)) {
+    // Asked again only to log and count the refusal the client gets.
+    authorizer.authorize_cluster(auth(req), Op::kIdempotentWrite);
+    return reply_error(req.respond, ErrorCode::kClusterAuthorizationFailed);
+  }
   // KafkaApis.handleInitProducerIdRequest: id and epoch are both -1 or both set.
   std::optional<bridge::ProducerIdAndEpoch> existing;
   if (req.header.api_version >= 3 && (body.producer_id != -1 || body.producer_epoch != -1)) {
@@ -70,7 +86,7 @@ void handle(bridge::ProducerRegistry& producers, bridge::TransactionCoordinator&
 
 HandlerSpec init_producer_id_handler() {
   return serve<msg::InitProducerIdRequest>(0, 4, [](const Services& s, Request&& req) {
-    handle(s.producers, s.transactions, std::move(req));
+    handle(s.producers, s.transactions, s.authorizer, std::move(req));
   });
 }
 

@@ -1,6 +1,9 @@
 // JoinGroup (key 11), v0-9: hands the member to the group coordinator; the answer is sent
-// when the rebalance completes (or at once on MEMBER_ID_REQUIRED and errors).
+// when the rebalance completes (or at once on MEMBER_ID_REQUIRED and errors). Needs READ on the
+// group (GROUP_AUTHORIZATION_FAILED, answered as JoinGroupRequest.getErrorResponse).
 #include "bridge/groups/group_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/join_group.h"
 #include "kafka/services.h"
@@ -16,9 +19,18 @@ std::string client_host(const Request& req) {
   return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
 }
 
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::JoinGroupRequest>();
   const int16_t v = req.header.api_version;
+  if (!authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id)) {
+    msg::JoinGroupResponse resp;
+    resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+    resp.generation_id = -1;
+    resp.protocol_name = v >= 7 ? std::nullopt : std::optional<std::string>("");
+    resp.leader = "";
+    resp.member_id = "";
+    return req.respond.send(resp);
+  }
   auto reply = [respond = req.respond, v](bridge::JoinGroupResult r) {
     msg::JoinGroupResponse resp;
     resp.error_code = to_int16(r.error);
@@ -53,7 +65,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec join_group_handler() {
   return serve<msg::JoinGroupRequest>(0, 9, [](const Services& s, Request&& req) {
-    handle(s.groups, std::move(req));
+    handle(s.groups, s.authorizer, std::move(req));
   });
 }
 

@@ -1,5 +1,8 @@
 // LeaveGroup (key 13), v0-5: one member (v0-2) or a batch by member id or group.instance.id (v3+).
+// Needs READ on the group (GROUP_AUTHORIZATION_FAILED, no members answered).
 #include "bridge/groups/group_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/leave_group.h"
 #include "kafka/services.h"
@@ -7,9 +10,14 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::LeaveGroupRequest>();
   const int16_t v = req.header.api_version;
+  if (!authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id)) {
+    msg::LeaveGroupResponse resp;
+    resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+    return req.respond.send(resp);
+  }
   std::vector<bridge::LeavingMember> members;
   if (v <= 2) {
     members.push_back({body.member_id, std::nullopt, ""});
@@ -37,7 +45,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec leave_group_handler() {
   return serve<msg::LeaveGroupRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(s.groups, std::move(req));
+    handle(s.groups, s.authorizer, std::move(req));
   });
 }
 

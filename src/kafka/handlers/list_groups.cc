@@ -1,6 +1,9 @@
 // ListGroups (key 16), v0-5: every group with its protocol type; the state (v4+) and type
-// (v5+, always "classic") filters are case-insensitive.
+// (v5+, always "classic") filters are case-insensitive. With DESCRIBE on the cluster every group
+// is listed, else only the groups the principal may DESCRIBE (KafkaApis.handleListGroupsRequest).
 #include "bridge/groups/group_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/list_groups.h"
 #include "kafka/services.h"
@@ -8,11 +11,15 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::ListGroupsRequest>();
   msg::ListGroupsResponse resp;
-  for (auto& g : groups.list_groups(body.states_filter, body.types_filter))
+  const bool all = authorizer.authorize_cluster(auth(req), Op::kDescribe, bridge::Audit::kFilter);
+  for (auto& g : groups.list_groups(body.states_filter, body.types_filter)) {
+    if (!all && !authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, g.group_id, bridge::Audit::kFilter))
+      continue;
     resp.groups.push_back({std::move(g.group_id), std::move(g.protocol_type), std::move(g.state), "classic"});
+  }
   req.respond.send(resp);
 }
 
@@ -20,7 +27,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec list_groups_handler() {
   return serve<msg::ListGroupsRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(s.groups, std::move(req));
+    handle(s.groups, s.authorizer, std::move(req));
   });
 }
 

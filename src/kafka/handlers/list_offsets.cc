@@ -1,5 +1,7 @@
 // ListOffsets (key 2), v1-8: latest (-1), earliest (-2), max timestamp (-3, v7+), earliest
 // local (-4, v8+; no tiered storage, so = earliest) and by timestamp, answered by the partition log.
+// Each topic needs DESCRIBE, else its partitions get TOPIC_AUTHORIZATION_FAILED
+// (KafkaApis.handleListOffsetRequest).
 #include <map>
 #include <memory>
 #include <string>
@@ -7,6 +9,8 @@
 
 #include "bridge/log/fetch_records.h"
 #include "bridge/log/partition_log.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/list_offsets.h"
 #include "kafka/services.h"
@@ -24,7 +28,7 @@ struct ListOffsetsCall {
   }
 };
 
-void handle(bridge::PartitionLog& log, Request&& req) {
+void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::ListOffsetsRequest>();
   auto call = std::make_shared<ListOffsetsCall>();
   call->respond = req.respond;
@@ -41,10 +45,17 @@ void handle(bridge::PartitionLog& log, Request&& req) {
   }
   for (size_t t = 0; t < body.topics.size(); ++t) {
     const auto& topic = body.topics[t];
+    const bool may_describe = authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, topic.name);
     for (size_t p = 0; p < topic.partitions.size(); ++p) {
       const auto& rq = topic.partitions[p];
       auto& pr = call->resp.topics[t].partitions[p];
       pr.partition_index = rq.partition_index;
+      if (!may_describe) {
+        pr.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+        pr.timestamp = -1;
+        pr.offset = -1;
+        continue;
+      }
       if (seen[{topic.name, rq.partition_index}] > 1) {
         pr.error_code = to_int16(ErrorCode::kInvalidRequest);
         continue;
@@ -70,7 +81,9 @@ void handle(bridge::PartitionLog& log, Request&& req) {
 }  // namespace
 
 HandlerSpec list_offsets_handler() {
-  return serve<msg::ListOffsetsRequest>(1, 8, [](const Services& s, Request&& req) { handle(s.log, std::move(req)); });
+  return serve<msg::ListOffsetsRequest>(1, 8, [](const Services& s, Request&& req) {
+    handle(s.log, s.authorizer, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

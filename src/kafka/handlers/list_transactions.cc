@@ -1,7 +1,8 @@
 // ListTransactions (key 66, v0-2): the transactional ids the coordinator has, filtered by state,
 // producer id, v1's minimum running time and v2's id pattern (kafka-transactions.sh list), with
 // Kafka's rules: state names it does not know come back in unknown_state_filters, a pattern
-// that is not a regular expression is INVALID_REGULAR_EXPRESSION.
+// that is not a regular expression is INVALID_REGULAR_EXPRESSION. Only the ids the principal may
+// DESCRIBE are listed (KafkaApis.handleListTransactionsRequest).
 // libstdc++ 12's <regex> trips -Wmaybe-uninitialized inside std::function moves when built with
 // the sanitizers (a known false positive in its NFA code); this file is where it is instantiated.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -14,6 +15,8 @@
 
 #include "bridge/transactions/transaction_coordinator.h"
 #include "common/text.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/list_transactions.h"
 #include "kafka/services.h"
@@ -26,7 +29,8 @@ int64_t wall_ms() {
       .count();
 }
 
-void handle(const bridge::TransactionCoordinator& txns, uint32_t max_pattern_bytes, Request&& req) {
+void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, uint32_t max_pattern_bytes,
+            Request&& req) {
   auto body = req.decode<msg::ListTransactionsRequest>();
   msg::ListTransactionsResponse resp;
   std::set<bridge::TxnState> states;
@@ -72,6 +76,9 @@ void handle(const bridge::TransactionCoordinator& txns, uint32_t max_pattern_byt
       // Kafka compares against the start of the last transaction, whatever the state.
       if (body.duration_filter >= 0 && now - t.start_ms() <= body.duration_filter) continue;
       if (pattern && !std::regex_match(t.transactional_id, *pattern)) continue;
+      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTransactionalId, t.transactional_id,
+                                bridge::Audit::kFilter))
+        continue;
       auto& st = resp.transaction_states.emplace_back();
       st.transactional_id = t.transactional_id;
       st.producer_id = t.producer_id();
@@ -86,7 +93,7 @@ void handle(const bridge::TransactionCoordinator& txns, uint32_t max_pattern_byt
 HandlerSpec list_transactions_handler() {
   return serve<msg::ListTransactionsRequest>(
       0, 2, [](const Services& s, Request&& req) {
-        handle(s.transactions, s.config.transactions.max_id_pattern_bytes, std::move(req));
+        handle(s.transactions, s.authorizer, s.config.transactions.max_id_pattern_bytes, std::move(req));
       });
 }
 

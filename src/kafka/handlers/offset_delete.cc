@@ -1,6 +1,10 @@
 // OffsetDelete (key 47), v0: deletes committed offsets of partitions the group does not consume
-// (GROUP_SUBSCRIBED_TO_TOPIC otherwise); answered once that is on disk.
+// (GROUP_SUBSCRIBED_TO_TOPIC otherwise); answered once that is on disk. Needs DELETE on the
+// group (GROUP_AUTHORIZATION_FAILED) and READ on each topic (TOPIC_AUTHORIZATION_FAILED for its
+// partitions, which are left alone), as KafkaApis.handleOffsetDeleteRequest.
 #include "bridge/groups/group_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/offset_delete.h"
 #include "kafka/services.h"
@@ -8,21 +12,32 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::OffsetDeleteRequest>();
+  if (!authorizer.authorize(auth(req), Op::kDelete, Res::kGroup, body.group_id)) {
+    msg::OffsetDeleteResponse resp;
+    resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+    return req.respond.send(resp);
+  }
   std::vector<bridge::TopicPartitionIndex> tps;
-  for (const auto& t : body.topics)
-    for (const auto& p : t.partitions) tps.push_back({t.name, p.partition_index});
-  auto reply = [respond = req.respond, topics = std::move(body.topics)](ErrorCode group_error,
-                                                                        std::vector<ErrorCode> errors) {
+  std::vector<bool> may_read;
+  for (const auto& t : body.topics) {
+    may_read.push_back(authorizer.authorize(auth(req), Op::kRead, Res::kTopic, t.name));
+    if (may_read.back())
+      for (const auto& p : t.partitions) tps.push_back({t.name, p.partition_index});
+  }
+  auto reply = [respond = req.respond, topics = std::move(body.topics), may_read](ErrorCode group_error,
+                                                                                  std::vector<ErrorCode> errors) {
     msg::OffsetDeleteResponse resp;
     resp.error_code = to_int16(group_error);
     if (group_error == ErrorCode::kNone) {
       size_t i = 0;
-      for (const auto& t : topics) {
+      for (size_t t = 0; t < topics.size(); ++t) {
         auto& rt = resp.topics.emplace_back();
-        rt.name = t.name;
-        for (const auto& p : t.partitions) rt.partitions.push_back({p.partition_index, to_int16(errors.at(i++))});
+        rt.name = topics[t].name;
+        for (const auto& p : topics[t].partitions)
+          rt.partitions.push_back(
+              {p.partition_index, to_int16(may_read[t] ? errors.at(i++) : ErrorCode::kTopicAuthorizationFailed)});
       }
     }
     respond.send(resp);
@@ -34,7 +49,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec offset_delete_handler() {
   return serve<msg::OffsetDeleteRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(s.groups, std::move(req));
+    handle(s.groups, s.authorizer, std::move(req));
   });
 }
 

@@ -3,6 +3,10 @@
 // require_stable (v7+, KIP-447: read_committed consumers) a partition an open transaction has an
 // offset pending for gets UNSTABLE_OFFSET_COMMIT, which the consumer retries until the
 // transaction ends (Kafka's GroupMetadataManager.getOffsets).
+//
+// Authorization (KafkaApis.handleOffsetFetchRequestFromCoordinator): each group needs DESCRIBE
+// (GROUP_AUTHORIZATION_FAILED, nothing else); a named topic the principal may not DESCRIBE is
+// answered TOPIC_AUTHORIZATION_FAILED per partition, and left out of an all-topics answer.
 #include <map>
 #include <set>
 #include <string_view>
@@ -10,6 +14,8 @@
 
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/transactions/transaction_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/offset_fetch.h"
 #include "kafka/services.h"
@@ -18,21 +24,49 @@ namespace kib::kafka {
 namespace {
 
 // The group's offsets, grouped by topic in request order (or name order when fetching all).
+// The group's offsets, grouped by topic in request order (or name order when fetching all);
+// topics the principal may not DESCRIBE are answered TOPIC_AUTHORIZATION_FAILED after the others
+// when named, left out when fetching all.
 template <typename TopicOut, typename Topics>
 std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator* pending,
-                                  const std::string& group_id, const std::optional<Topics>& topics) {
+                                  bridge::Authorizer& authorizer, const Request& req, const std::string& group_id,
+                                  const std::optional<Topics>& topics) {
   std::vector<bridge::FetchedOffset> fetched;
+  std::vector<TopicOut> denied;
   if (topics) {
     // A partition named twice is answered once (Kafka repeats it; clients keep one entry per
     // partition either way), so a response cannot repeat a 4 KiB metadata string 250,000 times.
     std::vector<bridge::TopicPartitionIndex> tps;
     std::set<std::pair<std::string_view, int32_t>> seen;
-    for (const auto& t : *topics)
+    for (const auto& t : *topics) {
+      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, t.name)) {
+        auto& d = denied.emplace_back();
+        d.name = t.name;
+        for (int32_t p : t.partition_indexes) {
+          auto& dp = d.partitions.emplace_back();
+          dp.partition_index = p;
+          dp.committed_offset = -1;
+          dp.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+        }
+        continue;
+      }
       for (int32_t p : t.partition_indexes)
         if (seen.insert({t.name, p}).second) tps.push_back({t.name, p});
+    }
     fetched = offsets.fetch_offsets(group_id, &tps);
   } else {
     fetched = offsets.fetch_offsets(group_id, nullptr);
+    if (authorizer.enabled()) {
+      std::string last;  // a copy: erase_if moves the elements it keeps
+      bool may = true;
+      std::erase_if(fetched, [&](const bridge::FetchedOffset& f) {
+        if (last.empty() || f.topic != last) {
+          last = f.topic;
+          may = authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, f.topic, bridge::Audit::kFilter);
+        }
+        return !may;
+      });
+    }
   }
   std::vector<TopicOut> out;
   for (auto& f : fetched) {
@@ -50,17 +84,23 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
       p.error_code = to_int16(ErrorCode::kUnstableOffsetCommit);
     }
   }
+  for (auto& d : denied) out.push_back(std::move(d));
   return out;
 }
 
-void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator& txns, Request&& req) {
+void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator& txns,
+            bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::OffsetFetchRequest>();
   const int16_t v = req.header.api_version;
   const bridge::TransactionCoordinator* pending = body.require_stable ? &txns : nullptr;
   msg::OffsetFetchResponse resp;
   if (v <= 7) {
     using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
-    resp.topics = fetch_group<Topic>(offsets, pending, body.group_id, body.topics);
+    // v1 has no top-level error: a denied group reads as an empty answer there, as on Kafka.
+    if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, body.group_id))
+      resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+    else
+      resp.topics = fetch_group<Topic>(offsets, pending, authorizer, req, body.group_id, body.topics);
   } else {
     // A group named twice is answered once, for the same reason.
     std::set<std::string_view> groups_seen;
@@ -68,7 +108,12 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
       if (!groups_seen.insert(g.group_id).second) continue;
       auto& rg = resp.groups.emplace_back();
       rg.group_id = g.group_id;
-      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, pending, g.group_id, g.topics);
+      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, g.group_id)) {
+        rg.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+        continue;
+      }
+      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, pending, authorizer, req,
+                                                                                   g.group_id, g.topics);
     }
   }
   req.respond.send(resp);
@@ -78,7 +123,7 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
 
 HandlerSpec offset_fetch_handler() {
   return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
-    handle(s.offsets, s.transactions, std::move(req));
+    handle(s.offsets, s.transactions, s.authorizer, std::move(req));
   });
 }
 

@@ -3,6 +3,11 @@
 // advertised from v0 (KAFKA-18659: librdkafka < 2.11 disables compression otherwise); a v0-2
 // request (legacy message sets, removed by KIP-896) has its connection closed by the dispatcher,
 // as Kafka 4 closes it.
+//
+// Authorization (KafkaApis.handleProduceRequest): a request whose partitions carry
+// transactional batches needs WRITE on its transactional id, else every partition gets
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic needs WRITE, else its partitions get
+// TOPIC_AUTHORIZATION_FAILED and are not decoded.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -11,8 +16,10 @@
 
 #include "bridge/errors.h"
 #include "bridge/log/partition_log.h"
+#include "bridge/security/authorizer.h"
 #include "bridge/transactions/transaction_coordinator.h"
 #include "common/text.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/produce.h"
 #include "kafka/records/record_batch.h"
@@ -57,6 +64,18 @@ bool names_zstd(ByteSpan records) {
   return false;
 }
 
+// RequestUtils.hasTransactionalRecords: the first batch of some partition is transactional.
+bool has_transactional_records(const msg::ProduceRequest& body) {
+  constexpr size_t kAttributesAt = 21;  // baseOffset, batchLength, partitionLeaderEpoch, magic, crc
+  for (const auto& topic : body.topic_data)
+    for (const auto& data : topic.partition_data) {
+      if (!data.records || data.records->size() < kRecordBatchHeaderSize) continue;
+      ByteReader r(ByteSpan(*data.records).subspan(kAttributesAt));
+      if (r.be<int16_t>("attributes") & BatchAttributes::kTransactional) return true;
+    }
+  return false;
+}
+
 struct ProduceCall {
   msg::ProduceResponse resp;
   Responder respond;
@@ -83,8 +102,8 @@ struct ProduceCall {
   }
 };
 
-void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, const config::LimitsConfig& limits,
-            Request&& req) {
+void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer,
+            const config::LimitsConfig& limits, Request&& req) {
   // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
   auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
   const int16_t version = req.header.api_version;
@@ -119,13 +138,26 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, con
     }
   }
 
+  if (authorizer.enabled() && has_transactional_records(*body) &&
+      (!body->transactional_id || !authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId,
+                                                        *body->transactional_id))) {
+    for (auto& topic : call->resp.responses)
+      for (auto& pr : topic.partition_responses) call->fail(pr, ErrorCode::kTransactionalIdAuthorizationFailed, "");
+    return call->done();
+  }
+
   DecompressionBudget budget{budget_bytes - partition_bytes};
   size_t refused_at_decode = 0;  // logged once per request, with the count when there are more
   for (size_t t = 0; t < body->topic_data.size(); ++t) {
     const auto& topic = body->topic_data[t];
+    const bool may_write = authorizer.authorize(auth(req), Op::kWrite, Res::kTopic, topic.name);
     for (size_t p = 0; p < topic.partition_data.size(); ++p) {
       const auto& data = topic.partition_data[p];
       auto& pr = call->resp.responses[t].partition_responses[p];
+      if (!may_write) {
+        call->fail(pr, ErrorCode::kTopicAuthorizationFailed, "");
+        continue;
+      }
       const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
       // A partition that cannot be appended to is answered before its records are decoded:
       // decompressing them would only spend the request's budget (and the loop's time).
@@ -182,7 +214,7 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, con
 HandlerSpec produce_handler() {
   // Served from v3, the spec's lowest version, so advertised from v0 like Kafka (KAFKA-18659).
   return serve<msg::ProduceRequest>(3, 11, [](const Services& s, Request&& req) {
-    handle(s.log, s.transactions, s.config.limits, std::move(req));
+    handle(s.log, s.transactions, s.authorizer, s.config.limits, std::move(req));
   });
 }
 

@@ -34,6 +34,10 @@ std::vector<HandlerSpec> collect() {
       describe_user_scram_credentials_handler(),
       alter_user_scram_credentials_handler(),
       describe_client_quotas_handler(),
+      // The ACL APIs (docs/security.md "Authorization").
+      describe_acls_handler(),
+      create_acls_handler(),
+      delete_acls_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

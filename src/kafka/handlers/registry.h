@@ -93,5 +93,9 @@ HandlerSpec sasl_authenticate_handler();
 HandlerSpec describe_user_scram_credentials_handler();
 HandlerSpec alter_user_scram_credentials_handler();
 HandlerSpec describe_client_quotas_handler();
+// The ACL APIs (docs/security.md "Authorization").
+HandlerSpec describe_acls_handler();
+HandlerSpec create_acls_handler();
+HandlerSpec delete_acls_handler();
 
 }  // namespace kib::kafka

@@ -1,6 +1,9 @@
 // SyncGroup (key 14), v0-5: the leader hands in the assignment; every member gets its own,
-// byte for byte, once the leader's is stored (followers wait for it).
+// byte for byte, once the leader's is stored (followers wait for it). Needs READ on the group
+// (GROUP_AUTHORIZATION_FAILED).
 #include "bridge/groups/group_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/sync_group.h"
 #include "kafka/services.h"
@@ -8,7 +11,7 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::SyncGroupRequest>();
   const int16_t v = req.header.api_version;
   auto reply = [respond = req.respond](bridge::SyncGroupResult r) {
@@ -19,6 +22,13 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
     resp.assignment = std::move(r.assignment);
     respond.send(resp);
   };
+  // KafkaApis checks the v5 protocol fields first, then the group's READ.
+  if (!(v >= 5 && (!body.protocol_type || !body.protocol_name)) &&
+      !authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id)) {
+    bridge::SyncGroupResult error;
+    error.error = ErrorCode::kGroupAuthorizationFailed;
+    return reply(std::move(error));
+  }
   // From v5 the protocol type and name are mandatory (KafkaApis.handleSyncGroupRequest).
   if (v >= 5 && (!body.protocol_type || !body.protocol_name)) {
     bridge::SyncGroupResult error;
@@ -40,7 +50,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 
 HandlerSpec sync_group_handler() {
   return serve<msg::SyncGroupRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(s.groups, std::move(req));
+    handle(s.groups, s.authorizer, std::move(req));
   });
 }
 

@@ -53,10 +53,12 @@ def _toml_list(items) -> str:
 
 def config_toml(*, kafka_port: int, iggy_address: str, iggy_username: str, iggy_password: str,
                 state_path: Path, log_level: str = "debug", stream: str = "kafka",
-                security: BridgeSecurity | None = None, sasl_ssl_port: int = 0, ssl_port: int = 0) -> str:
+                security: BridgeSecurity | None = None, sasl_ssl_port: int = 0, ssl_port: int = 0,
+                extra_toml: str = "") -> str:
     """The bridge's config for one test run. Keep in step with etc/kafka-iggy-bridge.toml (and,
     for `security`, docs/security.md): PLAINTEXT on loopback first (the admin CLI's listener),
-    then SASL_SSL and SSL, each advertising its own address."""
+    then SASL_SSL and SSL, each advertising its own address. `extra_toml`: more sections (the
+    plaintext ACL tests' [authorization])."""
     if security is None:
         listeners = f'["127.0.0.1:{kafka_port}"]'
         secure = ""
@@ -104,16 +106,17 @@ level = "{log_level}"
 
 [http]
 listen = ""
-{secure}"""
+{secure}""" + extra_toml
 
 
 class Bridge:
     def __init__(self, binary: Path, iggy_address: str, iggy_username: str = "iggy", iggy_password: str = "iggy",
                  start_timeout: float = 30.0, log_name: str = "bridge.log", stream: str = "kafka",
-                 security: BridgeSecurity | None = None):
+                 security: BridgeSecurity | None = None, extra_toml: str = ""):
         self.binary = binary
         self.stream = stream
         self.security = security
+        self.extra_toml = extra_toml
         self.sasl_ssl_port = 0
         self.ssl_port = 0
         self.iggy_address = iggy_address
@@ -175,7 +178,8 @@ class Bridge:
             self.config_path.write_text(config_toml(
                 kafka_port=self.port, iggy_address=self.iggy_address, iggy_username=self.iggy_username,
                 iggy_password=self.iggy_password, state_path=self.tmp / "state.db", stream=self.stream,
-                security=self.security, sasl_ssl_port=self.sasl_ssl_port, ssl_port=self.ssl_port))
+                security=self.security, sasl_ssl_port=self.sasl_ssl_port, ssl_port=self.ssl_port,
+                extra_toml=self.extra_toml))
             # Keep a copy of the config beside the log for post-mortems.
             (util.log_dir() / (self.log_name + ".toml")).write_text(self.config_path.read_text())
             if self.security:

@@ -58,7 +58,8 @@ def kafka_version(lib: Path | None = None) -> str:
 
 def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str] | None = None) -> str:
     """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays;
-    `extra` adds or replaces keys (the secure broker's listeners and security settings)."""
+    `extra` adds or replaces keys (the secure broker's listeners and security settings, the
+    plaintext ACL tests' authorizer)."""
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -161,9 +162,10 @@ class BrokerSecurity:
 
 class KafkaBroker:
     def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log",
-                 security: BrokerSecurity | None = None):
+                 security: BrokerSecurity | None = None, extra_props: dict[str, str] | None = None):
         self.heap = heap
         self.security = security
+        self.extra_props = extra_props  # more settings (test_acls_tool.py's authorizer)
         self.sasl_ssl_port = 0
         self.ssl_port = 0
         self.start_timeout = start_timeout
@@ -231,7 +233,8 @@ class KafkaBroker:
                 self.sasl_ssl_port, self.ssl_port = ports[2], ports[3]
             extra, format_args = self._security_setup()
             props = self.tmp / "server.properties"
-            props.write_text(server_properties(self.tmp, self.port, self.controller_port, extra))
+            props.write_text(server_properties(self.tmp, self.port, self.controller_port,
+                                               {**extra, **(self.extra_props or {})}))
             # Kafka's Uuid.randomUuid never starts with '-': StorageTool's argument parser would read it as an option
             self.cluster_id = "-"
             while self.cluster_id.startswith("-"):

@@ -108,6 +108,9 @@ constexpr std::array kServed{
     Served{DescribeUserScramCredentialsRequest::kApiKey, 0, 0, &body<DescribeUserScramCredentialsRequest>},
     Served{AlterUserScramCredentialsRequest::kApiKey, 0, 0, &body<AlterUserScramCredentialsRequest>},
     Served{DescribeClientQuotasRequest::kApiKey, 0, 1, &body<DescribeClientQuotasRequest>},
+    Served{DescribeAclsRequest::kApiKey, 1, 3, &body<DescribeAclsRequest>},
+    Served{CreateAclsRequest::kApiKey, 1, 3, &body<CreateAclsRequest>},
+    Served{DeleteAclsRequest::kApiKey, 1, 3, &body<DeleteAclsRequest>},
 };
 
 }  // namespace
