@@ -2,9 +2,11 @@
 // salt and salted password the client computed (kafka-configs --alter --add-config
 // 'SCRAM-SHA-512=[password=...]'), answered once durable; the next login uses them
 // (bridge/security/scram_credentials.h).
+#include <algorithm>
 #include <set>
 
 #include "bridge/security/scram_credentials.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/alter_user_scram_credentials.h"
@@ -13,7 +15,7 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::ScramCredentials& credentials, Request&& req) {
+void handle(bridge::ScramCredentials& credentials, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::AlterUserScramCredentialsRequest>();
   std::vector<bridge::ScramDeletion> deletions;
   std::vector<bridge::ScramUpsertion> upsertions;
@@ -26,6 +28,21 @@ void handle(bridge::ScramCredentials& credentials, Request&& req) {
     if (seen.insert(d.user).second) users.push_back(d.user);
   for (const auto& u : upsertions)
     if (seen.insert(u.user).second) users.push_back(u.user);
+  // ControllerApis: ALTER on the cluster, else getErrorResponse (each user once, sorted). Kafka's
+  // message names its internal request object; none is sent, as the other cluster refusals.
+  if (!authorizer.authorize_cluster(auth(req), Op::kAlter)) {
+    std::sort(users.begin(), users.end());
+    msg::AlterUserScramCredentialsResponse resp;
+    for (auto& user : users) {
+      msg::AlterUserScramCredentialsResponse::AlterUserScramCredentialsResult out;
+      out.user = std::move(user);
+      out.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
+      out.error_message = std::nullopt;
+      resp.results.push_back(std::move(out));
+    }
+    req.respond.count_error(to_int16(ErrorCode::kClusterAuthorizationFailed));
+    return req.respond.send(resp);
+  }
   credentials.alter(std::move(deletions), std::move(upsertions),
                     [respond = req.respond, users = std::move(users)](Result<std::vector<bridge::ScramAlterResult>> r) {
                       msg::AlterUserScramCredentialsResponse resp;
@@ -50,7 +67,7 @@ void handle(bridge::ScramCredentials& credentials, Request&& req) {
 
 HandlerSpec alter_user_scram_credentials_handler() {
   return serve<msg::AlterUserScramCredentialsRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(s.scram_credentials, std::move(req));
+    handle(s.scram_credentials, s.authorizer, std::move(req));
   });
 }
 

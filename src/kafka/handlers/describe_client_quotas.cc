@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/describe_client_quotas.h"
@@ -56,10 +57,15 @@ std::optional<Refusal> check_filter(const msg::DescribeClientQuotasRequest& req)
   return std::nullopt;
 }
 
-void handle(Request&& req) {
+void handle(bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DescribeClientQuotasRequest>();
   msg::DescribeClientQuotasResponse resp;
-  if (auto refusal = check_filter(body)) {
+  // KafkaApis: DESCRIBE_CONFIGS on the cluster, else getErrorResponse (no entries).
+  if (!authorizer.authorize_cluster(auth(req), Op::kDescribeConfigs)) {
+    resp.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
+    resp.error_message = error_message(ErrorCode::kClusterAuthorizationFailed);
+    resp.entries = std::nullopt;
+  } else if (auto refusal = check_filter(body)) {
     resp.error_code = to_int16(refusal->code);
     resp.error_message = refusal->message;
     resp.entries = std::nullopt;
@@ -70,7 +76,9 @@ void handle(Request&& req) {
 }  // namespace
 
 HandlerSpec describe_client_quotas_handler() {
-  return serve<msg::DescribeClientQuotasRequest>(0, 1, [](const Services&, Request&& req) { handle(std::move(req)); });
+  return serve<msg::DescribeClientQuotasRequest>(0, 1, [](const Services& s, Request&& req) {
+    handle(s.authorizer, std::move(req));
+  });
 }
 
 }  // namespace kib::kafka

@@ -1,6 +1,7 @@
 // DescribeUserScramCredentials (key 50), v0: the SCRAM mechanisms and iterations of the users
 // asked for (or of every user), never a key (bridge/security/scram_credentials.h).
 #include "bridge/security/scram_credentials.h"
+#include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/describe_user_scram_credentials.h"
@@ -9,8 +10,22 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::ScramCredentials& credentials, Request&& req) {
+void handle(bridge::ScramCredentials& credentials, bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::DescribeUserScramCredentialsRequest>();
+  // KafkaApis: DESCRIBE on the cluster, else getErrorResponse (every user named, with the error).
+  if (!authorizer.authorize_cluster(auth(req), Op::kDescribe)) {
+    msg::DescribeUserScramCredentialsResponse resp;
+    resp.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
+    resp.error_message = error_message(ErrorCode::kClusterAuthorizationFailed);
+    for (const auto& u : body.users ? *body.users : decltype(body.users)::value_type{}) {
+      (void)u;
+      msg::DescribeUserScramCredentialsResponse::DescribeUserScramCredentialsResult out;
+      out.error_code = resp.error_code;
+      out.error_message = resp.error_message;
+      resp.results.push_back(std::move(out));
+    }
+    return req.respond.send(resp);
+  }
   std::optional<std::vector<std::string>> users;
   if (body.users) {
     users.emplace();
@@ -39,7 +54,7 @@ void handle(bridge::ScramCredentials& credentials, Request&& req) {
 
 HandlerSpec describe_user_scram_credentials_handler() {
   return serve<msg::DescribeUserScramCredentialsRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(s.scram_credentials, std::move(req));
+    handle(s.scram_credentials, s.authorizer, std::move(req));
   });
 }
 
