@@ -18,6 +18,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "bridge/security/iggy_identities.h"
 #include "common/guard.h"
 #include "common/log.h"
 #include "http/http_server.h"
@@ -66,6 +67,14 @@ Bridge::~Bridge() {
   offsets_.reset();
   group_timers_.reset();
   log_.reset();
+  if (identities_) {
+    if (catalog_) catalog_->remove_listener(identities_.get());
+    bool closed = false;
+    identities_->close([&closed] { closed = true; });
+    while (!closed && uv_run(&loop_, UV_RUN_ONCE) != 0) {
+    }
+    identities_.reset();
+  }
   producers_.reset();
   configs_.reset();
   catalog_.reset();
@@ -107,6 +116,8 @@ Status Bridge::start() {
   producers_ = bridge::make_producer_registry(*state_, &loop_);
   if (auto st = producers_->load(); !st) return st.error();
   log_ = std::make_unique<bridge::PartitionLog>(&loop_, *iggy_, *catalog_, producers_.get(), cfg_);
+  identities_ = std::make_unique<bridge::IggyIdentities>(&loop_, cfg_, *state_, *iggy_, iggy_pool_config(cfg_));
+  catalog_->add_listener(identities_.get());
   if (auto st = app::attach_log_start_store(*log_, *state_); !st) return st.error();
   group_timers_ = bridge::make_uv_group_timers(&loop_);
   bridge::CommittedOffsetsOptions oo;
@@ -143,6 +154,7 @@ Status Bridge::start() {
       .offsets = *offsets_,
       .configs = *configs_,
       .transactions = *transactions_,
+      .identities = *identities_,
       .cluster_id = cluster_id,
   });
 
@@ -151,6 +163,7 @@ Status Bridge::start() {
   // queued for Iggy are dropped (nobody is left to answer), instead of running to their deadline.
   kafka_->tcp().on_close = [this](const std::shared_ptr<net::Connection>& c) {
     if (log_) log_->cancel_fetches(c->id());
+    if (identities_) identities_->cancel_owner(c->id());
   };
   for (size_t i = 0; i < cfg_.kafka.listeners.size(); ++i) {
     auto port = kafka_->listen(cfg_.kafka.listeners[i], i);
@@ -307,6 +320,7 @@ void Bridge::shutdown() {
     if (catalog_) catalog_->stop();
     watchdog_.reset();
     if (http_) http_->close();
+    if (identities_) identities_->close({});
     if (iggy_pool_) iggy_pool_->close();
     if (state_) state_->close();
     for (auto* s : signals_)

@@ -12,6 +12,10 @@
 #include "net/tcp_server.h"
 #include "security/principal.h"
 
+namespace kib::bridge {
+struct IggyIdentity;
+}
+
 namespace kib::kafka {
 
 struct Services;
@@ -38,6 +42,8 @@ struct Session {
   // Who the connection's requests are authorized as (docs/security.md "Principals"):
   // User:ANONYMOUS until TLS or SASL says otherwise.
   security::KafkaPrincipal principal;
+  // The Iggy identity its Produce and Fetch run as (kafka/handlers/iggy_identity.h), once known.
+  std::shared_ptr<const bridge::IggyIdentity> iggy_identity;
 };
 
 // Answers exactly one request. Copies share one state: the first send/no_response/close wins,

@@ -18,6 +18,7 @@ class GroupCoordinator;
 class CommittedOffsets;
 class ConfigService;
 class TransactionCoordinator;
+class IggyIdentities;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -31,6 +32,7 @@ struct Services {
   bridge::CommittedOffsets& offsets;   // OffsetFetch
   bridge::ConfigService& configs;      // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
   bridge::TransactionCoordinator& transactions;  // the transaction APIs, transactional Produce, OffsetFetch
+  bridge::IggyIdentities& identities;  // Produce, Fetch: the Iggy user a principal's data requests run as
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

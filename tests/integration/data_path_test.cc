@@ -27,6 +27,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
+#include "bridge/security/iggy_identities.h"
 #include "config/config.h"
 #include "iggy/client.h"
 #include "kafka/kafka_server.h"
@@ -683,6 +684,7 @@ struct WirePath : DataPath {
   std::unique_ptr<bridge::GroupCoordinator> groups;
   std::unique_ptr<bridge::ConfigService> configs;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
+  std::unique_ptr<bridge::IggyIdentities> identities;
   std::unique_ptr<kafka::Services> services;
   std::unique_ptr<kafka::KafkaServer> server;
   int fd = -1;
@@ -697,6 +699,7 @@ struct WirePath : DataPath {
     configs = std::make_unique<bridge::ConfigService>(cfg, *catalog, *state);
     transactions = bridge::make_transaction_coordinator(
         bridge::TransactionServices{*state, ctx.loop(), producers, *log, *offsets, cfg.transactions});
+    identities = std::make_unique<bridge::IggyIdentities>(ctx.loop(), cfg, *state, ctx.client(), kib::test::harness_pool_config());
     services = std::make_unique<kafka::Services>(kafka::Services{.config = cfg,
                                                                  .catalog = *catalog,
                                                                  .producers = producers,
@@ -705,6 +708,7 @@ struct WirePath : DataPath {
                                                                  .offsets = *offsets,
                                                                  .configs = *configs,
                                                                  .transactions = *transactions,
+                                                                 .identities = *identities,
                                                                  .cluster_id = ""});
     server = std::make_unique<kafka::KafkaServer>(*services, ctx.loop(), net::ServerLimits{});
     auto port = server->listen({"127.0.0.1", 0});
@@ -732,6 +736,10 @@ struct WirePath : DataPath {
     server->shutdown(1000, [&] { down = true; });
     ctx.run_until([&] { return down; }, 5s);
     server.reset();
+    bool closed = false;
+    identities->close([&] { closed = true; });
+    ctx.run_until([&] { return closed; }, 5s);
+    identities.reset();
     transactions.reset();
     groups.reset();
     offsets.reset();

@@ -77,6 +77,7 @@ struct Server {
                                                    .offsets = *offsets,
                                                    .configs = idle->configs,
                                                    .transactions = *idle->transactions,
+                                                   .identities = idle->identities,
                                                    .cluster_id = ""});
     kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

@@ -19,6 +19,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "bridge/security/iggy_identities.h"
 #include "bridge/transactions/transaction_coordinator_impl.h"
 #include "config/config.h"
 #include "iggy/client.h"
@@ -42,6 +43,7 @@ struct IdleServices {
   bridge::GroupCoordinator groups;
   bridge::ConfigService configs;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
+  bridge::IggyIdentities identities;
 
   IdleServices(uv_loop_t* loop, state::StateStore& store)
       : loop(loop),
@@ -55,12 +57,16 @@ struct IdleServices {
         groups(store, *timers, offsets),
         configs(config, catalog, store),
         transactions(bridge::make_transaction_coordinator(
-            bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})) {}
+            bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})),
+        identities(loop, config, store, iggy, iggy::PoolConfig{}) {}
   ~IdleServices() {
     transactions->stop();
     groups.stop();
     offsets.stop();
     bool closed = false;
+    identities.close([&closed] { closed = true; });
+    while (!closed) uv_run(loop, UV_RUN_ONCE);
+    closed = false;
     pool.close([&closed] { closed = true; });
     while (!closed) uv_run(loop, UV_RUN_ONCE);
   }
@@ -99,6 +105,7 @@ struct IdleKafkaServer {
                                                                  .offsets = idle->offsets,
                                                                  .configs = idle->configs,
                                                                  .transactions = *idle->transactions,
+                                                                 .identities = idle->identities,
                                                                  .cluster_id = std::move(cluster_id)});
     kafka = std::make_unique<kafka::KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

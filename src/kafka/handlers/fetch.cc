@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "bridge/errors.h"
 #include "bridge/log/partition_log.h"
+#include "kafka/handlers/iggy_identity.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/fetch.h"
 #include "kafka/services.h"
@@ -26,7 +28,9 @@ namespace {
 constexpr int32_t kInitialSessionEpoch = 0;
 constexpr int32_t kFinalSessionEpoch = -1;
 
-void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Request&& req) {
+// `identity`: the Iggy identity the polls run as, or the error every partition gets.
+void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Request&& req,
+            const Result<bridge::IggyIdentityRef>& identity) {
   auto body = req.decode<msg::FetchRequest>();
   if (req.header.api_version >= 7 && body.session_epoch != kInitialSessionEpoch &&
       body.session_epoch != kFinalSessionEpoch) {
@@ -70,10 +74,9 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
   params.isolation = body.isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
                                                : bridge::IsolationLevel::kReadUncommitted;
 
-  log.fetch(std::move(partitions), params,
-            [respond = req.respond, shape = std::move(shape),
-             read_committed = params.isolation == bridge::IsolationLevel::kReadCommitted](
-                std::vector<bridge::FetchPartitionResult> results) {
+  auto answer = [respond = req.respond, shape = std::move(shape),
+                 read_committed = params.isolation == bridge::IsolationLevel::kReadCommitted](
+                    std::vector<bridge::FetchPartitionResult> results) {
               msg::FetchResponse resp;
               resp.session_id = 0;
               size_t k = 0;
@@ -99,15 +102,23 @@ void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits, Reque
               }
               // Topic names and per-partition fields are small beside the records.
               respond.send(resp, record_bytes + 1024 + 64 * results.size());
-            },
-            req.conn ? req.conn->id() : 0);
+  };
+  if (!identity) {
+    std::vector<bridge::FetchPartitionResult> refused(partitions.size());
+    for (auto& r : refused) r.error = bridge::to_kafka_error(identity.error());
+    return answer(std::move(refused));
+  }
+  params.as = identity.value()->pool;
+  log.fetch(std::move(partitions), params, std::move(answer), req.conn ? req.conn->id() : 0);
 }
 
 }  // namespace
 
 HandlerSpec fetch_handler() {
   return serve<msg::FetchRequest>(4, 12, [](const Services& s, Request&& req) {
-    handle(s.log, s.config.limits, std::move(req));
+    with_iggy_identity(s.identities, std::move(req), [&s](Request&& req, const Result<bridge::IggyIdentityRef>& id) {
+      handle(s.log, s.config.limits, std::move(req), id);
+    });
   });
 }
 
