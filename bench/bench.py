@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "clients"))
 from harness import util  # noqa: E402
 from harness.iggy_server import IggyServer, find_binary as find_iggy  # noqa: E402
-from harness.kafka_broker import KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
+from harness.kafka_broker import READY_LINE, KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
 
 TARGETS = ("bridge", "kafka", "iggy")
 # With --before DIR a second bridge (another build, e.g. main's) runs beside the first, in front
@@ -74,14 +74,83 @@ def proc_status_kb(pid: int, key: str) -> int:
     return 0
 
 
+class Pki:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate (the openssl command),
+    PEM files shared by the bridge's and Kafka's SSL listeners and the TLS clients."""
+
+    def __init__(self):
+        self.dir = util.make_temp_dir("kib-bench-pki-")
+
+        def openssl(*a):
+            subprocess.run(["openssl", *a], cwd=self.dir, check=True, capture_output=True, timeout=60)
+
+        def issue(name, subject, ext):
+            (self.dir / f"{name}.ext").write_text(ext)
+            openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", f"{name}.key",
+                    "-out", f"{name}.csr", "-subj", subject)
+            openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                    "-out", f"{name}.crt", "-days", "7", "-extfile", f"{name}.ext")
+
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
+                "-out", "ca.crt", "-subj", "/CN=bench CA", "-days", "7",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        issue("server", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+        issue("client", "/CN=bench", "extendedKeyUsage=clientAuth\n")
+        self.ca, self.cert, self.key = self.dir / "ca.crt", self.dir / "server.crt", self.dir / "server.key"
+        self.client_cert, self.client_key = self.dir / "client.crt", self.dir / "client.key"
+        # Kafka's PEM keystore: the (PKCS#8) key and the certificate chain in one file.
+        self.keystore = self.dir / "server-keystore.pem"
+        self.keystore.write_text(self.key.read_text() + self.cert.read_text())
+
+    def client_props(self) -> list[str]:
+        return ["security.protocol=ssl", f"ssl.ca.location={self.ca}", f"ssl.certificate.location={self.client_cert}",
+                f"ssl.key.location={self.client_key}"]
+
+    def remove(self):
+        util.remove_tree(self.dir)
+
+
+class TlsKafkaBroker(KafkaBroker):
+    """The reference broker with an SSL listener beside PLAINTEXT: the bridge's PEM files (Kafka's
+    ssl.keystore.type=PEM), client certificates required, and nothing else of the harness's
+    secure broker (no SASL listener, no authorizer), so that TLS is all that differs from the
+    plaintext rows."""
+
+    def __init__(self, pki: Pki, **kw):
+        super().__init__(**kw)
+        self.pki = pki
+        self.security = True  # the harness then takes ports for the secure listeners; SSL's is used
+
+    def _security_setup(self):
+        ports = {"PLAINTEXT": self.port, "SSL": self.ssl_port, "CONTROLLER": self.controller_port}
+        return {
+            "listeners": ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},SSL://127.0.0.1:{self.ssl_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT",
+            "ssl.keystore.type": "PEM", "ssl.keystore.location": str(self.pki.keystore),
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": str(self.pki.ca),
+            "ssl.client.auth": "required",
+        }, []
+
+    def _ready(self) -> bool:
+        ports = (self.port, self.ssl_port)  # no SASL_SSL listener here
+        return READY_LINE in self._log_bytes() and all(util.port_accepts("127.0.0.1", p) for p in ports)
+
+
 class BridgeProcess:
-    def __init__(self, binary: Path, iggy_address: str, stream: str = "kafka", name: str = "bridge"):
+    def __init__(self, binary: Path, iggy_address: str, stream: str = "kafka", name: str = "bridge",
+                 pki: Pki | None = None):
         self.binary, self.iggy_address, self.stream = binary, iggy_address, stream
         self.tmp = util.make_temp_dir("kib-bench-bridge-")
         self.port = util.free_port()
+        # With a PKI, an SSL listener beside the PLAINTEXT one, client certificates required.
+        self.ssl_port = util.free_port() if pki else 0
+        listeners = f'"PLAINTEXT://127.0.0.1:{self.port}"' + (f', "SSL://127.0.0.1:{self.ssl_port}"' if pki else "")
+        tls = (f'[tls]\ncertificate_file = "{pki.cert}"\nkey_file = "{pki.key}"\nca_file = "{pki.ca}"\n'
+               'client_auth = "required"\n') if pki else ""
         cfg = self.tmp / "bridge.toml"
-        cfg.write_text(f"""[kafka]
-listeners = ["127.0.0.1:{self.port}"]
+        cfg.write_text(f"""{tls}[kafka]
+listeners = [{listeners}]
 auto_create_topics = true
 [groups]
 initial_rebalance_delay_ms = 0
@@ -106,6 +175,10 @@ listen = ""
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.ssl_port}"
+
     def stop(self):
         self.child.stop(timeout=15)
         util.remove_tree(self.tmp)
@@ -114,13 +187,15 @@ listen = ""
 class Env:
     """The three servers, and how to reach and create topics on each."""
 
-    def __init__(self, build: Path, iggy_bin: Path, heap: str, before: Path | None = None):
+    def __init__(self, build: Path, iggy_bin: Path, heap: str, before: Path | None = None, tls: bool = False):
         self.build = build
+        # TLS rows: the bridge's and Kafka's SSL listeners, same certificates, mTLS.
+        self.pki = Pki() if tls else None
         self.tools = {"load": build / "kafka-load", "iggy": build / "iggy-client-bench"}
         log("starting iggy-server")
         self.iggy = IggyServer(iggy_bin, log_name="bench-iggy-server.log").start()
         log(f"iggy-server at {self.iggy.address}; starting the bridge")
-        self.bridge = BridgeProcess(build / "kafka-iggy-bridge", self.iggy.address)
+        self.bridge = BridgeProcess(build / "kafka-iggy-bridge", self.iggy.address, pki=self.pki)
         time.sleep(1.0)
         self.bridge_idle_rss_kb = proc_status_kb(self.bridge.child.pid, "VmRSS")
         self.before = None
@@ -128,7 +203,9 @@ class Env:
             self.before = BridgeProcess(before / "kafka-iggy-bridge", self.iggy.address, "kafka-before", "bridge-before")
             log(f"bridge (before: {before}) at {self.before.bootstrap}")
         log(f"bridge at {self.bridge.bootstrap} (idle RSS {self.bridge_idle_rss_kb / 1024:.1f} MiB); starting Kafka")
-        self.kafka = KafkaBroker(heap=heap, log_name="bench-kafka-broker.log").start()
+        broker = TlsKafkaBroker(self.pki, heap=heap, log_name="bench-kafka-broker.log") if self.pki else \
+            KafkaBroker(heap=heap, log_name="bench-kafka-broker.log")
+        self.kafka = broker.start()
         log(f"Kafka {kafka_version(self.kafka.lib)} at {self.kafka.bootstrap} (started in {self.kafka.total_seconds:.1f}s)")
         from confluent_kafka.admin import AdminClient
         quiet = logging.getLogger("bench.admin")
@@ -139,8 +216,9 @@ class Env:
         if self.before:
             self.pids["before"] = self.before.child.pid
 
-    def bootstrap(self, target: str) -> str:
-        return {"bridge": self.bridge, "before": self.before, "kafka": self.kafka}[target].bootstrap
+    def bootstrap(self, target: str, tls: bool = False) -> str:
+        server = {"bridge": self.bridge, "before": self.before, "kafka": self.kafka}[target]
+        return server.ssl_bootstrap if tls else server.bootstrap
 
     def port(self, target: str) -> int:
         return {"bridge": self.bridge, "before": self.before, "kafka": self.kafka, "iggy": self.iggy}[target].port
@@ -180,6 +258,8 @@ class Env:
                 stop()
             except Exception as e:  # noqa: BLE001
                 log(f"stopping {name}: {e}")
+        if self.pki:
+            self.pki.remove()
 
 
 def run(argv, timeout: float, json_despite_exit: bool = False) -> str:
@@ -265,8 +345,11 @@ class Bench:
             return None
 
     # -- tools
-    def rdkafka(self, mode, target, topic, **kw):
-        a = [self.env.tools["load"], mode, "-b", self.env.bootstrap(target), "-t", topic]
+    def rdkafka(self, mode, target, topic, tls=False, **kw):
+        a = [self.env.tools["load"], mode, "-b", self.env.bootstrap(target, tls), "-t", topic]
+        if tls:
+            for prop in self.env.pki.client_props():
+                a += ["-X", prop]
         flags = {"size": "-s", "acks": "-a", "compression": "-z", "partitions": "-p", "seconds": "-d",
                  "messages": "-n", "rate": "-r", "threads": "-c"}
         for k, v in kw.items():
@@ -386,6 +469,32 @@ class Bench:
                              dict(meta, unit="msgs/s"))
                 self.res.add(("consume", "java", size, parts, profile, "MB/s"), target, r["mb_per_s"],
                              dict(meta, unit="MB/s"))
+
+    def tls_case(self, rep, size, acks, parts, seconds):
+        """Produce, then consume what was produced, over the SSL listeners of the bridge and of Kafka
+        (same certificates, client certificates required), beside the same over PLAINTEXT."""
+        for tls in (True, False):
+            base = dict(size=size, acks=acks, compression="none", partitions=parts, durability="pagecache", tls=tls)
+            for target in self.order(rep, ("bridge", "kafka")):
+                topic = self.topic(target, f"tls{int(tls)}-{size}-{acks}-{parts}")
+                def go(target=target, topic=topic, tls=tls):
+                    self.env.create_topic(target, topic, parts, "pagecache")
+                    p = self.measured(target, lambda: self.rdkafka("produce", target, topic, tls=tls, size=size,
+                                                                   acks=acks, partitions=parts, seconds=seconds))
+                    c = self.measured(target, lambda: self.rdkafka("consume", target, topic, tls=tls,
+                                                                   partitions=parts, messages=p["messages"]))
+                    self.env.delete_topic(target, topic)
+                    return p, c
+                r = self.attempt(f"{'TLS' if tls else 'plaintext'} produce+consume {target} {base}", go)
+                if not r:
+                    continue
+                for workload, x in zip(("produce", "consume"), r):
+                    meta = dict(base, tool="librdkafka", workload=workload)
+                    if workload == "consume":
+                        meta["acks"] = "-"
+                    for unit, field in (("msgs/s", "msgs_per_s"), ("MB/s", "mb_per_s")):
+                        self.res.add((f"tls-{workload}", tls, size, acks, parts, unit), target, x[field],
+                                     dict(meta, unit=unit))
 
     def latency_case(self, rep, profile, rate, seconds, size=1024):
         for target in self.order(rep):
@@ -521,7 +630,8 @@ def label(m: dict) -> str:
         parts = [f"{m['size']} B" if m['size'] != 1024 else "1 KiB", f"{m['partitions']}p"]
         if w == "produce":
             parts += [f"acks={m['acks']}", m["compression"]]
-        return f"{w} {m['tool']} " + " ".join(parts) + (f" [{m['durability']}]" if m["durability"] == "fsync" else "")
+        return (f"{w} {m['tool']} " + " ".join(parts) + (f" [{m['durability']}]" if m["durability"] == "fsync" else "")
+                + {True: " [TLS]", False: " [plaintext, beside TLS]"}.get(m.get("tls"), ""))
     if "latency" in w:
         return f"{w} @ {m['rate']:.0f} msg/s 1 KiB" + (f" [{m['durability']}]" if m["durability"] == "fsync" else "")
     return w
@@ -560,7 +670,7 @@ def write_report(bench: Bench, out: Path, started: float, args, env_desc: dict):
          "|---|---|---|---|---|---|---|" + ("---|---|" if "before" in TARGETS else "")]
     r2 = lambda r: "–" if r is None else f"{r:.2f}"  # noqa: E731
     for key, m, med, runs in rows:
-        if key[0] in ("produce", "consume") and m["unit"] == "MB/s":
+        if key[0] in ("produce", "consume", "tls-produce", "tls-consume") and m["unit"] == "MB/s":
             continue
         line = (f"| {label(m)} | {m['unit']} | {fmt(med['bridge'], m['unit'])} | {fmt(med['kafka'], m['unit'])} | "
                 f"{fmt(med['iggy'], m['unit'])} | {r2(ratio(med['bridge'], med['kafka']))} | "
@@ -706,7 +816,7 @@ def main():
     ap.add_argument("--build-dir", default="build/release")
     ap.add_argument("--runs", type=int)
     ap.add_argument("--before", help="a second build dir whose bridge runs beside, as column 'bridge before'")
-    ap.add_argument("--only", help="comma list of sections: produce,java,fsync,consume,latency,commit,idle,sdk")
+    ap.add_argument("--only", help="comma list of sections: produce,java,fsync,consume,latency,commit,idle,sdk,tls")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     build = (ROOT / args.build_dir).resolve()
@@ -726,7 +836,7 @@ def main():
         print(f"SKIPPED: {e} (run make deps and tests/clients/setup.sh)")
         return 1
 
-    sections = set((args.only or "produce,java,fsync,consume,latency,commit,idle,sdk").split(","))
+    sections = set((args.only or "produce,java,fsync,consume,latency,commit,idle,sdk,tls").split(","))
     results_dir = ROOT / "bench" / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -736,7 +846,7 @@ def main():
     if before:
         TARGETS = ("bridge", "before", "kafka", "iggy")
         KAFKA_TARGETS = ("bridge", "before", "kafka")
-    env = Env(build, iggy_bin, heap="1g", before=before)
+    env = Env(build, iggy_bin, heap="1g", before=before, tls="tls" in sections)
     bench = Bench(env, args.quick, out)
     try:
         iggy_version = subprocess.run([str(iggy_bin), "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
@@ -746,12 +856,14 @@ def main():
             produce = [(1024, "1", "none", 1), (1024, "all", "none", 1), (1024, "all", "lz4", 8), (100, "1", "none", 8)]
             java = [(1024, "all", "none", 1)]
             fsync = [(1024, "all", "none", 1)]
+            tls_cases = [(1024, "1", 1)]
             seconds, lat_seconds, idle_n = 1.0, 2, 200
         else:
             produce = [(s, a, c, p) for s in (1024, 100) for a in ("1", "all") for c in ("none", "lz4", "zstd")
                        for p in (1, 8)]
             java = [(s, "all", "none", p) for s in (1024, 100) for p in (1, 8)]
             fsync = [(1024, "all", "none", 1), (1024, "all", "none", 8)]
+            tls_cases = [(1024, "1", 1), (1024, "all", 8), (100, "1", 8)]
             seconds, lat_seconds, idle_n = 1.5, 4, 1000
         if "idle" in sections:
             # First, on fresh processes: after load, freed memory hides what connections cost.
@@ -778,6 +890,10 @@ def main():
                 bench.latency_case(rep, "pagecache", 1000, lat_seconds)
                 if not args.quick:
                     bench.latency_case(rep, "fsync", 1000, lat_seconds)
+            if "tls" in sections:
+                for (s, a, p) in tls_cases:
+                    log(f"  TLS and plaintext: produce+consume {s} B acks={a} {p}p")
+                    bench.tls_case(rep, s, a, p, seconds)
             if "commit" in sections:
                 log("  commits")
                 bench.commit_case(rep, 2.0 if not args.quick else 1.5)

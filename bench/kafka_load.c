@@ -15,6 +15,9 @@
  *       THREADS consumers, each of its own group, commit offsets synchronously in a loop
  *       (OffsetCommit as a simple consumer, generation -1): commits per second in total.
  *
+ *   -X KEY=VALUE (repeatable, any mode) sets a librdkafka property on every client, e.g.
+ *   -X security.protocol=ssl -X ssl.ca.location=ca.pem for the TLS rows of bench/run.
+ *
  * Payloads are random capital letters (as kafka-producer-perf-test's), 1024 distinct ones
  * cycled, so compression works on realistic-ish data rather than one repeated record. */
 #include <errno.h>
@@ -43,6 +46,8 @@ struct args {
   int size, partitions, threads;
   double seconds, rate;
   long long messages;
+  int nprops;
+  const char *props[32];  /* -X KEY=VALUE */
 };
 
 static void die(const char *what, const char *why) {
@@ -64,6 +69,14 @@ static rd_kafka_conf_t *base_conf(const struct args *a) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", a->brokers);
   set(conf, "client.id", "kafka-load");
+  for (int i = 0; i < a->nprops; ++i) {
+    char kv[1024];
+    snprintf(kv, sizeof kv, "%s", a->props[i]);
+    char *eq = strchr(kv, '=');
+    if (!eq) die("-X", "expected KEY=VALUE");
+    *eq = 0;
+    set(conf, kv, eq + 1);
+  }
   rd_kafka_conf_set_log_cb(conf, quiet_log);
   return conf;
 }
@@ -383,7 +396,7 @@ int main(int argc, char **argv) {
   a.mode = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:X:")) != -1) {
     switch (opt) {
       case 'b': a.brokers = optarg; break;
       case 't': a.topic = optarg; break;
@@ -395,6 +408,10 @@ int main(int argc, char **argv) {
       case 'n': a.messages = atoll(optarg); break;
       case 'r': a.rate = atof(optarg); break;
       case 'c': a.threads = atoi(optarg); break;
+      case 'X':
+        if (a.nprops == (int)(sizeof a.props / sizeof a.props[0])) die("-X", "too many");
+        a.props[a.nprops++] = optarg;
+        break;
       default: die("usage", "unknown option");
     }
   }

@@ -27,6 +27,7 @@
 #include "kafka/kafka_server.h"
 #include "kafka/services.h"
 #include "metrics/bridge_metrics.h"
+#include "net/tls.h"
 #include "state/state_store.h"
 #include "state/topic_store.h"
 #include "uvx/timer.h"
@@ -165,6 +166,17 @@ Status Bridge::start() {
     if (log_) log_->cancel_fetches(c->id());
     if (identities_) identities_->cancel_owner(c->id());
   };
+  // [tls]: the files are read and checked before any listener opens; one that does not load
+  // stops the start with its key named.
+  if (std::any_of(cfg_.kafka.listeners.begin(), cfg_.kafka.listeners.end(),
+                  [](const config::ListenerConfig& l) { return config::uses_tls(l.protocol); })) {
+    auto tls = net::TlsContext::load(cfg_.tls);
+    if (!tls) return tls.error();
+    tls_ = *tls;
+    kafka_->set_tls_context(tls_);
+    spdlog::info("tls: server certificate {}; client_auth {}; protocols {}", tls_->summary(),
+                 config::client_auth_name(cfg_.tls.client_auth), fmt::join(cfg_.tls.protocols, ", "));
+  }
   for (size_t i = 0; i < cfg_.kafka.listeners.size(); ++i) {
     auto port = kafka_->listen(cfg_.kafka.listeners[i], i);
     if (!port) return port.error();
@@ -189,6 +201,15 @@ Status Bridge::start() {
     m.connections_closed.labels({"frame_read_timeout"}).mirror(static_cast<double>(ts.frame_read_timeouts));
     m.connections_closed.labels({"idle_timeout"}).mirror(static_cast<double>(ts.idle_timeouts));
     m.connections_closed.labels({"authentication_timeout"}).mirror(static_cast<double>(ts.authentication_timeouts));
+    if (tls_) {
+      metrics::TlsMetrics& t = metrics::tls_metrics();
+      for (const auto& [version, n] : ts.tls_handshakes) t.handshakes.labels({version}).mirror(static_cast<double>(n));
+      for (size_t i = 0; i < net::kTlsFailureCount; ++i)
+        t.handshake_failures.labels({net::tls_failure_name(static_cast<net::TlsFailure>(i))})
+            .mirror(static_cast<double>(ts.tls_handshake_failures[i]));
+      t.errors.mirror(static_cast<double>(ts.tls_errors));
+      t.certificate_not_after.set(static_cast<double>(tls_->not_after()));
+    }
     if (http_) {
       const http::HttpStats& hs = http_->stats();
       m.http_connections_closed.labels({"max_connections"}).mirror(static_cast<double>(hs.refused_max_connections));
@@ -363,6 +384,56 @@ void Bridge::collect_group_metrics() {
   for (const auto& [group, sum] : sums) m.group_lag_sum.labels({group}).set(static_cast<double>(sum));
 }
 
+void Bridge::reload_tls(const config::TlsConfig& tls) {
+  // Reading the files and decrypting the key may take a while: done on libuv's thread pool,
+  // installed back on the loop. Of overlapping reloads only the latest installs.
+  struct Work {
+    uv_work_t req{};
+    Bridge* bridge = nullptr;
+    config::TlsConfig cfg;
+    uint64_t generation = 0;
+    std::optional<Result<std::shared_ptr<const net::TlsContext>>> result;
+  };
+  auto* w = new Work;
+  w->req.data = w;
+  w->bridge = this;
+  w->cfg = tls;
+  w->generation = ++tls_reloads_;
+  int rc = uv_queue_work(
+      &loop_, &w->req,
+      [](uv_work_t* req) {
+        auto* work = static_cast<Work*>(req->data);
+        try {
+          work->result = net::TlsContext::load(work->cfg);
+        } catch (const std::exception& e) {
+          work->result = Error{ErrorDomain::kInvalid, 0, e.what()};
+        }
+      },
+      [](uv_work_t* req, int) {
+        std::unique_ptr<Work> work(static_cast<Work*>(req->data));
+        guard::run(guard::Boundary::kSignal, "SIGHUP TLS reload", [&] {
+          Bridge* b = work->bridge;
+          if (!b->kafka_ || b->stopping_ || work->generation != b->tls_reloads_ || !work->result) return;
+          metrics::TlsMetrics& t = metrics::tls_metrics();
+          if (!*work->result) {
+            t.context_reloads.labels({"failed"}).inc();
+            spdlog::error("SIGHUP: [tls] not reloaded, new connections keep the previous certificate: {}",
+                          work->result->error().message);
+            return;
+          }
+          b->tls_ = **work->result;
+          b->cfg_.tls = work->cfg;
+          b->kafka_->set_tls_context(b->tls_);
+          t.context_reloads.labels({"ok"}).inc();
+          spdlog::info("SIGHUP: [tls] reloaded; new connections get server certificate {}", b->tls_->summary());
+        });
+      });
+  if (rc != 0) {
+    delete w;
+    spdlog::error("SIGHUP: [tls] not reloaded: {}", uv_strerror(rc));
+  }
+}
+
 http::Readiness Bridge::readiness() const {
   if (stopping_) return {false, "shutting down"};
   if (!state_) return {false, "state database not open"};
@@ -409,6 +480,9 @@ void Bridge::reload() {
                                next->iggy.personal_access_token != cfg_.iggy.personal_access_token ||
                                next->iggy.pool_size != cfg_.iggy.pool_size || next->iggy.stream != cfg_.iggy.stream);
   needs_restart("[state] path", next->state.path != cfg_.state.path);
+  // [tls]: the files are read again even when their names did not change (a renewed
+  // certificate is usually written over the old one).
+  if (tls_) reload_tls(next->tls);
   // [limits] apply at once: the TCP server takes the connection limits, and the handlers read
   // the decompression budget and the shutdown deadline from cfg_ when they need them.
   const auto &a = cfg_.limits, &b = next->limits;

@@ -13,6 +13,7 @@
 #include "common/version.h"
 #include "config/config.h"
 #include "http/bridge_status.h"
+#include "net/tls.h"
 #include "state/state_store.h"
 
 namespace {
@@ -209,6 +210,15 @@ int main(int argc, char** argv) {
   }
 
   if (check->parsed()) {
+    // The [tls] files are read and checked as the bridge would at start.
+    for (const auto& l : cfg.kafka.listeners)
+      if (kib::config::uses_tls(l.protocol)) {
+        if (auto tls = kib::net::TlsContext::load(cfg.tls); !tls) {
+          std::cerr << config_path << ": " << tls.error().message << "\n";
+          return kExitConfig;
+        }
+        break;
+      }
     std::cout << "# " << config_path << ": valid\n" << kib::config::render_config(cfg);
     return kExitOk;
   }

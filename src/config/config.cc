@@ -8,6 +8,8 @@
 
 #include <toml++/toml.h>
 
+#include "security/ssl_principal_mapper.h"
+
 namespace kib::config {
 namespace {
 
@@ -218,6 +220,15 @@ std::optional<SecurityProtocol> parse_security_protocol(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view client_auth_name(TlsConfig::ClientAuth a) {
+  switch (a) {
+    case TlsConfig::ClientAuth::kNone: return "none";
+    case TlsConfig::ClientAuth::kRequested: return "requested";
+    case TlsConfig::ClientAuth::kRequired: return "required";
+  }
+  return "?";
+}
+
 HostPort Config::advertised(size_t listener) const {
   if (listener >= kafka.listeners.size()) listener = 0;
   const ListenerConfig& l = kafka.listeners[listener];
@@ -327,6 +338,46 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    // [tls]: the files themselves are read and checked when the bridge starts (net::TlsContext).
+    const toml::table* tls = table("tls");
+    Section s(tls, "tls", errors);
+    s.str("certificate_file", c.tls.certificate_file);
+    s.str("key_file", c.tls.key_file);
+    s.str("key_password", c.tls.key_password);
+    s.str("ca_file", c.tls.ca_file);
+    std::string client_auth(client_auth_name(c.tls.client_auth));
+    s.str("client_auth", client_auth);
+    if (client_auth == "none") c.tls.client_auth = TlsConfig::ClientAuth::kNone;
+    else if (client_auth == "requested") c.tls.client_auth = TlsConfig::ClientAuth::kRequested;
+    else if (client_auth == "required") c.tls.client_auth = TlsConfig::ClientAuth::kRequired;
+    else s.bad("client_auth", "must be one of none, requested, required");
+    s.mark_read("protocols");
+    if (const toml::node* n = tls ? tls->get("protocols") : nullptr) {
+      auto protocols = string_array(n);
+      std::set<std::string> seen;
+      bool ok = protocols && !protocols->empty();
+      for (const auto& p : protocols ? *protocols : std::vector<std::string>{})
+        ok = ok && (p == "TLSv1.2" || p == "TLSv1.3") && seen.insert(p).second;
+      if (ok) c.tls.protocols = *protocols;
+      else s.bad("protocols", "expected a non-empty array of \"TLSv1.2\" and/or \"TLSv1.3\", each once");
+    }
+    s.str("cipher_list", c.tls.cipher_list);
+    s.str("ciphersuites", c.tls.ciphersuites);
+    s.str("principal_mapping_rules", c.tls.principal_mapping_rules);
+    if (auto m = security::SslPrincipalMapper::parse(c.tls.principal_mapping_rules); !m)
+      s.bad("principal_mapping_rules", m.error().message);
+    for (const auto& l : c.kafka.listeners) {
+      if (!uses_tls(l.protocol)) continue;
+      std::string why = "required by listener " + l.str() + " (" + std::string(security_protocol_name(l.protocol)) + ")";
+      if (c.tls.certificate_file.empty()) s.bad("certificate_file", why);
+      if (c.tls.key_file.empty()) s.bad("key_file", why);
+      break;
+    }
+    if (c.tls.client_auth != TlsConfig::ClientAuth::kNone && c.tls.ca_file.empty())
+      s.bad("ca_file", "required when client_auth is \"" + client_auth + "\": the CAs client certificates are verified against");
+    s.finish();
+  }
+  {
     Section s(table("iggy"), "iggy", errors);
     s.host_port("address", c.iggy.address);
     s.str("username", c.iggy.username);
@@ -377,8 +428,8 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     }
     s.finish();
   }
-  static const std::set<std::string> kSections{"kafka", "topics", "groups", "transactions", "limits", "iggy",
-                                               "principals", "state", "log", "http"};
+  static const std::set<std::string> kSections{"kafka", "topics", "groups", "transactions", "limits", "tls",
+                                               "iggy",  "principals", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -456,7 +507,15 @@ std::string render_config(const Config& c) {
      << "\nfetch_max_bytes = " << c.limits.fetch_max_bytes << "\nfetch_max_wait_ms = " << c.limits.fetch_max_wait_ms
      << "\nmax_iggy_queue_per_connection = " << c.limits.max_iggy_queue_per_connection
      << "\nauthentication_timeout_ms = " << c.limits.authentication_timeout_ms
-     << "\nmax_unauthenticated_frame_bytes = " << c.limits.max_unauthenticated_frame_bytes << "\n\n[iggy]\naddress = "
+     << "\nmax_unauthenticated_frame_bytes = " << c.limits.max_unauthenticated_frame_bytes << "\n\n[tls]\ncertificate_file = "
+     << q(c.tls.certificate_file) << "\nkey_file = " << q(c.tls.key_file) << "\nkey_password = "
+     << (c.tls.key_password.empty() ? "\"\"" : "\"<redacted>\"") << "\nca_file = " << q(c.tls.ca_file)
+     << "\nclient_auth = " << q(std::string(client_auth_name(c.tls.client_auth))) << "\nprotocols = [" << [&] {
+          std::string p;
+          for (size_t i = 0; i < c.tls.protocols.size(); ++i) p += (i ? ", " : "") + q(c.tls.protocols[i]);
+          return p;
+        }() << "]\ncipher_list = " << q(c.tls.cipher_list) << "\nciphersuites = " << q(c.tls.ciphersuites)
+     << "\nprincipal_mapping_rules = " << q(c.tls.principal_mapping_rules) << "\n\n[iggy]\naddress = "
      << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
      << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
      << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size

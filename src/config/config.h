@@ -111,6 +111,21 @@ struct LimitsConfig {
   uint64_t max_unauthenticated_frame_bytes = 524288;
 };
 
+// [tls]: Kafka's ssl.* for the SSL and SASL_SSL listeners (docs/security.md "TLS").
+struct TlsConfig {
+  enum class ClientAuth { kNone, kRequested, kRequired };  // ssl.client.auth
+  std::string certificate_file;  // PEM: the server certificate, then its chain
+  std::string key_file;          // PEM private key, encrypted with key_password if that is set
+  std::string key_password;      // never logged or rendered
+  std::string ca_file;           // PEM: the CAs client certificates are verified against
+  ClientAuth client_auth = ClientAuth::kNone;
+  std::vector<std::string> protocols{"TLSv1.2", "TLSv1.3"};  // ssl.enabled.protocols
+  std::string cipher_list;   // TLS 1.2 ciphers, OpenSSL syntax; "" = OpenSSL's default
+  std::string ciphersuites;  // TLS 1.3 suites; "" = OpenSSL's default
+  std::string principal_mapping_rules = "DEFAULT";  // ssl.principal.mapping.rules
+};
+std::string_view client_auth_name(TlsConfig::ClientAuth a);  // "required"
+
 struct IggyConfig {
   HostPort address{"127.0.0.1", 8090};
   std::string username = "iggy";
@@ -154,6 +169,7 @@ struct Config {
   GroupsConfig groups;
   TransactionsConfig transactions;
   LimitsConfig limits;
+  TlsConfig tls;
   IggyConfig iggy;
   PrincipalsConfig principals;
   StateConfig state;

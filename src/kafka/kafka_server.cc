@@ -123,12 +123,36 @@ void reply_unsupported_api_versions(const Responder& r, const HandlerSpec& spec)
 
 }  // namespace
 
+Result<uint16_t> KafkaServer::listen(const config::ListenerConfig& listener, size_t index) {
+  net::ListenOptions o;
+  o.listener = static_cast<uint32_t>(index);
+  o.authenticate = listener.protocol != config::SecurityProtocol::kPlaintext;
+  if (config::uses_tls(listener.protocol)) {
+    if (!tls_)
+      return Error{ErrorDomain::kInvalid, 0, "listener " + listener.str() + " uses TLS and no [tls] context is loaded"};
+    o.tls = tls_;
+    // On SSL the handshake is the authentication (and [tls] client_auth applies); on SASL_SSL
+    // SASL is, and no client certificate is asked for.
+    o.tls_authenticates = listener.protocol == config::SecurityProtocol::kSsl;
+  }
+  return tcp_.listen(listener.address, o);
+}
+
+void KafkaServer::set_tls_context(std::shared_ptr<const net::TlsContext> ctx) {
+  tls_ = ctx;
+  tcp_.set_tls_context(std::move(ctx));
+}
+
 std::shared_ptr<Session> KafkaServer::new_session(const net::Connection& conn) const {
   auto s = std::make_shared<Session>();
   const auto& listeners = services_.config.kafka.listeners;
   s->listener = conn.listener() < listeners.size() ? conn.listener() : 0;
   if (!listeners.empty()) s->protocol = listeners[s->listener].protocol;
   s->client_host = conn.ip();
+  // SSL: the client certificate's subject through principal_mapping_rules (User:ANONYMOUS
+  // without one). SASL_SSL takes its principal from SASL, never from a certificate.
+  if (s->protocol == config::SecurityProtocol::kSsl)
+    if (const net::TlsPeer* peer = conn.tls_peer()) s->principal = peer->principal;
   return s;
 }
 

@@ -159,3 +159,31 @@ void record_response(std::string_view api, std::chrono::steady_clock::duration t
 }
 
 }  // namespace kib::metrics
+
+namespace kib::metrics {
+
+TlsMetrics& tls_metrics() {
+  static TlsMetrics* m = [] {
+    Registry& r = global();
+    return new TlsMetrics{
+        r.counter("kib_tls_handshakes_total", "TLS handshakes completed on the SSL and SASL_SSL listeners, by version.",
+                  {"version"}),
+        r.counter("kib_tls_handshake_failures_total",
+                  "TLS handshakes that failed (the connection was closed), by reason: not_tls, protocol_version, "
+                  "no_shared_cipher, no_client_certificate, client_certificate_rejected, peer_alert, peer_closed, "
+                  "timeout, principal_mapping, other.",
+                  {"reason"}),
+        r.counter("kib_tls_errors_total", "Connections closed because of a TLS error after the handshake.").get(),
+        r.counter("kib_tls_context_reloads_total",
+                  "SIGHUP reloads of the [tls] certificate, key and CA files, by result (ok, failed: the previous "
+                  "files stay in use).",
+                  {"result"}),
+        r.gauge("kib_tls_certificate_not_after_seconds",
+                "Expiry (notAfter, seconds since the epoch) of the server certificate new TLS connections get.")
+            .get(),
+    };
+  }();
+  return *m;
+}
+
+}  // namespace kib::metrics

@@ -61,3 +61,18 @@ void record_request_error(std::string_view api, std::string_view code);
 void record_response(std::string_view api, std::chrono::steady_clock::duration took, size_t response_bytes);
 
 }  // namespace kib::metrics
+
+namespace kib::metrics {
+
+// TLS on the SSL and SASL_SSL listeners (docs/security.md "TLS"); copied in at scrape time from
+// the TCP server's counters and the current TLS context.
+struct TlsMetrics {
+  CounterFamily& handshakes;          // kib_tls_handshakes_total{version}
+  CounterFamily& handshake_failures;  // kib_tls_handshake_failures_total{reason}
+  Counter& errors;                    // kib_tls_errors_total
+  CounterFamily& context_reloads;     // kib_tls_context_reloads_total{result}
+  Gauge& certificate_not_after;       // kib_tls_certificate_not_after_seconds
+};
+TlsMetrics& tls_metrics();
+
+}  // namespace kib::metrics

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "common/guard.h"
+#include "common/text.h"
+#include "net/tls.h"
 
 namespace kib::net {
 namespace {
@@ -29,6 +31,12 @@ Connection::Connection(TcpServer& server, uint64_t id) : server_(server), id_(id
 
 Connection::~Connection() = default;
 
+const TlsPeer* Connection::tls_peer() const { return tls_ && tls_->established() ? &tls_->peer() : nullptr; }
+
+size_t Connection::buffered_bytes() const {
+  return pending_in_.size() - pending_off_ + (tls_ ? tls_->buffered() : 0);
+}
+
 void Connection::start() {
   uv_tcp_nodelay(handle_, 1);
   last_activity_ms_ = now_ms(server_.loop_);
@@ -47,15 +55,21 @@ bool Connection::can_take_more() const {
          (slots_.empty() || inflight_request_bytes_ < l.max_inflight_request_bytes);
 }
 
+bool Connection::input_waiting() const {
+  return pending_off_ < pending_in_.size() || (tls_ && tls_->input_ready());
+}
+
 void Connection::update_reading() {
-  // Frames left over from an earlier read are parsed before the socket is read again.
-  if (!parsing_ && buffered_bytes() > 0 && can_take_more()) drain_buffered();
-  bool want = can_take_more() && buffered_bytes() == 0;
+  // Frames left over from an earlier read (and, on TLS, records not yet decrypted) are parsed
+  // before the socket is read again.
+  if (!parsing_ && !in_tls_input_ && input_waiting() && can_take_more()) drain_buffered();
+  bool want = can_take_more() && !input_waiting();
   if (want == reading_) return;
   reading_ = want;
   // The deadline of a frame being received runs only while the bridge reads: a frame paused
   // by backpressure gets the whole frame_read_timeout_ms again once reading resumes.
   if (want && in_frame_) frame_started_ms_ = now_ms(server_.loop_);
+  if (want && partial_record_) partial_record_started_ms_ = now_ms(server_.loop_);
   auto* stream = reinterpret_cast<uv_stream_t*>(handle_);
   if (want) {
     uv_read_start(
@@ -71,12 +85,21 @@ void Connection::update_reading() {
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
-  if (nread == UV_EOF) return close("peer closed");
+  if (nread < 0 && tls_ && !tls_->established())
+    ++server_.tls_handshake_failures_[static_cast<size_t>(TlsFailure::kPeerClosed)];
+  if (nread == UV_EOF) return close(tls_ && !tls_->established() ? "peer closed during the TLS handshake" : "peer closed");
   if (nread < 0) return close(std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
   if (nread == 0) return;
   auto self = shared_from_this();  // the frame callback may close us
   const auto* p = reinterpret_cast<const uint8_t*>(buf->base);
   size_t n = static_cast<size_t>(nread);
+  if (tls_) {
+    // Ciphertext waits in the session until it can be decrypted and parsed; the socket is not
+    // read again until it has been (input_waiting()).
+    tls_->feed(p, n);
+    tls_input();
+    return update_reading();
+  }
   size_t used = parse(p, n);
   // A bound was reached at a frame boundary: the rest of this read (at most kReadChunk bytes)
   // waits here, and the socket is not read, until slots free up.
@@ -89,12 +112,69 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 
 void Connection::drain_buffered() {
   auto self = shared_from_this();  // the frame callback may close us
-  size_t used = parse(pending_in_.data() + pending_off_, pending_in_.size() - pending_off_);
-  pending_off_ += used;
-  if (closing_ || pending_off_ == pending_in_.size()) {
-    pending_in_ = Bytes();
-    pending_off_ = 0;
+  if (pending_off_ < pending_in_.size()) {
+    size_t used = parse(pending_in_.data() + pending_off_, pending_in_.size() - pending_off_);
+    pending_off_ += used;
+    if (closing_ || pending_off_ == pending_in_.size()) {
+      pending_in_ = Bytes();
+      pending_off_ = 0;
+    }
   }
+  if (tls_ && !closing_ && pending_off_ == pending_in_.size()) tls_input();
+}
+
+void Connection::tls_input() {
+  if (in_tls_input_ || closing_) return;
+  in_tls_input_ = true;
+  struct Reset {
+    bool& flag;
+    ~Reset() { flag = false; }
+  } reset{in_tls_input_};
+  if (!tls_->established()) {
+    TlsSession::Status st = tls_->handshake();
+    if (st == TlsSession::Status::kFailed) {
+      ++server_.tls_handshake_failures_[static_cast<size_t>(tls_->failure())];
+      // The alert OpenSSL queued is sent by close().
+      // The error may quote the client certificate's subject.
+      return close(std::string("TLS handshake failed (") + tls_failure_name(tls_->failure()) + "): " +
+                   escape(tls_->error(), 1024));
+    }
+    send_tls_output();
+    if (st != TlsSession::Status::kOk || closing_) return;
+    const TlsPeer& peer = tls_->peer();
+    ++server_.tls_handshakes_[peer.version];
+    if (tls_authenticates_) set_authenticated(true);
+    spdlog::debug("conn={} peer={} TLS handshake done: {} {}, client certificate {}, principal {}", id_, peer_,
+                  peer.version, peer.cipher, esc(peer.subject ? *peer.subject : std::string("none"), 1024),
+                  esc(peer.principal.str(), 1024));
+  }
+  // One record's plaintext at most; on the stack, since the frame callback may run another
+  // connection's tls_input() before this one is done with it.
+  uint8_t plain[16 * 1024];
+  while (!closing_ && can_take_more() && pending_off_ == pending_in_.size() && tls_->input_ready()) {
+    size_t n = 0;
+    TlsSession::Status st = tls_->read(plain, sizeof plain, &n);
+    if (st == TlsSession::Status::kWantInput) break;
+    if (st == TlsSession::Status::kClosed) return close("peer closed (TLS close_notify)");
+    if (st == TlsSession::Status::kFailed) {
+      ++server_.tls_errors_;
+      return close("TLS error: " + tls_->error());
+    }
+    size_t used = parse(plain, n);
+    if (used < n && !closing_) {
+      pending_in_.assign(plain + used, plain + n);
+      pending_off_ = 0;
+    }
+  }
+  if (closing_) return;
+  bool partial = !in_frame_ && tls_->partial_record();
+  if (partial && !partial_record_) partial_record_started_ms_ = now_ms(server_.loop_);
+  partial_record_ = partial;
+  send_tls_output();  // reading may have queued records (a TLS 1.3 KeyUpdate answer)
+}
+
+void Connection::send_tls_output() {
+  if (tls_ && tls_->has_output()) send_raw(tls_->take_output());
 }
 
 size_t Connection::parse(const uint8_t* p, size_t n) {
@@ -198,28 +278,54 @@ void Connection::flush() {
     --done_slots_;
     if (data) queued_response_bytes_ -= data->size();
     if (!data || data->empty()) continue;
-    auto* w = new WriteReq{};
-    w->data = std::move(*data);
-    w->conn = this;
-    w->req.data = w;
-    pending_write_bytes_ += w->data.size();
-    uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
-    int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(handle_), &b, 1, [](uv_write_t* req, int status) {
-      auto* wr = static_cast<WriteReq*>(req->data);
-      size_t bytes = wr->data.size();
-      Connection* c = wr->conn;
-      delete wr;
-      guard::run(guard::Boundary::kKafkaConnection, "write done", [&] { c->on_write_done(bytes, status); },
-                 [&](std::string_view what) { c->close("internal error after a write: " + std::string(what)); });
-    });
-    if (rc != 0) {
-      pending_write_bytes_ -= w->data.size();
-      delete w;
-      return close(std::string("write error: ") + uv_strerror(rc));
+    if (tls_) {
+      // Encrypted a chunk at a time, so that OpenSSL's buffer never holds a whole large
+      // response beside its plaintext and ciphertext.
+      constexpr size_t kChunk = 1u << 20;
+      Bytes records;
+      records.reserve(data->size() + (data->size() / (16 * 1024) + 1) * 64);
+      for (size_t off = 0; off < data->size(); off += kChunk) {
+        if (!tls_->write(data->data() + off, std::min(kChunk, data->size() - off))) {
+          ++server_.tls_errors_;
+          return close("TLS error while encrypting a response: " + tls_->error());
+        }
+        Bytes out = tls_->take_output();
+        records.insert(records.end(), out.begin(), out.end());
+      }
+      data = Bytes();
+      if (!send_raw(std::move(records))) return;
+    } else if (!send_raw(std::move(*data))) {
+      return;
     }
   }
   update_reading();
   if (server_.shutting_down_ && slots_.empty() && pending_write_bytes_ == 0) close("shutdown: drained");
+}
+
+bool Connection::send_raw(Bytes data) {
+  if (closing_) return false;
+  if (data.empty()) return true;
+  auto* w = new WriteReq{};
+  w->data = std::move(data);
+  w->conn = this;
+  w->req.data = w;
+  pending_write_bytes_ += w->data.size();
+  uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
+  int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(handle_), &b, 1, [](uv_write_t* req, int status) {
+    auto* wr = static_cast<WriteReq*>(req->data);
+    size_t bytes = wr->data.size();
+    Connection* c = wr->conn;
+    delete wr;
+    guard::run(guard::Boundary::kKafkaConnection, "write done", [&] { c->on_write_done(bytes, status); },
+               [&](std::string_view what) { c->close("internal error after a write: " + std::string(what)); });
+  });
+  if (rc != 0) {
+    pending_write_bytes_ -= w->data.size();
+    delete w;
+    close(std::string("write error: ") + uv_strerror(rc));
+    return false;
+  }
+  return true;
 }
 
 void Connection::on_write_done(size_t bytes, int status) {
@@ -249,6 +355,16 @@ void Connection::close(const std::string& reason) {
   }
   server_.release_ip(this);
   spdlog::info("conn={} peer={} closed: {}", id_, peer_, reason);
+  if (tls_) {
+    // close_notify (or the alert of a failed handshake), where the socket takes it at once:
+    // closing never waits for a peer that does not read.
+    tls_->shutdown();
+    Bytes last = tls_->take_output();
+    if (!last.empty()) {
+      uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(last.data()), static_cast<unsigned>(last.size()));
+      uv_try_write(reinterpret_cast<uv_stream_t*>(handle_), &b, 1);
+    }
+  }
   uv_close(reinterpret_cast<uv_handle_t*>(handle_), [](uv_handle_t* h) {
     auto* c = static_cast<Connection*>(h->data);
     delete reinterpret_cast<uv_tcp_t*>(h);
@@ -309,9 +425,25 @@ void TcpServer::set_limits(const ServerLimits& limits) {
 TcpServer::~TcpServer() = default;
 
 Result<uint16_t> TcpServer::listen(const config::HostPort& addr, uint32_t listener, bool authenticate) {
-  auto port = listener_.listen(addr, 1024, listener);
-  if (port && authenticate) authenticating_listeners_[listener] = true;
+  ListenOptions o;
+  o.listener = listener;
+  o.authenticate = authenticate;
+  return listen(addr, o);
+}
+
+Result<uint16_t> TcpServer::listen(const config::HostPort& addr, const ListenOptions& o) {
+  auto port = listener_.listen(addr, 1024, o.listener);
+  if (!port) return port;
+  if (o.authenticate) {
+    authenticating_listeners_[o.listener] = true;
+    arm_idle_timer();
+  }
+  if (o.tls) tls_listeners_[o.listener] = ListenerTls{o.tls, o.tls_authenticates};
   return port;
+}
+
+void TcpServer::set_tls_context(std::shared_ptr<const TlsContext> ctx) {
+  for (auto& [_, l] : tls_listeners_) l.ctx = ctx;
 }
 
 ServerStats TcpServer::stats() const {
@@ -321,6 +453,9 @@ ServerStats TcpServer::stats() const {
   s.frame_read_timeouts = frame_read_timeouts_;
   s.idle_timeouts = idle_timeouts_;
   s.authentication_timeouts = authentication_timeouts_;
+  s.tls_handshakes = tls_handshakes_;
+  s.tls_handshake_failures = tls_handshake_failures_;
+  s.tls_errors = tls_errors_;
   return s;
 }
 
@@ -339,6 +474,13 @@ void TcpServer::accept_one(uv_stream_t* listener) {
   conn->accepted_ms_ = now_ms(loop_);
   if (auto it = authenticating_listeners_.find(a.tag); it != authenticating_listeners_.end() && it->second)
     conn->authenticated_ = false;
+  if (auto it = tls_listeners_.find(a.tag); it != tls_listeners_.end() && it->second.ctx) {
+    // Where the handshake authenticates (SSL) [tls] client_auth applies; where SASL does
+    // (SASL_SSL) no client certificate is asked for, as Kafka applies ssl.client.auth to SSL
+    // listeners only (KIP-684).
+    conn->tls_ = std::make_unique<TlsSession>(it->second.ctx, /*client_auth=*/it->second.authenticates);
+    conn->tls_authenticates_ = it->second.authenticates;
+  }
   if (!a.refused.empty()) return conn->close(a.refused);
   conn->ip_counted_ = true;  // admitted: counts against the limits until it closes
   if (shutting_down_) return conn->close("refused: shutting down");
@@ -375,7 +517,9 @@ void TcpServer::sweep_idle() {
     }
     // A frame started and not finished while the bridge was reading: a slowloris client, or
     // one that stopped mid-request.
-    if (frame_ms != 0 && c->in_frame_ && c->reading_ && now - c->frame_started_ms_ >= frame_ms)
+    if (frame_ms != 0 && c->reading_ &&
+        ((c->in_frame_ && now - c->frame_started_ms_ >= frame_ms) ||
+         (!c->in_frame_ && c->partial_record_ && now - c->partial_record_started_ms_ >= frame_ms)))
       slow.push_back(c);
     // Bytes of an unfinished frame are not activity: only whole requests and responses are.
     else if (idle_ms != 0 && c->slots_.empty() && now - c->last_activity_ms_ >= idle_ms)
@@ -388,6 +532,7 @@ void TcpServer::sweep_idle() {
   }
   for (auto& c : unauthenticated) {
     ++authentication_timeouts_;
+    if (c->tls_ && !c->tls_->established()) ++tls_handshake_failures_[static_cast<size_t>(TlsFailure::kTimeout)];
     c->close("not authenticated within authentication_timeout_ms " + std::to_string(auth_ms));
   }
   for (auto& c : idle) {

@@ -3,15 +3,18 @@
 // backpressure (a connection is neither read nor handed another buffered frame while its
 // responses not yet written, its requests in flight or their bytes exceed their bounds), an
 // idle timeout, a deadline to finish a started frame, connection limits (total and per client
-// address, applied at accept by net::Listener), TCP_NODELAY and a graceful drain.
+// address, applied at accept by net::Listener), TCP_NODELAY and a graceful drain. On a TLS
+// listener (net/tls.h) the same framing and bounds apply to the decrypted bytes.
 #pragma once
 
 #include <uv.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -21,6 +24,7 @@
 #include "common/result.h"
 #include "config/config.h"
 #include "net/listener.h"
+#include "net/tls_peer.h"
 #include "uvx/timer.h"
 
 namespace kib::net {
@@ -66,6 +70,21 @@ struct ServerStats {
   uint64_t frame_read_timeouts = 0;       // closed: a frame not completed within frame_read_timeout_ms
   uint64_t idle_timeouts = 0;             // closed: idle for idle_timeout_ms
   uint64_t authentication_timeouts = 0;   // closed: not authenticated within authentication_timeout_ms
+  // TLS listeners: handshakes completed by protocol version ("TLSv1.3"), handshakes failed by
+  // reason (indexed by TlsFailure), connections closed by a TLS error after the handshake.
+  std::map<std::string, uint64_t> tls_handshakes;
+  std::array<uint64_t, kTlsFailureCount> tls_handshake_failures{};
+  uint64_t tls_errors = 0;
+};
+
+// How TcpServer::listen treats a listener's connections.
+struct ListenOptions {
+  uint32_t listener = 0;      // Connection::listener()
+  bool authenticate = false;  // connections start unauthenticated (Connection::authenticated())
+  // TLS on this listener; with tls_authenticates the completed handshake authenticates the
+  // connection (Kafka's SSL), without it another layer does (SASL_SSL).
+  std::shared_ptr<const TlsContext> tls;
+  bool tls_authenticates = false;
 };
 
 class TcpServer;
@@ -106,7 +125,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Bytes of requests not yet completed, the frame being received included.
   uint64_t inflight_request_bytes() const { return inflight_request_bytes_; }
   // Bytes read from the socket but not yet parsed into frames (held while at a bound).
-  size_t buffered_bytes() const { return pending_in_.size() - pending_off_; }
+  // On a TLS listener, ciphertext not yet decrypted counts too.
+  size_t buffered_bytes() const;
   bool reading() const { return reading_; }
   const std::string& ip() const { return ip_; }
   // Which of the server's listeners accepted it (the index given to TcpServer::listen).
@@ -121,6 +141,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     authenticated_ = yes;
     if (yes) was_authenticated_ = true;
   }
+  // On a TLS listener, once the handshake is complete: the protocol, cipher and the client
+  // certificate's subject and principal; nullptr before, and on other listeners.
+  const TlsPeer* tls_peer() const;
+  bool tls() const { return tls_ != nullptr; }
 
  private:
   friend class TcpServer;
@@ -135,8 +159,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // many bytes it used (all of them unless a bound was reached at a frame boundary).
   size_t parse(const uint8_t* p, size_t n);
   void drain_buffered();
+  // Input already read that can be parsed without reading the socket again.
+  bool input_waiting() const;
   bool can_take_more() const;
   void flush();
+  // Writes bytes as they go on the wire (counted in pending_write_bytes_); false once closed.
+  bool send_raw(Bytes data);
+  // TLS: advances the handshake, then decrypts and parses what was fed while bounds allow.
+  void tls_input();
+  void send_tls_output();
   void update_reading();
   void on_write_done(size_t bytes, int status);
 
@@ -171,6 +202,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t last_activity_ms_ = 0;         // last whole request read or response written
   uint64_t frame_started_ms_ = 0;         // when the frame being received started (or resumed)
   bool in_frame_ = false;                 // some bytes of the next frame have arrived
+  std::unique_ptr<TlsSession> tls_;       // on a TLS listener
+  bool tls_authenticates_ = false;
+  bool in_tls_input_ = false;
+  // Some bytes of a TLS record have arrived and not all of it: a slow peer is held to
+  // frame_read_timeout_ms from then on, as one trickling a frame is.
+  bool partial_record_ = false;
+  uint64_t partial_record_started_ms_ = 0;
 };
 
 class TcpServer {
@@ -186,6 +224,10 @@ class TcpServer {
   // report `listener` (Connection::listener()); with `authenticate` they start unauthenticated
   // (Connection::authenticated()).
   Result<uint16_t> listen(const config::HostPort& addr, uint32_t listener = 0, bool authenticate = false);
+  Result<uint16_t> listen(const config::HostPort& addr, const ListenOptions& options);
+  // The TLS context every TLS listener gives the connections it accepts from now on (SIGHUP
+  // reload); established connections keep the one they started with.
+  void set_tls_context(std::shared_ptr<const TlsContext> ctx);
 
   // Stops accepting, lets in-flight requests finish for up to `deadline_ms`, then closes
   // every connection and calls `done`.
@@ -227,6 +269,14 @@ class TcpServer {
   uint64_t idle_timeouts_ = 0;
   uint64_t authentication_timeouts_ = 0;
   std::unordered_map<uint32_t, bool> authenticating_listeners_;
+  struct ListenerTls {
+    std::shared_ptr<const TlsContext> ctx;
+    bool authenticates = false;
+  };
+  std::unordered_map<uint32_t, ListenerTls> tls_listeners_;
+  std::map<std::string, uint64_t> tls_handshakes_;
+  std::array<uint64_t, kTlsFailureCount> tls_handshake_failures_{};
+  uint64_t tls_errors_ = 0;
   std::unique_ptr<uv::Timer> idle_timer_;      // the idle and frame-read sweep
   std::unique_ptr<uv::Timer> shutdown_timer_;  // the drain deadline
   bool shutting_down_ = false;

@@ -5,6 +5,10 @@ iggy          session: iggy-server ($IGGY_SERVER, PATH, /usr/local/bin); skipped
 bridge        session: the bridge binary ($BRIDGE_BIN or build/release/kafka-iggy-bridge) on iggy
 target        function, parametrized "kafka" / "bridge": a Target(name, bootstrap) so one test
               body runs against both
+secure_kafka, secure_bridge   module: the Kafka broker and the bridge with SASL_SSL and SSL
+              listeners, the same certificates, users and super users (harness/security.py),
+              started only by the modules that ask for them (test_security.py); each a
+              SecureTarget(name, bootstrap, sasl_ssl, ssl, certs)
 
 Environment:
   KIB_KAFKA_BOOTSTRAP=host:port   use an already running Kafka instead of starting one
@@ -30,8 +34,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import bridge as bridge_mod  # noqa: E402
-from harness import iggy_server, util  # noqa: E402
-from harness.kafka_broker import KafkaBroker, kafka_version  # noqa: E402
+from harness import iggy_server, security, util  # noqa: E402
+from harness.kafka_broker import BrokerSecurity, KafkaBroker, kafka_version  # noqa: E402
 
 TIMINGS: dict[str, float | str] = {}
 _SESSION_START = time.monotonic()
@@ -122,6 +126,79 @@ def bridge(request):
         br.stop()
 
 
+@dataclass(frozen=True)
+class SecureTarget:
+    name: str  # "kafka" or "bridge"
+    bootstrap: str  # PLAINTEXT (User:ANONYMOUS, a super user as Kafka's inter-broker listener needs)
+    sasl_ssl: str
+    ssl: str
+    certs: security.Certs
+
+
+@pytest.fixture(scope="module")
+def security_certs():
+    d = util.make_temp_dir("kib-certs-")
+    t = time.monotonic()
+    try:
+        certs = security.make_certs(d)
+        TIMINGS["security_certs_s"] = round(time.monotonic() - t, 2)
+        yield certs
+    finally:
+        util.remove_tree(d)
+
+
+@pytest.fixture(scope="module")
+def secure_kafka(security_certs):
+    """The reference broker configured as the secure bridge is (see harness/kafka_broker.py
+    secure_properties): separate from the session's broker, stopped with the module."""
+    if os.environ.get("KIB_KAFKA_BOOTSTRAP"):
+        util.skip_loudly("KIB_KAFKA_BOOTSTRAP names a plain broker; the security tests start their own")
+    if shutil.which("java") is None:
+        util.skip_loudly("no java: cannot run the reference Kafka broker (Java 17+ needed)")
+    kb = KafkaBroker(log_name="kafka-broker-secure.log", security=BrokerSecurity(
+        security_certs, security.USERS, security.MECHANISMS, security.SCRAM_ITERATIONS, security.SUPER_USERS))
+    try:
+        kb.start()
+    except BaseException:
+        kb.stop()
+        raise
+    TIMINGS["secure_kafka_start_s"] = round(kb.total_seconds, 2)
+    try:
+        yield SecureTarget("kafka", kb.bootstrap, kb.sasl_ssl_bootstrap, kb.ssl_bootstrap, security_certs)
+    finally:
+        kb.stop()
+
+
+@pytest.fixture(scope="module")
+def secure_bridge(request, security_certs):
+    """The bridge with docs/security.md's listeners, [tls], [sasl] and [authorization], its own
+    Iggy stream (kafka-secure) on the session's iggy-server, users added before it starts."""
+    mode = bridge_mode()
+    if mode == "off":
+        util.skip_loudly("bridge target disabled (KIB_BRIDGE_TARGET=off)")
+    binary = bridge_mod.find_binary()
+    if binary is None:
+        util.skip_loudly(f"no bridge binary at {os.environ.get('BRIDGE_BIN', 'build/release/kafka-iggy-bridge')} "
+                         "(build it with make, or set BRIDGE_BIN to an executable)")
+    srv = request.getfixturevalue("iggy")
+    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
+                           log_name="bridge-secure.log", stream="kafka-secure",
+                           security=bridge_mod.BridgeSecurity(security_certs, security.USERS, security.MECHANISMS,
+                                                              security.SCRAM_ITERATIONS, security.SUPER_USERS))
+    try:
+        br.start()
+    except BaseException as e:
+        br.stop()
+        if mode == "xfail":
+            pytest.xfail(f"secure bridge did not start (KIB_BRIDGE_TARGET=xfail): {e}")
+        raise
+    TIMINGS["secure_bridge_start_s"] = round(br.startup_seconds, 2)
+    try:
+        yield SecureTarget("bridge", br.bootstrap, br.sasl_ssl_bootstrap, br.ssl_bootstrap, security_certs)
+    finally:
+        br.stop()
+
+
 @pytest.fixture(params=["kafka", "bridge"])
 def target(request) -> Target:
     if request.param == "kafka":
@@ -136,7 +213,8 @@ def pytest_sessionstart(session):
     """Drop the previous session's logs and observations so nothing stale is read as this run's."""
     d = util.log_dir()
     for pattern in ("kafka-broker.log", "iggy-server.log", "bridge.log", "bridge.log.toml", "observed-*.json",
-                    "timings.json"):
+                    "timings.json", "kafka-broker-secure.log", "bridge-secure.log", "bridge-secure.log.toml",
+                    "security-*"):
         for f in d.glob(pattern):
             f.unlink(missing_ok=True)
 

@@ -10,7 +10,8 @@ def run(*args):
 def test_check_config_accepts_shipped_default_and_prints_effective_values():
     r = run("check-config", "--config", os.path.join(ROOT, "etc", "kafka-iggy-bridge.toml"))
     assert r.returncode == 0, r.stderr
-    assert 'listeners = ["127.0.0.1:9092"]' in r.stdout
+    assert 'listeners = ["PLAINTEXT://127.0.0.1:9092"]' in r.stdout
+    assert 'listener_security_protocol_map = ["PLAINTEXT:PLAINTEXT"]' in r.stdout
     assert "iggy" in r.stdout and "<redacted>" in r.stdout
 
 

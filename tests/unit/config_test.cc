@@ -149,7 +149,8 @@ BOOST_AUTO_TEST_CASE(listeners_take_kafkas_name_and_protocol_forms) {
   auto c = parse_config(
       "[kafka]\nlisteners=[\"INTERNAL://127.0.0.1:9092\", \"SASL_SSL://0.0.0.0:9093\", \"SSL://0.0.0.0:9094\"]\n"
       "listener_security_protocol_map=[\"INTERNAL:PLAINTEXT\"]\n"
-      "advertised_listeners=[\"SASL_SSL://kafka.example.com:19093\"]\nadvertised_host=\"ignored.for.others\"\n",
+      "advertised_listeners=[\"SASL_SSL://kafka.example.com:19093\"]\nadvertised_host=\"ignored.for.others\"\n"
+      "[tls]\ncertificate_file=\"/etc/b.crt\"\nkey_file=\"/etc/b.key\"\n",
       "t.toml");
   BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
   const auto& l = c->kafka.listeners;
@@ -186,6 +187,70 @@ BOOST_AUTO_TEST_CASE(listener_errors_name_the_key_and_the_entry) {
                  .find("names 2 listeners") != std::string::npos);
   BOOST_TEST(err("listeners=[\"127.0.0.1:1\", \"PLAINTEXT://127.0.0.1:2\"]").find("cannot both be given") !=
              std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(tls_defaults_are_kafkas) {
+  auto c = parse_config("", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->tls.certificate_file.empty());
+  BOOST_TEST(c->tls.ca_file.empty());
+  BOOST_TEST(client_auth_name(c->tls.client_auth) == "none");
+  BOOST_TEST((c->tls.protocols == std::vector<std::string>{"TLSv1.2", "TLSv1.3"}));
+  BOOST_TEST(c->tls.cipher_list.empty());
+  BOOST_TEST(c->tls.ciphersuites.empty());
+  BOOST_TEST(c->tls.principal_mapping_rules == "DEFAULT");
+}
+
+BOOST_AUTO_TEST_CASE(tls_keys_parse_and_render_back_with_the_key_password_redacted) {
+  auto c = parse_config(
+      "[kafka]\nlisteners=[\"SSL://0.0.0.0:9093\"]\n"
+      "[tls]\ncertificate_file=\"/etc/kib/server.pem\"\nkey_file=\"/etc/kib/server.key\"\nkey_password=\"k3y-pw\"\n"
+      "ca_file=\"/etc/kib/ca.pem\"\nclient_auth=\"required\"\nprotocols=[\"TLSv1.3\"]\n"
+      "cipher_list=\"ECDHE+AESGCM\"\nciphersuites=\"TLS_AES_256_GCM_SHA384\"\n"
+      "principal_mapping_rules=\"RULE:^CN=([^,]+),.*$/$1/L, DEFAULT\"\n",
+      "t.toml");
+  BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+  BOOST_TEST(c->tls.certificate_file == "/etc/kib/server.pem");
+  BOOST_TEST(c->tls.key_password == "k3y-pw");
+  BOOST_TEST(client_auth_name(c->tls.client_auth) == "required");
+  BOOST_TEST((c->tls.protocols == std::vector<std::string>{"TLSv1.3"}));
+  BOOST_TEST(c->tls.principal_mapping_rules == "RULE:^CN=([^,]+),.*$/$1/L, DEFAULT");
+  std::string r = render_config(*c);
+  BOOST_TEST(r.find("k3y-pw") == std::string::npos);
+  BOOST_TEST(r.find("key_password = \"<redacted>\"") != std::string::npos);
+  auto again = parse_config(r, "rendered");
+  BOOST_REQUIRE_MESSAGE(again.ok(), (again.ok() ? std::string() : again.error().message));
+  BOOST_TEST(again->tls.principal_mapping_rules == c->tls.principal_mapping_rules);
+  BOOST_TEST(again->tls.ca_file == c->tls.ca_file);
+  BOOST_TEST((again->tls.protocols == c->tls.protocols));
+}
+
+BOOST_AUTO_TEST_CASE(tls_errors_name_the_key) {
+  auto err = [](const std::string& toml) {
+    auto c = parse_config(toml, "t.toml");
+    return c.ok() ? std::string() : c.error().message;
+  };
+  const std::string ssl = "[kafka]\nlisteners=[\"PLAINTEXT://127.0.0.1:9092\", \"SASL_SSL://0.0.0.0:9093\"]\n";
+  const std::string files = "[tls]\ncertificate_file=\"/c\"\nkey_file=\"/k\"\n";
+  BOOST_TEST(err(ssl).find("[tls] certificate_file: required by listener SASL_SSL://0.0.0.0:9093 (SASL_SSL)") !=
+             std::string::npos);
+  BOOST_TEST(err(ssl).find("[tls] key_file: required by listener") != std::string::npos);
+  BOOST_TEST(err(ssl + files).empty());
+  // A plaintext-only bridge needs no files.
+  BOOST_TEST(err("[kafka]\nlisteners=[\"SASL_PLAINTEXT://0.0.0.0:9093\"]\n").empty());
+  BOOST_TEST(err(ssl + files + "client_auth=\"want\"\n").find("[tls] client_auth: must be one of none, requested, required") !=
+             std::string::npos);
+  BOOST_TEST(err(ssl + files + "client_auth=\"requested\"\n").find("[tls] ca_file: required when client_auth") !=
+             std::string::npos);
+  BOOST_TEST(err(ssl + files + "client_auth=\"required\"\nca_file=\"/ca\"\n").empty());
+  BOOST_TEST(err(ssl + files + "protocols=[\"TLSv1.1\"]\n").find("[tls] protocols") != std::string::npos);
+  BOOST_TEST(err(ssl + files + "protocols=[]\n").find("[tls] protocols") != std::string::npos);
+  BOOST_TEST(err(ssl + files + "protocols=[\"TLSv1.3\", \"TLSv1.3\"]\n").find("[tls] protocols") != std::string::npos);
+  BOOST_TEST(err(ssl + files + "principal_mapping_rules=\"DEFAULT/L\"\n")
+                 .find("[tls] principal_mapping_rules: invalid rule: `DEFAULT/L`") != std::string::npos);
+  BOOST_TEST(err(ssl + files + "principal_mapping_rules=\"RULE:^CN=(.*$/$1/\"\n").find("[tls] principal_mapping_rules") !=
+             std::string::npos);
+  BOOST_TEST(err(ssl + files + "cert_file=\"/x\"\n").find("[tls] cert_file: unknown key") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(ipv6_listener_in_brackets) {

@@ -169,4 +169,87 @@ BOOST_AUTO_TEST_CASE(set_limits_applies_a_raised_max_inflight_requests_to_buffer
   for (int i = 0; i < 100; ++i) BOOST_TEST(kib::test::corr_of(c.frames[i]) == i);
 }
 
+namespace {
+net::ListenOptions authenticating() {
+  net::ListenOptions o;
+  o.authenticate = true;
+  return o;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_unauthenticated_connection_is_closed_at_authentication_timeout_ms_whatever_else_it_does) {
+  ServerLimits limits;
+  limits.idle_timeout_ms = 0;  // the authentication deadline alone must arm the sweep
+  limits.frame_read_timeout_ms = 0;
+  limits.authentication_timeout_ms = 300;
+  ServerFixture f(limits, authenticating());
+  f.answer_at_once = [](uint64_t) { return true; };
+  LoopClient c(f.port);
+  uint64_t started = f.elapsed_ms();
+  // Requests keep it busy (a client that never finishes SASL), and it is closed all the same.
+  int corr = 0;
+  BOOST_TEST(f.pump(c, [&] {
+    if (c.peer_closed()) return true;
+    c.send(kib::test::frame(corr++, 16));
+    return false;
+  }, 5000));
+  BOOST_TEST(f.elapsed_ms() - started >= 250u);
+  BOOST_TEST(f.dispatched > 0u);
+  BOOST_TEST(f.server->stats().authentication_timeouts == 1u);
+  BOOST_TEST(f.server->stats().idle_timeouts == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_connection_authenticated_in_time_is_not_closed_by_the_authentication_deadline) {
+  ServerLimits limits;
+  limits.idle_timeout_ms = 0;
+  limits.authentication_timeout_ms = 200;
+  ServerFixture f(limits, authenticating());
+  LoopClient c(f.port);
+  c.send(kib::test::frame(1, 16));
+  BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
+  BOOST_TEST(!f.held.front().conn->authenticated());
+  f.held.front().conn->set_authenticated(true);  // what SASL does once the exchange succeeded
+  f.complete_held();
+  f.settle(c, 600);
+  BOOST_TEST(!c.peer_closed());
+  BOOST_TEST(f.server->stats().authentication_timeouts == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_frame_above_max_unauthenticated_frame_bytes_closes_an_unauthenticated_connection) {
+  ServerLimits limits;
+  limits.max_unauthenticated_frame_bytes = 1024;
+  ServerFixture f(limits, authenticating());
+  LoopClient c(f.port);
+  c.send(kib::test::frame(1, 1024));  // at the bound: handed over
+  BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
+  f.complete_held();
+  c.send(kib::test::frame(2, 1025));
+  BOOST_TEST(f.pump(c, [&] { return c.peer_closed(); }));
+  BOOST_TEST(f.dispatched == 1u);
+
+  // Once authenticated, frames up to max_frame_bytes are taken.
+  LoopClient d(f.port);
+  d.send(kib::test::frame(3, 16));
+  BOOST_TEST_REQUIRE(f.pump(d, [&] { return f.held.size() == 1; }));
+  f.held.front().conn->set_authenticated(true);
+  f.complete_held();
+  d.send(kib::test::frame(4, 100000));
+  BOOST_TEST(f.pump(d, [&] { return f.held.size() == 1 || d.peer_closed(); }));
+  BOOST_TEST(!d.peer_closed());
+  BOOST_TEST(f.dispatched == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_listener_is_authenticated_from_the_start) {
+  ServerLimits limits;
+  limits.max_unauthenticated_frame_bytes = 1024;
+  limits.authentication_timeout_ms = 100;
+  ServerFixture f(limits);
+  LoopClient c(f.port);
+  c.send(kib::test::frame(1, 5000));
+  BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1 || c.peer_closed(); }));
+  BOOST_TEST(f.held.front().conn->authenticated());
+  f.settle(c, 400);
+  BOOST_TEST(!c.peer_closed());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

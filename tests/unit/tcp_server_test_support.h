@@ -148,7 +148,8 @@ struct ServerFixture {
   std::function<bool(uint64_t seq)> answer_at_once = [](uint64_t) { return false; };
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
-  explicit ServerFixture(net::ServerLimits limits) {
+  // `options`: how the server listens (authentication, TLS); the default is a plain listener.
+  explicit ServerFixture(net::ServerLimits limits, net::ListenOptions options = {}) {
     uv_loop_init(&loop);
     server = std::make_unique<net::TcpServer>(&loop, limits,
                                               [this](const std::shared_ptr<net::Connection>& c, uint64_t seq, Bytes fr) {
@@ -158,7 +159,7 @@ struct ServerFixture {
                                                 if (answer_at_once(seq)) answer(h);
                                                 else held.push_back(h);
                                               });
-    auto p = server->listen({"127.0.0.1", 0});
+    auto p = server->listen({"127.0.0.1", 0}, options);
     BOOST_REQUIRE(p.ok());
     port = *p;
   }
@@ -195,7 +196,9 @@ struct ServerFixture {
 
   // Runs the loop and the client until `until` holds or `timeout_ms` passes (a guard against
   // a hang, not a measure of speed).
-  bool pump(LoopClient& c, const std::function<bool()>& until, uint64_t timeout_ms = 10000) {
+  // (Any client with io(): LoopClient, or the TLS client of tls_test_support.h.)
+  template <typename Client>
+  bool pump(Client& c, const std::function<bool()>& until, uint64_t timeout_ms = 10000) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
       uv_run(&loop, UV_RUN_NOWAIT);
@@ -207,7 +210,8 @@ struct ServerFixture {
   }
   // Runs both for a while, for a test that something does NOT happen: loopback delivers in
   // microseconds, so 300 ms is ample for what would happen.
-  void settle(LoopClient& c, uint64_t ms = 300) {
+  template <typename Client>
+  void settle(Client& c, uint64_t ms = 300) {
     pump(c, [] { return false; }, ms);
   }
 };

@@ -6,7 +6,10 @@ in a temp dir removed on stop; the broker log is kept in build/test-logs/clients
     with KafkaBroker() as kb:
         print(kb.bootstrap)      # "127.0.0.1:PORT"
 
-Run as a script to measure start-up:  python3 -m harness.kafka_broker  (from tests/clients)
+Run as a script to measure start-up:  python3 -m harness.kafka_broker [--secure]  (from tests/clients)
+
+The secure broker (security=BrokerSecurity, test_security.py's) adds SASL_SSL and SSL listeners,
+SCRAM users at format time and StandardAuthorizer: see secure_properties().
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import shutil
 import subprocess
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import util
@@ -52,8 +56,9 @@ def kafka_version(lib: Path | None = None) -> str:
     return "unknown"
 
 
-def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
-    """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays."""
+def server_properties(data_dir: Path, port: int, controller_port: int, extra: dict[str, str] | None = None) -> str:
+    """Broker settings sized for tests: one node, replication factor 1 everywhere, no delays;
+    `extra` adds or replaces keys (the secure broker's listeners and security settings)."""
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -92,7 +97,40 @@ def server_properties(data_dir: Path, port: int, controller_port: int) -> str:
         # and kafka-topics --describe print the same on both (docs/admin-apis-plan.md §3.3).
         "log.retention.ms": "-1",
     }
+    props.update(extra or {})
     return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def secure_properties(ports: dict[str, int], certs, users: dict[str, str], mechanisms, super_users) -> dict[str, str]:
+    """The secure broker's additions (test_security.py): beside PLAINTEXT (inter-broker, the
+    controller's listener and admin bootstrap) a SASL_SSL listener (every mechanism in
+    `mechanisms`; PLAIN users in the listener's PlainLoginModule entry, SCRAM users from
+    StorageTool --add-scram) and an SSL listener; ssl.client.auth=required broker-wide, which
+    Kafka applies to SSL listeners only (KIP-684: a SASL_SSL listener needs its own
+    listener.name.sasl_ssl.ssl.client.auth); StandardAuthorizer with super users."""
+    def q(s: str) -> str:
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    plain_users = " ".join(f"user_{name}={q(pw)}" for name, pw in users.items())
+    props = {
+        "listeners": ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
+        "advertised.listeners": ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items() if n != "CONTROLLER"),
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,CONTROLLER:PLAINTEXT",
+        "sasl.enabled.mechanisms": ",".join(mechanisms),
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(certs.server_keystore),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(certs.ca),
+        "ssl.client.auth": "required",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": ";".join(super_users),
+        "allow.everyone.if.no.acl.found": "false",
+    }
+    for mech in mechanisms:
+        module = ("org.apache.kafka.common.security.plain.PlainLoginModule required " + plain_users
+                  if mech == "PLAIN" else "org.apache.kafka.common.security.scram.ScramLoginModule required")
+        props[f"listener.name.sasl_ssl.{mech.lower()}.sasl.jaas.config"] = module + ";"
+    return props
 
 
 def jvm_opts(heap: str) -> list[str]:
@@ -111,9 +149,23 @@ def jvm_opts(heap: str) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class BrokerSecurity:
+    """What makes a KafkaBroker the secure one (harness/security.py has the values)."""
+    certs: object  # harness.security.Certs
+    users: dict[str, str]  # name -> password: SCRAM credentials at format time and PLAIN users
+    mechanisms: tuple[str, ...]
+    scram_iterations: int
+    super_users: tuple[str, ...]
+
+
 class KafkaBroker:
-    def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log"):
+    def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log",
+                 security: BrokerSecurity | None = None):
         self.heap = heap
+        self.security = security
+        self.sasl_ssl_port = 0
+        self.ssl_port = 0
         self.start_timeout = start_timeout
         self.log_name = log_name
         self.lib: Path | None = None
@@ -131,8 +183,40 @@ class KafkaBroker:
         return f"127.0.0.1:{self.port}"
 
     @property
+    def sasl_ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.sasl_ssl_port}"
+
+    @property
+    def ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.ssl_port}"
+
+    @property
     def log_path(self) -> Path:
         return util.log_dir() / self.log_name
+
+    def _ports(self) -> list[int]:
+        ports: list[int] = []
+        while len(ports) < (4 if self.security else 2):
+            p = util.free_port()
+            if p not in ports:
+                ports.append(p)
+        return ports
+
+    def _security_setup(self) -> tuple[dict[str, str], list[str]]:
+        """Extra server properties and StorageTool format arguments (--add-scram per user and
+        SCRAM mechanism) of the secure broker."""
+        if self.security is None:
+            return {}, []
+        sec = self.security
+        ports = {"PLAINTEXT": self.port, "SASL_SSL": self.sasl_ssl_port, "SSL": self.ssl_port,
+                 "CONTROLLER": self.controller_port}
+        extra = secure_properties(ports, sec.certs, sec.users, sec.mechanisms, sec.super_users)
+        args = []
+        for mech in sec.mechanisms:
+            if mech.startswith("SCRAM-"):
+                for name, pw in sec.users.items():
+                    args += ["--add-scram", f"{mech}=[name={name},password={pw},iterations={sec.scram_iterations}]"]
+        return extra, args
 
     def start(self) -> "KafkaBroker":
         t0 = time.monotonic()
@@ -141,11 +225,13 @@ class KafkaBroker:
         last_error: Exception | None = None
         for _attempt in range(3):  # a free port can be taken between probing and binding
             self.tmp = util.make_temp_dir("kib-kafka-")
-            self.port, self.controller_port = util.free_port(), util.free_port()
-            while self.controller_port == self.port:
-                self.controller_port = util.free_port()
+            ports = self._ports()
+            self.port, self.controller_port = ports[0], ports[1]
+            if self.security:
+                self.sasl_ssl_port, self.ssl_port = ports[2], ports[3]
+            extra, format_args = self._security_setup()
             props = self.tmp / "server.properties"
-            props.write_text(server_properties(self.tmp, self.port, self.controller_port))
+            props.write_text(server_properties(self.tmp, self.port, self.controller_port, extra))
             # Kafka's Uuid.randomUuid never starts with '-': StorageTool's argument parser would read it as an option
             self.cluster_id = "-"
             while self.cluster_id.startswith("-"):
@@ -154,7 +240,7 @@ class KafkaBroker:
             fmt = subprocess.run(
                 [java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", classpath(self.lib),
                  "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                 "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props)],
+                 "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(props), *format_args],
                 capture_output=True, text=True, timeout=120,
             )
             self.format_seconds = time.monotonic() - tf
@@ -186,7 +272,8 @@ class KafkaBroker:
             return b""
 
     def _ready(self) -> bool:
-        return READY_LINE in self._log_bytes() and util.port_accepts("127.0.0.1", self.port)
+        ports = [self.port] + ([self.sasl_ssl_port, self.ssl_port] if self.security else [])
+        return READY_LINE in self._log_bytes() and all(util.port_accepts("127.0.0.1", p) for p in ports)
 
     def stop(self):
         if self.child is not None:
@@ -203,9 +290,28 @@ class KafkaBroker:
         self.stop()
 
 
+def _main():
+    import sys
+
+    from . import security
+
+    sec, certs_dir = None, None
+    if "--secure" in sys.argv[1:]:  # the security tests' broker (test_security.py)
+        certs_dir = util.make_temp_dir("kib-certs-")
+        certs = security.make_certs(certs_dir)
+        sec = BrokerSecurity(certs, security.USERS, security.MECHANISMS, security.SCRAM_ITERATIONS,
+                             security.SUPER_USERS)
+    try:
+        with KafkaBroker(security=sec, log_name="kafka-broker-secure.log" if sec else "kafka-broker.log") as kb:
+            extra = f", SASL_SSL {kb.sasl_ssl_bootstrap}, SSL {kb.ssl_bootstrap}" if sec else ""
+            print(f"Kafka {kafka_version(kb.lib)} at {kb.bootstrap}{extra}: format {kb.format_seconds:.2f}s, "
+                  f"broker start {kb.startup_seconds:.2f}s, total {kb.total_seconds:.2f}s; log {kb.log_path}")
+            ts = time.monotonic()
+        print(f"stopped in {time.monotonic() - ts:.2f}s")
+    finally:
+        if certs_dir:
+            util.remove_tree(certs_dir)
+
+
 if __name__ == "__main__":
-    with KafkaBroker() as kb:
-        print(f"Kafka {kafka_version(kb.lib)} at {kb.bootstrap}: format {kb.format_seconds:.2f}s, "
-              f"broker start {kb.startup_seconds:.2f}s, total {kb.total_seconds:.2f}s; log {kb.log_path}")
-        ts = time.monotonic()
-    print(f"stopped in {time.monotonic() - ts:.2f}s")
+    _main()

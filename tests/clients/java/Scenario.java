@@ -9,7 +9,16 @@
 // Produces with the client's defaults (idempotence on, acks=all), one producer per codec,
 // then consumes with assign + seekToBeginning (no group.id) and prints the result as JSON
 // (format in tests/clients/scenario.py).
+//
+// Arguments:
+//   --config FILE   client properties added to the admin client, producer and consumer (the
+//                   security settings: security.protocol, sasl.*, ssl.*; tests/clients/runners/
+//                   client_security.py writes them)
+//   --list-topics   instead of the scenario: list the topics the client is shown (Admin
+//                   listTopics, internal ones included) and print
+//                   {"client","version","topics":[...]|null,"errors":[...]}; COUNT is 0
 import java.io.BufferedReader;
+import java.io.FileInputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -83,7 +93,32 @@ public final class Scenario {
         return sb.toString();
     }
 
+    static String jsonList(List<String> items) {
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < items.size(); i++) sb.append(i > 0 ? "," : "").append(str(items.get(i)));
+        return sb.append("]").toString();
+    }
+
+    static void print(String json) {
+        PrintStream ps = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        ps.println(json);
+        ps.flush();
+    }
+
     public static void main(String[] args) throws Exception {
+        Properties extra = new Properties();
+        boolean listTopics = false;
+        for (int a = 0; a < args.length; a++) {
+            if (args[a].equals("--config")) {
+                try (FileInputStream f = new FileInputStream(args[++a])) {
+                    extra.load(f);
+                }
+            } else if (args[a].equals("--list-topics")) {
+                listTopics = true;
+            } else {
+                throw new IllegalArgumentException("unknown argument " + args[a]);
+            }
+        }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String[] head = in.readLine().trim().split(" ");
         String bootstrap = head[0], topic = head[1];
@@ -106,8 +141,28 @@ public final class Scenario {
         }
 
         List<String> errors = new ArrayList<>();
+        String version = "{\"client\":\"java\",\"version\":" + str("kafka-clients " + AppInfoParser.getVersion());
+        if (listTopics) {
+            Properties ap = new Properties();
+            ap.putAll(extra);
+            ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            ap.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs));
+            ap.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs));
+            String topics = "null";
+            try (Admin admin = Admin.create(ap)) {
+                List<String> names = new ArrayList<>(admin.listTopics(new ListTopicsOptions().listInternal(true))
+                        .names().get(timeoutMs, TimeUnit.MILLISECONDS));
+                java.util.Collections.sort(names);
+                topics = jsonList(names);
+            } catch (Exception e) {
+                errors.add(err(e));
+            }
+            print(version + ",\"topics\":" + topics + ",\"errors\":" + jsonList(errors) + "}");
+            System.exit(0);
+        }
         if (create) {
             Properties ap = new Properties();
+            ap.putAll(extra);
             ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
             try (Admin admin = Admin.create(ap)) {
                 admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -122,6 +177,7 @@ public final class Scenario {
             int j = i;
             while (j < recs.size() && recs.get(j).codec.equals(recs.get(i).codec)) j++;
             Properties pp = new Properties();
+            pp.putAll(extra);
             pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
             pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
             pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -153,6 +209,7 @@ public final class Scenario {
 
         List<String> consumed = new ArrayList<>();
         Properties cp = new Properties();
+        cp.putAll(extra);
         cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -181,16 +238,11 @@ public final class Scenario {
             errors.add("consume: " + err(e));
         }
 
-        StringBuilder out = new StringBuilder();
-        out.append("{\"client\":\"java\",\"version\":").append(str("kafka-clients " + AppInfoParser.getVersion()));
+        StringBuilder out = new StringBuilder(version);
         out.append(",\"produced\":[").append(String.join(",", produced)).append("]");
         out.append(",\"consumed\":[").append(String.join(",", consumed)).append("]");
-        out.append(",\"errors\":[");
-        for (int e = 0; e < errors.size(); e++) out.append(e > 0 ? "," : "").append(str(errors.get(e)));
-        out.append("]}");
-        PrintStream ps = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        ps.println(out);
-        ps.flush();
+        out.append(",\"errors\":").append(jsonList(errors)).append("}");
+        print(out.toString());
         System.exit(0);
     }
 }

@@ -6,8 +6,14 @@
 // come back grouped (a, a, b), never interleaved; codecs: none, gzip, snappy (kafkajs-snappy,
 // pure JS); lz4/zstd need native modules and are left out. kafkajs has no assign(): the
 // consumer joins a one-off group (no commits) and reads from the beginning.
+//
+// Security: the request's "security" (tests/clients/runners/client_security.py has the format)
+// becomes kafkajs's `ssl` ({ca, cert, key} read from the PEM files) and `sasl` ({mechanism,
+// username, password}). "mode": "metadata" lists the topics the client is shown (admin
+// listTopics) or reports the error it got.
 'use strict'
 
+const fs = require('fs')
 const { Kafka, logLevel, CompressionTypes, CompressionCodecs } = require('kafkajs')
 CompressionCodecs[CompressionTypes.Snappy] = require('kafkajs-snappy')
 const kafkajsVersion = require('kafkajs/package.json').version
@@ -50,6 +56,36 @@ function headersList(obj) {
   return out
 }
 
+function securityOptions(sec) {
+  if (!sec || !sec.protocol || sec.protocol === 'PLAINTEXT') return {}
+  const out = {}
+  if (sec.protocol === 'SSL' || sec.protocol === 'SASL_SSL') {
+    const ssl = {}
+    if (sec.ca_file) ssl.ca = [fs.readFileSync(sec.ca_file, 'utf8')]
+    if (sec.cert_file) {
+      ssl.cert = fs.readFileSync(sec.cert_file, 'utf8')
+      ssl.key = fs.readFileSync(sec.key_file, 'utf8')
+    }
+    out.ssl = Object.keys(ssl).length ? ssl : true
+  }
+  if (sec.mechanism) {
+    out.sasl = { mechanism: sec.mechanism.toLowerCase(), username: sec.username, password: sec.password }
+  }
+  return out
+}
+
+async function listTopics(kafka, out) {
+  const admin = kafka.admin()
+  try {
+    await admin.connect()
+    out.topics = (await admin.listTopics()).sort()
+  } catch (e) {
+    out.errors.push(`${e.name}: ${e.message}`)
+  } finally {
+    await admin.disconnect()
+  }
+}
+
 async function main() {
   const req = await readStdin()
   const timeout = req.timeout_ms
@@ -61,8 +97,16 @@ async function main() {
     logLevel: logLevel.ERROR,
     connectionTimeout: 10000,
     requestTimeout: timeout,
-    retry: { retries: 5 },
+    // metadata mode reports what the first attempts got (a refused login is not retried anyway)
+    retry: { retries: req.mode === 'metadata' ? 1 : 5 },
+    ...securityOptions(req.security),
   })
+  if (req.mode === 'metadata') {
+    const md = { client: out.client, version: out.version, topics: null, errors }
+    await listTopics(kafka, md)
+    process.stdout.write(JSON.stringify(md))
+    return
+  }
 
   if (req.create_topic) {
     const admin = kafka.admin()
@@ -118,6 +162,12 @@ async function main() {
     await consumer.subscribe({ topics: [req.topic], fromBeginning: true })
     await new Promise((resolve, reject) => {
       const timer = setTimeout(resolve, timeout)
+      // A non-retriable error (e.g. TOPIC_AUTHORIZATION_FAILED on fetch) crashes the consumer
+      // after run() resolved: report it and end the read instead of waiting for the deadline.
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        clearTimeout(timer)
+        reject(payload.error)
+      })
       consumer.run({
         autoCommit: false,
         eachMessage: async ({ partition, message }) => {

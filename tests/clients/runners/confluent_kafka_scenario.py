@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""confluent-kafka (librdkafka) runner: stdin scenario JSON -> stdout result JSON."""
+"""confluent-kafka (librdkafka) runner: stdin scenario JSON -> stdout result JSON.
+
+The request's "security" goes into every client's configuration in librdkafka's names
+(client_security.librdkafka). "mode": "metadata" lists the topics the client is shown
+(AdminClient.list_topics) and reports the errors its error callback and list_topics saw.
+"""
 import json
 import sys
 import time
+
+import client_security
 
 import confluent_kafka
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
@@ -17,19 +24,58 @@ def hx(b):
     return None if b is None else bytes(b).hex()
 
 
-def main():
-    req = json.load(sys.stdin)
-    bootstrap, topic, part = req["bootstrap"], req["topic"], req["partition"]
-    timeout = req["timeout_ms"] / 1000.0
-    errors = []
+def version():
     ver = confluent_kafka.version()  # a (str, int) tuple in older releases, a str in newer ones
     ver = ver[0] if isinstance(ver, tuple) else ver
-    out = {"client": "confluent-kafka",
-           "version": f"confluent-kafka {ver}, librdkafka {confluent_kafka.libversion()[0]}",
-           "produced": [], "consumed": [], "errors": errors}
+    return f"confluent-kafka {ver}, librdkafka {confluent_kafka.libversion()[0]}"
+
+
+def metadata(req):
+    """list_topics until it answers, or until the error callback reported an authentication
+    error (librdkafka keeps retrying the connection; list_topics would wait for its timeout)."""
+    errors = []
+    fatal = []
+
+    def on_error(err):
+        # _ALL_BROKERS_DOWN sums up the transport errors already reported, with counts that
+        # depend on timing ("0/2", "1/1"): left out.
+        if err.code() != KafkaError._ALL_BROKERS_DOWN and str(err) not in errors:
+            errors.append(str(err))
+        if err.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
+            fatal.append(err)
+
+    out = {"client": "confluent-kafka", "version": version(), "topics": None, "errors": errors}
+    admin = AdminClient({"bootstrap.servers": req["bootstrap"], "error_cb": on_error,
+                         **client_security.librdkafka(req.get("security"))})
+    deadline = time.monotonic() + req["timeout_ms"] / 1000.0
+    last = None
+    while True:
+        try:
+            md = admin.list_topics(timeout=max(0.1, min(0.5, deadline - time.monotonic())))
+            out["topics"] = sorted(md.topics)
+            break
+        except Exception as e:  # noqa: BLE001
+            last = e
+        admin.poll(0)  # serves error_cb
+        if fatal or time.monotonic() >= deadline:
+            break
+    if out["topics"] is None and not fatal:  # (after an authentication error its text depends on timing)
+        errors.append(f"list_topics: {last}")
+    json.dump(out, sys.stdout)
+
+
+def main():
+    req = json.load(sys.stdin)
+    if req.get("mode") == "metadata":
+        return metadata(req)
+    bootstrap, topic, part = req["bootstrap"], req["topic"], req["partition"]
+    timeout = req["timeout_ms"] / 1000.0
+    sec = client_security.librdkafka(req.get("security"))
+    errors = []
+    out = {"client": "confluent-kafka", "version": version(), "produced": [], "consumed": [], "errors": errors}
 
     if req["create_topic"]:
-        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin = AdminClient({"bootstrap.servers": bootstrap, **sec})
         fut = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)],
                                   operation_timeout=timeout)[topic]
         try:
@@ -53,7 +99,7 @@ def main():
                 producer.flush(timeout)
             codec = r["codec"]
             producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec,
-                                 "enable.idempotence": True, "acks": "all", "linger.ms": 20})
+                                 "enable.idempotence": True, "acks": "all", "linger.ms": 20, **sec})
         kwargs = {"key": unhx(r["key"]), "value": unhx(r["value"]), "partition": part,
                   "headers": [(n, unhx(v)) for n, v in r["headers"]], "on_delivery": on_delivery(i)}
         if r["timestamp"] is not None:
@@ -68,7 +114,7 @@ def main():
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"unused-{topic}",
                          "enable.auto.commit": False, "enable.partition.eof": True,
-                         "auto.offset.reset": "earliest"})
+                         "auto.offset.reset": "earliest", **sec})
     consumer.assign([TopicPartition(topic, part, confluent_kafka.OFFSET_BEGINNING)])
     deadline = time.monotonic() + timeout
     consumed = out["consumed"]
@@ -82,7 +128,7 @@ def main():
                     break
                 continue
             errors.append(f"consume: {msg.error()}")
-            continue
+            break  # the first error ends the read (an authorization error repeats until the deadline)
         ts_type, ts = msg.timestamp()
         consumed.append({
             "offset": msg.offset(), "key": hx(msg.key()), "value": hx(msg.value()),

@@ -4,6 +4,12 @@ tests' GroupMember.java and GroupCommandShell.java (kafka-consumer-groups in one
 
 Jars come from tools/fetch-kafka; the programs in tests/clients/java are compiled with javac
 against Kafka's jars into tests/.java/classes (recompiled when the source is newer).
+
+Security: the request's "security" becomes a client properties file
+(client_security.java_properties) given to Scenario.java as --config FILE and to the console
+tools as --producer.config / --consumer.config / --command-config. "mode": "metadata" lists the
+topics the client is shown: Scenario.java --list-topics, and for the console tools
+`kafka-topics --list`.
 """
 from __future__ import annotations
 
@@ -12,11 +18,15 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness import util
 from harness.kafka_broker import ensure_kafka_jars, java_bin, kafka_version
 from scenario import Caps
+
+from . import client_security
 
 # Client JVMs are short-lived: favour start-up over peak speed.
 JVM_FAST = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx256m",
@@ -87,12 +97,29 @@ def scenario_input(req: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+@contextmanager
+def client_config(req: dict):
+    """The request's security settings as a temporary properties file (None without any)."""
+    props = client_security.java_properties(req.get("security"))
+    if not props:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="kib-client-config-") as d:
+        path = Path(d) / "client.properties"
+        path.write_text(client_security.properties_text(props))
+        yield str(path)
+
+
 def run(req: dict, timeout: float | None = None) -> dict:
     compile_scenario()
     timeout = timeout or req["timeout_ms"] / 1000.0 * 3 + 30
     cp = classpath()
-    p = subprocess.run([java_bin(), *JVM_FAST, "-cp", cp, "Scenario"], input=scenario_input(req).encode(),
-                       capture_output=True, timeout=timeout)
+    if req.get("mode") == "metadata":
+        req = {**req, "topic": "-", "partition": 0, "create_topic": False, "records": []}
+    with client_config(req) as config:
+        args = (["--config", config] if config else []) + (["--list-topics"] if req.get("mode") == "metadata" else [])
+        p = subprocess.run([java_bin(), *JVM_FAST, "-cp", cp, "Scenario", *args], input=scenario_input(req).encode(),
+                           capture_output=True, timeout=timeout)
     if p.returncode != 0 or not p.stdout.strip():
         raise RuntimeError(f"Scenario.java exit {p.returncode}:\n{p.stderr.decode(errors='replace')[-4000:]}")
     return json.loads(p.stdout)
@@ -141,12 +168,34 @@ def _console_text(h: str | None) -> str:
 def console_run(req: dict) -> dict:
     """ConsoleProducer (one run per codec; records batched, flushed at exit) then ConsoleConsumer (--partition,
     --offset earliest: assign, no group); returns the usual result dict. Text data only."""
+    with client_config(req) as config:
+        if req.get("mode") == "metadata":
+            return _console_list_topics(req, config)
+        return _console_run(req, config)
+
+
+def _console_list_topics(req: dict, config: str | None) -> dict:
+    """kafka-topics --list [--command-config FILE]: the topics, or what the tool printed."""
+    out = {"client": "java-console", "version": f"kafka-tools {kafka_version()}", "topics": None, "errors": []}
+    p = tool("org.apache.kafka.tools.TopicCommand", ["--bootstrap-server", req["bootstrap"], "--list",
+                                                     *(["--command-config", config] if config else [])],
+             timeout=req["timeout_ms"] / 1000.0 + 60)
+    if p.returncode == 0:
+        out["topics"] = sorted(p.stdout.decode().split())
+    else:
+        out["errors"] = [f"kafka-topics --list exit {p.returncode}"] + \
+            (p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")).strip().splitlines()
+    return out
+
+
+def _console_run(req: dict, config: str | None) -> dict:
     bootstrap, topic, part = req["bootstrap"], req["topic"], req["partition"]
     records = req["records"]
     errors: list[str] = []
     if req["create_topic"]:
         p = tool("org.apache.kafka.tools.TopicCommand", ["--bootstrap-server", bootstrap, "--create", "--topic", topic,
-                                                         "--partitions", "1", "--replication-factor", "1"])
+                                                         "--partitions", "1", "--replication-factor", "1",
+                                                         *(["--command-config", config] if config else [])])
         if p.returncode != 0:
             errors.append(f"TopicCommand --create exit {p.returncode}: {p.stdout.decode()[-500:]}"
                           f"{p.stderr.decode(errors='replace')[-1500:]}")
@@ -173,7 +222,7 @@ def console_run(req: dict) -> dict:
                 "--property", f"parse.headers={'true' if with_headers else 'false'}",
                 "--property", f"headers.delimiter={HEADERS_DELIM}",
                 "--property", f"null.marker={NULL_MARKER}",
-                "--producer-property", "acks=all"]
+                "--producer-property", "acks=all", *(["--producer.config", config] if config else [])]
         p = tool("org.apache.kafka.tools.ConsoleProducer", args, ("\n".join(lines) + "\n").encode("utf-8"))
         if p.returncode != 0 or b"ERROR" in p.stderr or b"Exception" in p.stderr:
             msg = f"ConsoleProducer exit {p.returncode}: {p.stderr.decode(errors='replace')[-1500:]}"
@@ -186,7 +235,7 @@ def console_run(req: dict) -> dict:
             "--property", "print.offset=true", "--property", "print.timestamp=true",
             "--property", "print.key=true", "--property", "print.headers=true",
             "--property", f"key.separator={FIELD_SEP}", "--property", "line.separator=\x1e\n",
-            "--property", f"null.literal={NULL_MARKER}"]
+            "--property", f"null.literal={NULL_MARKER}", *(["--consumer.config", config] if config else [])]
     p = tool("org.apache.kafka.tools.consumer.ConsoleConsumer", args)
     consumed = []
     text = p.stdout.decode("utf-8")
@@ -207,7 +256,7 @@ def console_run(req: dict) -> dict:
             "headers": headers, "timestamp": int(ts_val),
             "timestamp_type": {"CreateTime": "create", "LogAppendTime": "log_append"}.get(ts_type),
         })
-    if p.returncode != 0:
+    if p.returncode != 0 or b"ERROR" in p.stderr:  # (it exits 0 after logging e.g. an authorization error)
         errors.append(f"ConsoleConsumer exit {p.returncode}: {p.stderr.decode(errors='replace')[-1500:]}")
     return {"client": "java-console", "version": f"kafka-tools {kafka_version()}", "produced": produced,
             "consumed": consumed, "errors": errors}

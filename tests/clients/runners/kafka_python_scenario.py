@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
-"""kafka-python runner: stdin scenario JSON -> stdout result JSON."""
+"""kafka-python runner: stdin scenario JSON -> stdout result JSON.
+
+The request's "security" goes into every client as kafka-python keyword arguments
+(client_security.kafka_python). "mode": "metadata" lists the topics the client is shown
+(KafkaAdminClient.list_topics); on failure it reports the exception and the distinct ERROR
+lines kafka-python logged (it logs the broker's SASL error rather than raising it).
+"""
 import json
+import logging
 import sys
 import time
+
+import client_security
 
 import kafka
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -17,17 +26,51 @@ def hx(b):
     return None if b is None else bytes(b).hex()
 
 
+class _ErrorLines(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.lines = []
+
+    def emit(self, record):
+        line = f"{record.name}: {record.getMessage()}"
+        if line not in self.lines:
+            self.lines.append(line)
+
+
+def metadata(req):
+    errors = []
+    out = {"client": "kafka-python", "version": f"kafka-python {kafka.__version__}", "topics": None, "errors": errors}
+    logged = _ErrorLines()
+    logging.getLogger("kafka").addHandler(logged)
+    logging.getLogger("kafka").setLevel(logging.ERROR)
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=req["bootstrap"], request_timeout_ms=req["timeout_ms"],
+                                 bootstrap_timeout_ms=req["timeout_ms"],
+                                 **client_security.kafka_python(req.get("security")))
+        try:
+            out["topics"] = sorted(admin.list_topics())
+        finally:
+            admin.close()
+    except Exception as e:  # noqa: BLE001
+        errors.append(f"{type(e).__name__}: {e}")
+    errors.extend(logged.lines)
+    json.dump(out, sys.stdout)
+
+
 def main():
     req = json.load(sys.stdin)
+    if req.get("mode") == "metadata":
+        return metadata(req)
     bootstrap, topic, part = req["bootstrap"], req["topic"], req["partition"]
     timeout = req["timeout_ms"] / 1000.0
+    sec = client_security.kafka_python(req.get("security"))
     errors = []
     out = {"client": "kafka-python", "version": f"kafka-python {kafka.__version__}",
            "produced": [], "consumed": [], "errors": errors}
 
     if req["create_topic"]:
         try:
-            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=req["timeout_ms"])
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=req["timeout_ms"], **sec)
             admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
             admin.close()
         except Exception as e:  # noqa: BLE001
@@ -57,7 +100,7 @@ def main():
             codec = r["codec"]
             producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20,
                                      compression_type=None if codec == "none" else codec,
-                                     enable_idempotence=True)
+                                     enable_idempotence=True, **sec)
         try:
             futures.append((i, producer.send(
                 topic, key=unhx(r["key"]), value=unhx(r["value"]), partition=part,
@@ -71,14 +114,18 @@ def main():
     out["produced"] = produced
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             auto_offset_reset="earliest", consumer_timeout_ms=int(timeout * 1000))
+                             auto_offset_reset="earliest", consumer_timeout_ms=int(timeout * 1000), **sec)
     tp = TopicPartition(topic, part)
     consumer.assign([tp])
     consumer.seek_to_beginning(tp)
     deadline = time.monotonic() + timeout
     consumed = out["consumed"]
     while len(consumed) < len(records) and time.monotonic() < deadline:
-        batch = consumer.poll(timeout_ms=500)
+        try:
+            batch = consumer.poll(timeout_ms=500)
+        except Exception as e:  # noqa: BLE001 - e.g. TopicAuthorizationFailedError: reported, ends the read
+            errors.append(f"consume: {type(e).__name__}: {e}")
+            break
         for msgs in batch.values():
             for m in msgs:
                 consumed.append({

@@ -9,15 +9,23 @@ Metadata request (kcat has no admin API).
 Consume: kcat -C -p 0 -o beginning -e (assign, no group) with a length-prefixed -f format,
 so keys and values are byte-exact. Headers print as "n=v,n=v" with NULL for a null value,
 so header values must avoid ',', '=', '\\n' and the literal NULL (Caps.header_binary=False).
+
+Security: the request's "security" (runners/client_security.py) becomes -X options
+(security.protocol, sasl.mechanisms, sasl.username/password, ssl.ca.location,
+ssl.certificate.location, ssl.key.location) on every kcat invocation. "mode": "metadata" runs
+kcat -L -J instead of the scenario and reports the topics it was shown, or what kcat printed.
 """
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shutil
 import subprocess
 
 from scenario import Caps
+
+from . import client_security
 
 CAPS = Caps(timestamps=False, header_binary=False)
 FORMAT = "%o %T %K %S|%k%s%h\\n"
@@ -61,17 +69,40 @@ def _groups(records):
     return groups
 
 
+def _security_args(req: dict) -> list[str]:
+    args = []
+    for k, v in client_security.librdkafka(req.get("security")).items():
+        args += ["-X", f"{k}={v}"]
+    return args
+
+
+def metadata(req: dict, timeout: float | None = None) -> dict:
+    """kcat -L -J: {"topics": [names] or None, "errors": [what kcat printed on failure]}."""
+    timeout = timeout or req["timeout_ms"] / 1000.0
+    out = {"client": "kcat", "version": version(), "topics": None, "errors": []}
+    argv = ["kcat", "-L", "-J", "-b", req["bootstrap"], *_security_args(req), "-m", str(max(1, int(timeout)))]
+    p = subprocess.run(argv, capture_output=True, timeout=timeout + 20)
+    if p.returncode == 0:
+        out["topics"] = sorted(t["topic"] for t in json.loads(p.stdout)["topics"])
+    else:
+        out["errors"] = [f"kcat -L exit {p.returncode}"] + p.stderr.decode(errors="replace").strip().splitlines()
+    return out
+
+
 def run(req: dict, timeout: float | None = None) -> dict:
+    if req.get("mode") == "metadata":
+        return metadata(req, timeout)
     bootstrap, topic, part = req["bootstrap"], req["topic"], req["partition"]
     timeout = timeout or req["timeout_ms"] / 1000.0
     records = req["records"]
+    sec_args = _security_args(req)
     errors: list[str] = []
     out = {"client": "kcat", "version": version(), "produced": [], "consumed": [], "errors": errors}
     d, k = _delims(records)
     produced = [{"offset": None, "error": None} for _ in records]
     for (codec, headers, needs_z), idx in _groups(records):
         argv = ["kcat", "-P", "-b", bootstrap, "-t", topic, "-p", str(part), "-D", d, "-K", k,
-                "-X", f"compression.codec={codec}", "-X", "acks=all", "-m", str(int(timeout))]
+                "-X", f"compression.codec={codec}", "-X", "acks=all", *sec_args, "-m", str(int(timeout))]
         for name, val in headers:
             argv += ["-H", name if val is None else f"{name}={bytes.fromhex(val).decode()}"]
         if needs_z:
@@ -89,7 +120,7 @@ def run(req: dict, timeout: float | None = None) -> dict:
     out["produced"] = produced
 
     argv = ["kcat", "-C", "-b", bootstrap, "-t", topic, "-p", str(part), "-o", "beginning", "-e", "-q",
-            "-c", str(len(records)), "-f", FORMAT, "-m", str(int(timeout))]
+            "-c", str(len(records)), "-f", FORMAT, *sec_args, "-m", str(int(timeout))]
     p = subprocess.run(argv, capture_output=True, timeout=timeout + 10)
     if p.returncode != 0:
         errors.append(f"kcat -C exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[-500:]}")
