@@ -1,5 +1,5 @@
 // The admin subcommands of kafka-iggy-bridge(8): `topics list`, `groups list|describe`,
-// `offsets import|export`. They talk to the running bridge over its Kafka listener (as
+// `offsets import|export`, `users add|list|delete`. They talk to the running bridge over its Kafka listener (as
 // kafka-topics and kafka-consumer-groups do) and, for `offsets export`, to Iggy with the
 // [iggy] credentials. Readable tables by default, one JSON document with `--json`.
 //
@@ -55,5 +55,17 @@ struct ExportOptions {
   bool execute = false;
 };
 int offsets_export(const AdminContext& c, const ExportOptions& o);
+
+// `users add|list|delete` (docs/security.md "Credentials"): SASL users in the state database
+// ([state] path), written directly; the bridge need not run.
+struct UserOptions {
+  std::string name;
+  std::string mechanism;             // add: required; delete: empty = every mechanism
+  std::string password_file;         // empty: the terminal, or standard input when it is not one; "-": standard input
+  std::optional<int32_t> iterations; // add: default [sasl] scram_iterations
+};
+int users_add(const AdminContext& c, const UserOptions& o);
+int users_list(const AdminContext& c);
+int users_delete(const AdminContext& c, const UserOptions& o);
 
 }  // namespace kib::admin

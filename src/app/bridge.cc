@@ -19,6 +19,8 @@
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
 #include "bridge/security/iggy_identities.h"
+#include "bridge/security/sasl_authenticator.h"
+#include "bridge/security/scram_credentials.h"
 #include "common/guard.h"
 #include "common/log.h"
 #include "http/http_server.h"
@@ -59,6 +61,8 @@ Bridge::~Bridge() {
   catalog_retry_.reset();
   http_.reset();
   kafka_.reset();
+  scram_credentials_.reset();
+  sasl_.reset();
   lag_.reset();
   if (transactions_) transactions_->stop();
   transactions_.reset();
@@ -146,6 +150,9 @@ Status Bridge::start() {
   // offsets from here on; recover() completes it once Iggy is reachable (docs/transactions.md).
   if (auto st = transactions_->load(); !st) return st.error();
 
+  sasl_ = std::make_unique<bridge::SaslAuthenticator>(*state_, &loop_, cfg_.sasl);
+  scram_credentials_ = std::make_unique<bridge::ScramCredentials>(*state_);
+
   services_ = std::make_unique<kafka::Services>(kafka::Services{
       .config = cfg_,
       .catalog = *catalog_,
@@ -156,6 +163,8 @@ Status Bridge::start() {
       .configs = *configs_,
       .transactions = *transactions_,
       .identities = *identities_,
+      .sasl = *sasl_,
+      .scram_credentials = *scram_credentials_,
       .cluster_id = cluster_id,
   });
 

@@ -42,6 +42,8 @@ class GroupCoordinator;
 class PersistentTransactionCoordinator;
 class GroupTimers;
 class ConsumerLagMonitor;
+class SaslAuthenticator;
+class ScramCredentials;
 }  // namespace bridge
 namespace uv {
 class Timer;
@@ -98,6 +100,8 @@ class Bridge {
   std::unique_ptr<bridge::GroupCoordinator> groups_;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions_;  // after log_, offsets_, producers_
   std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
+  std::unique_ptr<bridge::SaslAuthenticator> sasl_;  // SASL listeners (docs/security.md)
+  std::unique_ptr<bridge::ScramCredentials> scram_credentials_;
   std::unique_ptr<kafka::Services> services_;
   std::unique_ptr<uv::Timer> catalog_retry_;  // start_catalog() again while Iggy is not ready
   std::unique_ptr<kafka::KafkaServer> kafka_;

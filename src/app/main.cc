@@ -1,5 +1,5 @@
 // kafka-iggy-bridge: command line entry point. Subcommands: serve (default), check-config,
-// migrate, status, topics, groups, offsets, version. See kafka-iggy-bridge(8).
+// migrate, status, topics, groups, offsets, users, version. See kafka-iggy-bridge(8).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -135,10 +135,29 @@ int main(int argc, char** argv) {
   auto* principals_unmap = principals->add_subcommand("unmap", "remove a principal's mapping");
   std::string unmap_principal;
   principals_unmap->add_option("principal", unmap_principal, "the Kafka principal")->required();
+  // SASL users in the state database (docs/security.md "Credentials").
+  auto* users = app.add_subcommand("users", "SASL users (SCRAM-SHA-256, SCRAM-SHA-512, PLAIN) in the state database");
+  users->require_subcommand(1);
+  kib::admin::UserOptions user_opts;
+  auto* users_add = users->add_subcommand("add", "add a user's credential, or replace it");
+  users_add->add_option("name", user_opts.name, "the user name")->required();
+  users_add->add_option("--mechanism", user_opts.mechanism, "SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN")
+      ->required()
+      ->check(CLI::IsMember({"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"}));
+  users_add->add_option("--password-file", user_opts.password_file,
+                        "read the password from the first line of FILE (- : standard input); default: ask on the "
+                        "terminal");
+  users_add->add_option("--iterations", user_opts.iterations, "PBKDF2 iterations, 4096..16384 (default: [sasl] scram_iterations)");
+  auto* users_list = users->add_subcommand("list", "every user with its mechanisms and iterations (never a secret)");
+  auto* users_delete = users->add_subcommand("delete", "delete a user's credentials");
+  users_delete->add_option("name", user_opts.name, "the user name")->required();
+  users_delete->add_option("--mechanism", user_opts.mechanism, "only this mechanism's credential")
+      ->check(CLI::IsMember({"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"}));
   auto* version = app.add_subcommand("version", "print versions and exit");
-  std::vector<CLI::App*> with_config = {serve,          check,          migrate,         status,
-                                        topics_list,    groups_list,    groups_describe, offsets_import,
-                                        offsets_export, principals_map, principals_list, principals_unmap};
+  std::vector<CLI::App*> with_config = {serve,          check,           migrate,          status,
+                                        topics_list,    groups_list,     groups_describe,  offsets_import,
+                                        offsets_export, users_add,       users_list,       users_delete,
+                                        principals_map, principals_list, principals_unmap};
   for (auto* sc : with_config) {
     sc->add_option("-c,--config", config_path, "configuration file (TOML)");
     sc->add_option("--listen", o.listen, "override [kafka] listeners");
@@ -148,6 +167,7 @@ int main(int argc, char** argv) {
   }
   status->add_flag("--json", json, "print JSON instead of a table");
   principals_list->add_flag("--json", json, "print JSON instead of a table");
+  users_list->add_flag("--json", json, "print JSON instead of a table");
   for (auto* sc : {topics_list, groups_list, groups_describe, offsets_import, offsets_export}) {
     sc->add_flag("--json", json, "print JSON instead of a table");
     sc->add_option("--bootstrap-server", bootstrap, "the bridge's Kafka listener (default: the first [kafka] listener)");
@@ -167,7 +187,8 @@ int main(int argc, char** argv) {
   // The admin subcommands run on operators' machines too: without the installed file and
   // without -c they use the defaults (and --bootstrap-server).
   const bool admin = topics->parsed() || groups->parsed() || offsets->parsed();
-  if ((admin || principals->parsed()) && config_path == kDefaultConfig && !std::filesystem::exists(config_path))
+  if ((admin || users->parsed() || principals->parsed()) && config_path == kDefaultConfig &&
+      !std::filesystem::exists(config_path))
     config_path.clear();
   kib::config::Config cfg;
   if (int rc = load(config_path, o, cfg); rc != kExitOk) return rc;
@@ -180,6 +201,14 @@ int main(int argc, char** argv) {
     if (principals_map->parsed()) return kib::admin::principals_map(ctx, map_opts);
     if (principals_list->parsed()) return kib::admin::principals_list(ctx);
     return kib::admin::principals_unmap(ctx, unmap_principal);
+  }
+
+  if (users->parsed()) {
+    kib::log::init(o.log_level.empty() ? "warn" : o.log_level);
+    kib::admin::AdminContext ctx{cfg, kib::admin::default_bootstrap(cfg), json, std::cout, std::cerr};
+    if (users_add->parsed()) return kib::admin::users_add(ctx, user_opts);
+    if (users_list->parsed()) return kib::admin::users_list(ctx);
+    return kib::admin::users_delete(ctx, user_opts);
   }
 
   if (admin) {

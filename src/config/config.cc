@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -378,6 +379,31 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    // [sasl]: the mechanisms SaslHandshake offers, session lifetime, iterations of new credentials.
+    const toml::table* sasl = table("sasl");
+    Section s(sasl, "sasl", errors);
+    s.mark_read("enabled_mechanisms");
+    if (const toml::node* n = sasl ? sasl->get("enabled_mechanisms") : nullptr) {
+      static const std::set<std::string> kKnown{"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"};
+      const toml::array* a = n->as_array();
+      std::vector<std::string> names;
+      bool good = a != nullptr && !a->empty();
+      if (a)
+        for (const auto& e : *a) {
+          auto v = e.value<std::string>();
+          if (!v || !kKnown.count(*v)) good = false;
+          else if (std::find(names.begin(), names.end(), *v) != names.end()) good = false;
+          else names.push_back(*v);
+        }
+      if (good) c.sasl.enabled_mechanisms = std::move(names);
+      else s.bad("enabled_mechanisms",
+                 "expected a non-empty array of distinct mechanisms among \"SCRAM-SHA-256\", \"SCRAM-SHA-512\", \"PLAIN\"");
+    }
+    s.integer("connections_max_reauth_ms", c.sasl.connections_max_reauth_ms, 0, kMaxU);
+    s.integer("scram_iterations", c.sasl.scram_iterations, SaslConfig::kMinIterations, SaslConfig::kMaxIterations);
+    s.finish();
+  }
+  {
     Section s(table("iggy"), "iggy", errors);
     s.host_port("address", c.iggy.address);
     s.str("username", c.iggy.username);
@@ -429,7 +455,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   static const std::set<std::string> kSections{"kafka", "topics", "groups", "transactions", "limits", "tls",
-                                               "iggy",  "principals", "state", "log", "http"};
+                                               "sasl",  "iggy",   "principals", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -515,7 +541,10 @@ std::string render_config(const Config& c) {
           for (size_t i = 0; i < c.tls.protocols.size(); ++i) p += (i ? ", " : "") + q(c.tls.protocols[i]);
           return p;
         }() << "]\ncipher_list = " << q(c.tls.cipher_list) << "\nciphersuites = " << q(c.tls.ciphersuites)
-     << "\nprincipal_mapping_rules = " << q(c.tls.principal_mapping_rules) << "\n\n[iggy]\naddress = "
+     << "\nprincipal_mapping_rules = " << q(c.tls.principal_mapping_rules) << "\n\n[sasl]\nenabled_mechanisms = [";
+  for (size_t i = 0; i < c.sasl.enabled_mechanisms.size(); ++i) os << (i ? ", " : "") << q(c.sasl.enabled_mechanisms[i]);
+  os << "]\nconnections_max_reauth_ms = " << c.sasl.connections_max_reauth_ms
+     << "\nscram_iterations = " << c.sasl.scram_iterations << "\n\n[iggy]\naddress = "
      << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
      << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
      << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size

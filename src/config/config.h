@@ -125,6 +125,15 @@ struct TlsConfig {
   std::string principal_mapping_rules = "DEFAULT";  // ssl.principal.mapping.rules
 };
 std::string_view client_auth_name(TlsConfig::ClientAuth a);  // "required"
+// [sasl] (docs/security.md "SASL"): Kafka's sasl.enabled.mechanisms and
+// connections.max.reauth.ms, and the iterations of credentials `users add` makes.
+struct SaslConfig {
+  static constexpr int32_t kMinIterations = 4096;   // Kafka's SCRAM bounds
+  static constexpr int32_t kMaxIterations = 16384;
+  std::vector<std::string> enabled_mechanisms{"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"};
+  uint64_t connections_max_reauth_ms = 0;  // 0: sessions do not expire (KIP-368)
+  int32_t scram_iterations = 8192;
+};
 
 struct IggyConfig {
   HostPort address{"127.0.0.1", 8090};
@@ -170,6 +179,7 @@ struct Config {
   TransactionsConfig transactions;
   LimitsConfig limits;
   TlsConfig tls;
+  SaslConfig sasl;
   IggyConfig iggy;
   PrincipalsConfig principals;
   StateConfig state;

@@ -164,6 +164,17 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
   RequestHeaderInfo info;
   info.received_at = std::chrono::steady_clock::now();
   metrics::record_frame_received(frame.size() + 4);
+  // SASL (kafka/sasl_session.h): after SaslHandshake v0 the exchange's tokens come as bare
+  // frames, without a request header.
+  if (session->sasl.raw_tokens) {
+    try {
+      serve_raw_sasl_token(services_, conn, seq, std::move(frame), *session);
+    } catch (const std::exception& e) {
+      spdlog::error("conn={} SASL token failed: {}", conn->id(), esc(e.what(), 1024));
+      conn->close(std::string("internal error in a SASL token: ") + escape(e.what(), 1024));
+    }
+    return;
+  }
   try {
     info.api_key = peek.be<int16_t>("request_api_key");
     info.api_version = peek.be<int16_t>("request_api_version");
@@ -198,6 +209,18 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
     return;
   }
   if (session->client_id.empty()) session->client_id = info.client_id;
+
+  // A SASL listener serves only ApiVersions and the SASL requests until the connection
+  // authenticated, and nothing but a re-authentication once its session expired.
+  if (config::uses_sasl(session->protocol)) {
+    if (auto refusal = sasl_admission(session->sasl, info.api_key, sasl_clock_ms())) {
+      metrics::record_request_error(msg::api_name(info.api_key), refusal->metric_reason);
+      metrics::record_connection_closed(refusal->metric_reason);
+      conn->close(fmt::format("{} (v{} client={} principal={})", refusal->reason, info.api_version,
+                              esc(info.client_id), esc(session->principal.str())));
+      return;
+    }
+  }
 
   if (!version_ok) {
     metrics::record_request_error(msg::api_name(info.api_key), "unsupported_version");

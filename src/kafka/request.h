@@ -9,6 +9,7 @@
 
 #include "common/bytes.h"
 #include "config/config.h"
+#include "kafka/sasl_session.h"
 #include "net/tcp_server.h"
 #include "security/principal.h"
 
@@ -44,6 +45,8 @@ struct Session {
   security::KafkaPrincipal principal;
   // The Iggy identity its Produce and Fetch run as (kafka/handlers/iggy_identity.h), once known.
   std::shared_ptr<const bridge::IggyIdentity> iggy_identity;
+  // SASL listeners only: the exchange and session behind `principal` (kafka/sasl_session.h).
+  SaslSession sasl;
 };
 
 // Answers exactly one request. Copies share one state: the first send/no_response/close wins,

@@ -19,6 +19,8 @@ class CommittedOffsets;
 class ConfigService;
 class TransactionCoordinator;
 class IggyIdentities;
+class SaslAuthenticator;
+class ScramCredentials;
 }  // namespace kib::bridge
 
 namespace kib::kafka {
@@ -33,6 +35,8 @@ struct Services {
   bridge::ConfigService& configs;      // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
   bridge::TransactionCoordinator& transactions;  // the transaction APIs, transactional Produce, OffsetFetch
   bridge::IggyIdentities& identities;  // Produce, Fetch: the Iggy user a principal's data requests run as
+  bridge::SaslAuthenticator& sasl;               // SaslHandshake, SaslAuthenticate
+  bridge::ScramCredentials& scram_credentials;   // DescribeUserScramCredentials, AlterUserScramCredentials
   std::string cluster_id;  // Metadata; stable: from config or generated once and kept in SQLite
 };
 

@@ -77,7 +77,9 @@ BridgeMetrics& bridge_metrics() {
             .get(),
         r.counter("kib_connections_closed_total",
                   "Kafka connections the bridge closed because of a limit, by reason: max_connections, "
-                  "max_connections_per_ip, frame_read_timeout, idle_timeout.",
+                  "max_connections_per_ip, frame_read_timeout, idle_timeout, authentication_timeout, "
+                  "sasl_unauthenticated_request (a request other than ApiVersions and SASL before authentication), "
+                  "sasl_authentication_failed, sasl_session_expired, sasl_illegal_state.",
                   {"reason"}),
         r.counter("kib_http_connections_closed_total",
                   "Connections to the HTTP listener closed because of a limit, by reason: max_connections, "
@@ -118,6 +120,10 @@ BridgeMetrics& bridge_metrics() {
         r.gauge("kib_iggy_unsupported_server",
                 "1 when every Iggy connection stopped because the server speaks a protocol the bridge does not.")
             .get(),
+        r.counter("kib_sasl_authentications_total",
+                  "SASL exchanges that ended, by mechanism and result: success, failure, reauthentication_success, "
+                  "reauthentication_failure (KIP-368).",
+                  {"mechanism", "result"}),
     };
     b->build_info.labels({kBridgeVersion}).set(1);
 
@@ -151,6 +157,12 @@ void record_request(std::string_view api, int16_t version) {
 void record_request_error(std::string_view api, std::string_view code) {
   bridge_metrics().request_errors.labels({api, code}).inc();
 }
+
+void record_sasl_authentication(std::string_view mechanism, std::string_view result) {
+  bridge_metrics().sasl_authentications.labels({mechanism, result}).inc();
+}
+
+void record_connection_closed(std::string_view reason) { bridge_metrics().connections_closed.labels({reason}).inc(); }
 
 void record_response(std::string_view api, std::chrono::steady_clock::duration took, size_t response_bytes) {
   BridgeMetrics& m = bridge_metrics();

@@ -44,6 +44,7 @@ struct BridgeMetrics {
   GaugeFamily& iggy_server_info;        // kib_iggy_server_info{version,protocol,generation} (1 = current)
   Counter& iggy_unconfirmed_sends;      // kib_iggy_unconfirmed_sends_total
   Gauge& iggy_unsupported_server;       // kib_iggy_unsupported_server (0/1)
+  CounterFamily& sasl_authentications;  // kib_sasl_authentications_total{mechanism,result}
 };
 
 // Registers on first use (on global()).
@@ -57,6 +58,12 @@ void record_request(std::string_view api, int16_t version);
 // or, for requests the bridge refused by closing the connection, "unsupported_version",
 // "malformed_request", "internal_error".
 void record_request_error(std::string_view api, std::string_view code);
+// One SASL exchange that ended (docs/security.md "SASL"): `result` is "success", "failure",
+// "reauthentication_success" or "reauthentication_failure".
+void record_sasl_authentication(std::string_view mechanism, std::string_view result);
+// A Kafka connection the bridge closed for a reason the TCP server does not count itself
+// (kib_connections_closed_total{reason}), e.g. "sasl_unauthenticated_request".
+void record_connection_closed(std::string_view reason);
 // One response written (or, for acks=0, dropped: response_bytes 0).
 void record_response(std::string_view api, std::chrono::steady_clock::duration took, size_t response_bytes);
 

@@ -50,7 +50,7 @@ void Connection::start() {
 // frame within max_frame_bytes can always be completed (even after SIGHUP lowered the bound).
 bool Connection::can_take_more() const {
   const ServerLimits& l = server_.limits_;
-  return !closing_ && !server_.shutting_down_ && slots_.size() < l.max_inflight_requests &&
+  return !closing_ && !closing_after_responses_ && !server_.shutting_down_ && slots_.size() < l.max_inflight_requests &&
          pending_response_bytes() <= l.max_pending_response_bytes &&
          (slots_.empty() || inflight_request_bytes_ < l.max_inflight_request_bytes);
 }
@@ -226,6 +226,8 @@ size_t Connection::parse(const uint8_t* p, size_t n) {
     p += take;
     n -= take;
     if (frame_.size() == static_cast<size_t>(frame_len_)) {
+      // A frame that completes after close_after_responses() is not handed over.
+      if (closing_after_responses_) break;
       frame_len_ = -1;
       len_have_ = 0;
       in_frame_ = false;
@@ -300,6 +302,19 @@ void Connection::flush() {
   }
   update_reading();
   if (server_.shutting_down_ && slots_.empty() && pending_write_bytes_ == 0) close("shutdown: drained");
+  close_if_drained();
+}
+
+void Connection::close_after_responses(const std::string& reason) {
+  if (closing_ || closing_after_responses_) return;
+  closing_after_responses_ = true;
+  close_reason_ = reason;
+  update_reading();
+  close_if_drained();
+}
+
+void Connection::close_if_drained() {
+  if (closing_after_responses_ && !closing_ && slots_.empty() && pending_write_bytes_ == 0) close(close_reason_);
 }
 
 bool Connection::send_raw(Bytes data) {
@@ -337,6 +352,7 @@ void Connection::on_write_done(size_t bytes, int status) {
   last_activity_ms_ = now_ms(server_.loop_);
   update_reading();
   if (server_.shutting_down_ && slots_.empty() && pending_write_bytes_ == 0) close("shutdown: drained");
+  close_if_drained();
 }
 
 void Connection::close(const std::string& reason) {

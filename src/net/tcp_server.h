@@ -111,6 +111,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Closes the connection; `reason` is logged.
   void close(const std::string& reason);
+  // Reads and hands over no further request, and closes once every request read so far is
+  // answered and its response written; `reason` is logged then. A failed SASL authentication
+  // ends so: its error response reaches the client, then the connection closes (Kafka's
+  // SaslServerAuthenticator does the same).
+  void close_after_responses(const std::string& reason);
 
   // Protocol-layer state attached to the connection (e.g. the Kafka session).
   std::shared_ptr<void> attachment;
@@ -170,6 +175,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void send_tls_output();
   void update_reading();
   void on_write_done(size_t bytes, int status);
+  // close_after_responses(): closes once nothing is left to answer or write.
+  void close_if_drained();
 
   TcpServer& server_;
   uint64_t id_;
@@ -209,6 +216,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // frame_read_timeout_ms from then on, as one trickling a frame is.
   bool partial_record_ = false;
   uint64_t partial_record_started_ms_ = 0;
+  bool closing_after_responses_ = false;  // close_after_responses() was called
+  std::string close_reason_;
 };
 
 class TcpServer {

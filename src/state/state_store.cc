@@ -1,5 +1,11 @@
 #include "state/state_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <future>
 
@@ -44,10 +50,35 @@ Result<int> migrate(SQLite::Database& db) {
   }
 }
 
+namespace {
+
+// The database holds SASL credentials and Iggy passwords (docs/security.md): it is created
+// 0600, and a database (or its WAL and shared-memory files, which SQLite creates with the
+// database's mode) readable by group or others is made 0600, with a warning.
+void keep_private(const std::string& path) {
+  if (int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  for (const std::string& f : {path, path + "-wal", path + "-shm"}) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0 || (st.st_mode & 077) == 0) continue;
+    if (::chmod(f.c_str(), st.st_mode & 0700) == 0)
+      spdlog::warn("state: {} was readable by group or others (mode {:o}); made it {:o}", f, st.st_mode & 0777,
+                   st.st_mode & 0700);
+    else
+      spdlog::warn("state: {} is readable by group or others (mode {:o}) and cannot be made 0600: {}", f,
+                   st.st_mode & 0777, std::strerror(errno));
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<SQLite::Database>> open_database(const std::string& path) {
   try {
     std::filesystem::path p(path);
     if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+    if (path != ":memory:") keep_private(path);
     auto db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     db->setBusyTimeout(5000);
     db->exec("PRAGMA journal_mode = WAL");

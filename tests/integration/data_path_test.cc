@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "bridge/security/sasl_authenticator.h"
+#include "bridge/security/scram_credentials.h"
 #include "bridge/transactions/transaction_coordinator_impl.h"
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
@@ -685,6 +687,8 @@ struct WirePath : DataPath {
   std::unique_ptr<bridge::ConfigService> configs;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
   std::unique_ptr<bridge::IggyIdentities> identities;
+  std::unique_ptr<bridge::SaslAuthenticator> sasl;
+  std::unique_ptr<bridge::ScramCredentials> scram_credentials;
   std::unique_ptr<kafka::Services> services;
   std::unique_ptr<kafka::KafkaServer> server;
   int fd = -1;
@@ -700,6 +704,8 @@ struct WirePath : DataPath {
     transactions = bridge::make_transaction_coordinator(
         bridge::TransactionServices{*state, ctx.loop(), producers, *log, *offsets, cfg.transactions});
     identities = std::make_unique<bridge::IggyIdentities>(ctx.loop(), cfg, *state, ctx.client(), kib::test::harness_pool_config());
+    sasl = std::make_unique<bridge::SaslAuthenticator>(*state, ctx.loop(), cfg.sasl);
+    scram_credentials = std::make_unique<bridge::ScramCredentials>(*state);
     services = std::make_unique<kafka::Services>(kafka::Services{.config = cfg,
                                                                  .catalog = *catalog,
                                                                  .producers = producers,
@@ -709,6 +715,8 @@ struct WirePath : DataPath {
                                                                  .configs = *configs,
                                                                  .transactions = *transactions,
                                                                  .identities = *identities,
+                                                                 .sasl = *sasl,
+                                                                 .scram_credentials = *scram_credentials,
                                                                  .cluster_id = ""});
     server = std::make_unique<kafka::KafkaServer>(*services, ctx.loop(), net::ServerLimits{});
     auto port = server->listen({"127.0.0.1", 0});

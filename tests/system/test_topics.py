@@ -88,4 +88,5 @@ def test_broker_api_versions_tool_lists_served_versions(bridge_on_iggy):
     assert "ApiVersions(18): 0 to 4 [usable: 4]" in r.stdout, r.stdout + r.stderr
     assert "Metadata(3): 0 to 12 [usable: 12]" in r.stdout
     assert "Heartbeat(12): 0 to 4 [usable: 4]" in r.stdout
-    assert "SaslHandshake(17): UNSUPPORTED" in r.stdout  # not served: SASL is a later issue
+    assert "SaslHandshake(17): 0 to 1 [usable: 1]" in r.stdout
+    assert "SaslAuthenticate(36): 0 to 2 [usable: 2]" in r.stdout

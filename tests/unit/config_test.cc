@@ -260,4 +260,47 @@ BOOST_AUTO_TEST_CASE(ipv6_listener_in_brackets) {
   BOOST_TEST(hp->port == 9092);
 }
 
+BOOST_AUTO_TEST_CASE(sasl_section_defaults_are_kafkas) {
+  auto c = parse_config("", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST((c->sasl.enabled_mechanisms == std::vector<std::string>{"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"}));
+  BOOST_TEST(c->sasl.connections_max_reauth_ms == 0u);
+  BOOST_TEST(c->sasl.scram_iterations == 8192);
+}
+
+BOOST_AUTO_TEST_CASE(sasl_section_parses_and_renders_back) {
+  auto c = parse_config(
+      "[sasl]\nenabled_mechanisms = [\"SCRAM-SHA-512\", \"PLAIN\"]\nconnections_max_reauth_ms = 3600000\n"
+      "scram_iterations = 16384\n",
+      "t.toml");
+  BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+  BOOST_TEST((c->sasl.enabled_mechanisms == std::vector<std::string>{"SCRAM-SHA-512", "PLAIN"}));
+  BOOST_TEST(c->sasl.connections_max_reauth_ms == 3600000u);
+  BOOST_TEST(c->sasl.scram_iterations == 16384);
+  auto again = parse_config(render_config(*c), "rendered");
+  BOOST_REQUIRE(again.ok());
+  BOOST_TEST((again->sasl.enabled_mechanisms == c->sasl.enabled_mechanisms));
+  BOOST_TEST(again->sasl.connections_max_reauth_ms == 3600000u);
+  BOOST_TEST(again->sasl.scram_iterations == 16384);
+}
+
+BOOST_AUTO_TEST_CASE(sasl_section_errors_name_the_key) {
+  auto error = [](const std::string& body) {
+    auto c = parse_config("[sasl]\n" + body + "\n", "t.toml");
+    BOOST_REQUIRE(!c.ok());
+    return c.error().message;
+  };
+  for (std::string bad : {"enabled_mechanisms = []", "enabled_mechanisms = [\"GSSAPI\"]",
+                          "enabled_mechanisms = [\"PLAIN\", \"PLAIN\"]", "enabled_mechanisms = \"PLAIN\"",
+                          "enabled_mechanisms = [1]", "enabled_mechanisms = [\"scram-sha-256\"]"})
+    BOOST_TEST(error(bad).find("[sasl] enabled_mechanisms: expected a non-empty array of distinct mechanisms") !=
+                   std::string::npos,
+               bad);
+  BOOST_TEST(error("scram_iterations = 4095").find("[sasl] scram_iterations: must be between 4096 and 16384") !=
+             std::string::npos);
+  BOOST_TEST(error("scram_iterations = 16385").find("[sasl] scram_iterations") != std::string::npos);
+  BOOST_TEST(error("connections_max_reauth_ms = -1").find("[sasl] connections_max_reauth_ms") != std::string::npos);
+  BOOST_TEST(error("mechanisms = [\"PLAIN\"]").find("[sasl] mechanisms: unknown key") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

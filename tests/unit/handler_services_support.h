@@ -20,6 +20,8 @@
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
 #include "bridge/security/iggy_identities.h"
+#include "bridge/security/sasl_authenticator.h"
+#include "bridge/security/scram_credentials.h"
 #include "bridge/transactions/transaction_coordinator_impl.h"
 #include "config/config.h"
 #include "iggy/client.h"
@@ -44,6 +46,8 @@ struct IdleServices {
   bridge::ConfigService configs;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
   bridge::IggyIdentities identities;
+  std::unique_ptr<bridge::SaslAuthenticator> sasl;  // made once `config` is final (IdleKafkaServer)
+  bridge::ScramCredentials scram_credentials;
 
   IdleServices(uv_loop_t* loop, state::StateStore& store)
       : loop(loop),
@@ -58,7 +62,9 @@ struct IdleServices {
         configs(config, catalog, store),
         transactions(bridge::make_transaction_coordinator(
             bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})),
-        identities(loop, config, store, iggy, iggy::PoolConfig{}) {}
+        identities(loop, config, store, iggy, iggy::PoolConfig{}),
+        sasl(std::make_unique<bridge::SaslAuthenticator>(store, loop, config.sasl)),
+        scram_credentials(store) {}
   ~IdleServices() {
     transactions->stop();
     groups.stop();
@@ -96,6 +102,7 @@ struct IdleKafkaServer {
     store = std::move(*s);
     idle = std::make_unique<IdleServices>(&loop, *store);
     if (configure) configure(idle->config);
+    idle->sasl = std::make_unique<bridge::SaslAuthenticator>(*store, &loop, idle->config.sasl);
     BOOST_REQUIRE(idle->configs.load().ok());
     services = std::make_unique<kafka::Services>(kafka::Services{.config = idle->config,
                                                                  .catalog = idle->catalog,
@@ -106,11 +113,22 @@ struct IdleKafkaServer {
                                                                  .configs = idle->configs,
                                                                  .transactions = *idle->transactions,
                                                                  .identities = idle->identities,
+                                                                 .sasl = *idle->sasl,
+                                                                 .scram_credentials = idle->scram_credentials,
                                                                  .cluster_id = std::move(cluster_id)});
     kafka = std::make_unique<kafka::KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
     BOOST_REQUIRE(p.ok());
     port = *p;
+  }
+  // Listens on config.kafka.listeners[index] at an ephemeral port of its host (its protocol
+  // applies to the connections accepted there, e.g. SASL_PLAINTEXT).
+  uint16_t listen_on(size_t index) {
+    config::ListenerConfig l = idle->config.kafka.listeners.at(index);
+    l.address.port = 0;
+    auto p = kafka->listen(l, index);
+    BOOST_REQUIRE(p.ok());
+    return *p;
   }
   ~IdleKafkaServer() {
     bool down = false;

@@ -21,7 +21,9 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {1, 4, 12, 4},  {2, 1, 8, 1},   {3, 0, 12, 0},
       {8, 2, 9, 2},   // OffsetCommit: Kafka 4 serves it from v2 (KIP-896)
       {9, 1, 9, 1},   {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},
-      {15, 0, 6, 0},  {16, 0, 5, 0},  {18, 0, 4, 0},  {19, 2, 7, 2},
+      {15, 0, 6, 0},  {16, 0, 5, 0},
+      {17, 0, 1, 0},  // SaslHandshake (v0: bare SASL tokens follow)
+      {18, 0, 4, 0},  {19, 2, 7, 2},
       {20, 1, 6, 1},  // DeleteTopics
       {21, 0, 2, 0},  // DeleteRecords
       {22, 0, 4, 0},
@@ -33,10 +35,14 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {32, 1, 4, 1},  // DescribeConfigs
       {33, 0, 2, 0},  // AlterConfigs
       {35, 1, 4, 1},  // DescribeLogDirs (v0 removed in Kafka 4.0)
+      {36, 0, 2, 0},  // SaslAuthenticate
       {37, 0, 3, 0},  // CreatePartitions
       {42, 0, 2, 0},
       {44, 0, 1, 0},  // IncrementalAlterConfigs
       {47, 0, 0, 0},
+      {48, 0, 1, 0},  // DescribeClientQuotas (no quotas: kafka-configs --describe --entity-type users)
+      {50, 0, 0, 0},  // DescribeUserScramCredentials
+      {51, 0, 0, 0},  // AlterUserScramCredentials
       {60, 0, 2, 0},  // DescribeCluster
       {61, 0, 0, 0},  // DescribeProducers
       {65, 0, 0, 0},  // DescribeTransactions

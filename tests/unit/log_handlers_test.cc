@@ -72,6 +72,8 @@ struct Server {
                                                    .configs = idle->configs,
                                                    .transactions = *idle->transactions,
                                                    .identities = idle->identities,
+                                                   .sasl = *idle->sasl,
+                                                   .scram_credentials = idle->scram_credentials,
                                                    .cluster_id = ""});
     kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
     auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});

@@ -29,6 +29,11 @@ std::vector<HandlerSpec> collect() {
       delete_topics_handler(),
       create_partitions_handler(),
       describe_topic_partitions_handler(),
+      sasl_handshake_handler(),
+      sasl_authenticate_handler(),
+      describe_user_scram_credentials_handler(),
+      alter_user_scram_credentials_handler(),
+      describe_client_quotas_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

@@ -88,5 +88,10 @@ HandlerSpec describe_producers_handler();
 HandlerSpec delete_topics_handler();
 HandlerSpec create_partitions_handler();
 HandlerSpec describe_topic_partitions_handler();
+HandlerSpec sasl_handshake_handler();
+HandlerSpec sasl_authenticate_handler();
+HandlerSpec describe_user_scram_credentials_handler();
+HandlerSpec alter_user_scram_credentials_handler();
+HandlerSpec describe_client_quotas_handler();
 
 }  // namespace kib::kafka

@@ -35,6 +35,8 @@ int fuzz_iggy_message(const uint8_t* data, size_t size);      // polled messages
 int fuzz_user_headers(const uint8_t* data, size_t size);      // Iggy user-header TLV
 int fuzz_http_request(const uint8_t* data, size_t size);      // /metrics server's request parser
 int fuzz_config_toml(const uint8_t* data, size_t size);       // the TOML config file
+int fuzz_sasl_scram(const uint8_t* data, size_t size);        // SCRAM client-first NUL client-final, and an exchange
+int fuzz_sasl_plain(const uint8_t* data, size_t size);        // a SASL/PLAIN token
 
 struct Target {
   const char* name;  // directory name under tests/fuzz/{seeds,regressions}/

@@ -103,6 +103,11 @@ constexpr std::array kServed{
     Served{DescribeProducersRequest::kApiKey, 0, 0, &body<DescribeProducersRequest>},
     Served{DescribeTransactionsRequest::kApiKey, 0, 0, &body<DescribeTransactionsRequest>},
     Served{ListTransactionsRequest::kApiKey, 0, 2, &body<ListTransactionsRequest>},
+    Served{SaslHandshakeRequest::kApiKey, 0, 1, &body<SaslHandshakeRequest>},
+    Served{SaslAuthenticateRequest::kApiKey, 0, 2, &body<SaslAuthenticateRequest>},
+    Served{DescribeUserScramCredentialsRequest::kApiKey, 0, 0, &body<DescribeUserScramCredentialsRequest>},
+    Served{AlterUserScramCredentialsRequest::kApiKey, 0, 0, &body<AlterUserScramCredentialsRequest>},
+    Served{DescribeClientQuotasRequest::kApiKey, 0, 1, &body<DescribeClientQuotasRequest>},
 };
 
 }  // namespace

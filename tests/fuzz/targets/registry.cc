@@ -9,6 +9,7 @@ std::span<const Target> targets() {
       {"iggy_reply", &fuzz_iggy_reply},         {"iggy_message", &fuzz_iggy_message},
       {"user_headers", &fuzz_user_headers},     {"http_request", &fuzz_http_request},
       {"config_toml", &fuzz_config_toml},
+      {"sasl_scram", &fuzz_sasl_scram},         {"sasl_plain", &fuzz_sasl_plain},
   };
   return kTargets;
 }

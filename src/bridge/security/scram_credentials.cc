@@ -1,0 +1,168 @@
+#include "bridge/security/scram_credentials.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "security/scram.h"
+#include "state/credential_store.h"
+#include "state/state_store.h"
+
+namespace kib::bridge {
+namespace {
+
+using kafka::ErrorCode;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ScramControlManager.validateScramUsernameAndMechanism.
+std::optional<ScramAlterResult> check_name_and_mechanism(const std::string& user, int8_t mechanism) {
+  if (user.empty()) return ScramAlterResult{user, ErrorCode::kUnacceptableCredential, "Username must not be empty"};
+  if (!security::scram_mechanism_from_type(mechanism))
+    return ScramAlterResult{user, ErrorCode::kUnsupportedSaslMechanism, "Unknown SCRAM mechanism"};
+  return std::nullopt;
+}
+
+std::string mechanism_name(int8_t type) {
+  return std::string(security::scram_mechanism_name(*security::scram_mechanism_from_type(type)));
+}
+
+}  // namespace
+
+void ScramCredentials::describe(std::optional<std::vector<std::string>> users,
+                                std::function<void(Result<std::vector<ScramUserDescription>>)> done) {
+  auto out = std::make_shared<std::vector<ScramUserDescription>>();
+  store_.write(
+      [out, users = std::move(users)](SQLite::Database& db) {
+        out->clear();
+        if (!users || users->empty()) {
+          std::map<std::string, ScramUserDescription> by_user;
+          for (const auto& c : state::list_scram_credentials(db, std::nullopt)) {
+            auto m = security::parse_scram_mechanism(c.mechanism);
+            if (!m) continue;
+            auto& d = by_user[c.username];
+            d.user = c.username;
+            d.credentials.emplace_back(static_cast<int8_t>(*m), c.iterations);
+          }
+          for (auto& [_, d] : by_user) out->push_back(std::move(d));
+          return;
+        }
+        std::map<std::string, int> count;
+        for (const auto& u : *users) ++count[u];
+        std::set<std::string> seen;
+        for (const auto& u : *users) {
+          if (!seen.insert(u).second) continue;
+          ScramUserDescription d;
+          d.user = u;
+          if (count[u] > 1) {
+            d.error = ErrorCode::kDuplicateResource;
+            d.message = "Cannot describe SCRAM credentials for the same user twice in a single request: " + u;
+          } else {
+            for (const auto& c : state::list_scram_credentials(db, u))
+              if (auto m = security::parse_scram_mechanism(c.mechanism))
+                d.credentials.emplace_back(static_cast<int8_t>(*m), c.iterations);
+            if (d.credentials.empty()) {
+              d.error = ErrorCode::kResourceNotFound;
+              d.message = "Attempt to describe a user credential that does not exist: " + u;
+            }
+          }
+          out->push_back(std::move(d));
+        }
+      },
+      [alive = alive_.token(), out, done = std::move(done)](Status st) {
+        if (!alive) return;
+        if (!st) return done(st.error());
+        done(std::move(*out));
+      });
+}
+
+void ScramCredentials::alter(std::vector<ScramDeletion> deletions, std::vector<ScramUpsertion> upsertions,
+                             std::function<void(Result<std::vector<ScramAlterResult>>)> done) {
+  auto out = std::make_shared<std::vector<ScramAlterResult>>();
+  store_.write(
+      [out, deletions = std::move(deletions), upsertions = std::move(upsertions)](SQLite::Database& db) mutable {
+        out->clear();
+        // ScramControlManager.alterCredentials: a user may appear once per request; the first
+        // error of a user is its answer and its later entries are ignored.
+        std::map<std::string, ScramAlterResult> errors;
+        std::vector<std::string> error_order;
+        auto add_error = [&](ScramAlterResult r) {
+          error_order.push_back(r.user);
+          errors.emplace(r.user, std::move(r));
+        };
+        // Accepted entries by user, in request order; a second entry of a user withdraws the first.
+        std::vector<const ScramDeletion*> to_delete;
+        std::vector<const ScramUpsertion*> to_upsert;
+        std::map<std::string, size_t> delete_index, upsert_index;
+        auto take = [](auto& list, std::map<std::string, size_t>& index, const std::string& user) {
+          auto it = index.find(user);
+          if (it == index.end()) return false;
+          list[it->second] = nullptr;
+          index.erase(it);
+          return true;
+        };
+        const std::string kTwice = "A user credential cannot be altered twice in the same request";
+        for (const auto& d : deletions) {
+          if (errors.count(d.user)) continue;
+          if (take(to_delete, delete_index, d.user)) {
+            add_error({d.user, ErrorCode::kDuplicateResource, kTwice});
+          } else if (auto e = check_name_and_mechanism(d.user, d.mechanism)) {
+            add_error(std::move(*e));
+          } else if (!state::load_scram_credential(db, d.user, mechanism_name(d.mechanism))) {
+            add_error({d.user, ErrorCode::kResourceNotFound, "Attempt to delete a user credential that does not exist"});
+          } else {
+            delete_index[d.user] = to_delete.size();
+            to_delete.push_back(&d);
+          }
+        }
+        for (const auto& u : upsertions) {
+          if (errors.count(u.user)) continue;
+          if (take(to_delete, delete_index, u.user) || take(to_upsert, upsert_index, u.user)) {
+            add_error({u.user, ErrorCode::kDuplicateResource, kTwice});
+          } else if (auto e = check_name_and_mechanism(u.user, u.mechanism)) {
+            add_error(std::move(*e));
+          } else if (u.iterations < security::kScramMinIterations) {
+            add_error({u.user, ErrorCode::kUnacceptableCredential, "Too few iterations"});
+          } else if (u.iterations > security::kScramMaxIterations) {
+            add_error({u.user, ErrorCode::kUnacceptableCredential, "Too many iterations"});
+          } else if (u.salted_password.empty()) {
+            // Kafka fails this one with UNKNOWN_SERVER_ERROR (an empty HMAC key); it is the
+            // client's credential that is wrong.
+            add_error({u.user, ErrorCode::kUnacceptableCredential, "Salted password must not be empty"});
+          } else {
+            upsert_index[u.user] = to_upsert.size();
+            to_upsert.push_back(&u);
+          }
+        }
+        const int64_t now = now_ms();
+        for (const ScramDeletion* d : to_delete) {
+          if (!d) continue;
+          state::delete_scram_credential(db, d->user, mechanism_name(d->mechanism));
+          out->push_back({d->user, ErrorCode::kNone, std::nullopt});
+        }
+        for (const ScramUpsertion* u : to_upsert) {
+          if (!u) continue;
+          const auto m = *security::scram_mechanism_from_type(u->mechanism);
+          security::ScramCredential c = security::scram_credential(m, u->salt, u->salted_password, u->iterations);
+          state::upsert_scram_credential(
+              db, state::ScramCredentialRow{u->user, mechanism_name(u->mechanism), c.salt, c.stored_key, c.server_key,
+                                            c.iterations},
+              now);
+          out->push_back({u->user, ErrorCode::kNone, std::nullopt});
+        }
+        for (const auto& user : error_order)
+          if (auto it = errors.find(user); it != errors.end()) out->push_back(it->second);
+        for (auto& u : upsertions) security::wipe(u.salted_password);
+      },
+      [alive = alive_.token(), out, done = std::move(done)](Status st) {
+        if (!alive) return;
+        if (!st) return done(st.error());
+        done(std::move(*out));
+      });
+}
+
+}  // namespace kib::bridge

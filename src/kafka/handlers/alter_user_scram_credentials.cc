@@ -1,0 +1,57 @@
+// AlterUserScramCredentials (key 51), v0: adds, replaces and deletes SCRAM credentials from a
+// salt and salted password the client computed (kafka-configs --alter --add-config
+// 'SCRAM-SHA-512=[password=...]'), answered once durable; the next login uses them
+// (bridge/security/scram_credentials.h).
+#include <set>
+
+#include "bridge/security/scram_credentials.h"
+#include "kafka/handlers/registry.h"
+#include "kafka/protocol/error_code.h"
+#include "kafka/protocol/generated/alter_user_scram_credentials.h"
+#include "kafka/services.h"
+
+namespace kib::kafka {
+namespace {
+
+void handle(bridge::ScramCredentials& credentials, Request&& req) {
+  auto body = req.decode<msg::AlterUserScramCredentialsRequest>();
+  std::vector<bridge::ScramDeletion> deletions;
+  std::vector<bridge::ScramUpsertion> upsertions;
+  for (auto& d : body.deletions) deletions.push_back({std::move(d.name), d.mechanism});
+  for (auto& u : body.upsertions)
+    upsertions.push_back({std::move(u.name), u.mechanism, u.iterations, std::move(u.salt), std::move(u.salted_password)});
+  std::vector<std::string> users;  // each once, for a failure of the whole request
+  std::set<std::string> seen;
+  for (const auto& d : deletions)
+    if (seen.insert(d.user).second) users.push_back(d.user);
+  for (const auto& u : upsertions)
+    if (seen.insert(u.user).second) users.push_back(u.user);
+  credentials.alter(std::move(deletions), std::move(upsertions),
+                    [respond = req.respond, users = std::move(users)](Result<std::vector<bridge::ScramAlterResult>> r) {
+                      msg::AlterUserScramCredentialsResponse resp;
+                      if (!r) {
+                        // Nothing was written: every user gets the state store's failure.
+                        for (const auto& u : users)
+                          resp.results.push_back({u, to_int16(ErrorCode::kUnknownServerError), r.error().message});
+                        return respond.send(resp);
+                      }
+                      for (auto& a : *r) {
+                        msg::AlterUserScramCredentialsResponse::AlterUserScramCredentialsResult out;
+                        out.user = std::move(a.user);
+                        out.error_code = to_int16(a.error);
+                        out.error_message = std::move(a.message);
+                        resp.results.push_back(std::move(out));
+                      }
+                      respond.send(resp);
+                    });
+}
+
+}  // namespace
+
+HandlerSpec alter_user_scram_credentials_handler() {
+  return serve<msg::AlterUserScramCredentialsRequest>(0, 0, [](const Services& s, Request&& req) {
+    handle(s.scram_credentials, std::move(req));
+  });
+}
+
+}  // namespace kib::kafka
