@@ -18,6 +18,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "bridge/security/iggy_identities.h"
 #include "bridge/security/sasl_authenticator.h"
 #include "bridge/security/scram_credentials.h"
 #include "bridge/security/authorizer.h"
@@ -64,6 +65,7 @@ Bridge::~Bridge() {
   scram_credentials_.reset();
   sasl_.reset();
   lag_.reset();
+  if (identities_) identities_->set_rights({}, {});  // it refers to the authorizer
   authorizer_.reset();
   if (transactions_) transactions_->stop();
   transactions_.reset();
@@ -73,6 +75,14 @@ Bridge::~Bridge() {
   offsets_.reset();
   group_timers_.reset();
   log_.reset();
+  if (identities_) {
+    if (catalog_) catalog_->remove_listener(identities_.get());
+    bool closed = false;
+    identities_->close([&closed] { closed = true; });
+    while (!closed && uv_run(&loop_, UV_RUN_ONCE) != 0) {
+    }
+    identities_.reset();
+  }
   producers_.reset();
   configs_.reset();
   catalog_.reset();
@@ -114,6 +124,8 @@ Status Bridge::start() {
   producers_ = bridge::make_producer_registry(*state_, &loop_);
   if (auto st = producers_->load(); !st) return st.error();
   log_ = std::make_unique<bridge::PartitionLog>(&loop_, *iggy_, *catalog_, producers_.get(), cfg_);
+  identities_ = std::make_unique<bridge::IggyIdentities>(&loop_, cfg_, *state_, *iggy_, iggy_pool_config(cfg_));
+  catalog_->add_listener(identities_.get());
   if (auto st = app::attach_log_start_store(*log_, *state_); !st) return st.error();
   group_timers_ = bridge::make_uv_group_timers(&loop_);
   bridge::CommittedOffsetsOptions oo;
@@ -143,6 +155,9 @@ Status Bridge::start() {
   // [authorization]: every ACL in memory before the first request is authorized.
   authorizer_ = std::make_unique<bridge::Authorizer>(cfg_.authorization, *state_, &loop_);
   if (auto st = authorizer_->load(); !st) return st.error();
+  // The mapped Iggy users' permissions follow the ACLs (docs/security.md "ACLs as Iggy permissions").
+  identities_->use_authorizer(*authorizer_);
+  authorizer_->add_listener(*identities_);
 
   sasl_ = std::make_unique<bridge::SaslAuthenticator>(*state_, &loop_, cfg_.sasl);
   scram_credentials_ = std::make_unique<bridge::ScramCredentials>(*state_);
@@ -156,6 +171,7 @@ Status Bridge::start() {
       .offsets = *offsets_,
       .configs = *configs_,
       .transactions = *transactions_,
+      .identities = *identities_,
       .sasl = *sasl_,
       .scram_credentials = *scram_credentials_,
       .authorizer = *authorizer_,
@@ -167,6 +183,7 @@ Status Bridge::start() {
   // queued for Iggy are dropped (nobody is left to answer), instead of running to their deadline.
   kafka_->tcp().on_close = [this](const std::shared_ptr<net::Connection>& c) {
     if (log_) log_->cancel_fetches(c->id());
+    if (identities_) identities_->cancel_owner(c->id());
   };
   // [tls]: the files are read and checked before any listener opens; one that does not load
   // stops the start with its key named.
@@ -356,6 +373,7 @@ void Bridge::shutdown() {
     if (catalog_) catalog_->stop();
     watchdog_.reset();
     if (http_) http_->close();
+    if (identities_) identities_->close({});
     if (iggy_pool_) iggy_pool_->close();
     if (state_) state_->close();
     for (auto* s : signals_)

@@ -36,6 +36,7 @@ class TopicCatalog;
 class ConfigService;
 class ProducerRegistry;
 class PartitionLog;
+class IggyIdentities;
 class CommittedOffsets;
 class GroupCoordinator;
 class PersistentTransactionCoordinator;
@@ -94,6 +95,7 @@ class Bridge {
   std::unique_ptr<bridge::ConfigService> configs_;  // after catalog_: it holds a reference to it
   std::unique_ptr<bridge::ProducerRegistry> producers_;
   std::unique_ptr<bridge::PartitionLog> log_;
+  std::unique_ptr<bridge::IggyIdentities> identities_;  // principals' Iggy users; a catalog listener
   std::unique_ptr<bridge::GroupTimers> group_timers_;
   std::unique_ptr<bridge::CommittedOffsets> offsets_;  // outlives groups_
   std::unique_ptr<bridge::GroupCoordinator> groups_;

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "admin/admin_commands.h"
+#include "admin/principal_commands.h"
 #include "app/bridge.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -116,6 +117,24 @@ int main(int argc, char** argv) {
   auto* ic = offsets_export->add_option("--iggy-consumer", iggy_consumer, "write a plain named Iggy consumer instead");
   ig->excludes(ic);
   offsets_export->add_flag("--execute", export_opts.execute, "write to Iggy (without it: print the plan only)");
+  auto* principals = app.add_subcommand(
+      "principals", "which Iggy user each Kafka principal's data requests run as ([principals] per_principal)");
+  principals->require_subcommand(1);
+  auto* principals_map = principals->add_subcommand("map", "run a Kafka principal as an Iggy user");
+  kib::admin::PrincipalMapOptions map_opts;
+  principals_map->add_option("principal", map_opts.principal, "the Kafka principal, e.g. User:alice")->required();
+  principals_map->add_option("--iggy-user", map_opts.iggy_user, "the Iggy user")->required();
+  auto* pw = principals_map->add_option("--password-file", map_opts.password_file,
+                                        "the Iggy user's password, first line of FILE (- = standard input)");
+  auto* tok = principals_map->add_option("--token-file", map_opts.token_file,
+                                         "a personal access token of the Iggy user, from FILE (- = standard input)");
+  pw->excludes(tok);
+  principals_map->add_flag("--create", map_opts.create,
+                           "create the Iggy user with that password when it does not exist (as the [iggy] user)");
+  auto* principals_list = principals->add_subcommand("list", "every mapping (never the secrets)");
+  auto* principals_unmap = principals->add_subcommand("unmap", "remove a principal's mapping");
+  std::string unmap_principal;
+  principals_unmap->add_option("principal", unmap_principal, "the Kafka principal")->required();
   // SASL users in the state database (docs/security.md "Credentials").
   auto* users = app.add_subcommand("users", "SASL users (SCRAM-SHA-256, SCRAM-SHA-512, PLAIN) in the state database");
   users->require_subcommand(1);
@@ -135,8 +154,10 @@ int main(int argc, char** argv) {
   users_delete->add_option("--mechanism", user_opts.mechanism, "only this mechanism's credential")
       ->check(CLI::IsMember({"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"}));
   auto* version = app.add_subcommand("version", "print versions and exit");
-  std::vector<CLI::App*> with_config = {serve, check, migrate, status, topics_list, groups_list, groups_describe,
-                                        offsets_import, offsets_export, users_add, users_list, users_delete};
+  std::vector<CLI::App*> with_config = {serve,          check,           migrate,          status,
+                                        topics_list,    groups_list,     groups_describe,  offsets_import,
+                                        offsets_export, users_add,       users_list,       users_delete,
+                                        principals_map, principals_list, principals_unmap};
   for (auto* sc : with_config) {
     sc->add_option("-c,--config", config_path, "configuration file (TOML)");
     sc->add_option("--listen", o.listen, "override [kafka] listeners");
@@ -145,6 +166,7 @@ int main(int argc, char** argv) {
     sc->add_option("--log-level", o.log_level, "override [log] level");
   }
   status->add_flag("--json", json, "print JSON instead of a table");
+  principals_list->add_flag("--json", json, "print JSON instead of a table");
   users_list->add_flag("--json", json, "print JSON instead of a table");
   for (auto* sc : {topics_list, groups_list, groups_describe, offsets_import, offsets_export}) {
     sc->add_flag("--json", json, "print JSON instead of a table");
@@ -165,11 +187,21 @@ int main(int argc, char** argv) {
   // The admin subcommands run on operators' machines too: without the installed file and
   // without -c they use the defaults (and --bootstrap-server).
   const bool admin = topics->parsed() || groups->parsed() || offsets->parsed();
-  if ((admin || users->parsed()) && config_path == kDefaultConfig && !std::filesystem::exists(config_path)) config_path.clear();
+  if ((admin || users->parsed() || principals->parsed()) && config_path == kDefaultConfig &&
+      !std::filesystem::exists(config_path))
+    config_path.clear();
   kib::config::Config cfg;
   if (int rc = load(config_path, o, cfg); rc != kExitOk) return rc;
 
   if (status->parsed()) return kib::http::run_status_command(cfg, json, std::cout, std::cerr);
+
+  if (principals->parsed()) {
+    kib::log::init(o.log_level.empty() ? "warn" : o.log_level);
+    kib::admin::AdminContext ctx{cfg, kib::admin::default_bootstrap(cfg), json, std::cout, std::cerr};
+    if (principals_map->parsed()) return kib::admin::principals_map(ctx, map_opts);
+    if (principals_list->parsed()) return kib::admin::principals_list(ctx);
+    return kib::admin::principals_unmap(ctx, unmap_principal);
+  }
 
   if (users->parsed()) {
     kib::log::init(o.log_level.empty() ? "warn" : o.log_level);

@@ -440,6 +440,22 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    Section s(table("principals"), "principals", errors);
+    std::string identity = "shared", unmapped = "refuse";
+    s.str("iggy_identity", identity);
+    if (identity == "shared") c.principals.iggy_identity = PrincipalsConfig::Identity::kShared;
+    else if (identity == "per_principal") c.principals.iggy_identity = PrincipalsConfig::Identity::kPerPrincipal;
+    else s.bad("iggy_identity", "must be \"shared\" or \"per_principal\"");
+    s.str("unmapped", unmapped);
+    if (unmapped == "refuse") c.principals.unmapped = PrincipalsConfig::Unmapped::kRefuse;
+    else if (unmapped == "create") c.principals.unmapped = PrincipalsConfig::Unmapped::kCreate;
+    else if (unmapped == "shared") c.principals.unmapped = PrincipalsConfig::Unmapped::kShared;
+    else s.bad("unmapped", "must be \"refuse\", \"create\" or \"shared\"");
+    s.integer("pool_size", c.principals.pool_size, 1, 64);
+    s.boolean("sync_iggy_permissions", c.principals.sync_iggy_permissions);
+    s.finish();
+  }
+  {
     Section s(table("state"), "state", errors);
     s.str("path", c.state.path);
     if (c.state.path.empty()) s.bad("path", "must not be empty");
@@ -463,7 +479,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   static const std::set<std::string> kSections{"kafka", "topics", "groups", "transactions", "limits", "tls",
-                                               "sasl",  "authorization", "iggy", "state", "log", "http"};
+                                               "sasl",  "authorization", "iggy", "principals", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -557,6 +573,14 @@ std::string render_config(const Config& c) {
      << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
      << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size
      << "\nrequest_timeout_ms = " << c.iggy.request_timeout_ms << "\nstream = " << q(c.iggy.stream)
+     << "\n\n[principals]\niggy_identity = "
+     << q(c.principals.iggy_identity == PrincipalsConfig::Identity::kShared ? "shared" : "per_principal")
+     << "\nunmapped = "
+     << q(c.principals.unmapped == PrincipalsConfig::Unmapped::kRefuse   ? "refuse"
+          : c.principals.unmapped == PrincipalsConfig::Unmapped::kCreate ? "create"
+                                                                          : "shared")
+     << "\npool_size = " << c.principals.pool_size
+     << "\nsync_iggy_permissions = " << (c.principals.sync_iggy_permissions ? "true" : "false")
      << "\n\n[state]\npath = " << q(c.state.path) << "\n\n[log]\nlevel = " << q(c.log.level)
      << "\n\n[http]\nlisten = " << q(c.http.listen) << "\nmax_connections_per_ip = " << c.http.max_connections_per_ip
      << "\n";

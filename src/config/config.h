@@ -154,6 +154,17 @@ struct IggyConfig {
   std::string stream = "kafka";
 };
 
+// Which Iggy user a Kafka principal's data operations (Produce, Fetch) run as (docs/security.md
+// "Principals -> Iggy identities").
+struct PrincipalsConfig {
+  enum class Identity { kShared, kPerPrincipal };
+  enum class Unmapped { kRefuse, kCreate, kShared };
+  Identity iggy_identity = Identity::kShared;
+  Unmapped unmapped = Unmapped::kRefuse;  // per_principal: a principal without a mapping
+  uint32_t pool_size = 2;                 // Iggy connections per mapped identity
+  bool sync_iggy_permissions = true;      // ACLs written onto the mapped Iggy users' permissions
+};
+
 struct StateConfig {
   std::string path = "/var/lib/kafka-iggy-bridge/state.db";
 };
@@ -180,6 +191,7 @@ struct Config {
   SaslConfig sasl;
   AuthorizationConfig authorization;
   IggyConfig iggy;
+  PrincipalsConfig principals;
   StateConfig state;
   LogConfig log;
   HttpConfig http;

@@ -309,6 +309,10 @@ void IggyIdentityPools::close(std::function<void()> done) {
   }
 }
 
+void IggyIdentityPools::cancel_owner(uint64_t owner) {
+  for (auto& [k, p] : pools_) p->cancel_owner(owner);
+}
+
 std::vector<std::pair<std::string, PoolStats>> IggyIdentityPools::stats() const {
   std::vector<std::pair<std::string, PoolStats>> out;
   for (const auto& [k, p] : pools_) out.emplace_back(p->config().connection.credentials.display_name(), p->stats());

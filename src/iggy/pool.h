@@ -149,6 +149,8 @@ class IggyIdentityPools {
   void close(std::function<void()> done = {});
 
   size_t identities() const { return pools_.size(); }
+  // IggyPool::cancel_owner on every identity's pool.
+  void cancel_owner(uint64_t owner);
   // Per identity (display name, never the secret) stats.
   std::vector<std::pair<std::string, PoolStats>> stats() const;
 

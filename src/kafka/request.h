@@ -13,6 +13,10 @@
 #include "net/tcp_server.h"
 #include "security/principal.h"
 
+namespace kib::bridge {
+struct IggyIdentity;
+}
+
 namespace kib::kafka {
 
 struct Services;
@@ -39,6 +43,8 @@ struct Session {
   // Who the connection's requests are authorized as (docs/security.md "Principals"):
   // User:ANONYMOUS until TLS or SASL says otherwise.
   security::KafkaPrincipal principal;
+  // The Iggy identity its Produce and Fetch run as (kafka/handlers/iggy_identity.h), once known.
+  std::shared_ptr<const bridge::IggyIdentity> iggy_identity;
   // SASL listeners only: the exchange and session behind `principal` (kafka/sasl_session.h).
   SaslSession sasl;
 };

@@ -18,6 +18,7 @@ class GroupCoordinator;
 class CommittedOffsets;
 class ConfigService;
 class TransactionCoordinator;
+class IggyIdentities;
 class SaslAuthenticator;
 class ScramCredentials;
 class Authorizer;
@@ -34,6 +35,7 @@ struct Services {
   bridge::CommittedOffsets& offsets;   // OffsetFetch
   bridge::ConfigService& configs;      // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
   bridge::TransactionCoordinator& transactions;  // the transaction APIs, transactional Produce, OffsetFetch
+  bridge::IggyIdentities& identities;  // Produce, Fetch: the Iggy user a principal's data requests run as
   bridge::SaslAuthenticator& sasl;               // SaslHandshake, SaslAuthenticate
   bridge::ScramCredentials& scram_credentials;   // DescribeUserScramCredentials, AlterUserScramCredentials
   // Every handler's ACL checks and authorized operations; CreateAcls, DescribeAcls, DeleteAcls.

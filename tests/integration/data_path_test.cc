@@ -30,6 +30,7 @@
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "bridge/security/authorizer.h"
+#include "bridge/security/iggy_identities.h"
 #include "config/config.h"
 #include "iggy/client.h"
 #include "kafka/kafka_server.h"
@@ -686,6 +687,7 @@ struct WirePath : DataPath {
   std::unique_ptr<bridge::GroupCoordinator> groups;
   std::unique_ptr<bridge::ConfigService> configs;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
+  std::unique_ptr<bridge::IggyIdentities> identities;
   std::unique_ptr<bridge::SaslAuthenticator> sasl;
   std::unique_ptr<bridge::ScramCredentials> scram_credentials;
   std::unique_ptr<bridge::Authorizer> authorizer;
@@ -703,6 +705,7 @@ struct WirePath : DataPath {
     configs = std::make_unique<bridge::ConfigService>(cfg, *catalog, *state);
     transactions = bridge::make_transaction_coordinator(
         bridge::TransactionServices{*state, ctx.loop(), producers, *log, *offsets, cfg.transactions});
+    identities = std::make_unique<bridge::IggyIdentities>(ctx.loop(), cfg, *state, ctx.client(), kib::test::harness_pool_config());
     sasl = std::make_unique<bridge::SaslAuthenticator>(*state, ctx.loop(), cfg.sasl);
     scram_credentials = std::make_unique<bridge::ScramCredentials>(*state);
     authorizer = std::make_unique<bridge::Authorizer>(cfg.authorization, *state, ctx.loop());
@@ -714,6 +717,7 @@ struct WirePath : DataPath {
                                                                  .offsets = *offsets,
                                                                  .configs = *configs,
                                                                  .transactions = *transactions,
+                                                                 .identities = *identities,
                                                                  .sasl = *sasl,
                                                                  .scram_credentials = *scram_credentials,
                                                                  .authorizer = *authorizer,
@@ -744,6 +748,10 @@ struct WirePath : DataPath {
     server->shutdown(1000, [&] { down = true; });
     ctx.run_until([&] { return down; }, 5s);
     server.reset();
+    bool closed = false;
+    identities->close([&] { closed = true; });
+    ctx.run_until([&] { return closed; }, 5s);
+    identities.reset();
     transactions.reset();
     groups.reset();
     offsets.reset();

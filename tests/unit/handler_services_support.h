@@ -19,6 +19,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
+#include "bridge/security/iggy_identities.h"
 #include "bridge/security/sasl_authenticator.h"
 #include "bridge/security/scram_credentials.h"
 #include "bridge/security/authorizer.h"
@@ -45,6 +46,7 @@ struct IdleServices {
   bridge::GroupCoordinator groups;
   bridge::ConfigService configs;
   std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions;
+  bridge::IggyIdentities identities;
   std::unique_ptr<bridge::SaslAuthenticator> sasl;  // made once `config` is final (IdleKafkaServer)
   bridge::ScramCredentials scram_credentials;
   bridge::Authorizer authorizer;  // disabled unless a test configures [authorization]
@@ -62,6 +64,7 @@ struct IdleServices {
         configs(config, catalog, store),
         transactions(bridge::make_transaction_coordinator(
             bridge::TransactionServices{store, loop, *producers, log, offsets, config.transactions})),
+        identities(loop, config, store, iggy, iggy::PoolConfig{}),
         sasl(std::make_unique<bridge::SaslAuthenticator>(store, loop, config.sasl)),
         scram_credentials(store),
         authorizer(config.authorization, store, loop) {}
@@ -70,6 +73,9 @@ struct IdleServices {
     groups.stop();
     offsets.stop();
     bool closed = false;
+    identities.close([&closed] { closed = true; });
+    while (!closed) uv_run(loop, UV_RUN_ONCE);
+    closed = false;
     pool.close([&closed] { closed = true; });
     while (!closed) uv_run(loop, UV_RUN_ONCE);
   }
@@ -111,6 +117,7 @@ struct IdleKafkaServer {
                                                                  .offsets = idle->offsets,
                                                                  .configs = idle->configs,
                                                                  .transactions = *idle->transactions,
+                                                                 .identities = idle->identities,
                                                                  .sasl = *idle->sasl,
                                                                  .scram_credentials = idle->scram_credentials,
                                                                  .authorizer = idle->authorizer,

@@ -71,6 +71,7 @@ struct Server {
                                                    .offsets = *offsets,
                                                    .configs = idle->configs,
                                                    .transactions = *idle->transactions,
+                                                   .identities = idle->identities,
                                                    .sasl = *idle->sasl,
                                                    .scram_credentials = idle->scram_credentials,
                                                    .authorizer = idle->authorizer,

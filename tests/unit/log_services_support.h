@@ -68,6 +68,7 @@ class FakeIggy final : public LogBackend {
   std::vector<int64_t> poll_offsets;   // of each poll, -1 for Poll First
   std::vector<size_t> send_sizes;     // messages per send
   std::vector<uint64_t> cancelled;
+  std::vector<iggy::IggyPool*> poll_identities, send_identities;  // `as` of each poll and send
 
   void add_topic(const std::string& name, int32_t partitions) {
     for (int32_t i = 0; i < partitions; ++i) topics[name][i];
@@ -88,8 +89,9 @@ class FakeIggy final : public LogBackend {
   size_t pending() const { return pending_.size(); }
 
   void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
-            iggy::Callback<iggy::PolledMessages> cb) override {
+            iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) override {
     ++polls;
+    poll_identities.push_back(as);
     poll_owners.push_back(uv::current_owner().id);
     poll_offsets.push_back(strategy.kind == iggy::PollingKind::kOffset ? static_cast<int64_t>(strategy.value) : -1);
     pending_.push_back([this, topic, partition, strategy, count, cb = std::move(cb)] {
@@ -119,8 +121,9 @@ class FakeIggy final : public LogBackend {
     });
   }
   void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
-            iggy::Callback<iggy::SendConfirmation> cb) override {
+            iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) override {
     ++sends;
+    send_identities.push_back(as);
     send_sizes.push_back(messages.size());
     std::vector<Stored> copy;
     for (const auto& m : messages)

@@ -54,6 +54,23 @@ BOOST_AUTO_TEST_CASE(coalescing_stops_at_the_send_size_the_timestamp_span_unknow
   BOOST_TEST(coalesced_jobs(head_unknown, all) == 1u);
   std::deque<std::shared_ptr<AppendJob>> next_unknown{sized_job(1, 0, 0), sized_job(1, 0, 0, true)};
   BOOST_TEST(coalesced_jobs(next_unknown, all) == 1u);
+  // Only jobs of one Iggy identity (a principal's own pool) share a send.
+  std::deque<std::shared_ptr<AppendJob>> identities{sized_job(1, 0, 0), sized_job(1, 0, 0), sized_job(1, 0, 0)};
+  identities[2]->as = reinterpret_cast<iggy::IggyPool*>(0x1000);
+  BOOST_TEST(coalesced_jobs(identities, all) == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_send_runs_as_its_jobs_identity, Appending) {
+  auto* alice = reinterpret_cast<iggy::IggyPool*>(0x1000);  // compared, never used here
+  auto job = make_job({{"a"}}, &results);
+  job->as = alice;
+  appender.append(p(), job);
+  iggy.serve(2);  // GetTopic, Poll First: the send is in Iggy
+  auto bridge_job = make_job({{"b"}}, &results);
+  appender.append(p(), bridge_job);
+  iggy.serve();
+  BOOST_REQUIRE_EQUAL(results.size(), 2u);
+  BOOST_TEST((iggy.send_identities == std::vector<iggy::IggyPool*>{alice, nullptr}));
 }
 
 BOOST_FIXTURE_TEST_CASE(appends_queued_behind_a_send_go_together_in_order, Appending) {

@@ -27,11 +27,13 @@ struct Reading {
   Reading() { iggy.add_topic("t", 2); }
 
   void fetch(int64_t offset, int32_t max_wait_ms, int32_t partition_max_bytes = 1 << 20, uint64_t owner = 0,
-             std::string topic = "t", IsolationLevel isolation = IsolationLevel::kReadUncommitted) {
+             std::string topic = "t", IsolationLevel isolation = IsolationLevel::kReadUncommitted,
+             iggy::IggyPool* as = nullptr) {
     got.reset();
     FetchParams params;
     params.max_wait_ms = max_wait_ms;
     params.isolation = isolation;
+    params.as = as;
     reader.fetch({FetchPartitionRequest{std::move(topic), PartitionId(0), KafkaOffset(offset), partition_max_bytes}},
                  params, [this](std::vector<FetchPartitionResult> r) { got = std::move(r); }, owner);
   }
@@ -172,6 +174,29 @@ BOOST_FIXTURE_TEST_CASE(the_next_fetch_is_served_from_the_read_ahead, Reading) {
   BOOST_REQUIRE(got.has_value());
   BOOST_TEST(records_in(got->front()) == 1u);
   BOOST_TEST(std::count(iggy.poll_offsets.begin(), iggy.poll_offsets.end(), 1) == 1);  // the read-ahead's only
+}
+
+// [principals] per_principal: a fetch polls as its principal's Iggy identity, and a read-ahead
+// started for one identity is never served to another (Iggy might not let that one poll).
+BOOST_FIXTURE_TEST_CASE(polls_run_as_the_fetchs_identity_and_read_aheads_serve_only_that_identity, Reading) {
+  store(iggy, "t", 0, {{"a", "b", "c"}});
+  auto* alice = reinterpret_cast<iggy::IggyPool*>(0x1000);  // identities are compared, never used here
+  auto* bob = reinterpret_cast<iggy::IggyPool*>(0x2000);
+  fetch(0, 0, /*partition_max_bytes=*/1, 0, "t", IsolationLevel::kReadUncommitted, alice);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 1u);
+  iggy.serve();  // alice's read-ahead at offset 1 arrives
+  BOOST_TEST(std::count(iggy.poll_identities.begin(), iggy.poll_identities.end(), alice) == 2);  // fetch + read-ahead
+  fetch(1, 0, 1, 0, "t", IsolationLevel::kReadUncommitted, bob);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(records_in(got->front()) == 1u);
+  // Bob polled offset 1 himself: the read-ahead was alice's.
+  BOOST_TEST(std::count(iggy.poll_offsets.begin(), iggy.poll_offsets.end(), 1) == 2);
+  BOOST_TEST(std::count(iggy.poll_identities.begin(), iggy.poll_identities.end(), bob) >= 1);
+  for (size_t i = 0; i < iggy.poll_identities.size(); ++i)
+    if (iggy.poll_identities[i] == nullptr) BOOST_TEST(iggy.poll_offsets[i] == -1);  // only the bridge's Poll First
 }
 
 BOOST_FIXTURE_TEST_CASE(cancelled_fetches_are_dropped_unanswered_with_their_queued_polls, Reading) {

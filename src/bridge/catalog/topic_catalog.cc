@@ -96,6 +96,7 @@ struct TopicCatalog::Impl {
   // Adds or updates the cache entry for an Iggy topic; mints and persists a topic id for a
   // name SQLite has not seen.
   const TopicMetadata* learn(const iggy::TopicInfo& info) {
+    const bool is_new = topics.count(info.name) == 0;
     TopicMetadata& t = topics[info.name];
     t.name = info.name;
     applied[info.name] = topic_configs::IggyRetention{
@@ -123,6 +124,7 @@ struct TopicCatalog::Impl {
       t.settings = topic_configs::settings_of(t.overrides, layers(), base);
       persist(t, nullptr);
     }
+    if (is_new) notify_created(info.name);
     return &t;
   }
 
@@ -167,6 +169,17 @@ struct TopicCatalog::Impl {
         l->on_topic_deleted(name);
       } catch (const std::exception& e) {
         spdlog::error("catalog: a listener failed on the delete of {}: {}", name, e.what());
+      }
+    }
+  }
+
+  void notify_created(const std::string& name) {
+    auto copy = listeners;
+    for (TopicListener* l : copy) {
+      try {
+        l->on_topic_created(name);
+      } catch (const std::exception& e) {
+        spdlog::error("catalog: a listener failed on the new topic {}: {}", name, e.what());
       }
     }
   }
@@ -451,9 +464,11 @@ void TopicCatalog::create(const CreateTopicRequest& req, std::function<void(Resu
     if (!r) return done(r.error());
     t.topic_id = state::random_uuid();
     t.partitions = static_cast<int32_t>(r->partitions_count);
+    const bool is_new = impl->topics.count(t.name) == 0;
     impl->topics[t.name] = t;
     impl->applied[t.name] = topic_configs::iggy_retention(t.settings, t.partitions);
     spdlog::info("catalog: created topic {} with {} partitions", t.name, t.partitions);
+    if (is_new) impl->notify_created(t.name);
     // Answer only once the topic id is durable, so it is stable across a crash right after.
     impl->persist(t, [t, done](Status s) {
       if (!s) return done(s.error());

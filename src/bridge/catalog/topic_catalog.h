@@ -76,6 +76,9 @@ class TopicListener {
   // are gone from SQLite: forget every in-memory trace of it. A topic created again under the
   // same name is a new topic.
   virtual void on_topic_deleted(const std::string& name) = 0;
+  // A topic the catalog had not seen: created through the bridge or learned from Iggy (a native
+  // Iggy topic, or every topic at startup).
+  virtual void on_topic_created(const std::string& name) { (void)name; }
   // The topic grew to `total` partitions (CreatePartitions).
   virtual void on_partitions_added(const std::string& name, int32_t total) {
     (void)name;

@@ -67,7 +67,7 @@ size_t coalesced_jobs(const std::deque<std::shared_ptr<AppendJob>>& queue,
   uint64_t min_ts = head.min_origin_us, max_ts = head.max_origin_us;
   while (n < queue.size() && !head.unknown_origin) {
     AppendJob& next = *queue[n];
-    if (next.unknown_origin || send_bytes + next.send_bytes > kMaxCoalescedSendBytes) break;
+    if (next.unknown_origin || next.as != head.as || send_bytes + next.send_bytes > kMaxCoalescedSendBytes) break;
     if (std::max(max_ts, next.max_origin_us) - std::min(min_ts, next.min_origin_us) > kMaxSendSpanUs) break;
     if (!admit(next)) break;
     send_bytes += next.send_bytes;
@@ -210,8 +210,10 @@ void Appender::send(Queue& q, std::vector<std::shared_ptr<AppendJob>> jobs) {
   }
   q.appending = true;
   const PartitionOffsets& p = *q.offsets;
-  backend_.send(p.topic, p.id(), messages,
-                [this, qq = &q, jobs = std::move(jobs)](Result<iggy::SendConfirmation> r) { sent(*qq, jobs, std::move(r)); });
+  iggy::IggyPool* as = jobs.front()->as;
+  backend_.send(
+      p.topic, p.id(), messages,
+      [this, qq = &q, jobs = std::move(jobs)](Result<iggy::SendConfirmation> r) { sent(*qq, jobs, std::move(r)); }, as);
 }
 
 void Appender::sent(Queue& q, const std::vector<std::shared_ptr<AppendJob>>& jobs, Result<iggy::SendConfirmation> r) {

@@ -49,6 +49,8 @@ struct AppendJob {
   // A batch of a committed transaction (PartitionLog::append_committed): its sequence was checked
   // and recorded when it was buffered, so it gets no idempotence verdict here.
   bool committed = false;
+  // The Iggy identity the send runs as (LogBackend::send); only jobs of one identity share a send.
+  iggy::IggyPool* as = nullptr;
 
   const kafka::RecordBatchHeader& header() const { return batches.front().header; }
 };

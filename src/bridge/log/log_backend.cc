@@ -10,7 +10,7 @@ iggy::Consumer reader() { return iggy::Consumer::consumer(iggy::Identifier::nume
 }  // namespace
 
 void IggyLogBackend::poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
-                          iggy::Callback<iggy::PolledMessages> cb) {
+                          iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as) {
   iggy::PollRequest q;
   q.consumer = reader();
   q.stream = catalog_.stream();
@@ -19,7 +19,7 @@ void IggyLogBackend::poll(const std::string& topic, int32_t partition, iggy::Pol
   q.strategy = strategy;
   q.count = count;
   q.auto_commit = false;
-  iggy_.poll_messages(q, guarded<iggy::PolledMessages>(std::move(cb)));
+  client(as).poll_messages(q, guarded<iggy::PolledMessages>(std::move(cb)));
 }
 
 void IggyLogBackend::get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) {
@@ -28,8 +28,8 @@ void IggyLogBackend::get_topic(const std::string& topic, iggy::Callback<std::opt
 }
 
 void IggyLogBackend::send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
-                          iggy::Callback<iggy::SendConfirmation> cb) {
-  iggy_.send_messages(catalog_.stream(), iggy::Identifier::named(topic),
+                          iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as) {
+  client(as).send_messages(catalog_.stream(), iggy::Identifier::named(topic),
                       iggy::Partitioning::partition(static_cast<uint32_t>(partition)), messages,
                       guarded<iggy::SendConfirmation>(std::move(cb)));
 }

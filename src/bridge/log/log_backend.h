@@ -21,12 +21,14 @@ class TopicCatalog;
 class LogBackend {
  public:
   virtual ~LogBackend() = default;
-  // A poll of `count` messages of one partition (as the current uv::OwnerScope's work).
+  // A poll of `count` messages of one partition (as the current uv::OwnerScope's work). `as`: the
+  // Iggy identity it runs as (a principal's own pool, bridge/security/iggy_identities.h);
+  // nullptr: the bridge's.
   virtual void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
-                    iggy::Callback<iggy::PolledMessages> cb) = 0;
+                    iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) = 0;
   virtual void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) = 0;
   virtual void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
-                    iggy::Callback<iggy::SendConfirmation> cb) = 0;
+                    iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) = 0;
   // Drops the requests of `owner` (uvx/work_owner.h) still queued for Iggy.
   virtual void cancel_owner(uint64_t owner) = 0;
   // DeleteSegments: the `segments` oldest sealed segments of one partition (DeleteRecords).
@@ -42,10 +44,10 @@ class IggyLogBackend final : public LogBackend {
   ~IggyLogBackend() override { alive_.end(); }
 
   void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
-            iggy::Callback<iggy::PolledMessages> cb) override;
+            iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) override;
   void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) override;
   void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
-            iggy::Callback<iggy::SendConfirmation> cb) override;
+            iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) override;
   void cancel_owner(uint64_t owner) override;
   void delete_segments(const std::string& topic, int32_t partition, uint32_t segments,
                        iggy::Callback<Unit> cb) override;
@@ -59,6 +61,8 @@ class IggyLogBackend final : public LogBackend {
       cb(std::move(r));
     };
   }
+
+  iggy::IggyClient client(iggy::IggyPool* as) const { return as ? iggy::IggyClient(*as) : iggy_; }
 
   iggy::IggyClient iggy_;
   TopicCatalog& catalog_;

@@ -12,6 +12,10 @@
 #include "common/result.h"
 #include "kafka/protocol/error_code.h"
 
+namespace kib::iggy {
+class IggyPool;
+}
+
 namespace kib::bridge {
 
 // ListOffsets' special timestamps.
@@ -42,6 +46,9 @@ struct FetchParams {
   int32_t min_bytes = 1;
   int32_t max_bytes = INT32_MAX;  // whole response (KIP-74)
   IsolationLevel isolation = IsolationLevel::kReadUncommitted;
+  // The Iggy identity the polls run as ([principals] per_principal: the principal's own pool);
+  // nullptr: the bridge's [iggy] user.
+  iggy::IggyPool* as = nullptr;
 };
 
 struct FetchPartitionResult {

@@ -100,7 +100,8 @@ Status PartitionLog::precheck_produce(const std::string& topic, PartitionId part
 // ---- produce: validate and map here, queue and send in the appender ------------------------------
 
 void PartitionLog::produce(const std::string& topic, PartitionId partition_id, std::vector<kafka::DecodedBatch> batches,
-                           std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb) {
+                           std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb,
+                           iggy::IggyPool* as) {
   Liveness in_call;  // alive until this call returns: a callback run before then is deferred
   cb = deferred_if_sync<ProduceResult>(std::move(cb), in_call.token());
   if (acks != 0 && acks != 1 && acks != -1) {
@@ -111,6 +112,7 @@ void PartitionLog::produce(const std::string& topic, PartitionId partition_id, s
   job->batches = std::move(batches);
   job->input = std::move(input);
   job->cb = std::move(cb);
+  job->as = as;
   lookup(topic, partition_id, [this, job, topic, partition_id](Result<TopicLimits> limits) {
     if (!limits) {
       job->cb(produce_error(limits.error()));

@@ -64,8 +64,10 @@ class PartitionLog final : public TopicListener {
   // Appends one partition's batches (Produce v3+ rules: exactly one batch, see
   // produce_validation.h). `input` keeps alive the bytes uncompressed batches point into. The
   // callback runs after Iggy acknowledged the append (whatever `acks`; acks=0 callers ignore it).
+  // `as`: the Iggy identity the send runs as (LogBackend::send); nullptr: the bridge's.
   void produce(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
-               std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb);
+               std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb,
+               iggy::IggyPool* as = nullptr);
 
   // What produce() would refuse for sure, from the catalog's cache alone, checked by the Produce
   // handler before it decodes (and decompresses) a partition's records: a name that cannot be a

@@ -100,10 +100,10 @@ class OffsetsTable {
   // Loop ms of the last successful GetTopic of `topic`.
   std::optional<uint64_t> refreshed_at(const std::string& topic) const;
 
-  // A poll of the partition (callers observe_poll() what they got).
+  // A poll of the partition (callers observe_poll() what they got), as `as` (LogBackend::poll).
   void poll(const PartitionOffsets& p, iggy::PollingStrategy strategy, uint32_t count,
-            iggy::Callback<iggy::PolledMessages> cb) {
-    backend_.poll(p.topic, p.id(), strategy, count, std::move(cb));
+            iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) {
+    backend_.poll(p.topic, p.id(), strategy, count, std::move(cb), as);
   }
 
  private:

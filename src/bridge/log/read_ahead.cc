@@ -19,9 +19,10 @@ void ReadAheads::drop(const PartitionOffsets& p) {
 }
 
 void ReadAheads::poll(PartitionOffsets& p, int64_t offset, uint32_t count, uint64_t owner,
-                      iggy::Callback<iggy::PolledMessages> cb) {
+                      iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as) {
   Entry* ra = find(p);
-  if (ra && ra->offset == offset && ra->count >= count && uv_now(loop_) - ra->started_ms <= kReadAheadMaxAgeMs) {
+  if (ra && ra->as == as && ra->offset == offset && ra->count >= count &&
+      uv_now(loop_) - ra->started_ms <= kReadAheadMaxAgeMs) {
     if (!ra->reply) {
       ra->waiting.push_back(std::move(cb));
       return;
@@ -37,10 +38,10 @@ void ReadAheads::poll(PartitionOffsets& p, int64_t offset, uint32_t count, uint6
   // Only this fetch waits for this poll: it may be dropped unsent when the fetch's connection
   // closes (IggyPool::cancel_owner).
   uv::OwnerScope scope(uv::WorkOwner{owner, owner != 0});
-  offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(cb));
+  offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count, std::move(cb), as);
 }
 
-void ReadAheads::start(PartitionOffsets& p, int64_t offset, uint32_t count) {
+void ReadAheads::start(PartitionOffsets& p, int64_t offset, uint32_t count, iggy::IggyPool* as) {
   if (find(p) || offset >= p.high_watermark()) return;
   const uint64_t bytes = static_cast<uint64_t>(count) * std::max<uint64_t>(p.avg_message_bytes, 1);
   if (bytes_ + bytes > kReadAheadBudgetBytes) {
@@ -65,8 +66,9 @@ void ReadAheads::start(PartitionOffsets& p, int64_t offset, uint32_t count) {
   ra->count = count;
   ra->started_ms = uv_now(loop_);
   ra->budget_bytes = bytes;
+  ra->as = as;
   offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count,
-                [this, pp = &p, ra](Result<iggy::PolledMessages> r) {
+                [this, pp = &p, ra, as](Result<iggy::PolledMessages> r) {
                   PartitionOffsets& p = *pp;
                   if (find(p) != ra) return;  // dropped meanwhile
                   if (r) observe_poll(p, *r);
@@ -85,8 +87,8 @@ void ReadAheads::start(PartitionOffsets& p, int64_t offset, uint32_t count) {
                   if (r) waiting[first++](std::move(r));
                   for (size_t i = first; i < waiting.size(); ++i)
                     offsets_.poll(p, iggy::PollingStrategy::offset(static_cast<uint64_t>(offset)), count,
-                                  std::move(waiting[i]));
-                });
+                                  std::move(waiting[i]), as);
+                }, as);
 }
 
 }  // namespace kib::bridge

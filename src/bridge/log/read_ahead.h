@@ -33,11 +33,13 @@ class ReadAheads {
   // A fetch's poll of `count` messages at `offset`: the read-ahead's reply when one for that
   // offset (and at least that count) is there or on its way, else a poll of its own, on behalf
   // of `owner` (uvx/work_owner.h; dropped unsent when that connection closes).
+  // Only a read-ahead started as the same Iggy identity (`as`, LogBackend::poll) is served: a
+  // principal never reads what Iggy would not let its own user poll.
   void poll(PartitionOffsets& p, int64_t offset, uint32_t count, uint64_t owner,
-            iggy::Callback<iggy::PolledMessages> cb);
+            iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr);
   // Starts reading ahead at `offset` unless the partition has a read-ahead, `offset` is at the
   // high watermark, or the budget is spent (stale read-aheads give their room back first).
-  void start(PartitionOffsets& p, int64_t offset, uint32_t count);
+  void start(PartitionOffsets& p, int64_t offset, uint32_t count, iggy::IggyPool* as = nullptr);
 
   // The partition's topic was deleted: a read-ahead nobody waits for is dropped (its messages
   // belong to the old topic).
@@ -55,6 +57,7 @@ class ReadAheads {
     uint32_t count = 0;
     uint64_t started_ms = 0;
     uint64_t budget_bytes = 0;  // charged to bytes_ until dropped
+    iggy::IggyPool* as = nullptr;  // the identity it polls as
     std::optional<Result<iggy::PolledMessages>> reply;
     std::vector<iggy::Callback<iggy::PolledMessages>> waiting;
   };

@@ -139,7 +139,7 @@ void Reader::run_pass(uint64_t op_id) {
       const uint64_t budget = std::min<uint64_t>(static_cast<uint64_t>(std::max(0, rq.max_bytes)), op.read_budget);
       const bool at_end = p.loaded && rq.fetch_offset >= p.high_watermark;
       if (!at_end) op.read_budget -= budget;
-      read_partition(p, rq.fetch_offset, static_cast<int32_t>(budget), false, op.owner,
+      read_partition(p, rq.fetch_offset, static_cast<int32_t>(budget), false, op.owner, op.params.as,
                      [this, op_id, i](PartitionRead read) {
                        auto it = fetches_.find(op_id);
                        if (it == fetches_.end()) return;
@@ -158,14 +158,14 @@ void Reader::read_finished(uint64_t op_id) {
 }
 
 void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max_bytes, bool refreshed, uint64_t owner,
-                            std::function<void(PartitionRead)> cb) {
-  auto retry_refreshed = [this, pp = &p, offset, max_bytes, owner, cb]() {
-    offsets_.refresh(*pp, [this, pp, offset, max_bytes, owner, cb](Status s) {
+                            iggy::IggyPool* as, std::function<void(PartitionRead)> cb) {
+  auto retry_refreshed = [this, pp = &p, offset, max_bytes, owner, as, cb]() {
+    offsets_.refresh(*pp, [this, pp, offset, max_bytes, owner, as, cb](Status s) {
       if (!s) {
         cb(PartitionRead{to_kafka_error(s.error()), nullptr, {}});
         return;
       }
-      read_partition(*pp, offset, max_bytes, true, owner, cb);
+      read_partition(*pp, offset, max_bytes, true, owner, as, cb);
     });
   };
   if (!p.loaded && !refreshed) {
@@ -185,7 +185,7 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
   // At the high watermark too: another writer may have appended since.
   const uint32_t count = poll_count_for(static_cast<uint64_t>(std::max(0, max_bytes)), p.avg_message_bytes);
   read_aheads_.poll(p, offset(), count, owner,
-                    [this, pp = &p, offset, count, refreshed, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
+                    [this, pp = &p, offset, count, refreshed, as, cb, retry_refreshed](Result<iggy::PolledMessages> r) {
     PartitionOffsets& p = *pp;
     if (!r) {
       spdlog::debug("poll {}-{} at {} failed: {}", p.topic, p.id, offset, r.error().message);
@@ -215,9 +215,9 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
         return;
       }
     }
-    if (!polled.records.empty()) read_aheads_.start(p, polled.records.back().offset + 1, count);
+    if (!polled.records.empty()) read_aheads_.start(p, polled.records.back().offset + 1, count, as);
     cb(PartitionRead{ErrorCode::kNone, r->buffer, std::move(polled.records)});
-  });
+  }, as);
 }
 
 void Reader::pass_done(uint64_t op_id) {

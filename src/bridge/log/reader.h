@@ -83,7 +83,7 @@ class Reader {
   void run_pass(uint64_t op_id);
   void read_finished(uint64_t op_id);
   void read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max_bytes, bool refreshed, uint64_t owner,
-                      std::function<void(PartitionRead)> cb);
+                      iggy::IggyPool* as, std::function<void(PartitionRead)> cb);
   void pass_done(uint64_t op_id);
   void arm_wait(uint64_t op_id);
   void wake(uint64_t op_id);

@@ -19,9 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include "bridge/errors.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/security/authorizer.h"
 #include "kafka/handlers/authorization.h"
+#include "kafka/handlers/iggy_identity.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/fetch.h"
 #include "kafka/services.h"
@@ -33,8 +35,9 @@ constexpr int32_t kInitialSessionEpoch = 0;
 constexpr int32_t kFinalSessionEpoch = -1;
 constexpr int32_t kDenied = -1;  // a partition's result slot when it is not read
 
+// `identity`: the Iggy identity the polls run as, or the error every partition gets.
 void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const config::LimitsConfig& limits,
-            Request&& req) {
+            Request&& req, const Result<bridge::IggyIdentityRef>& identity) {
   auto body = req.decode<msg::FetchRequest>();
   if (req.header.api_version >= 7 && body.session_epoch != kInitialSessionEpoch &&
       body.session_epoch != kFinalSessionEpoch) {
@@ -87,53 +90,60 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const con
   params.isolation = body.isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
                                                : bridge::IsolationLevel::kReadUncommitted;
 
-  log.fetch(std::move(partitions), params,
-            [respond = req.respond, shape = std::move(shape),
-             read_committed = params.isolation == bridge::IsolationLevel::kReadCommitted](
-                std::vector<bridge::FetchPartitionResult> results) {
-              msg::FetchResponse resp;
-              resp.session_id = 0;
-              size_t record_bytes = 0;
-              for (const auto& [topic, ids] : shape) {
-                auto& tr = resp.responses.emplace_back();
-                tr.topic = topic;
-                for (const auto& [id, slot] : ids) {
-                  auto& pd = tr.partitions.emplace_back();
-                  pd.partition_index = id;
-                  if (slot == kDenied) {
-                    // FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED).
-                    pd.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
-                    pd.high_watermark = -1;
-                    pd.last_stable_offset = -1;
-                    pd.log_start_offset = -1;
-                    pd.aborted_transactions.reset();
-                    pd.records = Bytes();
-                    continue;
-                  }
-                  bridge::FetchPartitionResult& r = results[static_cast<size_t>(slot)];
-                  pd.error_code = to_int16(r.error);
-                  pd.high_watermark = r.high_watermark();
-                  pd.last_stable_offset = r.last_stable_offset();
-                  pd.log_start_offset = r.log_start_offset();
-                  // Aborted transactions never reach the log (docs/transactions.md): the list
-                  // is always empty, and committed ones are appended as plain batches.
-                  if (read_committed) pd.aborted_transactions.emplace();
-                  else pd.aborted_transactions.reset();
-                  record_bytes += r.records.size();
-                  pd.records = std::move(r.records);
-                }
-              }
-              // Topic names and per-partition fields are small beside the records.
-              respond.send(resp, record_bytes + 1024 + 64 * results.size());
-            },
-            req.conn ? req.conn->id() : 0);
+  auto answer = [respond = req.respond, shape = std::move(shape),
+                 read_committed = params.isolation == bridge::IsolationLevel::kReadCommitted](
+                    std::vector<bridge::FetchPartitionResult> results) {
+    msg::FetchResponse resp;
+    resp.session_id = 0;
+    size_t record_bytes = 0;
+    for (const auto& [topic, ids] : shape) {
+      auto& tr = resp.responses.emplace_back();
+      tr.topic = topic;
+      for (const auto& [id, slot] : ids) {
+        auto& pd = tr.partitions.emplace_back();
+        pd.partition_index = id;
+        if (slot == kDenied) {
+          // FetchResponse.partitionResponse(tp, TOPIC_AUTHORIZATION_FAILED).
+          pd.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+          pd.high_watermark = -1;
+          pd.last_stable_offset = -1;
+          pd.log_start_offset = -1;
+          pd.aborted_transactions.reset();
+          pd.records = Bytes();
+          continue;
+        }
+        bridge::FetchPartitionResult& r = results[static_cast<size_t>(slot)];
+        pd.error_code = to_int16(r.error);
+        pd.high_watermark = r.high_watermark();
+        pd.last_stable_offset = r.last_stable_offset();
+        pd.log_start_offset = r.log_start_offset();
+        // Aborted transactions never reach the log (docs/transactions.md): the list
+        // is always empty, and committed ones are appended as plain batches.
+        if (read_committed) pd.aborted_transactions.emplace();
+        else pd.aborted_transactions.reset();
+        record_bytes += r.records.size();
+        pd.records = std::move(r.records);
+      }
+    }
+    // Topic names and per-partition fields are small beside the records.
+    respond.send(resp, record_bytes + 1024 + 64 * results.size());
+  };
+  if (!identity) {
+    std::vector<bridge::FetchPartitionResult> refused(partitions.size());
+    for (auto& r : refused) r.error = bridge::to_kafka_error(identity.error());
+    return answer(std::move(refused));
+  }
+  params.as = identity.value()->pool;
+  log.fetch(std::move(partitions), params, std::move(answer), req.conn ? req.conn->id() : 0);
 }
 
 }  // namespace
 
 HandlerSpec fetch_handler() {
   return serve<msg::FetchRequest>(4, 12, [](const Services& s, Request&& req) {
-    handle(s.log, s.authorizer, s.config.limits, std::move(req));
+    with_iggy_identity(s.identities, std::move(req), [&s](Request&& req, const Result<bridge::IggyIdentityRef>& id) {
+      handle(s.log, s.authorizer, s.config.limits, std::move(req), id);
+    });
   });
 }
 

@@ -20,6 +20,7 @@
 #include "bridge/transactions/transaction_coordinator.h"
 #include "common/text.h"
 #include "kafka/handlers/authorization.h"
+#include "kafka/handlers/iggy_identity.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/produce.h"
 #include "kafka/records/record_batch.h"
@@ -102,8 +103,9 @@ struct ProduceCall {
   }
 };
 
+// `identity`: the Iggy identity the appends run as, or the error every partition gets.
 void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer,
-            const config::LimitsConfig& limits, Request&& req) {
+            const config::LimitsConfig& limits, Request&& req, const Result<bridge::IggyIdentityRef>& identity) {
   // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
   auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
   const int16_t version = req.header.api_version;
@@ -159,6 +161,10 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
         continue;
       }
       const ByteSpan records = data.records ? ByteSpan(*data.records) : ByteSpan();
+      if (!identity) {
+        call->fail(pr, bridge::to_kafka_error(identity.error()), identity.error().message);
+        continue;
+      }
       // A partition that cannot be appended to is answered before its records are decoded:
       // decompressing them would only spend the request's budget (and the loop's time).
       if (Status target = log.precheck_produce(topic.name, PartitionId(data.index)); !target) {
@@ -200,7 +206,7 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
         txns.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, std::move(answered));
       else
         log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, body->acks,
-                    std::move(answered));
+                    std::move(answered), identity.value()->pool);
     }
   }
   if (refused_at_decode > 1)
@@ -214,7 +220,9 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
 HandlerSpec produce_handler() {
   // Served from v3, the spec's lowest version, so advertised from v0 like Kafka (KAFKA-18659).
   return serve<msg::ProduceRequest>(3, 11, [](const Services& s, Request&& req) {
-    handle(s.log, s.transactions, s.authorizer, s.config.limits, std::move(req));
+    with_iggy_identity(s.identities, std::move(req), [&s](Request&& req, const Result<bridge::IggyIdentityRef>& id) {
+      handle(s.log, s.transactions, s.authorizer, s.config.limits, std::move(req), id);
+    });
   });
 }
 
