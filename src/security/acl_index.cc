@@ -113,6 +113,7 @@ Decision AclIndex::authorize(std::string_view principal, std::string_view host, 
       auto it = p.by_principal.find(who);
       if (it == p.by_principal.end()) continue;
       for (const Ace& a : it->second) {
+        ++entries_visited_;
         if (!host_matches(a.host, host)) continue;
         const bool is_allow = a.permission == AclPermissionType::kAllow;
         if (is_allow ? !allow_grants(a.operation, op) : !deny_denies(a.operation, op)) continue;

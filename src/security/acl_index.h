@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -44,6 +45,9 @@ class AclIndex {
   bool contains(const AclBinding& b) const;
   size_t size() const { return size_; }
   void clear();
+  // How many ACL entries authorize() has looked at since construction: what a check costs,
+  // counted rather than timed (an index visits the resource's own entries, not every ACL).
+  uint64_t entries_visited() const { return entries_visited_; }
 
   // StandardAuthorizerData.authorize for a literal resource, without the super-user check:
   // DENY wins over ALLOW; `principal` ("User:alice") and User:* match; an ACL host matches
@@ -100,6 +104,7 @@ class AclIndex {
 
   std::array<TypeAcls, kResourceTypeCount> by_type_{};
   size_t size_ = 0;
+  mutable uint64_t entries_visited_ = 0;
 };
 
 }  // namespace kib::security

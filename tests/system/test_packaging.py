@@ -352,7 +352,7 @@ def point_config_at(conf_path, kafka_port, http_port, iggy_address, state_path=N
     (outside a real install) the state path."""
     with open(conf_path) as f:
         text = f.read()
-    text = text.replace('listeners = ["127.0.0.1:9092"]', f'listeners = ["127.0.0.1:{kafka_port}"]')
+    text = text.replace('listeners = ["PLAINTEXT://127.0.0.1:9092"]', f'listeners = ["PLAINTEXT://127.0.0.1:{kafka_port}"]')
     text = text.replace('address = "127.0.0.1:8090"', f'address = "{iggy_address}"')
     text = text.replace('listen = "127.0.0.1:9644"', f'listen = "127.0.0.1:{http_port}"')
     if state_path:
