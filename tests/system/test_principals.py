@@ -6,10 +6,11 @@ Real bridge, real iggy-server; the Kafka side is confluent-kafka over a PLAINTEX
 principal is User:ANONYMOUS), the Iggy side the official Python SDK `apache-iggy` logged in as
 root (to grant permissions) and as the mapped user (to see what it may poll).
 """
-import asyncio, os, subprocess, uuid
+import asyncio, os, subprocess, time, uuid
 import pytest
 
 from conftest import bridge_bin
+from test_sasl import sasl_factory  # noqa: F401  (a fixture: a bridge with a SASL_PLAINTEXT listener too)
 
 ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
 iggy_sdk = pytest.importorskip("apache_iggy", reason="SKIPPED: apache-iggy not installed (tests/clients/setup.sh)")
@@ -139,3 +140,142 @@ def test_a_mapping_needs_exactly_one_secret_and_never_prints_it(per_principal_br
     assert '"credential": "personal_access_token"' in listed.stdout and "secret-token" not in listed.stdout
     assert "secret-token" not in b.read_log()
     assert os.stat(b.state).st_mode & 0o077 == 0, "state.db readable by others"
+
+
+# ---- ACLs written onto the mapped Iggy users' permissions ([principals] sync_iggy_permissions) ----
+
+SYNCED = ('[principals]\niggy_identity = "per_principal"\nunmapped = "shared"\nsync_iggy_permissions = true\n'
+          '[authorization]\nenabled = true\nsuper_users = ["User:ANONYMOUS"]\n')
+
+
+def native_outcome(address, user, password, op):
+    """("ok", result) of a native Iggy call as `user`, or ("refused", Iggy's message)."""
+    try:
+        return "ok", native(address, user, password, op)
+    except (RuntimeError, ValueError) as e:
+        return "refused", str(e)
+
+
+def native_poll_outcome(address, user, password, topic):
+    async def poll(c):
+        msgs = await c.poll_messages(STREAM, topic, consumer=Consumer.Single("kib-acl-sync-test"),
+                                     polling_strategy=PollingStrategy.Offset(0), count=100, auto_commit=False,
+                                     partition_id=0)
+        return [m.payload() for m in msgs]
+    return native_outcome(address, user, password, poll)
+
+
+def native_send_outcome(address, user, password, topic, value):
+    async def send(c):
+        await c.send_messages(STREAM, topic, 0, [iggy_sdk.SendMessage(value)])
+        return True
+    return native_outcome(address, user, password, send)
+
+
+def eventually(fn, want, tries=60):
+    """fn() until it returns something whose first element is `want` (the bridge writes Iggy
+    permissions asynchronously after an ACL change); the last outcome either way."""
+    got = None
+    for _ in range(tries):
+        got = fn()
+        if got[0] == want:
+            return got
+        time.sleep(0.25)
+    return got
+
+
+def alice_config(b, password):
+    return {"bootstrap.servers": f"127.0.0.1:{b.sasl_port}", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice", "sasl.password": password}
+
+
+def alice_fetch(b, password, topic):
+    c = ck.Consumer({**alice_config(b, password), "group.id": "kib-" + uuid.uuid4().hex,
+                     "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        c.assign([ck.TopicPartition(topic, 0, 0)])
+        values = []
+        for _ in range(100):
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                return values, (None if m.error().code() == KafkaError._PARTITION_EOF else m.error().code())
+            values.append(m.value())
+        return values, "timed out"
+    finally:
+        c.close()
+
+
+def alice_produce(b, password, topic, value):
+    p = ck.Producer({**alice_config(b, password), "enable.idempotence": False, "acks": "all", "retries": 0,
+                     "message.timeout.ms": 15000})
+    out = {}
+    p.produce(topic, value=value, on_delivery=lambda err, msg: out.setdefault("err", err))
+    p.flush(20)
+    err = out.get("err", "no delivery report")
+    return None if err is None else err.code()
+
+
+def test_acls_become_the_mapped_iggy_users_permissions_so_a_native_client_sees_the_same_rights(sasl_factory, iggy):
+    from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
+                                       ResourcePatternType, ResourceType)
+    b = sasl_factory(SYNCED, iggy_address=iggy.address).start().wait_ready()
+    tag = uuid.uuid4().hex[:8]
+    readable, other = f"acl-sync-r-{tag}", f"acl-sync-o-{tag}"
+    for t in (readable, other):
+        create_topic(b.port, t)
+        assert produce_one(b.port, t, b"seed-" + t.encode()) is None  # the super user, as the [iggy] user
+
+    kafka_pw, iggy_user, iggy_pw = "alice-secret", f"kib-alice-{tag}", "iggy-" + uuid.uuid4().hex
+    b.add_user("alice", "SCRAM-SHA-512", kafka_pw)
+    r = cli(b, "principals", "map", "User:alice", "--iggy-user", iggy_user, "--password-file", "-", "--create",
+            stdin=iggy_pw + "\n")
+    assert r.returncode == 0, r.stderr
+
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{b.port}"})
+    # Her consumers' groups (a consumer asks for its group's coordinator even when assigned;
+    # groups have no Iggy counterpart, the bridge alone enforces them) and DESCRIBE on the test's
+    # topics (without it librdkafka retries Metadata quietly instead of reporting the refusal).
+    base = [AclBinding(ResourceType.GROUP, "kib-", ResourcePatternType.PREFIXED, "User:alice", "*",
+                       AclOperation.READ, AclPermissionType.ALLOW),
+            AclBinding(ResourceType.TOPIC, "acl-sync-", ResourcePatternType.PREFIXED, "User:alice", "*",
+                       AclOperation.DESCRIBE, AclPermissionType.ALLOW)]
+    for f in admin.create_acls(base).values():
+        f.result(30)
+
+    # No READ for User:alice: the bridge refuses her fetch, and Iggy her mapped user's poll.
+    assert alice_fetch(b, kafka_pw, readable)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert native_poll_outcome(iggy.address, iggy_user, iggy_pw, readable)[0] == "refused"
+
+    def acl(topic, op):
+        return AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:alice", "*", op,
+                          AclPermissionType.ALLOW)
+    for f in admin.create_acls([acl(readable, AclOperation.READ)]).values():
+        f.result(30)
+
+    # READ on one topic: Kafka fetch and native poll of it work; the other topic stays refused in both.
+    outcome = eventually(lambda: native_poll_outcome(iggy.address, iggy_user, iggy_pw, readable), "ok")
+    assert outcome == ("ok", [b"seed-" + readable.encode()]), outcome
+    assert alice_fetch(b, kafka_pw, readable) == ([b"seed-" + readable.encode()], None)
+    assert native_poll_outcome(iggy.address, iggy_user, iggy_pw, other)[0] == "refused"
+    assert alice_fetch(b, kafka_pw, other)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    # READ is not WRITE, for the bridge nor for Iggy.
+    assert alice_produce(b, kafka_pw, readable, b"no") == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert native_send_outcome(iggy.address, iggy_user, iggy_pw, readable, b"no")[0] == "refused"
+
+    # WRITE added: both sides may send.
+    for f in admin.create_acls([acl(readable, AclOperation.WRITE)]).values():
+        f.result(30)
+    assert eventually(lambda: native_send_outcome(iggy.address, iggy_user, iggy_pw, readable, b"native"), "ok")[0] == "ok"
+    assert alice_produce(b, kafka_pw, readable, b"kafka") is None
+
+    # The READ ACL removed: Iggy refuses the poll again, as the bridge refuses the fetch.
+    flt = AclBindingFilter(ResourceType.TOPIC, readable, ResourcePatternType.LITERAL, "User:alice", "*",
+                           AclOperation.READ, AclPermissionType.ALLOW)
+    for f in admin.delete_acls([flt]).values():
+        assert len(f.result(30)) == 1
+    outcome = eventually(lambda: native_poll_outcome(iggy.address, iggy_user, iggy_pw, readable), "refused")
+    assert outcome[0] == "refused", outcome
+    assert alice_fetch(b, kafka_pw, readable)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert "not written" not in b.read_log()
