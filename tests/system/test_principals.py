@@ -32,9 +32,14 @@ def create_topic(port, name):
     admin.create_topics([NewTopic(name, num_partitions=1, replication_factor=1)])[name].result(30)
 
 
-def produce_one(port, topic, value):
+def client_config(where):
+    """A port (PLAINTEXT, User:ANONYMOUS) or a full client configuration."""
+    return {"bootstrap.servers": f"127.0.0.1:{where}"} if isinstance(where, int) else where
+
+
+def produce_one(where, topic, value):
     """The delivery error code of one record (None when it was stored)."""
-    p = ck.Producer({"bootstrap.servers": f"127.0.0.1:{port}", "enable.idempotence": False, "acks": "all",
+    p = ck.Producer({**client_config(where), "enable.idempotence": False, "acks": "all",
                      "retries": 0, "message.timeout.ms": 15000})
     out = {}
     p.produce(topic, value=value, on_delivery=lambda err, msg: out.setdefault("err", err))
@@ -43,9 +48,9 @@ def produce_one(port, topic, value):
     return None if err is None else err.code()
 
 
-def fetch_all(port, topic):
+def fetch_all(where, topic):
     """(values, error code or None) of an assign+read from offset 0 until the end or an error."""
-    c = ck.Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "kib-" + uuid.uuid4().hex,
+    c = ck.Consumer({**client_config(where), "group.id": "kib-" + uuid.uuid4().hex,
                      "enable.auto.commit": False, "enable.partition.eof": True})
     try:
         c.assign([ck.TopicPartition(topic, 0, 0)])
@@ -74,6 +79,7 @@ def native(address, user, password, fn):
 
 
 def native_poll(address, user, password, topic):
+    """The payloads of partition 0 from offset 0, polled natively as `user`."""
     async def poll(c):
         msgs = await c.poll_messages(STREAM, topic, consumer=Consumer.Single("kib-principals-test"),
                                      polling_strategy=PollingStrategy.Offset(0), count=100, auto_commit=False,
@@ -148,28 +154,23 @@ SYNCED = ('[principals]\niggy_identity = "per_principal"\nunmapped = "shared"\ns
           '[authorization]\nenabled = true\nsuper_users = ["User:ANONYMOUS"]\n')
 
 
-def native_outcome(address, user, password, op):
-    """("ok", result) of a native Iggy call as `user`, or ("refused", Iggy's message)."""
+def native_outcome(call, *args):
+    """("ok", result) of a native Iggy call, or ("refused", Iggy's message)."""
     try:
-        return "ok", native(address, user, password, op)
+        return "ok", call(*args)
     except (RuntimeError, ValueError) as e:
         return "refused", str(e)
 
 
 def native_poll_outcome(address, user, password, topic):
-    async def poll(c):
-        msgs = await c.poll_messages(STREAM, topic, consumer=Consumer.Single("kib-acl-sync-test"),
-                                     polling_strategy=PollingStrategy.Offset(0), count=100, auto_commit=False,
-                                     partition_id=0)
-        return [m.payload() for m in msgs]
-    return native_outcome(address, user, password, poll)
+    return native_outcome(native_poll, address, user, password, topic)
 
 
 def native_send_outcome(address, user, password, topic, value):
     async def send(c):
         await c.send_messages(STREAM, topic, 0, [iggy_sdk.SendMessage(value)])
         return True
-    return native_outcome(address, user, password, send)
+    return native_outcome(native, address, user, password, send)
 
 
 def eventually(fn, want, tries=60):
@@ -189,34 +190,6 @@ def alice_config(b, password):
             "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice", "sasl.password": password}
 
 
-def alice_fetch(b, password, topic):
-    c = ck.Consumer({**alice_config(b, password), "group.id": "kib-" + uuid.uuid4().hex,
-                     "enable.auto.commit": False, "enable.partition.eof": True})
-    try:
-        c.assign([ck.TopicPartition(topic, 0, 0)])
-        values = []
-        for _ in range(100):
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                return values, (None if m.error().code() == KafkaError._PARTITION_EOF else m.error().code())
-            values.append(m.value())
-        return values, "timed out"
-    finally:
-        c.close()
-
-
-def alice_produce(b, password, topic, value):
-    p = ck.Producer({**alice_config(b, password), "enable.idempotence": False, "acks": "all", "retries": 0,
-                     "message.timeout.ms": 15000})
-    out = {}
-    p.produce(topic, value=value, on_delivery=lambda err, msg: out.setdefault("err", err))
-    p.flush(20)
-    err = out.get("err", "no delivery report")
-    return None if err is None else err.code()
-
-
 def test_acls_become_the_mapped_iggy_users_permissions_so_a_native_client_sees_the_same_rights(sasl_factory, iggy):
     from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
                                        ResourcePatternType, ResourceType)
@@ -229,6 +202,7 @@ def test_acls_become_the_mapped_iggy_users_permissions_so_a_native_client_sees_t
 
     kafka_pw, iggy_user, iggy_pw = "alice-secret", f"kib-alice-{tag}", "iggy-" + uuid.uuid4().hex
     b.add_user("alice", "SCRAM-SHA-512", kafka_pw)
+    alice = alice_config(b, kafka_pw)
     r = cli(b, "principals", "map", "User:alice", "--iggy-user", iggy_user, "--password-file", "-", "--create",
             stdin=iggy_pw + "\n")
     assert r.returncode == 0, r.stderr
@@ -245,7 +219,7 @@ def test_acls_become_the_mapped_iggy_users_permissions_so_a_native_client_sees_t
         f.result(30)
 
     # No READ for User:alice: the bridge refuses her fetch, and Iggy her mapped user's poll.
-    assert alice_fetch(b, kafka_pw, readable)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert fetch_all(alice, readable)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert native_poll_outcome(iggy.address, iggy_user, iggy_pw, readable)[0] == "refused"
 
     def acl(topic, op):
@@ -257,18 +231,18 @@ def test_acls_become_the_mapped_iggy_users_permissions_so_a_native_client_sees_t
     # READ on one topic: Kafka fetch and native poll of it work; the other topic stays refused in both.
     outcome = eventually(lambda: native_poll_outcome(iggy.address, iggy_user, iggy_pw, readable), "ok")
     assert outcome == ("ok", [b"seed-" + readable.encode()]), outcome
-    assert alice_fetch(b, kafka_pw, readable) == ([b"seed-" + readable.encode()], None)
+    assert fetch_all(alice, readable) == ([b"seed-" + readable.encode()], None)
     assert native_poll_outcome(iggy.address, iggy_user, iggy_pw, other)[0] == "refused"
-    assert alice_fetch(b, kafka_pw, other)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert fetch_all(alice, other)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
     # READ is not WRITE, for the bridge nor for Iggy.
-    assert alice_produce(b, kafka_pw, readable, b"no") == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert produce_one(alice, readable, b"no") == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert native_send_outcome(iggy.address, iggy_user, iggy_pw, readable, b"no")[0] == "refused"
 
     # WRITE added: both sides may send.
     for f in admin.create_acls([acl(readable, AclOperation.WRITE)]).values():
         f.result(30)
     assert eventually(lambda: native_send_outcome(iggy.address, iggy_user, iggy_pw, readable, b"native"), "ok")[0] == "ok"
-    assert alice_produce(b, kafka_pw, readable, b"kafka") is None
+    assert produce_one(alice, readable, b"kafka") is None
 
     # The READ ACL removed: Iggy refuses the poll again, as the bridge refuses the fetch.
     flt = AclBindingFilter(ResourceType.TOPIC, readable, ResourcePatternType.LITERAL, "User:alice", "*",
@@ -277,5 +251,5 @@ def test_acls_become_the_mapped_iggy_users_permissions_so_a_native_client_sees_t
         assert len(f.result(30)) == 1
     outcome = eventually(lambda: native_poll_outcome(iggy.address, iggy_user, iggy_pw, readable), "refused")
     assert outcome[0] == "refused", outcome
-    assert alice_fetch(b, kafka_pw, readable)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert fetch_all(alice, readable)[1] == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert "not written" not in b.read_log()
