@@ -8,6 +8,7 @@
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/api_keys.h"
 #include "kafka/protocol/generated/api_versions.h"
+#include "kafka/protocol/generated/metadata.h"
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"
 #include "metrics/bridge_metrics.h"
@@ -121,6 +122,33 @@ void reply_unsupported_api_versions(const Responder& r, const HandlerSpec& spec)
   r.finish(std::move(w));
 }
 
+// A request other than SaslAuthenticate after SaslHandshake: Kafka answers it with the
+// request's getErrorResponse(ILLEGAL_SASL_STATE) before closing. Metadata (what a client sends
+// first) gets that answer, as MetadataRequest.getErrorResponse builds it (each requested topic
+// with the error, no brokers); false for the other APIs and for a body that does not decode, which
+// the caller closes without an answer (docs/security.md).
+bool answer_illegal_sasl_state(const std::shared_ptr<net::Connection>& conn, uint64_t seq, const RequestHeaderInfo& info,
+                               const Bytes& frame, size_t body_offset) {
+  if (info.api_key != msg::MetadataRequest::kApiKey) return false;
+  msg::MetadataRequest req;
+  try {
+    ByteReader r(ByteSpan(frame).subspan(body_offset));
+    req.decode(r, info.api_version);
+  } catch (const DecodeError&) {
+    return false;
+  }
+  msg::MetadataResponse resp;
+  for (const auto& t : req.topics.value_or(std::vector<msg::MetadataRequest::MetadataRequestTopic>{})) {
+    msg::MetadataResponse::MetadataResponseTopic out;
+    out.error_code = to_int16(ErrorCode::kIllegalSaslState);
+    out.name = t.name.value_or("");
+    out.topic_id = t.topic_id;
+    resp.topics.push_back(std::move(out));
+  }
+  Responder(conn, seq, info, msg::response_header_version(info.api_key, info.api_version)).send(resp);
+  return true;
+}
+
 }  // namespace
 
 Result<uint16_t> KafkaServer::listen(const config::ListenerConfig& listener, size_t index) {
@@ -216,8 +244,16 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
     if (auto refusal = sasl_admission(session->sasl, info.api_key, sasl_clock_ms())) {
       metrics::record_request_error(msg::api_name(info.api_key), refusal->metric_reason);
       metrics::record_connection_closed(refusal->metric_reason);
-      conn->close(fmt::format("{} (v{} client={} principal={})", refusal->reason, info.api_version,
-                              esc(info.client_id), esc(session->principal.str())));
+      const std::string why = fmt::format("{} (v{} client={} principal={})", refusal->reason, info.api_version,
+                                         esc(info.client_id), esc(session->principal.str()));
+      // After SaslHandshake Kafka (SaslServerAuthenticator.handleSaslToken) answers a request
+      // other than SaslAuthenticate with its error response, ILLEGAL_SASL_STATE, then closes; in
+      // every other stage it closes without an answer.
+      const bool answer = session->sasl.stage == SaslSession::Stage::kHandshaken && version_ok;
+      if (answer && answer_illegal_sasl_state(conn, seq, info, frame, req.body_offset))
+        conn->close_after_responses(why);
+      else
+        conn->close(why);
       return;
     }
   }

@@ -261,10 +261,10 @@ SaslStep ScramServer::receive_client_final(ByteSpan msg) {
   if (state_ != State::kClientFinal) return fail("unexpected SCRAM client final message in state " + std::to_string(int(state_)));
   auto m = parse_client_final(as_text(msg));
   if (!m) return fail(m.error().message);
-  // Kafka's check: the nonce ends with the combined one. librdkafka 2.0 (kcat 1.7) sends its
-  // own nonce in front of the combined one; the proof covers the nonce as sent either way.
-  if (m->nonce.size() < nonce_.size() || m->nonce.compare(m->nonce.size() - nonce_.size(), nonce_.size(), nonce_) != 0)
-    return fail("Invalid client nonce in the final client message.");
+  // RFC 5802 and Kafka 4.1 (ScramSaslServer: nonce().equals(serverFirstMessage.nonce())): the
+  // combined nonce exactly. Kafka before 4.1 only checked that it ended with it, which let
+  // librdkafka < 2.6.1 (kcat 1.7.1's 2.0.2) log in with its own nonce repeated in front.
+  if (m->nonce != nonce_) return fail("Invalid client nonce in the final client message.");
   if (!constant_time_equal(m->channel_binding, as_bytes(gs2_header_)))
     return fail("channel binding does not repeat the gs2 header (channel binding is not supported)");
   const Digest d = scram_digest(mechanism_);

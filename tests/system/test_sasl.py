@@ -496,6 +496,15 @@ def test_kcat_produces_and_consumes_over_sasl(sasl_factory, iggy, mechanism):
     auth = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", f"sasl.mechanism={mechanism}", "-X",
             "sasl.username=lena", "-X", "sasl.password=lena-pw"]
     bs = f"127.0.0.1:{b.sasl_port}"
+    version = subprocess.run(["kcat", "-V"], capture_output=True, text=True)
+    if mechanism.startswith("SCRAM") and "librdkafka 2.0." in version.stdout + version.stderr:
+        # librdkafka < 2.6.1 repeats its nonce in the client-final-message: Kafka 4.1 refuses
+        # the login (tests/clients/test_security.py shows it side by side), and so does the bridge.
+        r = subprocess.run(["kcat", "-b", bs, *auth, "-L", "-m", "10"], capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0
+        assert GENERIC + mechanism in r.stderr + r.stdout
+        assert "Invalid client nonce" in b.read_log()
+        return
     r = subprocess.run(["kcat", "-b", bs, *auth, "-P", "-t", topic], input="one\ntwo\nthree\n", capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
