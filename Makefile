@@ -26,7 +26,9 @@ ifeq ($(BUILD),release)
 else ifeq ($(BUILD),debug)
   OPT := -O0 -g
 else ifeq ($(BUILD),asan)
-  OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  # -O0: the unit and integration tiers run in seconds either way, and -O0 compiles the ~330 files
+  # in about 60% of -O1's time (the ASan build is CI's longest step when the compiler cache is cold).
+  OPT := -O0 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   LDSAN := -fsanitize=address,undefined
 else
   $(error BUILD must be release, debug or asan)
