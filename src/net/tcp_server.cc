@@ -22,6 +22,19 @@ struct WriteReq {
   Connection* conn;
 };
 
+// close_after_responses(): once the last answer is written the connection stays open, reading
+// nothing, this long before it closes: Kafka's failed.authentication.delay.ms at its default
+// (close_after_responses serves the SASL failures). A client that handles end-of-stream before
+// the data that came with it (kafka-python 3) would otherwise report "socket disconnected"
+// instead of the error it was answered, which it does not with Kafka.
+constexpr uint64_t kCloseAfterResponsesDelayMs = 100;
+
+struct DelayedClose {
+  uv_timer_t timer;
+  std::weak_ptr<Connection> conn;
+  std::string reason;
+};
+
 }  // namespace
 
 Connection::Connection(TcpServer& server, uint64_t id) : server_(server), id_(id), handle_(new uv_tcp_t) {
@@ -314,7 +327,24 @@ void Connection::close_after_responses(const std::string& reason) {
 }
 
 void Connection::close_if_drained() {
-  if (closing_after_responses_ && !closing_ && slots_.empty() && pending_write_bytes_ == 0) close(close_reason_);
+  if (!closing_after_responses_ || closing_ || !slots_.empty() || pending_write_bytes_ != 0) return;
+  if (close_reason_.empty()) return;  // the delayed close is armed (it took the reason)
+  auto* d = new DelayedClose{};
+  d->conn = weak_from_this();
+  d->reason = std::move(close_reason_);
+  close_reason_.clear();
+  uv_timer_init(server_.loop(), &d->timer);
+  d->timer.data = d;
+  uv_timer_start(
+      &d->timer,
+      [](uv_timer_t* t) {
+        auto* d = static_cast<DelayedClose*>(t->data);
+        if (auto c = d->conn.lock())
+          guard::run(guard::Boundary::kKafkaConnection, "delayed close", [&] { c->close(d->reason); },
+                     [&](std::string_view) {});
+        uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete static_cast<DelayedClose*>(h->data); });
+      },
+      kCloseAfterResponsesDelayMs, 0);
 }
 
 bool Connection::send_raw(Bytes data) {

@@ -81,6 +81,16 @@ FAILS_FAST = {"java", "java-console", "kafkajs"}
 
 
 WRONG_PASSWORD = "not-the-password"
+WRONG_PASSWORD_TEXT = {  # the broker's SaslAuthenticate error message (Kafka 4.1)
+    "PLAIN": "Authentication failed: Invalid username or password",
+    "SCRAM-SHA-512": "Authentication failed during authentication due to invalid credentials with SASL mechanism "
+                     "SCRAM-SHA-512",
+}
+# kafka-python 3 handles the end of the stream before an answer that came with it: when the broker
+# closes right after answering, it reports "socket disconnected" instead of the SASL error. Kafka
+# 4.1 delays its close by failed.authentication.delay.ms, yet on a busy machine kafka-python still
+# misses its answer in most attempts, so which of the two it prints is a race on either target.
+REPORTS_CLOSE_FIRST = {"kafka-python"}
 
 MODES = {  # round-trip mode -> how alice connects
     "scram-sha-512": lambda certs: security.sasl_ssl(certs, "SCRAM-SHA-512", "alice"),
@@ -345,14 +355,28 @@ def test_wrong_password_is_refused(client_name, mechanism, target, prepared):
     sec = security.sasl_ssl(target.certs, mechanism, "alice", WRONG_PASSWORD)
     observed = probe(client_name, target, sec, refused_timeout(client_name))
     save(f"wrong-password-{client_name}-{mechanism}-{target.name}", observed)
-    RESULTS[("wrong_password", client_name, mechanism, target.name)] = norm_observed(observed)
     assert observed["topics"] is None, f"{client_name} was shown topics with a wrong password: {observed}"
     assert observed["errors"], f"{client_name} reported nothing"
+    if client_name in REPORTS_CLOSE_FIRST:
+        # Each SASL error it did report carries the broker's text; the rest is the race.
+        reported = [e for e in observed["errors"] if "[Error 58]" in e]
+        assert all(e.rstrip(")").endswith("SaslAuthenticationFailedError: " + WRONG_PASSWORD_TEXT[mechanism])
+                   for e in reported), reported
+        RESULTS[("wrong_password", client_name, mechanism, target.name)] = {
+            "topics": None, "final": norm(observed["errors"][0])}
+        if target.name == "bridge":
+            # The bridge keeps the connection open 100 ms after the answer (Kafka's
+            # failed.authentication.delay.ms), so kafka-python reads its error every time.
+            assert reported, observed["errors"]
+        return
+    RESULTS[("wrong_password", client_name, mechanism, target.name)] = norm_observed(observed)
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "PLAIN"])
 @pytest.mark.parametrize("client_name", CLIENT_NAMES)
 def test_wrong_password_reported_the_same(client_name, mechanism, request):
+    # kafka-python (REPORTS_CLOSE_FIRST): its outcome only; the texts of the SASL errors it
+    # reported were checked against Kafka's on each target.
     compare(("wrong_password", client_name, mechanism), request)
 
 
