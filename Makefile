@@ -64,7 +64,7 @@ INT_BIN   := $(BUILDDIR)/integration-tests
 GOLDEN_BIN := $(BUILDDIR)/iggy-golden-tests
 
 .PHONY: all help test test-built setup run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration fuzz fuzz-smoke fuzz-build
-.PHONY: reliability reliability-smoke soak golden-iggy
+.PHONY: reliability reliability-smoke soak golden-iggy rehearsal rehearsal-short
 all: check-deps $(BIN)
 
 help:
@@ -92,6 +92,11 @@ help:
 	@echo "make reliability-smoke  the same with 5 bridge kills and 2 iggy kills (a few minutes; for CI)"
 	@echo "make soak               producers, consumers, rebalancing groups for SOAK_SECONDS (default 3600);"
 	@echo "                        RSS and open fds of the bridge sampled and checked for flatness"
+	@echo "make rehearsal          the migration rehearsal (tests/migration/run, about 8 minutes): a live"
+	@echo "                        Kafka broker cut over to the bridge with MirrorMaker 2 and the README's"
+	@echo "                        commands; the checker's lost / re-read / order figures in build/migration/"
+	@echo "make rehearsal-short    the same at a lower rate with short phases (about 2 minutes; make test's"
+	@echo "                        migration tier)"
 
 check-deps:
 	@tools/check-deps
@@ -202,6 +207,14 @@ reliability-smoke: all
 
 soak: all
 	@$(RELIABILITY_PY) tests/reliability/run --profile soak --soak-seconds $(or $(SOAK_SECONDS),3600) $(RELIABILITY_ARGS)
+
+# The migration rehearsal (tests/migration/run, README "Migrating off Kafka"): needs iggy-server,
+# the client tier's venv and Kafka jars (make setup). `make test` runs the short variant.
+rehearsal: all
+	@$(RELIABILITY_PY) tests/migration/run --profile full
+
+rehearsal-short: all
+	@$(RELIABILITY_PY) tests/migration/run --profile short
 
 # ---- fuzzing (docs/fuzzing.md) ----------------------------------------------------------------
 # libFuzzer targets built with Debian's clang against the library sources they exercise, with

@@ -250,6 +250,8 @@ EXPECTED_DEB_FILES = {
     "./usr/share/doc/kafka-iggy-bridge/copyright": 0o644,
     "./usr/share/doc/kafka-iggy-bridge/README.md.gz": 0o644,
     "./usr/share/doc/kafka-iggy-bridge/changelog.Debian.gz": 0o644,
+    "./usr/share/doc/kafka-iggy-bridge/examples/mm2.properties": 0o644,
+    "./usr/share/doc/kafka-iggy-bridge/examples/mm2-exactly-once.properties": 0o644,
 }
 
 
@@ -401,6 +403,8 @@ EXPECTED_RPM_FILES = {
     "/usr/bin/kafka-iggy-bridge", "/etc/kafka-iggy-bridge", "/etc/kafka-iggy-bridge/kafka-iggy-bridge.toml",
     "/usr/lib/systemd/system/kafka-iggy-bridge.service", "/usr/share/man/man8/kafka-iggy-bridge.8.gz",
     "/usr/share/man/man5/kafka-iggy-bridge.toml.5.gz", "/var/lib/kafka-iggy-bridge",
+    "/usr/share/doc/kafka-iggy-bridge/examples/mm2.properties",
+    "/usr/share/doc/kafka-iggy-bridge/examples/mm2-exactly-once.properties",
 }
 
 
