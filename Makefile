@@ -95,7 +95,7 @@ help:
 	@echo "make rehearsal          the migration rehearsal (tests/migration/run, about 8 minutes): a live"
 	@echo "                        Kafka broker cut over to the bridge with MirrorMaker 2 and the README's"
 	@echo "                        commands; the checker's lost / re-read / order figures in build/migration/"
-	@echo "make rehearsal-short    the same at a lower rate with short phases (about 2 minutes; make test's"
+	@echo "make rehearsal-short    the same at a lower rate with short phases (about 3 minutes; make test's"
 	@echo "                        migration tier)"
 
 check-deps:
