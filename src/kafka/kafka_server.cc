@@ -246,11 +246,8 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
       metrics::record_connection_closed(refusal->metric_reason);
       const std::string why = fmt::format("{} (v{} client={} principal={})", refusal->reason, info.api_version,
                                          esc(info.client_id), esc(session->principal.str()));
-      // After SaslHandshake Kafka (SaslServerAuthenticator.handleSaslToken) answers a request
-      // other than SaslAuthenticate with its error response, ILLEGAL_SASL_STATE, then closes; in
-      // every other stage it closes without an answer.
-      const bool answer = session->sasl.stage == SaslSession::Stage::kHandshaken && version_ok;
-      if (answer && answer_illegal_sasl_state(conn, seq, info, frame, req.body_offset))
+      if (refusal->answer_illegal_sasl_state && version_ok &&
+          answer_illegal_sasl_state(conn, seq, info, frame, req.body_offset))
         conn->close_after_responses(why);
       else
         conn->close(why);

@@ -49,10 +49,13 @@ std::optional<SaslRefusal> sasl_admission(const SaslSession& s, int16_t api_key,
       return refuse(api + " before SASL authentication (only ApiVersions, SaslHandshake and SaslAuthenticate are served)",
                     "sasl_unauthenticated_request");
     case SaslSession::Stage::kHandshaken:
-      if (api_key != kSaslAuthenticate)
-        return refuse(api + " during SASL " + (s.reauthenticating ? "re-authentication" : "authentication") +
-                          " (only SaslAuthenticate may follow SaslHandshake)",
-                      s.reauthenticating ? "sasl_illegal_state" : "sasl_unauthenticated_request");
+      if (api_key != kSaslAuthenticate) {
+        SaslRefusal r = refuse(api + " during SASL " + (s.reauthenticating ? "re-authentication" : "authentication") +
+                                   " (only SaslAuthenticate may follow SaslHandshake)",
+                               s.reauthenticating ? "sasl_illegal_state" : "sasl_unauthenticated_request");
+        r.answer_illegal_sasl_state = true;
+        return r;
+      }
       if (s.exchange && s.exchange->busy())
         return refuse("SaslAuthenticate before the previous SASL token was answered", "sasl_illegal_state");
       return std::nullopt;

@@ -64,6 +64,10 @@ uint64_t sasl_clock_ms();
 struct SaslRefusal {
   std::string reason;
   const char* metric_reason;
+  // Kafka answers the request with its error response, ILLEGAL_SASL_STATE, before closing
+  // (SaslServerAuthenticator.handleSaslToken: a request other than SaslAuthenticate after
+  // SaslHandshake); otherwise the connection closes without an answer.
+  bool answer_illegal_sasl_state = false;
 };
 std::optional<SaslRefusal> sasl_admission(const SaslSession& s, int16_t api_key, uint64_t now_ms);
 
