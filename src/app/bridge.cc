@@ -536,6 +536,7 @@ void Bridge::reload() {
   limit("[limits] max_iggy_queue_per_connection", a.max_iggy_queue_per_connection, b.max_iggy_queue_per_connection);
   limit("[limits] authentication_timeout_ms", a.authentication_timeout_ms, b.authentication_timeout_ms);
   limit("[limits] max_unauthenticated_frame_bytes", a.max_unauthenticated_frame_bytes, b.max_unauthenticated_frame_bytes);
+  limit("[limits] failed_authentication_delay_ms", a.failed_authentication_delay_ms, b.failed_authentication_delay_ms);
   iggy_pool_->set_max_queue_per_owner(b.max_iggy_queue_per_connection);
   cfg_.limits = next->limits;
   kafka_->tcp().set_limits(net::server_limits(cfg_.limits));

@@ -336,6 +336,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("max_iggy_queue_per_connection", c.limits.max_iggy_queue_per_connection, 1, 100000);
     s.integer("authentication_timeout_ms", c.limits.authentication_timeout_ms, 100, 3600000);
     s.integer("max_unauthenticated_frame_bytes", c.limits.max_unauthenticated_frame_bytes, 1024, 1LL << 30);
+    s.integer("failed_authentication_delay_ms", c.limits.failed_authentication_delay_ms, 0, 60000);
     s.finish();
   }
   {
@@ -557,7 +558,8 @@ std::string render_config(const Config& c) {
      << "\nfetch_max_bytes = " << c.limits.fetch_max_bytes << "\nfetch_max_wait_ms = " << c.limits.fetch_max_wait_ms
      << "\nmax_iggy_queue_per_connection = " << c.limits.max_iggy_queue_per_connection
      << "\nauthentication_timeout_ms = " << c.limits.authentication_timeout_ms
-     << "\nmax_unauthenticated_frame_bytes = " << c.limits.max_unauthenticated_frame_bytes << "\n\n[tls]\ncertificate_file = "
+     << "\nmax_unauthenticated_frame_bytes = " << c.limits.max_unauthenticated_frame_bytes
+     << "\nfailed_authentication_delay_ms = " << c.limits.failed_authentication_delay_ms << "\n\n[tls]\ncertificate_file = "
      << q(c.tls.certificate_file) << "\nkey_file = " << q(c.tls.key_file) << "\nkey_password = "
      << (c.tls.key_password.empty() ? "\"\"" : "\"<redacted>\"") << "\nca_file = " << q(c.tls.ca_file)
      << "\nclient_auth = " << q(std::string(client_auth_name(c.tls.client_auth))) << "\nprotocols = [" << [&] {

@@ -109,6 +109,9 @@ struct LimitsConfig {
   // larger than max_unauthenticated_frame_bytes close them (Kafka's sasl.server.max.receive.size).
   uint64_t authentication_timeout_ms = 10000;
   uint64_t max_unauthenticated_frame_bytes = 524288;
+  // A connection closed for a failed authentication closes this long after its last answer was
+  // written (Kafka's connection.failed.authentication.delay.ms); 0 closes at once.
+  uint64_t failed_authentication_delay_ms = 100;
 };
 
 // [tls]: Kafka's ssl.* for the SSL and SASL_SSL listeners (docs/security.md "TLS").

@@ -23,12 +23,11 @@ struct WriteReq {
 };
 
 // close_after_responses(): once the last answer is written the connection stays open, reading
-// nothing, this long before it closes: Kafka's failed.authentication.delay.ms at its default
-// (close_after_responses serves the SASL failures). A client that handles end-of-stream before
-// the data that came with it (kafka-python 3) would otherwise report "socket disconnected"
-// instead of the error it was answered, which it does not with Kafka.
-constexpr uint64_t kCloseAfterResponsesDelayMs = 100;
-
+// nothing, [limits] failed_authentication_delay_ms before it closes: Kafka's
+// connection.failed.authentication.delay.ms (close_after_responses serves the SASL failures). A
+// client that handles end-of-stream before the data that came with it (kafka-python 3) would
+// otherwise report "socket disconnected" instead of the error it was answered, which it does not
+// with Kafka.
 struct DelayedClose {
   uv_timer_t timer;
   std::weak_ptr<Connection> conn;
@@ -328,11 +327,16 @@ void Connection::close_after_responses(const std::string& reason) {
 
 void Connection::close_if_drained() {
   if (!closing_after_responses_ || closing_ || !slots_.empty() || pending_write_bytes_ != 0) return;
-  if (close_reason_.empty()) return;  // the delayed close is armed (it took the reason)
+  if (delayed_close_armed_) return;
+  const uint64_t delay_ms = server_.limits_.failed_authentication_delay_ms;
+  if (delay_ms == 0) {
+    close(close_reason_);
+    return;
+  }
+  delayed_close_armed_ = true;
   auto* d = new DelayedClose{};
   d->conn = weak_from_this();
-  d->reason = std::move(close_reason_);
-  close_reason_.clear();
+  d->reason = close_reason_;
   uv_timer_init(server_.loop(), &d->timer);
   d->timer.data = d;
   uv_timer_start(
@@ -344,7 +348,7 @@ void Connection::close_if_drained() {
                      [&](std::string_view) {});
         uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete static_cast<DelayedClose*>(h->data); });
       },
-      kCloseAfterResponsesDelayMs, 0);
+      delay_ms, 0);
 }
 
 bool Connection::send_raw(Bytes data) {
@@ -430,6 +434,7 @@ ServerLimits server_limits(const config::LimitsConfig& l) {
   s.max_connections_per_ip = l.max_connections_per_ip;
   s.authentication_timeout_ms = l.authentication_timeout_ms;
   s.max_unauthenticated_frame_bytes = l.max_unauthenticated_frame_bytes;
+  s.failed_authentication_delay_ms = l.failed_authentication_delay_ms;
   return s;
 }
 

@@ -58,6 +58,9 @@ struct ServerLimits {
   // authenticated this long after accept; until then a larger frame closes them.
   uint64_t authentication_timeout_ms = kDefaults.authentication_timeout_ms;
   uint64_t max_unauthenticated_frame_bytes = kDefaults.max_unauthenticated_frame_bytes;
+  // close_after_responses() closes this long after the last answer is written (the SASL
+  // failures: Kafka's connection.failed.authentication.delay.ms); 0 closes at once.
+  uint64_t failed_authentication_delay_ms = kDefaults.failed_authentication_delay_ms;
 };
 
 // The server's share of [limits].
@@ -217,6 +220,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool partial_record_ = false;
   uint64_t partial_record_started_ms_ = 0;
   bool closing_after_responses_ = false;  // close_after_responses() was called
+  bool delayed_close_armed_ = false;      // its timer runs (failed_authentication_delay_ms)
   std::string close_reason_;
 };
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "config/config.h"
+#include "net/tcp_server.h"
 
 using namespace kib::config;
 
@@ -115,6 +116,20 @@ BOOST_AUTO_TEST_CASE(fetch_and_iggy_queue_bounds_are_limits_keys_with_kafka_defa
   BOOST_TEST(r.find("max_iggy_queue_per_connection = 64") != std::string::npos);
   BOOST_TEST(!parse_config("[limits]\nfetch_max_bytes = 2147483648\n", "t.toml").ok());
   BOOST_TEST(!parse_config("[limits]\nmax_iggy_queue_per_connection = 0\n", "t.toml").ok());
+}
+
+BOOST_AUTO_TEST_CASE(failed_authentication_delay_is_a_limits_key_with_kafkas_default) {
+  auto d = parse_config("", "t.toml");
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(d->limits.failed_authentication_delay_ms == 100u);  // connection.failed.authentication.delay.ms
+  auto c = parse_config("[limits]\nfailed_authentication_delay_ms = 0\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->limits.failed_authentication_delay_ms == 0u);
+  BOOST_TEST(render_config(*c).find("failed_authentication_delay_ms = 0") != std::string::npos);
+  BOOST_TEST(kib::net::server_limits(c->limits).failed_authentication_delay_ms == 0u);
+  auto high = parse_config("[limits]\nfailed_authentication_delay_ms = 60001\n", "t.toml");
+  BOOST_REQUIRE(!high.ok());
+  BOOST_TEST(high.error().message.find("failed_authentication_delay_ms") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(wrong_type_and_bad_address_are_rejected_together) {

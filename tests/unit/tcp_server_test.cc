@@ -125,4 +125,34 @@ BOOST_AUTO_TEST_CASE(bytes_of_an_unfinished_frame_do_not_reset_the_idle_clock) {
   BOOST_TEST(sent < fr.size());
 }
 
+// close_after_responses() (a failed SASL authentication): the answer is written, the
+// connection reads nothing more and closes failed_authentication_delay_ms later (Kafka's
+// connection.failed.authentication.delay.ms), or at once when it is 0.
+BOOST_AUTO_TEST_CASE(close_after_responses_waits_failed_authentication_delay_ms_after_the_answer) {
+  for (uint64_t delay_ms : {uint64_t{0}, uint64_t{600}}) {
+    ServerLimits limits;
+    limits.failed_authentication_delay_ms = delay_ms;
+    ServerFixture f(limits);
+    LoopClient c(f.port);
+    c.send(kib::test::api_versions_v0(7));
+    BOOST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
+    f.held.front().conn->close_after_responses("test: authentication failed");
+    f.complete_held();
+    BOOST_REQUIRE(f.pump(c, [&] {
+      c.read_frames();
+      return c.frames.size() == 1;
+    }));
+    BOOST_TEST(kib::test::corr_of(c.frames[0]) == 7);
+    const uint64_t answered_at = f.elapsed_ms();
+    // A request sent after the answer is never handed over.
+    c.send(kib::test::api_versions_v0(8));
+    BOOST_REQUIRE(f.pump(c, [&] { return c.peer_closed(); }, 10000));
+    const uint64_t closed_after = f.elapsed_ms() - answered_at;
+    BOOST_TEST(f.dispatched == 1u);
+    // The timer cannot fire before its delay (a third of it is margin for the loop's clock,
+    // which is read at the start of an iteration); without a delay the close follows the answer.
+    if (delay_ms > 0) BOOST_TEST(closed_after >= delay_ms * 2 / 3, "closed " << closed_after << " ms after");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
