@@ -139,11 +139,12 @@ class Iggy:
         self.proc.stop()
 
 
-def config_toml(port: int, iggy_address: str, state_path: Path, extra: str = "", limits: str = "") -> str:
+def config_toml(port: int, iggy_address: str, state_path: Path, extra: str = "", limits: str = "",
+                auto_create_topics: bool = True) -> str:
     return f"""\
 [kafka]
 listeners = ["127.0.0.1:{port}"]
-auto_create_topics = true
+auto_create_topics = {"true" if auto_create_topics else "false"}
 default_partitions = 4
 
 [iggy]
@@ -185,14 +186,15 @@ class Bridge:
     """The bridge on a fixed port with one state file, restartable (kill -9 or SIGTERM)."""
 
     def __init__(self, workdir: Path, iggy_address: str, log_path: Path, state_path: Path | None = None,
-                 limits: dict[str, str] | None = None):
+                 limits: dict[str, str] | None = None, auto_create_topics: bool = True):
         self.binary = bridge_bin()
         self.port = util.free_port()
         self.workdir = workdir
         self.state_path = state_path or workdir / "state.db"
         self.config = workdir / "bridge.toml"
         lim = "\n".join(f"{k} = {v}" for k, v in (limits or {}).items())
-        self.config.write_text(config_toml(self.port, iggy_address, self.state_path, limits=lim))
+        self.config.write_text(config_toml(self.port, iggy_address, self.state_path, limits=lim,
+                                           auto_create_topics=auto_create_topics))
         self.proc = Proc("kafka-iggy-bridge", [str(self.binary), "serve", "--config", str(self.config)],
                          dict(os.environ), workdir, log_path)
 
