@@ -1,4 +1,5 @@
 #include "state/producer_store.h"
+#include "state/state_store.h"
 
 #include <algorithm>
 #include <limits>
@@ -73,42 +74,43 @@ void insert_producer(SQLite::Database& db, int64_t producer_id, int16_t producer
 }
 
 void record_producer_batch(SQLite::Database& db, const ProducerBatchRow& r, int keep) {
-  SQLite::Statement ins(db,
-                        "INSERT OR REPLACE INTO producer_batches(producer_id, topic, partition, producer_epoch, "
-                        "first_sequence, last_sequence, base_offset, appended_at) VALUES (?,?,?,?,?,?,?,?)");
-  ins.bind(1, r.producer_id);
-  ins.bind(2, r.topic);
-  ins.bind(3, r.partition);
-  ins.bind(4, r.producer_epoch);
-  ins.bind(5, r.first_sequence);
-  ins.bind(6, r.last_sequence);
-  ins.bind(7, r.base_offset);
-  ins.bind(8, r.appended_at_ms);
-  ins.exec();
+  // Once per idempotent Produce batch: cached statements (state_store.h), no parse per call.
+  CachedStatement ins(db,
+                      "INSERT OR REPLACE INTO producer_batches(producer_id, topic, partition, producer_epoch, "
+                      "first_sequence, last_sequence, base_offset, appended_at) VALUES (?,?,?,?,?,?,?,?)");
+  ins->bind(1, r.producer_id);
+  ins->bind(2, r.topic);
+  ins->bind(3, r.partition);
+  ins->bind(4, r.producer_epoch);
+  ins->bind(5, r.first_sequence);
+  ins->bind(6, r.last_sequence);
+  ins->bind(7, r.base_offset);
+  ins->bind(8, r.appended_at_ms);
+  ins->exec();
 
   // Offsets grow in append order within a partition, so the newest `keep` batches are the
   // ones with the highest base offsets; with fewer than `keep` the subquery is NULL.
-  SQLite::Statement prune(db,
-                          "DELETE FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 AND partition = ?3 "
-                          "AND (producer_epoch <> ?4 OR base_offset < ("
-                          "  SELECT base_offset FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 "
-                          "  AND partition = ?3 AND producer_epoch = ?4 ORDER BY base_offset DESC LIMIT 1 OFFSET ?5))");
-  prune.bind(1, r.producer_id);
-  prune.bind(2, r.topic);
-  prune.bind(3, r.partition);
-  prune.bind(4, r.producer_epoch);
-  prune.bind(5, keep - 1);
-  prune.exec();
+  CachedStatement prune(db,
+                        "DELETE FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 AND partition = ?3 "
+                        "AND (producer_epoch <> ?4 OR base_offset < ("
+                        "  SELECT base_offset FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 "
+                        "  AND partition = ?3 AND producer_epoch = ?4 ORDER BY base_offset DESC LIMIT 1 OFFSET ?5))");
+  prune->bind(1, r.producer_id);
+  prune->bind(2, r.topic);
+  prune->bind(3, r.partition);
+  prune->bind(4, r.producer_epoch);
+  prune->bind(5, keep - 1);
+  prune->exec();
 
-  SQLite::Statement active(db,
-                           "INSERT INTO producers(producer_id, producer_epoch, transactional_id, updated_at) "
-                           "VALUES (?, ?, NULL, ?) ON CONFLICT(producer_id) DO UPDATE SET "
-                           "producer_epoch = max(producer_epoch, excluded.producer_epoch), "
-                           "updated_at = max(updated_at, excluded.updated_at)");
-  active.bind(1, r.producer_id);
-  active.bind(2, r.producer_epoch);
-  active.bind(3, r.appended_at_ms);
-  active.exec();
+  CachedStatement active(db,
+                         "INSERT INTO producers(producer_id, producer_epoch, transactional_id, updated_at) "
+                         "VALUES (?, ?, NULL, ?) ON CONFLICT(producer_id) DO UPDATE SET "
+                         "producer_epoch = max(producer_epoch, excluded.producer_epoch), "
+                         "updated_at = max(updated_at, excluded.updated_at)");
+  active->bind(1, r.producer_id);
+  active->bind(2, r.producer_epoch);
+  active->bind(3, r.appended_at_ms);
+  active->exec();
 }
 
 ProducerExpiry expire_idle_producers(SQLite::Database& db, int64_t idle_since_ms) {

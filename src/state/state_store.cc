@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
@@ -21,7 +23,44 @@ Error state_error(const std::string& what, int code = 0) {
   return Error{ErrorDomain::kState, static_cast<uint32_t>(code), what};
 }
 
+// The writer thread's prepared statements, for the one database it serves. Lives in
+// writer_main, so every statement is finalized on the writer before the database closes.
+struct WriterStatements {
+  const SQLite::Database* db = nullptr;
+  struct Entry {
+    std::unique_ptr<SQLite::Statement> st;
+    bool in_use = false;
+  };
+  std::unordered_map<std::string, Entry> by_sql;
+};
+thread_local WriterStatements* tl_statements = nullptr;
+
 }  // namespace
+
+CachedStatement::CachedStatement(SQLite::Database& db, const char* sql) {
+  if (tl_statements && tl_statements->db == &db) {
+    auto& e = tl_statements->by_sql[sql];
+    if (!e.in_use) {  // a nested use of the same text gets its own statement
+      if (!e.st) e.st = std::make_unique<SQLite::Statement>(db, sql);
+      e.in_use = true;
+      in_use_ = &e.in_use;
+      st_ = e.st.get();
+      return;
+    }
+  }
+  own_ = std::make_unique<SQLite::Statement>(db, sql);
+  st_ = own_.get();
+}
+
+CachedStatement::~CachedStatement() {
+  if (!in_use_) return;
+  try {
+    st_->reset();
+    st_->clearBindings();
+  } catch (...) {  // reset reports the last step's error again; the step already threw it
+  }
+  *in_use_ = false;
+}
 
 int latest_schema_version() { return migrations().empty() ? 0 : migrations().back().version; }
 
@@ -107,10 +146,10 @@ StateStore::StateStore(std::unique_ptr<SQLite::Database> db, uv_loop_t* loop) : 
 
 StateStore::~StateStore() { close(); }
 
-void StateStore::write(Job job, Done done) {
+void StateStore::write(Job job, Done done, Durability durability) {
   {
     std::lock_guard lk(mu_);
-    queue_.push_back({std::move(job), std::move(done)});
+    queue_.push_back({std::move(job), std::move(done), nullptr, durability});
   }
   cv_.notify_one();
 }
@@ -127,6 +166,13 @@ Status StateStore::run_blocking(Job job) {
 }
 
 void StateStore::writer_main() {
+  WriterStatements statements;
+  statements.db = db_.get();
+  tl_statements = &statements;
+  struct Unset {
+    ~Unset() { tl_statements = nullptr; }
+  } unset;
+  bool synchronous_full = true;  // open_database's setting
   for (;;) {
     std::deque<Pending> batch;
     {
@@ -139,13 +185,19 @@ void StateStore::writer_main() {
     std::vector<std::promise<Status>*> syncs;
     results.reserve(batch.size());
     syncs.reserve(batch.size());
+    const bool relaxed = std::all_of(batch.begin(), batch.end(),
+                                     [](const Pending& p) { return p.durability == Durability::kRecoverable; });
     try {
+      if (relaxed == synchronous_full) {  // a pragma, outside any transaction
+        db_->exec(relaxed ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
+        synchronous_full = !relaxed;
+      }
       SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
       for (auto& p : batch) {
         try {
-          db_->exec("SAVEPOINT job");
+          CachedStatement(*db_, "SAVEPOINT job")->exec();
           p.job(*db_);
-          db_->exec("RELEASE job");
+          CachedStatement(*db_, "RELEASE job")->exec();
           results.push_back({std::move(p.done), ok_status()});
           syncs.push_back(p.sync);
         } catch (const std::exception& e) {
@@ -165,6 +217,7 @@ void StateStore::writer_main() {
       }
       tx.commit();
       ++batches_;
+      if (relaxed) ++relaxed_batches_;
     } catch (const std::exception& e) {
       // BEGIN, a savepoint or the commit failed (disk full, I/O error, database locked):
       // nothing of the batch is durable, and every job of it fails, including those not run.

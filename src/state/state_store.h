@@ -5,12 +5,24 @@
 // batch: thousands of offset commits cost a few fsyncs), each job in its own SAVEPOINT so one
 // failing job does not undo the others. Completions are posted back to the loop thread
 // through a uv_async_t. Services keep what they read in memory, loaded at startup.
+//
+// A job that runs once per hot request (a producer batch, an offset commit) prepares its
+// statements through CachedStatement: the writer thread keeps each statement prepared for the
+// life of the store, so a job costs a bind and a step instead of a parse.
+//
+// Durability per job: kDurable jobs (the default) are answered after their batch is fsynced
+// (`synchronous = FULL`). kRecoverable jobs hold state the bridge can rebuild from Iggy after a
+// power loss (producer batch rows: Iggy's messages carry the producer, epoch and sequence, and
+// the partition tail is re-read at start); a batch holding only such jobs commits with
+// `synchronous = NORMAL`: in the WAL, so a crash of the bridge keeps it, without the fsync. The
+// next durable commit fsyncs it along.
 #pragma once
 
 #include <uv.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -23,6 +35,28 @@
 #include "common/result.h"
 
 namespace kib::state {
+
+// A prepared statement for `sql`, reset when this goes out of scope. On the state store's writer
+// thread, for that store's database, it is prepared once and reused; anywhere else (startup,
+// CLI, tests) it is prepared for this use only. `sql` is the cache key (its text).
+class CachedStatement {
+ public:
+  CachedStatement(SQLite::Database& db, const char* sql);
+  ~CachedStatement();
+  CachedStatement(const CachedStatement&) = delete;
+  CachedStatement& operator=(const CachedStatement&) = delete;
+  SQLite::Statement& operator*() { return *st_; }
+  SQLite::Statement* operator->() { return st_; }
+  // Whether the statement came from the writer's cache (unit tests).
+  bool reused() const { return !own_; }
+
+ private:
+  std::unique_ptr<SQLite::Statement> own_;
+  SQLite::Statement* st_ = nullptr;
+  bool* in_use_ = nullptr;
+};
+
+enum class Durability { kDurable, kRecoverable };
 
 // Latest schema version this binary knows.
 int latest_schema_version();
@@ -45,7 +79,7 @@ class StateStore {
 
   // Runs `job` on the writer thread inside the current batch transaction; `done` runs on the
   // loop thread after the batch committed (durable) or with the error that failed the job.
-  void write(Job job, Done done);
+  void write(Job job, Done done, Durability durability = Durability::kDurable);
 
   // Runs `job` on the writer thread and waits for it. Startup and CLI only, never on the loop.
   Status run_blocking(Job job);
@@ -54,6 +88,8 @@ class StateStore {
   void close();
 
   uint64_t batches_committed() const { return batches_; }
+  // Batches committed without an fsync (every job kRecoverable).
+  uint64_t batches_relaxed() const { return relaxed_batches_; }
 
  private:
   StateStore(std::unique_ptr<SQLite::Database> db, uv_loop_t* loop);
@@ -64,6 +100,7 @@ class StateStore {
     Job job;
     Done done;
     std::promise<Status>* sync = nullptr;  // run_blocking: fulfilled on the writer after commit
+    Durability durability = Durability::kDurable;
   };
   struct Completed {
     Done done;
@@ -79,6 +116,7 @@ class StateStore {
   std::deque<Completed> completed_;
   bool stopping_ = false;
   std::atomic<uint64_t> batches_{0};
+  std::atomic<uint64_t> relaxed_batches_{0};
   std::thread writer_;
 };
 

@@ -1,6 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
+#include <mutex>
+#include <vector>
 #include <unistd.h>
 
 #include "state/migrations.h"
@@ -138,6 +140,95 @@ BOOST_AUTO_TEST_CASE(run_blocking_reports_the_job_error_and_commits_only_on_succ
   // Visible from a second connection at once: the batch committed before run_blocking returned.
   SQLite::Database other(t.path(), SQLite::OPEN_READONLY);
   BOOST_TEST(other.execAndGet("SELECT count(*) FROM bridge_meta WHERE key='k'").getInt() == 1);
+  (*store)->close();
+  store->reset();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  BOOST_TEST(uv_loop_close(&loop) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(writer_reuses_cached_statements_and_elsewhere_prepares_fresh_ones) {
+  TempDb t;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  auto store = StateStore::open(t.path(), &loop);
+  BOOST_REQUIRE(store.ok());
+  constexpr const char* kInsert = "INSERT INTO bridge_meta(key, value) VALUES (?, ?)";
+  std::vector<const SQLite::Statement*> seen;
+  std::vector<bool> reused;
+  for (int i = 0; i < 3; ++i)
+    BOOST_REQUIRE((*store)->run_blocking([&, i](SQLite::Database& db) {
+      CachedStatement st(db, kInsert);
+      st->bind(1, "k" + std::to_string(i));
+      st->bind(2, "v");
+      st->exec();
+      seen.push_back(&*st);
+      reused.push_back(st.reused());
+      // The same text while the first is in use: its own statement, not the busy one.
+      CachedStatement nested(db, kInsert);
+      BOOST_TEST(!nested.reused());
+    }).ok());
+  BOOST_TEST(reused == std::vector<bool>({true, true, true}));
+  BOOST_TEST(seen[0] == seen[1]);  // prepared once, bound and stepped three times
+  BOOST_TEST(seen[1] == seen[2]);
+  // A job that fails mid-statement leaves the cached statement reset for the next job.
+  auto dup = (*store)->run_blocking([&](SQLite::Database& db) {
+    CachedStatement st(db, kInsert);
+    st->bind(1, "k0");
+    st->bind(2, "again");
+    st->exec();
+  });
+  BOOST_TEST(!dup.ok());
+  BOOST_REQUIRE((*store)->run_blocking([&](SQLite::Database& db) {
+    CachedStatement st(db, kInsert);
+    st->bind(1, "k9");
+    st->bind(2, "v");
+    st->exec();
+  }).ok());
+  // Off the writer thread: a statement of its own.
+  SQLite::Database other(t.path(), SQLite::OPEN_READONLY);
+  CachedStatement count(other, "SELECT count(*) FROM bridge_meta WHERE key LIKE 'k%'");
+  BOOST_TEST(!count.reused());
+  BOOST_REQUIRE(count->executeStep());
+  BOOST_TEST(count->getColumn(0).getInt() == 4);
+  (*store)->close();
+  store->reset();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  BOOST_TEST(uv_loop_close(&loop) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(recoverable_batches_commit_without_fsync_and_durable_ones_with_it) {
+  TempDb t;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  auto store = StateStore::open(t.path(), &loop);
+  BOOST_REQUIRE(store.ok());
+  auto synchronous = [&] {
+    int v = -1;
+    BOOST_REQUIRE((*store)->run_blocking([&](SQLite::Database& db) {
+      v = db.execAndGet("PRAGMA synchronous").getInt();
+    }).ok());
+    return v;
+  };
+  int done = 0;
+  (*store)->write([](SQLite::Database& db) { db.exec("INSERT INTO bridge_meta VALUES ('r', '1')"); },
+                  [&](Status s) { BOOST_TEST(s.ok()); ++done; }, Durability::kRecoverable);
+  while (done < 1) uv_run(&loop, UV_RUN_ONCE);
+  BOOST_TEST((*store)->batches_relaxed() >= 1u);
+  // run_blocking is durable: FULL (2) again, which also syncs the relaxed commit's WAL frames.
+  BOOST_TEST(synchronous() == 2);
+  const uint64_t relaxed = (*store)->batches_relaxed();
+  // A batch mixing both kinds is durable.
+  std::mutex mu;
+  std::unique_lock hold(mu);  // keeps the writer busy so the next two writes share a batch
+  (*store)->write([&](SQLite::Database&) { std::lock_guard l(mu); }, [&](Status) { ++done; });
+  (*store)->write([](SQLite::Database& db) { db.exec("INSERT INTO bridge_meta VALUES ('d', '1')"); },
+                  [&](Status) { ++done; });
+  (*store)->write([](SQLite::Database& db) { db.exec("INSERT INTO bridge_meta VALUES ('r2', '1')"); },
+                  [&](Status) { ++done; }, Durability::kRecoverable);
+  hold.unlock();
+  while (done < 4) uv_run(&loop, UV_RUN_ONCE);
+  BOOST_TEST((*store)->batches_relaxed() == relaxed);
+  BOOST_TEST(synchronous() == 2);
   (*store)->close();
   store->reset();
   uv_run(&loop, UV_RUN_DEFAULT);

@@ -271,12 +271,16 @@ void PersistentProducerRegistry::record_append(ProducerId pid, ProducerEpoch pro
 }
 
 void PersistentProducerRegistry::persist(const state::ProducerBatchRow& row, std::function<void(Status)> durable) {
+  // Recoverable (state_store.h): a batch row lost to a power loss is in Iggy, where the record
+  // ids carry producer, epoch and sequence and the tail is re-read before the next append
+  // (idempotence.h), or in the transaction's buffered rows. A crash of the bridge keeps it.
   store_.write([row](SQLite::Database& db) { state::record_producer_batch(db, row, kBatchesToRetain); },
                [id = row.producer_id, durable = std::move(durable)](Status st) {
                  // Memory already has the batch: retries are still detected until a restart.
                  if (!st) spdlog::warn("producers: batch of producer_id={} not persisted: {}", id, st.error().message);
                  if (durable) durable(std::move(st));
-               });
+               },
+               state::Durability::kRecoverable);
 }
 
 void PersistentProducerRegistry::abort_append(ProducerId pid, const std::string& topic, PartitionId partition_id,
