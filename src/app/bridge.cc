@@ -16,6 +16,7 @@
 #include "bridge/groups/consumer_lag.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/groups/group_timers.h"
+#include "bridge/log/batch_cache.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry_impl.h"
 #include "bridge/security/iggy_identities.h"
@@ -272,6 +273,30 @@ Status Bridge::start() {
     if (log_) {
       delete_segments.labels({"sent"}).mirror(static_cast<double>(log_->segment_deletions().sent));
       delete_segments.labels({"failed"}).mirror(static_cast<double>(log_->segment_deletions().failed));
+    }
+    // The produced-batch cache (bridge/log/batch_cache.h; [limits] produced_batch_cache_bytes).
+    static metrics::Counter& cache_hits =
+        metrics::global()
+            .counter("kib_fetch_cache_hits_total",
+                     "Partition reads of a Fetch answered from the produced-batch cache, without polling Iggy.")
+            .get();
+    static metrics::Counter& cache_misses =
+        metrics::global()
+            .counter("kib_fetch_cache_misses_total",
+                     "Partition reads of a Fetch the produced-batch cache could not answer (read from Iggy).")
+            .get();
+    static metrics::Counter& cache_evictions =
+        metrics::global()
+            .counter("kib_fetch_cache_evictions_total", "Batches evicted from the produced-batch cache for room.")
+            .get();
+    static metrics::Gauge& cache_bytes =
+        metrics::global().gauge("kib_fetch_cache_bytes", "Bytes of record batches in the produced-batch cache.").get();
+    if (log_) {
+      const bridge::BatchCacheStats& cs = log_->batch_cache().stats();
+      cache_hits.mirror(static_cast<double>(cs.hits));
+      cache_misses.mirror(static_cast<double>(cs.misses));
+      cache_evictions.mirror(static_cast<double>(cs.evictions));
+      cache_bytes.set(static_cast<double>(log_->batch_cache().bytes()));
     }
     iggy_cancelled.mirror(static_cast<double>(s.cancelled));
     iggy_share_full.mirror(static_cast<double>(s.owner_queue_full));

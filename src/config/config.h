@@ -112,6 +112,9 @@ struct LimitsConfig {
   // A connection closed for a failed authentication closes this long after its last answer was
   // written (Kafka's connection.failed.authentication.delay.ms); 0 closes at once.
   uint64_t failed_authentication_delay_ms = 100;
+  // Memory for the produced-batch cache (bridge/log/batch_cache.h): recent batches as producers
+  // sent them, answered to Fetch without polling Iggy; 0 turns it off.
+  uint64_t produced_batch_cache_bytes = 32u << 20;
 };
 
 // [tls]: Kafka's ssl.* for the SSL and SASL_SSL listeners (docs/security.md "TLS").

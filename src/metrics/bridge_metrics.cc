@@ -93,7 +93,7 @@ BridgeMetrics& bridge_metrics() {
         r.counter("kib_iggy_requests_total", "Requests sent to Iggy.").get(),
         r.counter("kib_iggy_request_failures_total", "Requests to Iggy that failed (Iggy error or transport).").get(),
         r.counter("kib_iggy_reconnects_total", "Successful logins to Iggy after a connection dropped.").get(),
-        r.counter("kib_state_write_batches_total", "State database write transactions committed (one fsync each).").get(),
+        r.counter("kib_state_write_batches_total", "State database write transactions committed (one fsync each, unless all its writes are recoverable).").get(),
         r.histogram("kib_state_write_batch_duration_seconds",
                     "Time to run and commit one state database write batch.", {}, latency_buckets()),
         r.gauge("kib_ready", "1 when the bridge is ready (Iggy reachable, state open), as /readyz answers.").get(),

@@ -43,8 +43,9 @@ _SESSION_START = time.monotonic()
 
 @dataclass(frozen=True)
 class Target:
-    name: str  # "kafka" or "bridge"
+    name: str  # "kafka", "bridge" or "bridge-rebuilt"
     bootstrap: str
+    server: object = None  # the harness's Bridge, for its /metrics
 
 
 def bridge_mode() -> str:
@@ -111,7 +112,7 @@ def bridge(request):
         util.skip_loudly(f"no bridge binary at {os.environ.get('BRIDGE_BIN', 'build/release/kafka-iggy-bridge')} "
                          "(build it with make, or set BRIDGE_BIN to an executable)")
     srv = request.getfixturevalue("iggy")
-    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD)
+    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD, http=True)
     try:
         br.start()
     except BaseException as e:
@@ -121,7 +122,27 @@ def bridge(request):
         raise
     TIMINGS["bridge_start_s"] = round(br.startup_seconds, 2)
     try:
-        yield Target("bridge", br.bootstrap)
+        yield Target("bridge", br.bootstrap, br)
+    finally:
+        br.stop()
+
+
+@pytest.fixture(scope="module")
+def rebuilt_bridge(request):
+    """A second bridge on the session's iggy-server (its own stream) with the produced-batch cache
+    off ([limits] produced_batch_cache_bytes = 0): every batch it answers is rebuilt from Iggy."""
+    if bridge_mode() == "off":
+        util.skip_loudly("bridge target disabled (KIB_BRIDGE_TARGET=off)")
+    binary = bridge_mod.find_binary()
+    if binary is None:
+        util.skip_loudly("no bridge binary (build it with make, or set BRIDGE_BIN)")
+    srv = request.getfixturevalue("iggy")
+    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
+                           log_name="bridge-rebuilt.log", stream="kafka-rebuilt", http=True,
+                           extra_toml="\n[limits]\nproduced_batch_cache_bytes = 0\n")
+    try:
+        br.start()
+        yield Target("bridge-rebuilt", br.bootstrap, br)
     finally:
         br.stop()
 

@@ -132,6 +132,17 @@ BOOST_AUTO_TEST_CASE(failed_authentication_delay_is_a_limits_key_with_kafkas_def
   BOOST_TEST(high.error().message.find("failed_authentication_delay_ms") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(produced_batch_cache_is_a_limits_key_that_zero_turns_off) {
+  auto d = parse_config("", "t.toml");
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(d->limits.produced_batch_cache_bytes == 32u << 20);
+  auto c = parse_config("[limits]\nproduced_batch_cache_bytes = 0\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->limits.produced_batch_cache_bytes == 0u);
+  BOOST_TEST(render_config(*c).find("produced_batch_cache_bytes = 0") != std::string::npos);
+  BOOST_TEST(!parse_config("[limits]\nproduced_batch_cache_bytes = -1\n", "t.toml").ok());
+}
+
 BOOST_AUTO_TEST_CASE(wrong_type_and_bad_address_are_rejected_together) {
   auto c = parse_config("[iggy]\naddress = \"nohost\"\npool_size = \"four\"\n", "t.toml");
   BOOST_REQUIRE(!c.ok());

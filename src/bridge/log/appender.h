@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bridge/log/batch_cache.h"
 #include "bridge/log/log_backend.h"
 #include "bridge/log/log_types.h"
 #include "bridge/log/partition_offsets.h"
@@ -78,8 +79,10 @@ size_t coalesced_jobs(const std::deque<std::shared_ptr<AppendJob>>& queue,
 class Appender {
  public:
   using Appended = std::function<void(PartitionOffsets&)>;
-  Appender(LogBackend& backend, OffsetsTable& offsets, Idempotence& idempotence, Appended appended)
-      : backend_(backend), offsets_(offsets), idempotence_(idempotence), appended_(std::move(appended)) {}
+  // `cache`: where acknowledged batches are kept for Fetch (batch_cache.h); nullptr: nowhere.
+  Appender(LogBackend& backend, OffsetsTable& offsets, Idempotence& idempotence, Appended appended,
+           BatchCache* cache = nullptr)
+      : backend_(backend), offsets_(offsets), idempotence_(idempotence), appended_(std::move(appended)), cache_(cache) {}
   Appender(const Appender&) = delete;
   Appender& operator=(const Appender&) = delete;
 
@@ -107,6 +110,7 @@ class Appender {
   OffsetsTable& offsets_;
   Idempotence& idempotence_;
   Appended appended_;
+  BatchCache* cache_;
   std::map<const PartitionOffsets*, std::unique_ptr<Queue>> queues_;
 };
 

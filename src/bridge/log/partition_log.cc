@@ -3,6 +3,7 @@
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "bridge/log/appender.h"
+#include "bridge/log/batch_cache.h"
 #include "bridge/log/fetch_records.h"
 #include "bridge/log/log_backend.h"
 #include "bridge/log/log_dirs.h"
@@ -21,6 +22,7 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
       catalog_(catalog),
       config_(config),
       tasks_(loop),
+      cache_(std::make_unique<BatchCache>(config.limits.produced_batch_cache_bytes)),
       backend_(std::make_unique<IggyLogBackend>(iggy, catalog)),
       offsets_(std::make_unique<OffsetsTable>(loop, *backend_)),
       idempotence_(std::make_unique<Idempotence>(producers)) {
@@ -29,9 +31,9 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
       cb(limits ? ok_status() : Status(limits.error()));
     });
   };
-  reader_ = std::make_unique<Reader>(loop, *backend_, *offsets_, tasks_, known);
-  appender_ = std::make_unique<Appender>(*backend_, *offsets_, *idempotence_,
-                                         [this](PartitionOffsets& p) { reader_->appended(p); });
+  reader_ = std::make_unique<Reader>(loop, *backend_, *offsets_, tasks_, known, cache_.get());
+  appender_ = std::make_unique<Appender>(
+      *backend_, *offsets_, *idempotence_, [this](PartitionOffsets& p) { reader_->appended(p); }, cache_.get());
   index_ = std::make_unique<OffsetIndex>(*offsets_);
   deletion_ = std::make_unique<RecordDeletion>(*backend_, *offsets_);
   log_dirs_ = std::make_unique<LogDirs>(*backend_, *offsets_,
@@ -50,6 +52,7 @@ PartitionLog::~PartitionLog() {
 }
 
 void PartitionLog::on_topic_deleted(const std::string& name) {
+  cache_->drop_topic(name);
   offsets_->reset_topic(name);
   for (PartitionOffsets* p : offsets_->partitions_of(name)) {
     index_->forget(*p);
@@ -183,7 +186,13 @@ void PartitionLog::delete_records(const std::string& topic, PartitionId partitio
       cb(DeleteRecordsResult{to_kafka_error(st.error()), st.error().message, kNoOffset});
       return;
     }
-    deletion_->delete_records(offsets_->at(topic, partition_id), offset, cb);
+    // Records below the new log start must not be served again, from the cache either.
+    cache_->drop_partition(topic, partition_id);
+    deletion_->delete_records(offsets_->at(topic, partition_id), offset,
+                              [this, topic, partition_id, cb](DeleteRecordsResult r) {
+                                cache_->drop_partition(topic, partition_id);  // appends made meanwhile
+                                cb(std::move(r));
+                              });
   });
 }
 

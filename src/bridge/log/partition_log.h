@@ -45,6 +45,8 @@ class Idempotence;
 class Appender;
 class Reader;
 class OffsetIndex;
+class BatchCache;
+struct BatchCacheStats;
 
 // A DeleteRecords floor as stored (state partition_log_start).
 struct LogStartFloor {
@@ -106,6 +108,8 @@ class PartitionLog final : public TopicListener {
   // The floors stored so far (startup), and how new ones are made durable.
   void restore_log_starts(const std::vector<LogStartFloor>& floors, SaveLogStart save);
   const SegmentDeletionStats& segment_deletions() const;
+  // The produced-batch cache (batch_cache.h), for metrics and tests.
+  const BatchCache& batch_cache() const { return *cache_; }
 
   // OffsetForLeaderEpoch for a consumer (leader_epoch.h): epoch 0 ends at the high watermark,
   // fresh from Iggy; UNKNOWN_TOPIC_OR_PARTITION for an unknown partition.
@@ -178,6 +182,7 @@ class PartitionLog final : public TopicListener {
   TopicCatalog& catalog_;
   const config::Config& config_;
   uv::Tasks tasks_;
+  std::unique_ptr<BatchCache> cache_;  // before the reader and appender that use it
   std::unique_ptr<LogBackend> backend_;
   std::unique_ptr<OffsetsTable> offsets_;
   std::unique_ptr<Idempotence> idempotence_;

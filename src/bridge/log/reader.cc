@@ -57,6 +57,26 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
       out.any_error = true;
       continue;
     }
+    if (!read.cached.empty()) {
+      // Whole batches as produced (KIP-74: the first partition with data gets its first batch
+      // whatever its size); none at or above the last stable offset.
+      const size_t budget = std::min(static_cast<size_t>(std::max(0, requests[i].max_bytes)), remaining);
+      size_t take = 0, bytes = 0;
+      for (const CachedBatch& b : read.cached) {
+        if (stable >= KafkaOffset(0) && b.next_offset > stable()) break;
+        if (bytes + b.bytes->size() > budget && !(take == 0 && first_with_data)) break;
+        bytes += b.bytes->size();
+        ++take;
+      }
+      if (take == 0) continue;
+      res.records.reserve(bytes);
+      for (size_t k = 0; k < take; ++k)
+        res.records.insert(res.records.end(), read.cached[k].bytes->begin(), read.cached[k].bytes->end());
+      first_with_data = false;
+      remaining -= std::min(remaining, bytes);
+      out.bytes += bytes;
+      continue;
+    }
     std::span<const FetchedRecord> records = read.records;
     if (stable >= KafkaOffset(0)) {
       auto end = std::find_if(records.begin(), records.end(),
@@ -76,8 +96,13 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
 }
 
 Reader::Reader(uv_loop_t* loop, LogBackend& backend, OffsetsTable& offsets, uv::Tasks& tasks,
-               PartitionLookup lookup)
-    : loop_(loop), backend_(backend), offsets_(offsets), lookup_(std::move(lookup)), read_aheads_(loop, offsets, tasks) {}
+               PartitionLookup lookup, BatchCache* cache)
+    : loop_(loop),
+      backend_(backend),
+      offsets_(offsets),
+      lookup_(std::move(lookup)),
+      cache_(cache),
+      read_aheads_(loop, offsets, tasks) {}
 
 Reader::~Reader() = default;
 
@@ -162,7 +187,7 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
   auto retry_refreshed = [this, pp = &p, offset, max_bytes, owner, as, cb]() {
     offsets_.refresh(*pp, [this, pp, offset, max_bytes, owner, as, cb](Status s) {
       if (!s) {
-        cb(PartitionRead{to_kafka_error(s.error()), nullptr, {}});
+        cb(PartitionRead{to_kafka_error(s.error()), nullptr, {}, {}});
         return;
       }
       read_partition(*pp, offset, max_bytes, true, owner, as, cb);
@@ -179,8 +204,18 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
       retry_refreshed();
       return;
     }
-    cb(PartitionRead{ErrorCode::kOffsetOutOfRange, nullptr, {}});
+    cb(PartitionRead{ErrorCode::kOffsetOutOfRange, nullptr, {}, {}});
     return;
+  }
+  if (cache_ && pos == FetchPosition::kReadable) {
+    std::vector<CachedBatch> cached = cache_->read(p.topic, p.id, offset(), p.high_watermark(), p.high_watermark(),
+                                                   static_cast<uint64_t>(std::max(0, max_bytes)));
+    if (!cached.empty()) {
+      PartitionRead read;
+      read.cached = std::move(cached);
+      cb(std::move(read));
+      return;
+    }
   }
   // At the high watermark too: another writer may have appended since.
   const uint32_t count = poll_count_for(static_cast<uint64_t>(std::max(0, max_bytes)), p.avg_message_bytes);
@@ -189,7 +224,7 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
     PartitionOffsets& p = *pp;
     if (!r) {
       spdlog::debug("poll {}-{} at {} failed: {}", p.topic, p.id, offset, r.error().message);
-      cb(PartitionRead{to_kafka_error(r.error()), nullptr, {}});
+      cb(PartitionRead{to_kafka_error(r.error()), nullptr, {}, {}});
       return;
     }
     observe_poll(p, *r);
@@ -202,7 +237,7 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
         return;
       }
       if (messages.empty() || offset < p.log_start) {
-        cb(PartitionRead{messages.empty() ? ErrorCode::kNone : ErrorCode::kOffsetOutOfRange, nullptr, {}});
+        cb(PartitionRead{messages.empty() ? ErrorCode::kNone : ErrorCode::kOffsetOutOfRange, nullptr, {}, {}});
         return;
       }
     }
@@ -211,12 +246,12 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
       spdlog::error("{}-{} offset {}: stored message is not a readable Kafka record: {}", p.topic, p.id,
                     polled.unmappable_offset, polled.unmappable->message);
       if (polled.records.empty()) {
-        cb(PartitionRead{ErrorCode::kUnknownServerError, nullptr, {}});
+        cb(PartitionRead{ErrorCode::kUnknownServerError, nullptr, {}, {}});
         return;
       }
     }
     if (!polled.records.empty()) read_aheads_.start(p, polled.records.back().offset + 1, count, as);
-    cb(PartitionRead{ErrorCode::kNone, r->buffer, std::move(polled.records)});
+    cb(PartitionRead{ErrorCode::kNone, r->buffer, std::move(polled.records), {}});
   }, as);
 }
 

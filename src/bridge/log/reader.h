@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bridge/log/batch_cache.h"
 #include "bridge/log/fetch_records.h"
 #include "bridge/log/log_backend.h"
 #include "bridge/log/log_types.h"
@@ -37,6 +38,8 @@ struct PartitionRead {
   kafka::ErrorCode error = kafka::ErrorCode::kNone;
   std::shared_ptr<const Bytes> buffer;  // owns what `records` point into
   std::vector<FetchedRecord> records;
+  // Or, read from the produced-batch cache (batch_cache.h): whole batches as produced.
+  std::vector<CachedBatch> cached;
 };
 
 // A pass's answer: per request its offsets (from `states`, nullptr while the topic is unknown)
@@ -55,7 +58,9 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
 class Reader {
  public:
   // `tasks`: where read-ahead replies are handed over (the log's one task queue).
-  Reader(uv_loop_t* loop, LogBackend& backend, OffsetsTable& offsets, uv::Tasks& tasks, PartitionLookup lookup);
+  // `cache`: recent produced batches a read answers with when its offset is in them (nullptr: none).
+  Reader(uv_loop_t* loop, LogBackend& backend, OffsetsTable& offsets, uv::Tasks& tasks, PartitionLookup lookup,
+         BatchCache* cache = nullptr);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -95,6 +100,7 @@ class Reader {
   LogBackend& backend_;
   OffsetsTable& offsets_;
   PartitionLookup lookup_;
+  BatchCache* cache_;
   ReadAheads read_aheads_;
   std::unordered_map<uint64_t, std::unique_ptr<FetchOp>> fetches_;
   std::map<const PartitionOffsets*, std::vector<uint64_t>> waiters_;  // fetch ops to wake on an append

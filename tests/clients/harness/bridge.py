@@ -13,8 +13,10 @@ database its config names.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,11 +56,12 @@ def _toml_list(items) -> str:
 def config_toml(*, kafka_port: int, iggy_address: str, iggy_username: str, iggy_password: str,
                 state_path: Path, log_level: str = "debug", stream: str = "kafka",
                 security: BridgeSecurity | None = None, sasl_ssl_port: int = 0, ssl_port: int = 0,
-                extra_toml: str = "") -> str:
+                extra_toml: str = "", http_port: int = 0) -> str:
     """The bridge's config for one test run. Keep in step with etc/kafka-iggy-bridge.toml (and,
     for `security`, docs/security.md): PLAINTEXT on loopback first (the admin CLI's listener),
     then SASL_SSL and SSL, each advertising its own address. `extra_toml`: more sections (the
-    plaintext ACL tests' [authorization])."""
+    plaintext ACL tests' [authorization]). `http_port`: /metrics on loopback (0: off)."""
+    http_listen = f"127.0.0.1:{http_port}" if http_port else ""
     if security is None:
         listeners = f'["127.0.0.1:{kafka_port}"]'
         secure = ""
@@ -105,15 +108,17 @@ path = "{state_path}"
 level = "{log_level}"
 
 [http]
-listen = ""
+listen = "{http_listen}"
 {secure}""" + extra_toml
 
 
 class Bridge:
     def __init__(self, binary: Path, iggy_address: str, iggy_username: str = "iggy", iggy_password: str = "iggy",
                  start_timeout: float = 30.0, log_name: str = "bridge.log", stream: str = "kafka",
-                 security: BridgeSecurity | None = None, extra_toml: str = ""):
+                 security: BridgeSecurity | None = None, extra_toml: str = "", http: bool = False):
         self.binary = binary
+        self.http = http
+        self.http_port = 0
         self.stream = stream
         self.security = security
         self.extra_toml = extra_toml
@@ -172,6 +177,8 @@ class Bridge:
             self.tmp = util.make_temp_dir("kib-bridge-")
             ports = self._ports()
             self.port = ports[0]
+            if self.http:
+                self.http_port = util.free_port()
             if self.security:
                 self.sasl_ssl_port, self.ssl_port = ports[1], ports[2]
             self.config_path = self.tmp / "kafka-iggy-bridge.toml"
@@ -179,7 +186,7 @@ class Bridge:
                 kafka_port=self.port, iggy_address=self.iggy_address, iggy_username=self.iggy_username,
                 iggy_password=self.iggy_password, state_path=self.tmp / "state.db", stream=self.stream,
                 security=self.security, sasl_ssl_port=self.sasl_ssl_port, ssl_port=self.ssl_port,
-                extra_toml=self.extra_toml))
+                extra_toml=self.extra_toml, http_port=self.http_port))
             # Keep a copy of the config beside the log for post-mortems.
             (util.log_dir() / (self.log_name + ".toml")).write_text(self.config_path.read_text())
             if self.security:
@@ -202,6 +209,13 @@ class Bridge:
             self.startup_seconds = time.monotonic() - t0
             return self
         raise RuntimeError(f"bridge did not start: {last_error}")
+
+    def metric(self, name: str) -> float | None:
+        """An unlabelled sample of /metrics (the bridge must have been made with http=True)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/metrics", timeout=10) as r:
+            body = r.read().decode()
+        m = re.search(r"^%s (\S+)$" % re.escape(name), body, re.M)
+        return float(m.group(1)) if m else None
 
     def stop(self):
         if self.child is not None:

@@ -1,0 +1,144 @@
+#include "bridge/log/batch_cache.h"
+
+#include <algorithm>
+
+#include "bridge/log/fetch_records.h"
+
+namespace kib::bridge {
+namespace {
+
+void put_be64(uint8_t* p, int64_t v) {
+  for (int i = 7; i >= 0; --i, v = static_cast<int64_t>(static_cast<uint64_t>(v) >> 8)) p[i] = static_cast<uint8_t>(v);
+}
+void put_be32(uint8_t* p, int32_t v) {
+  auto u = static_cast<uint32_t>(v);
+  for (int i = 3; i >= 0; --i, u >>= 8) p[i] = static_cast<uint8_t>(u);
+}
+
+// v2 batch header: baseOffset int64 at 0, batchLength int32 at 8, partitionLeaderEpoch int32 at
+// 12; the CRC (at 17) covers attributes (21) to the end.
+constexpr size_t kBaseOffsetAt = 0;
+constexpr size_t kLeaderEpochAt = 12;
+constexpr size_t kMinBatchBytes = 61;
+
+}  // namespace
+
+bool BatchCache::cacheable(const kafka::DecodedBatch& batch) {
+  const kafka::RecordBatchHeader& h = batch.header;
+  if (h.is_transactional() || h.is_control()) return false;
+  if (h.timestamp_type() != kafka::TimestampType::kCreateTime) return false;
+  if (batch.wire.size() < kMinBatchBytes || batch.records.empty()) return false;
+  // Origin 0 (a record without a timestamp) is stamped by Iggy: a rebuilt batch says "now".
+  return std::all_of(batch.records.begin(), batch.records.end(),
+                     [&](const kafka::Record& r) { return batch.timestamp_of(r) > 0; });
+}
+
+void BatchCache::put(const std::string& topic, PartitionId partition, int64_t base, const kafka::DecodedBatch& batch) {
+  const uint64_t size = batch.wire.size();
+  if (max_bytes_ == 0 || size > max_bytes_ || base < 0 || !cacheable(batch)) return;
+  evict_for(size);
+  auto bytes = std::make_shared<Bytes>(batch.wire.begin(), batch.wire.end());
+  put_be64(bytes->data() + kBaseOffsetAt, base);
+  put_be32(bytes->data() + kLeaderEpochAt, kPartitionLeaderEpoch);
+  const Key key{topic, partition()};
+  Partition& part = partitions_[key];
+  const int64_t next = base + static_cast<int64_t>(batch.records.size());
+  // An entry overlapping the new one is stale (the partition was rewritten under us): drop it.
+  for (auto it = part.lower_bound(base); it != part.end() && it->first < next;) erase(part, it++);
+  if (auto it = part.lower_bound(base); it != part.begin() && std::prev(it)->second.next_offset > base)
+    erase(part, std::prev(it));
+  part.emplace(base, CachedBatch{base, next, std::move(bytes)});
+  bytes_ += size;
+  ++live_;
+  fifo_.emplace_back(key, base);
+}
+
+std::vector<CachedBatch> BatchCache::read(const std::string& topic, PartitionId partition, int64_t offset, int64_t end,
+                                          int64_t high_watermark, uint64_t max_bytes) {
+  std::vector<CachedBatch> out;
+  auto pit = partitions_.find(Key{topic, partition()});
+  if (pit == partitions_.end() || pit->second.empty()) {
+    ++stats_.misses;
+    return out;
+  }
+  Partition& part = pit->second;
+  if (part.rbegin()->second.next_offset > high_watermark) {
+    // Iggy's end is below what the bridge appended: the partition was purged or recreated.
+    drop_partition(topic, partition);
+    ++stats_.misses;
+    return out;
+  }
+  auto it = part.upper_bound(offset);
+  if (it == part.begin()) {
+    ++stats_.misses;
+    return out;
+  }
+  --it;
+  uint64_t taken = 0;
+  int64_t expect = it->first;
+  for (; it != part.end(); ++it) {
+    const CachedBatch& b = it->second;
+    if (b.base_offset != expect || b.next_offset > end || b.next_offset <= offset) break;
+    if (!out.empty() && taken + b.bytes->size() > max_bytes) break;
+    taken += b.bytes->size();
+    expect = b.next_offset;
+    out.push_back(b);
+  }
+  if (out.empty()) {
+    ++stats_.misses;
+    return out;
+  }
+  ++stats_.hits;
+  stats_.batches_served += out.size();
+  stats_.bytes_served += taken;
+  return out;
+}
+
+void BatchCache::drop_partition(const std::string& topic, PartitionId partition) {
+  auto pit = partitions_.find(Key{topic, partition()});
+  if (pit == partitions_.end()) return;
+  for (const auto& [base, b] : pit->second) bytes_ -= b.bytes->size();
+  live_ -= pit->second.size();
+  partitions_.erase(pit);
+  ++stats_.invalidations;
+}
+
+void BatchCache::drop_topic(const std::string& topic) {
+  for (auto it = partitions_.lower_bound(Key{topic, INT32_MIN}); it != partitions_.end() && it->first.first == topic;) {
+    for (const auto& [base, b] : it->second) bytes_ -= b.bytes->size();
+    live_ -= it->second.size();
+    it = partitions_.erase(it);
+    ++stats_.invalidations;
+  }
+}
+
+void BatchCache::erase(Partition& part, Partition::iterator it) {
+  bytes_ -= it->second.bytes->size();
+  --live_;
+  part.erase(it);
+}
+
+void BatchCache::evict_for(uint64_t incoming) {
+  while (bytes_ + incoming > max_bytes_ && !fifo_.empty()) {
+    auto [key, base] = fifo_.front();
+    fifo_.pop_front();
+    auto pit = partitions_.find(key);
+    if (pit == partitions_.end()) continue;  // dropped since
+    auto it = pit->second.find(base);
+    if (it == pit->second.end()) continue;
+    erase(pit->second, it);
+    ++stats_.evictions;
+    if (pit->second.empty()) partitions_.erase(pit);
+  }
+  // Stale fifo entries (dropped partitions) would otherwise pile up while nothing is evicted.
+  if (fifo_.size() > 2 * live_ + 1024) {
+    std::deque<std::pair<Key, int64_t>> live;
+    for (auto& e : fifo_) {
+      auto pit = partitions_.find(e.first);
+      if (pit != partitions_.end() && pit->second.count(e.second)) live.push_back(std::move(e));
+    }
+    fifo_.swap(live);
+  }
+}
+
+}  // namespace kib::bridge

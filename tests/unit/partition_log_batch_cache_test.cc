@@ -1,0 +1,192 @@
+// The produced-batch cache's rules (bridge/log/batch_cache.h) on batches built and decoded by the
+// bridge's own record codec; tests/system/test_batch_cache.py checks the same against Iggy.
+#include <boost/test/unit_test.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bridge/log/batch_cache.h"
+#include "bridge/log/partition_offsets.h"
+#include "bridge/log/reader.h"
+#include "common/bytes.h"
+#include "kafka/records/record_batch.h"
+
+using namespace kib;
+using namespace kib::bridge;
+using namespace kib::kafka;
+
+namespace {
+
+// A decoded batch of `n` records (timestamps from `ts`) that stays valid with its input.
+struct Built {
+  std::shared_ptr<Bytes> wire;
+  DecodedBatch batch;
+};
+
+Built build(int n, BatchSettings s = {}, int64_t ts = 1'700'000'000'000) {
+  std::vector<std::string> values;
+  for (int i = 0; i < n; ++i) values.push_back("v" + std::to_string(i));
+  std::vector<RecordToEncode> recs;
+  for (int i = 0; i < n; ++i) {
+    RecordToEncode r;
+    r.timestamp = ts + i;
+    r.value = ByteSpan(reinterpret_cast<const uint8_t*>(values[static_cast<size_t>(i)].data()),
+                       values[static_cast<size_t>(i)].size());
+    recs.push_back(r);
+  }
+  ByteWriter w;
+  encode_record_batch(w, s, recs);
+  Built b;
+  b.wire = std::make_shared<Bytes>(w.buffer().begin(), w.buffer().end());
+  DecompressionBudget budget{1u << 20};
+  auto decoded = decode_record_batches(*b.wire, budget);
+  BOOST_REQUIRE(decoded.ok());
+  b.batch = std::move(decoded->front());
+  return b;
+}
+
+int64_t base_of(const CachedBatch& c) {
+  int64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | (*c.bytes)[static_cast<size_t>(i)];
+  return v;
+}
+
+const PartitionId kP0{0};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(batch_cache)
+
+BOOST_AUTO_TEST_CASE(consecutive_batches_are_read_from_the_one_holding_the_offset_with_patched_offsets) {
+  BatchCache c(1 << 20);
+  Built a = build(3), b = build(2), d = build(4);
+  c.put("t", kP0, 10, a.batch);
+  c.put("t", kP0, 13, b.batch);
+  c.put("t", kP0, 15, d.batch);
+  auto r = c.read("t", kP0, 14, 19, 19, 1 << 20);
+  BOOST_REQUIRE_EQUAL(r.size(), 2u);
+  BOOST_TEST(r[0].base_offset == 13);
+  BOOST_TEST(base_of(r[0]) == 13);  // patched; the producer's said 0
+  BOOST_TEST(base_of(r[1]) == 15);
+  // The rest of each batch is the producer's bytes, CRC and all (the CRC does not cover 0..16).
+  BOOST_TEST(std::equal(r[1].bytes->begin() + 17, r[1].bytes->end(), d.wire->begin() + 17));
+  DecompressionBudget budget{1u << 20};
+  auto again = decode_record_batches(*r[1].bytes, budget);
+  BOOST_REQUIRE(again.ok());  // still a valid batch: the CRC checks
+  BOOST_TEST(again->front().header.base_offset == 15);
+  BOOST_TEST(again->front().header.partition_leader_epoch == 0);
+  BOOST_TEST(c.stats().hits == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_gap_an_end_and_the_byte_budget_stop_a_read) {
+  BatchCache c(1 << 20);
+  Built a = build(3), b = build(3), d = build(3);
+  c.put("t", kP0, 0, a.batch);
+  c.put("t", kP0, 5, b.batch);  // 3..4 written by someone else
+  BOOST_TEST(c.read("t", kP0, 0, 8, 8, 1 << 20).size() == 1u);
+  BOOST_TEST(c.read("t", kP0, 3, 8, 8, 1 << 20).empty());  // in the gap: Iggy's
+  BOOST_TEST(c.stats().misses == 1u);
+  c.put("t", kP0, 8, d.batch);
+  BOOST_TEST(c.read("t", kP0, 5, 11, 11, 1 << 20).size() == 2u);
+  BOOST_TEST(c.read("t", kP0, 5, 10, 11, 1 << 20).size() == 1u);  // a batch past `end` (the LSO) stops it
+  // The first batch whatever its size, then only what fits.
+  BOOST_TEST(c.read("t", kP0, 5, 11, 11, 1).size() == 1u);
+  BOOST_TEST(c.read("t", kP0, 20, 30, 30, 1 << 20).empty());
+  BOOST_TEST(c.read("t", PartitionId(1), 0, 8, 8, 1 << 20).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_high_watermark_below_the_cache_drops_the_partition) {
+  BatchCache c(1 << 20);
+  Built a = build(5);
+  c.put("t", kP0, 0, a.batch);
+  BOOST_TEST(c.read("t", kP0, 0, 3, 3, 1 << 20).empty());  // purged and 3 records written again
+  BOOST_TEST(c.batches() == 0u);
+  BOOST_TEST(c.bytes() == 0u);
+  BOOST_TEST(c.stats().invalidations == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(dropping_a_partition_or_a_topic_forgets_only_it) {
+  BatchCache c(1 << 20);
+  Built a = build(2), b = build(2), d = build(2);
+  c.put("t", kP0, 0, a.batch);
+  c.put("t", PartitionId(1), 0, b.batch);
+  c.put("u", kP0, 0, d.batch);
+  c.drop_partition("t", kP0);
+  BOOST_TEST(c.read("t", kP0, 0, 2, 2, 1 << 20).empty());
+  BOOST_TEST(c.read("t", PartitionId(1), 0, 2, 2, 1 << 20).size() == 1u);
+  c.drop_topic("t");
+  BOOST_TEST(c.read("t", PartitionId(1), 0, 2, 2, 1 << 20).empty());
+  BOOST_TEST(c.read("u", kP0, 0, 2, 2, 1 << 20).size() == 1u);
+  BOOST_TEST(c.batches() == 1u);
+  BOOST_TEST(c.bytes() == d.wire->size());
+}
+
+BOOST_AUTO_TEST_CASE(the_oldest_batches_are_evicted_to_stay_within_the_budget) {
+  Built one = build(10);
+  const uint64_t size = one.wire->size();
+  BatchCache c(3 * size);
+  std::vector<Built> keep;
+  for (int i = 0; i < 5; ++i) {
+    keep.push_back(build(10));
+    c.put("t", kP0, i * 10, keep.back().batch);
+  }
+  BOOST_TEST(c.bytes() <= 3 * size);
+  BOOST_TEST(c.batches() == 3u);
+  BOOST_TEST(c.stats().evictions == 2u);
+  BOOST_TEST(c.read("t", kP0, 5, 50, 50, 1 << 20).empty());
+  BOOST_TEST(c.read("t", kP0, 20, 50, 50, 1 << 20).size() == 3u);
+  BatchCache off(0);
+  off.put("t", kP0, 0, one.batch);
+  BOOST_TEST(off.batches() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(transactional_log_append_time_and_untimed_batches_are_not_cached) {
+  BatchSettings txn;
+  txn.transactional = true;
+  txn.producer_id = 7;
+  txn.producer_epoch = 0;
+  txn.base_sequence = 0;
+  BOOST_TEST(!BatchCache::cacheable(build(2, txn).batch));
+  BatchSettings lat;
+  lat.timestamp_type = TimestampType::kLogAppendTime;
+  lat.log_append_time = 1'700'000'000'000;
+  BOOST_TEST(!BatchCache::cacheable(build(2, lat).batch));
+  BOOST_TEST(!BatchCache::cacheable(build(2, {}, -1).batch));  // no timestamp: Iggy stamps its own
+  BatchSettings zstd;
+  zstd.compression = Compression::kZstd;
+  BOOST_TEST(BatchCache::cacheable(build(2, zstd).batch));
+}
+
+BOOST_AUTO_TEST_CASE(a_pass_answers_cached_batches_whole_within_budget_and_below_the_stable_offset) {
+  BatchCache c(1 << 20);
+  Built a = build(4), b = build(4);
+  c.put("t", kP0, 0, a.batch);
+  c.put("t", kP0, 4, b.batch);
+  const int32_t one = static_cast<int32_t>(a.wire->size());
+  std::vector<FetchPartitionRequest> rq = {{"t", kP0, KafkaOffset(0), 1 << 20}, {"t", PartitionId(1), KafkaOffset(0), 1 << 20}};
+  std::vector<PartitionRead> reads(2);
+  reads[0].cached = c.read("t", kP0, 0, 8, 8, 1 << 20);
+  reads[1].cached = c.read("t", kP0, 0, 8, 8, 1 << 20);  // the same batches, as a second partition's
+  PartitionOffsets p0;
+  p0.topic = "t";
+  p0.high_watermark = KafkaOffset(8);
+  std::vector<PartitionOffsets*> states = {&p0, nullptr};
+  // Room for one batch and a half: the first partition gets one whole batch, the second none
+  // (not the first with data), as Kafka answers whole batches.
+  PassResults r = assemble_pass(rq, reads, states, one + one / 2);
+  BOOST_TEST(r.results[0].records.size() == a.wire->size());
+  BOOST_TEST(r.results[1].records.empty());
+  // A fetch with no room still gets the first partition's first batch (KIP-74).
+  r = assemble_pass(rq, reads, states, 1);
+  BOOST_TEST(r.results[0].records.size() == a.wire->size());
+  // read_committed: nothing at or above a held last stable offset.
+  p0.stable_holds.insert(6);
+  r = assemble_pass(rq, reads, states, 1 << 20, IsolationLevel::kReadCommitted);
+  BOOST_TEST(r.results[0].records.size() == a.wire->size());
+  p0.stable_holds.clear();
+  r = assemble_pass(rq, reads, states, 1 << 20, IsolationLevel::kReadCommitted);
+  BOOST_TEST(r.results[0].records.size() == a.wire->size() + b.wire->size());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
