@@ -6,7 +6,14 @@
  *       As fast as possible for SECONDS (or N messages), round-robin over the partitions;
  *       then flushes. Throughput counts delivered messages over first send .. last delivery.
  *   kafka-load consume  -b .. -t TOPIC [-p PARTITIONS] -n MESSAGES
- *       Reads MESSAGES from the beginning of every partition (assign, no group).
+ *       Reads MESSAGES from the beginning of every partition (assign, no group): catch-up.
+ *   kafka-load tail     -b .. -t TOPIC [-s SIZE] [-a ACKS] [-p PARTITIONS] [-d SECONDS] [-n MAX_MESSAGES]
+ *       Tailing: a consumer assigned at the end of every partition (its high watermark, queried
+ *       first), polling for a second; then a producer thread in the same process writes as
+ *       `produce` does (linger 5 ms, round-robin) for SECONDS, and the consumer reads until it
+ *       has every delivered message. Throughput = messages consumed over first .. last consumed
+ *       message; the producer's own rate and the consumer's lag behind the last delivery are
+ *       printed beside it.
  *   kafka-load latency  -b .. -t TOPIC [-s SIZE] [-a ACKS] [-r RATE] [-d SECONDS]
  *       One producer (linger 0) at RATE msg/s to partition 0 and one consumer on the same
  *       partition: produce latency (send -> delivery report) and end-to-end latency (send ->
@@ -17,13 +24,18 @@
  *
  *   -X KEY=VALUE (repeatable, any mode) sets a librdkafka property on every client, e.g.
  *   -X security.protocol=ssl -X ssl.ca.location=ca.pem for the TLS rows of bench/run.
+ *   -P letters|json (produce, tail) chooses the payloads:
  *
- * Payloads are random capital letters (as kafka-producer-perf-test's), 1024 distinct ones
- * cycled, so compression works on realistic-ish data rather than one repeated record. */
+ * letters (the default): random capital letters (as kafka-producer-perf-test's), 1024 distinct
+ * ones cycled, so compression works on realistic-ish data rather than one repeated record.
+ * json: 1024 distinct JSON-like events of exactly SIZE bytes (repeated field names, varying
+ * numbers, ids, timestamps and words from small vocabularies), which zstd compresses about 3-6x:
+ * the storage rows of bench/run. */
 #include <errno.h>
 #include <inttypes.h>
 #include <librdkafka/rdkafka.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +54,7 @@ static int64_t now_ns(void) {
 }
 
 struct args {
-  const char *mode, *brokers, *topic, *acks, *compression;
+  const char *mode, *brokers, *topic, *acks, *compression, *payload;
   int size, partitions, threads;
   double seconds, rate;
   long long messages;
@@ -82,9 +94,62 @@ static rd_kafka_conf_t *base_conf(const struct args *a) {
 }
 
 #define PAYLOADS 1024
-static char *make_payloads(int size) {
+static const char *const kEvents[] = {"page_view", "search", "add_to_cart", "remove_from_cart", "checkout",
+                                      "purchase", "login", "logout", "refund", "review"};
+static const char *const kNames[] = {"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi",
+                                     "ivan", "judy", "mallory", "niaj", "oscar", "peggy", "rupert", "sybil"};
+static const char *const kCountries[] = {"DE", "FR", "US", "GB", "NL", "PL", "ES", "IT", "SE", "JP", "BR", "IN"};
+static const char *const kDevices[] = {"ios", "android", "web", "desktop", "tablet"};
+static const char *const kWords[] = {"wireless", "cotton", "classic", "organic", "premium", "compact", "blue",
+                                     "black", "large", "small", "gift", "sale", "new", "vintage", "steel", "travel"};
+#define PICK(arr, s) (arr[(s) % (sizeof arr / sizeof arr[0])])
+
+static unsigned next_rand(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return *s >> 8;
+}
+
+/* One JSON-like event of exactly `size` bytes (truncated if size is below its fixed fields). */
+static void json_payload(char *out, int size, unsigned *s, unsigned i) {
+  char buf[16384];
+  size_t cap = sizeof buf, n;
+  unsigned user = next_rand(s) % 100000, amount = 0;
+  n = (size_t)snprintf(buf, cap,
+                       "{\"event_id\":%u,\"ts\":\"2026-12-%02uT%02u:%02u:%02u.%03uZ\",\"type\":\"%s\","
+                       "\"user\":{\"id\":%u,\"name\":\"%s\",\"email\":\"%s.%u@example.com\",\"country\":\"%s\","
+                       "\"device\":\"%s\",\"premium\":%s},\"session\":\"%08x\",\"items\":[",
+                       1000000 + i, 1 + next_rand(s) % 28, next_rand(s) % 24, next_rand(s) % 60, next_rand(s) % 60,
+                       next_rand(s) % 1000, PICK(kEvents, next_rand(s)), user, PICK(kNames, user), PICK(kNames, user),
+                       user, PICK(kCountries, next_rand(s)), PICK(kDevices, next_rand(s)),
+                       next_rand(s) % 4 ? "false" : "true", next_rand(s));
+  for (int item = 0; n + 160 < (size_t)size && n + 200 < cap; ++item) {
+    unsigned qty = 1 + next_rand(s) % 5, cents = 199 + next_rand(s) % 20000;
+    amount += qty * cents;
+    n += (size_t)snprintf(buf + n, cap - n,
+                          "%s{\"sku\":\"SKU-%05u\",\"name\":\"%s %s\",\"qty\":%u,\"price\":%u.%02u,"
+                          "\"category\":\"%s\"}",
+                          item ? "," : "", next_rand(s) % 20000, PICK(kWords, next_rand(s)),
+                          PICK(kWords, next_rand(s)), qty, cents / 100, cents % 100, PICK(kWords, next_rand(s)));
+  }
+  n += (size_t)snprintf(buf + n, cap - n, "],\"total\":%u.%02u,\"note\":\"", amount / 100, amount % 100);
+  while (n + 24 < cap && n + 2 < (size_t)size) {
+    n += (size_t)snprintf(buf + n, cap - n, "%s ", PICK(kWords, next_rand(s)));
+  }
+  /* The words reached size - 2 (or the fixed fields alone exceed size): cut there and close. */
+  if (size >= 2) memcpy(buf + size - 2, "\"}", 2);
+  memcpy(out, buf, (size_t)size);
+}
+
+static char *make_payloads(const struct args *a) {
+  int size = a->size;
   char *p = malloc((size_t)size * PAYLOADS + 1);
   unsigned s = 12345;
+  if (a->payload && !strcmp(a->payload, "json")) {
+    if (size > 8192) die("-P json", "at most 8192 bytes per record");
+    for (unsigned i = 0; i < PAYLOADS; ++i) json_payload(p + (size_t)i * (size_t)size, size, &s, i);
+    return p;
+  }
+  if (a->payload && strcmp(a->payload, "letters")) die("-P", "expected letters or json");
   for (size_t i = 0; i < (size_t)size * PAYLOADS; ++i) {
     s = s * 1103515245u + 12345u;
     p[i] = (char)('A' + (s >> 16) % 26);
@@ -121,8 +186,9 @@ static void produce_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque
   st->last_delivery = now_s();
 }
 
-static int run_produce(const struct args *a) {
-  struct produce_state st = {0};
+/* Produces as fast as possible for a->seconds (or a->messages), round-robin over the partitions,
+ * then flushes; returns the time of the first send. `produce` and the producer of `tail`. */
+static double produce_run(const struct args *a, struct produce_state *st) {
   rd_kafka_conf_t *conf = base_conf(a);
   set(conf, "acks", a->acks);
   set(conf, "compression.codec", a->compression);
@@ -130,12 +196,12 @@ static int run_produce(const struct args *a) {
   set(conf, "queue.buffering.max.messages", "1000000");
   set(conf, "queue.buffering.max.kbytes", "262144");
   rd_kafka_conf_set_dr_msg_cb(conf, produce_dr);
-  rd_kafka_conf_set_opaque(conf, &st);
+  rd_kafka_conf_set_opaque(conf, st);
   char err[512];
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (!rk) die("producer", err);
   rd_kafka_topic_t *t = rd_kafka_topic_new(rk, a->topic, NULL);
-  char *payloads = make_payloads(a->size);
+  char *payloads = make_payloads(a);
   long long sent = 0;
   double t0 = now_s(), stop = t0 + a->seconds;
   while ((a->messages <= 0 || sent < a->messages) && (a->seconds <= 0 || (sent & 255) || now_s() < stop)) {
@@ -153,6 +219,15 @@ static int run_produce(const struct args *a) {
     if ((sent & 1023) == 0) rd_kafka_poll(rk, 0);
   }
   rd_kafka_flush(rk, 120000);
+  free(payloads);
+  rd_kafka_topic_destroy(t);
+  rd_kafka_destroy(rk);
+  return t0;
+}
+
+static int run_produce(const struct args *a) {
+  struct produce_state st = {0};
+  double t0 = produce_run(a, &st);
   double elapsed = st.last_delivery - t0;
   printf("{\"tool\": \"librdkafka\", \"mode\": \"produce\", \"topic\": \"%s\", \"size\": %d, \"acks\": \"%s\", "
          "\"compression\": \"%s\", \"partitions\": %d, \"messages\": %lld, \"failed\": %lld, \"seconds\": %.3f, "
@@ -160,9 +235,6 @@ static int run_produce(const struct args *a) {
          a->topic, a->size, a->acks, a->compression, a->partitions, st.delivered, st.failed, elapsed,
          st.delivered / elapsed, (double)st.delivered * a->size / 1e6 / elapsed,
          st.failed ? ", \"error\": \"" : "", st.failed ? st.first_error : "", st.failed ? "\"" : "");
-  free(payloads);
-  rd_kafka_topic_destroy(t);
-  rd_kafka_destroy(rk);
   return st.failed ? 1 : 0;
 }
 
@@ -214,6 +286,82 @@ static int run_consume(const struct args *a) {
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
   return got == a->messages ? 0 : 1;
+}
+
+/* ---- tail --------------------------------------------------------------------------------- */
+
+struct tail_producer {
+  const struct args *a;
+  struct produce_state st;
+  double t0;
+  atomic_int done;
+};
+
+static void *tail_produce(void *arg) {
+  struct tail_producer *p = arg;
+  p->t0 = produce_run(p->a, &p->st);
+  atomic_store(&p->done, 1);
+  return NULL;
+}
+
+static int run_tail(const struct args *a) {
+  rd_kafka_t *rk = new_consumer(a, "kafka-load-tail", 0);
+  /* Assign at the end: each partition's high watermark, asked of the leader first, so the
+   * consumer fetches from there at once (no offset reset in between). */
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(a->partitions);
+  for (int p = 0; p < a->partitions; ++p) {
+    int64_t lo = 0, hi = 0;
+    rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(rk, a->topic, p, &lo, &hi, 10000);
+    if (e) die("query_watermark_offsets", rd_kafka_err2str(e));
+    rd_kafka_topic_partition_list_add(l, a->topic, p)->offset = hi;
+  }
+  rd_kafka_resp_err_t e = rd_kafka_assign(rk, l);
+  if (e) die("assign", rd_kafka_err2str(e));
+  rd_kafka_topic_partition_list_destroy(l);
+  /* A second of polling: the consumer is connected and waiting in a fetch at the end. */
+  long long got = 0, bytes = 0;
+  for (int i = 0; i < 10; ++i) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+    if (!m) continue;
+    if (!m->err) ++got;  /* nothing is expected: the topic is empty and nobody writes yet */
+    rd_kafka_message_destroy(m);
+  }
+  long long early = got;
+  got = 0;
+
+  struct tail_producer prod = {.a = a};
+  atomic_init(&prod.done, 0);
+  pthread_t th;
+  pthread_create(&th, NULL, tail_produce, &prod);
+  double first = 0, last = 0, idle_since = now_s(), deadline = now_s() + a->seconds + 180;
+  for (;;) {
+    int done = atomic_load(&prod.done);
+    if (done && got >= prod.st.delivered) break;
+    double now = now_s();
+    if (now > deadline || (done && now - idle_since > 15)) break;
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+    if (!m) continue;
+    if (m->err) {
+      fprintf(stderr, "tail: %s\n", rd_kafka_message_errstr(m));
+    } else {
+      last = idle_since = now_s();
+      if (!got++) first = last;
+      bytes += (long long)m->len;
+    }
+    rd_kafka_message_destroy(m);
+  }
+  pthread_join(th, NULL);
+  double elapsed = last > first ? last - first : 1e-9, produced_s = prod.st.last_delivery - prod.t0;
+  printf("{\"tool\": \"librdkafka\", \"mode\": \"tail\", \"topic\": \"%s\", \"size\": %d, \"acks\": \"%s\", "
+         "\"partitions\": %d, \"messages\": %lld, \"produced\": %lld, \"failed\": %lld, \"early\": %lld, "
+         "\"seconds\": %.3f, \"msgs_per_s\": %.1f, \"mb_per_s\": %.3f, \"producer_msgs_per_s\": %.1f, "
+         "\"first_message_after_ms\": %.1f, \"lag_after_last_delivery_ms\": %.1f}\n",
+         a->topic, a->size, a->acks, a->partitions, got, prod.st.delivered, prod.st.failed, early, elapsed,
+         got / elapsed, (double)bytes / 1e6 / elapsed, produced_s > 0 ? prod.st.delivered / produced_s : 0.0,
+         (first - prod.t0) * 1e3, (last - prod.st.last_delivery) * 1e3);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return got == prod.st.delivered && !prod.st.failed && !early ? 0 : 1;
 }
 
 /* ---- latency ------------------------------------------------------------------------------ */
@@ -293,7 +441,7 @@ static int run_latency(const struct args *a) {
   pthread_t th;
   pthread_create(&th, NULL, latency_consume, &lc);
 
-  char *payload = make_payloads(a->size);
+  char *payload = make_payloads(a);
   int64_t start = now_ns();
   st.warm_until_ns = start + 1000000000LL;
   const double interval_ns = 1e9 / a->rate;
@@ -392,11 +540,11 @@ static int run_commit(const struct args *a) {
 int main(int argc, char **argv) {
   struct args a = {.brokers = "127.0.0.1:9092", .acks = "1", .compression = "none", .size = 1024,
                    .partitions = 1, .threads = 4, .seconds = 3, .rate = 1000, .messages = 0};
-  if (argc < 2) die("usage", "kafka-load produce|consume|latency|commit [options]");
+  if (argc < 2) die("usage", "kafka-load produce|consume|tail|latency|commit [options]");
   a.mode = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:X:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:X:P:")) != -1) {
     switch (opt) {
       case 'b': a.brokers = optarg; break;
       case 't': a.topic = optarg; break;
@@ -408,6 +556,7 @@ int main(int argc, char **argv) {
       case 'n': a.messages = atoll(optarg); break;
       case 'r': a.rate = atof(optarg); break;
       case 'c': a.threads = atoi(optarg); break;
+      case 'P': a.payload = optarg; break;
       case 'X':
         if (a.nprops == (int)(sizeof a.props / sizeof a.props[0])) die("-X", "too many");
         a.props[a.nprops++] = optarg;
@@ -420,8 +569,9 @@ int main(int argc, char **argv) {
   if (a.partitions < 1) a.partitions = 1;
   if (!strcmp(a.mode, "produce")) return run_produce(&a);
   if (!strcmp(a.mode, "consume")) return run_consume(&a);
+  if (!strcmp(a.mode, "tail")) return run_tail(&a);
   if (!strcmp(a.mode, "latency")) return run_latency(&a);
   if (!strcmp(a.mode, "commit")) return run_commit(&a);
-  die("usage", "mode must be produce, consume, latency or commit");
+  die("usage", "mode must be produce, consume, tail, latency or commit");
   return 2;
 }
