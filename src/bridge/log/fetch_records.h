@@ -1,9 +1,9 @@
 // Fetch's half of the data path, without I/O: which offsets are readable, how many Iggy messages
 // to ask for, and how polled Iggy messages become the v2 record batches a Fetch returns.
 //
-// Batches are rebuilt on every fetch (Iggy stores messages, not Kafka batches), so they start
-// exactly at the requested offset (a fetch inside a stored batch must return data from that
-// offset), are uncompressed, CreateTime, producer id -1, partition leader epoch 0, and cover one
+// Batches are rebuilt from Iggy (which stores messages, not Kafka batches) unless the fetch offset
+// is in a recently produced batch the bridge still holds (batch_cache.h). Rebuilt ones start
+// exactly at the requested offset (where Iggy's poll starts), are uncompressed, CreateTime, producer id -1, partition leader epoch 0, and cover one
 // contiguous run of offsets each.
 #pragma once
 
