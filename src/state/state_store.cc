@@ -141,6 +141,12 @@ StateStore::StateStore(std::unique_ptr<SQLite::Database> db, uv_loop_t* loop) : 
   async_ = new uv_async_t;
   uv_async_init(loop_, async_, &StateStore::on_async);
   async_->data = this;
+  prepare_ = new uv_prepare_t;
+  uv_prepare_init(loop_, prepare_);
+  prepare_->data = this;
+  uv_prepare_start(prepare_, &StateStore::on_prepare);
+  uv_unref(reinterpret_cast<uv_handle_t*>(prepare_));  // never keeps the loop alive by itself
+  loop_thread_ = std::this_thread::get_id();
   writer_ = std::thread([this] { writer_main(); });
 }
 
@@ -151,7 +157,15 @@ void StateStore::write(Job job, Done done, Durability durability) {
     std::lock_guard lk(mu_);
     queue_.push_back({std::move(job), std::move(done), nullptr, durability});
   }
-  cv_.notify_one();
+  if (std::this_thread::get_id() == loop_thread_)
+    wake_pending_.store(true, std::memory_order_relaxed);  // on_prepare, before the loop next waits
+  else
+    cv_.notify_one();
+}
+
+void StateStore::on_prepare(uv_prepare_t* h) {
+  auto* self = static_cast<StateStore*>(h->data);
+  if (self->wake_pending_.exchange(false, std::memory_order_relaxed)) self->cv_.notify_one();
 }
 
 Status StateStore::run_blocking(Job job) {
@@ -262,6 +276,9 @@ void StateStore::close() {
   on_async(async_);  // deliver the last completions
   uv_close(reinterpret_cast<uv_handle_t*>(async_), [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
   async_ = nullptr;
+  uv_prepare_stop(prepare_);
+  uv_close(reinterpret_cast<uv_handle_t*>(prepare_), [](uv_handle_t* h) { delete reinterpret_cast<uv_prepare_t*>(h); });
+  prepare_ = nullptr;
 }
 
 }  // namespace kib::state

@@ -4,7 +4,10 @@
 // writer thread that runs every job queued so far in a single transaction (one fsync per
 // batch: thousands of offset commits cost a few fsyncs), each job in its own SAVEPOINT so one
 // failing job does not undo the others. Completions are posted back to the loop thread
-// through a uv_async_t. Services keep what they read in memory, loaded at startup.
+// through a uv_async_t. Services keep what they read in memory, loaded at startup. Writes queued
+// on the loop thread wake the writer once per loop iteration (a uv_prepare_t, before the loop
+// waits for I/O), not once each: under load, the writes of one iteration share a wake-up and a
+// transaction.
 //
 // A job that runs once per hot request (a producer batch, an offset commit) prepares its
 // statements through CachedStatement: the writer thread keeps each statement prepared for the
@@ -95,6 +98,7 @@ class StateStore {
   StateStore(std::unique_ptr<SQLite::Database> db, uv_loop_t* loop);
   void writer_main();
   static void on_async(uv_async_t* h);
+  static void on_prepare(uv_prepare_t* h);
 
   struct Pending {
     Job job;
@@ -110,6 +114,9 @@ class StateStore {
   std::unique_ptr<SQLite::Database> db_;
   uv_loop_t* loop_;
   uv_async_t* async_ = nullptr;
+  uv_prepare_t* prepare_ = nullptr;  // wakes the writer for the writes queued since the loop last waited
+  std::thread::id loop_thread_;
+  std::atomic<bool> wake_pending_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Pending> queue_;
