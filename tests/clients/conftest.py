@@ -131,11 +131,7 @@ def bridge(request):
 def rebuilt_bridge(request):
     """A second bridge on the session's iggy-server (its own stream) with the produced-batch cache
     off ([limits] produced_batch_cache_bytes = 0): every batch it answers is rebuilt from Iggy."""
-    if bridge_mode() == "off":
-        util.skip_loudly("bridge target disabled (KIB_BRIDGE_TARGET=off)")
-    binary = bridge_mod.find_binary()
-    if binary is None:
-        util.skip_loudly("no bridge binary (build it with make, or set BRIDGE_BIN)")
+    binary = bridge_mod.binary_or_skip()
     srv = request.getfixturevalue("iggy")
     br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
                            log_name="bridge-rebuilt.log", stream="kafka-rebuilt", http=True,

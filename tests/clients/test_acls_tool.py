@@ -67,11 +67,7 @@ def acl_kafka():
 
 @pytest.fixture(scope="module")
 def acl_bridge(request):
-    if target_mode() == "off":
-        util.skip_loudly("bridge target disabled (KIB_BRIDGE_TARGET=off)")
-    binary = bridge_mod.find_binary()
-    if binary is None:
-        util.skip_loudly("no bridge binary (build it with make, or set BRIDGE_BIN)")
+    binary = bridge_mod.binary_or_skip()
     srv = request.getfixturevalue("iggy")
     br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD, log_name="bridge-acls.log",
                            extra_toml="\n[authorization]\nenabled = true\nallow_everyone_if_no_acl_found = true\n")

@@ -14,12 +14,11 @@ the bridge's codecs) read both, and a v2 batch decoder written here compares the
 * a deleted and recreated topic answers its new records, never the old topic's cached batches;
 * with the cache off, the same reads are all misses and still correct.
 """
-import gzip, os, struct, time, uuid, zlib
+import gzip, struct, time, uuid
 
 import pytest
 
-from conftest import free_port
-from kafka_wire import connect, recv_frame, request
+from kafka_wire import connect, read_uvarint, recv_frame, request
 from test_amplification import fetch_v4, metric, parse_fetch_v4, with_http
 from test_bad_produce import crc32c
 
@@ -31,14 +30,8 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 # ---- a v2 record batch decoder ------------------------------------------------------------------
 
 def read_varint(buf, pos):
-    shift = value = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return (value >> 1) ^ -(value & 1), pos
+    value, pos = read_uvarint(buf, pos)
+    return (value >> 1) ^ -(value & 1), pos
 
 
 def decompress(codec, data):
@@ -207,7 +200,7 @@ def test_recent_batches_are_answered_as_produced_and_equal_the_rebuilt_ones(brid
 
 
 def test_native_iggy_records_between_kafka_produces_are_read_from_iggy(bridges, iggy):
-    iggy_sdk = pytest.importorskip("apache_iggy", reason="SKIPPED: apache-iggy not installed (tests/clients/setup.sh)")
+    pytest.importorskip("apache_iggy", reason="SKIPPED: apache-iggy not installed (tests/clients/setup.sh)")
     from test_native_iggy import native_send
     cached, rebuilt = bridges
     topic = "cache-native-" + uuid.uuid4().hex[:8]

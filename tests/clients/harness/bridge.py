@@ -38,6 +38,17 @@ def find_binary() -> Path | None:
     return p if p.is_file() and os.access(p, os.X_OK) else None
 
 
+def binary_or_skip() -> Path:
+    """The bridge binary for a fixture that starts one of its own; skips loudly when the bridge
+    target is off or no binary is built."""
+    if target_mode() == "off":
+        util.skip_loudly("bridge target disabled (KIB_BRIDGE_TARGET=off)")
+    binary = find_binary()
+    if binary is None:
+        util.skip_loudly("no bridge binary (build it with make, or set BRIDGE_BIN)")
+    return binary
+
+
 @dataclass(frozen=True)
 class BridgeSecurity:
     """The secure bridge's settings (docs/security.md); harness/security.py has the values."""
