@@ -27,6 +27,7 @@
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/groups/group_timers.h"
+#include "bridge/log/batch_cache.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "bridge/security/authorizer.h"
@@ -146,9 +147,12 @@ struct DataPath {
   FakeProducers producers;
   std::unique_ptr<PartitionLog> log;
 
-  DataPath() {
+  // `cache_bytes`: [limits] produced_batch_cache_bytes. Off by default: these tests pin what a
+  // Fetch rebuilds from Iggy; CachedDataPath's tests what it answers from the cache.
+  explicit DataPath(uint64_t cache_bytes = 0) {
     cfg.iggy.stream = kib::test::unique_name("kafka");
     cfg.topics.enforce_fsync = false;  // tests need no disk durability, and run faster
+    cfg.limits.produced_batch_cache_bytes = cache_bytes;
     db_path = "/tmp/" + kib::test::unique_name("data-path") + ".db";
     auto st = state::StateStore::open(db_path, ctx.loop());
     BOOST_REQUIRE_MESSAGE(st.ok(), (st.ok() ? "" : st.error().message));
@@ -350,6 +354,67 @@ BOOST_FIXTURE_TEST_CASE(a_fetch_inside_a_produced_batch_starts_at_the_requested_
   BOOST_TEST(str(batches[0].records[0].value) == std::string(3000, 'x'));
   BOOST_TEST(batches[0].offset_of(batches[0].records[1]) == 4);
   BOOST_TEST(f.records == encode({rs[3], rs[4]}, as_fetched(3)), boost::test_tools::per_element());
+}
+
+// The same appends with the produced-batch cache on (bridge/log/batch_cache.h).
+struct CachedDataPath : DataPath {
+  CachedDataPath() : DataPath(1u << 20) {}
+};
+
+BOOST_FIXTURE_TEST_CASE(recent_batches_fetch_back_as_produced_with_their_offsets_set, CachedDataPath) {
+  const std::string topic = create_topic();
+  auto rs = sample_records();
+  std::vector<TestRecord> first(rs.begin(), rs.begin() + 2), second(rs.begin() + 2, rs.end());
+  kafka::BatchSettings idempotent;  // what the producer sent: its ids, base offset 0, epoch -1
+  idempotent.producer_id = 42;
+  idempotent.producer_epoch = 0;
+  idempotent.base_sequence = 0;
+  BOOST_TEST(produce(topic, 0, encode(first, idempotent)).base_offset() == 0);
+  kafka::BatchSettings gzip = idempotent;
+  gzip.compression = kafka::Compression::kGzip;
+  gzip.base_sequence = 2;
+  BOOST_TEST(produce(topic, 0, encode(second, gzip)).base_offset() == 2);
+
+  // Both batches byte for byte as produced, only the base offset and leader epoch set (the CRC
+  // covers neither, so encoding them with those values gives the same bytes).
+  kafka::BatchSettings a = idempotent, b = gzip;
+  a.partition_leader_epoch = b.partition_leader_epoch = 0;
+  b.base_offset = 2;
+  Bytes want = encode(first, a);
+  Bytes tail = encode(second, b);
+  want.insert(want.end(), tail.begin(), tail.end());
+  FetchPartitionResult f = fetch_one(topic, 0, 0);
+  BOOST_TEST((f.error == ErrorCode::kNone));
+  BOOST_TEST(f.high_watermark() == 5);
+  BOOST_TEST(f.records == want, boost::test_tools::per_element());
+  BOOST_TEST(log->batch_cache().stats().hits == 1u);
+  // Inside the gzip batch: the whole batch, as a Kafka broker answers; the same records as the
+  // rebuilt batch from offset 0 would hold.
+  FetchPartitionResult g = fetch_one(topic, 0, 3);
+  BOOST_TEST(g.records == tail, boost::test_tools::per_element());
+  auto decoded = decode(g.records);
+  BOOST_REQUIRE(decoded.size() == 1u);
+  BOOST_TEST(decoded[0].offset_of(decoded[0].records[1]) == 3);
+  BOOST_TEST(str(decoded[0].records[1].value) == std::string(3000, 'x'));
+}
+
+BOOST_FIXTURE_TEST_CASE(records_of_native_producers_between_cached_batches_come_from_iggy, CachedDataPath) {
+  const std::string topic = create_topic();
+  auto rs = sample_records();
+  BOOST_TEST(produce(topic, 0, std::vector<TestRecord>{rs[0]}).base_offset() == 0);
+  native_send(topic, 0, "n");
+  BOOST_TEST(produce(topic, 0, std::vector<TestRecord>{rs[3]}).base_offset() == 2);
+  // From 0: the cached batch only, the gap (the native record) stops the cached run.
+  FetchPartitionResult f = fetch_one(topic, 0, 0);
+  BOOST_TEST(decode(f.records).size() == 1u);
+  BOOST_TEST(f.records == encode({rs[0]}, as_fetched(0)), boost::test_tools::per_element());
+  // From 1: rebuilt from Iggy, the native record and the next one.
+  FetchPartitionResult g = fetch_one(topic, 0, 1);
+  auto batches = decode(g.records);
+  BOOST_REQUIRE(!batches.empty());
+  BOOST_TEST(batches[0].header.base_offset == 1);
+  BOOST_TEST(str(batches[0].records[0].value) == "n");
+  BOOST_TEST(batches[0].header.producer_id == -1);
 }
 
 BOOST_FIXTURE_TEST_CASE(offsets_beyond_the_high_watermark_are_out_of_range_and_the_end_is_empty, DataPath) {
