@@ -1,7 +1,7 @@
 """Consumer groups against a real iggy-server, driven by real clients: kcat (librdkafka 2.0.2),
 the Java 4.1 tools (kafka-consumer-groups, kafka-console-consumer) and confluent-kafka when the
 test venv has it. Tests that need records to flow skip when Produce/Fetch do not work yet."""
-import ctypes, os, re, shutil, signal, sqlite3, subprocess, threading, time, uuid
+import os, re, shutil, signal, sqlite3, subprocess, threading, time, uuid
 import socket, struct
 import pytest
 from conftest import ROOT
@@ -380,58 +380,72 @@ def test_java_consumers_with_range_and_cooperative_sticky_split_six_partitions(b
         wait_for(empty, 30, "the group to be empty")
 
 
-def close_all(consumers, timeout=60):
-    """Closes the consumers at once, each in its own thread, so every one serves its revocation
-    while the group rebalances. Closed one by one, unpolled, a librdkafka consumer now and then
-    never returns from close() (the rebalance_cb close hangs of confluentinc/librdkafka#1002 and
-    #4884; seen once with 200 members on the ASan bridge). A close still running after `timeout`
-    is reported and left behind, not waited for: this test is about joining, not closing."""
-    threads = [threading.Thread(target=c.close, daemon=True) for c in consumers]
-    for t in threads:
-        t.start()
-    deadline = time.time() + timeout
-    for t in threads:
-        t.join(max(0.0, deadline - time.time()))
-    stuck = [c for c, t in zip(consumers, threads) if t.is_alive()]
-    if stuck:
-        print(f"WARNING: {len(stuck)} of {len(consumers)} consumers still in close() after {timeout} s")
-        # Deallocating a consumer whose close() is still running blocks in rd_kafka_destroy on
-        # the lock that close() holds, so the test would hang once its list goes out of scope:
-        # the stuck ones are leaked on purpose (one reference that is never released).
-        for c in stuck:
-            ctypes.pythonapi.Py_IncRef(ctypes.py_object(c))
+# The consumers of the test below live in a child process: closing or destroying 200 librdkafka
+# consumers at once now and then never returns (confluentinc/librdkafka#1002, #4884; it hung a
+# CI run once with a close holding the interpreter), and a child can be killed where a thread
+# cannot. It joins, reports what it owns, and waits to be told to exit (os._exit: no close).
+_JOINERS = r"""
+import json, os, sys, time
+import confluent_kafka as ck
+bs, topic, group, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+consumers = [ck.Consumer({"bootstrap.servers": bs, "group.id": group, "client.id": f"c{i}",
+                          "session.timeout.ms": 30000, "heartbeat.interval.ms": 1000}) for i in range(n)]
+for c in consumers:
+    c.subscribe([topic])
+deadline = time.time() + 120
+while time.time() < deadline:
+    for c in consumers:
+        c.poll(0)
+    owned = [tp.partition for c in consumers for tp in c.assignment()]
+    if sorted(owned) == list(range(n)):
+        break
+    time.sleep(0.2)
+print(json.dumps(sorted(tp.partition for c in consumers for tp in c.assignment())), flush=True)
+while True:  # keep serving heartbeats until the parent is done describing the group
+    for c in consumers:
+        c.poll(0)
+    if sys.stdin in __import__("select").select([sys.stdin], [], [], 0.2)[0]:
+        os._exit(0)
+"""
 
 
 def test_many_confluent_kafka_consumers_joining_at_once_converge_to_one_generation(bridge_on_iggy):
     """KIB_GROUP_JOINERS consumers (default 200, the issue's figure: 12 s on two cores) subscribe
     at the same moment; they end in one Stable generation, each owning exactly one partition."""
-    ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not in the test venv")
+    pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not in the test venv")
+    import json, sys
     n = int(os.environ.get("KIB_GROUP_JOINERS", "200"))
     bs, topic, group = bootstrap(bridge_on_iggy), unique("wide"), unique("g")
     create_topic(bs, topic, n)
-    consumers = [ck.Consumer({"bootstrap.servers": bs, "group.id": group, "client.id": f"c{i}",
-                              "session.timeout.ms": 30000, "heartbeat.interval.ms": 1000})
-                 for i in range(n)]
+    child = subprocess.Popen([sys.executable, "-c", _JOINERS, bs, topic, group, str(n)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        for c in consumers:
-            c.subscribe([topic])
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            for c in consumers:
-                c.poll(0)
-            owned = [tp.partition for c in consumers for tp in c.assignment()]
-            if sorted(owned) == list(range(n)):
-                break
-            time.sleep(0.2)
-        owned = [tp.partition for c in consumers for tp in c.assignment()]
-        assert sorted(owned) == list(range(n)), owned
+        ready = select_line(child.stdout, 180)
+        assert ready is not None, "the consumers did not report their assignment within 180 s"
+        owned = json.loads(ready)
+        assert owned == list(range(n)), owned
         ms, out = member_assignments(bs, group)
         assert len(ms) == n and all(len(parts) == 1 for _, parts in ms), out
         out = groups_tool(bs, "--describe", "--state", "--group", group)
         assert re.search(rf"{group}\s+127.0.0.1:\d+\s+\(1\)\s+range\s+Stable\s+{n}\s", out), out
         assert "could not complete rebalance" not in bridge_on_iggy.read_log()
     finally:
-        close_all(consumers)
+        try:
+            child.stdin.write("exit\n")
+            child.stdin.flush()
+            child.wait(30)
+        except (OSError, subprocess.TimeoutExpired):
+            child.kill()
+            child.wait()
+
+
+def select_line(stream, timeout):
+    """One line from a child's stdout within `timeout` seconds, None if none came."""
+    import select
+    if select.select([stream], [], [], timeout)[0]:
+        line = stream.readline()
+        return line or None
+    return None
 
 
 def test_three_kafka_python_consumers_split_six_partitions_and_commit(bridge_on_iggy):
