@@ -564,40 +564,35 @@ class Bench:
         iggy-client-bench has no tailing mode."""
         base = dict(size=size, acks="-", compression="none", partitions=parts, durability="pagecache",
                     consume="tailing")
-        for target in self.order(rep, KAFKA_TARGETS):
-            topic = self.topic(target, f"tail{size}-{parts}")
-            def go(target=target, topic=topic):
+
+        def run(target, tag, what, tool, key, workload):
+            """One tailing run on a fresh topic; its msgs/s and MB/s rows."""
+            topic = self.topic(target, f"{tag}{size}-{parts}")
+            def go():
                 self.env.create_topic(target, topic, parts, "pagecache")
                 # The server carried every message twice (in and out): CPU per message counts both.
-                r = self.measured(target, lambda: self.rdkafka("tail", target, topic, size=size, acks=acks,
-                                                               partitions=parts, seconds=seconds),
+                r = self.measured(target, lambda: workload(topic),
                                   messages_of=lambda r: r.get("messages", 0) + r.get("produced", 0))
                 self.env.delete_topic(target, topic)
                 return r
-            r = self.attempt(f"tail {target} {base}", go)
+            r = self.attempt(f"{what} {target} {base}", go)
             if r:
-                meta = dict(base, tool="librdkafka", workload="consume")
+                meta = dict(base, tool=tool, workload="consume")
                 for unit, field in (("msgs/s", "msgs_per_s"), ("MB/s", "mb_per_s")):
-                    self.res.add(("consume", "librdkafka-tail", size, parts, "pagecache", unit), target, r[field],
+                    self.res.add(("consume", key, size, parts, "pagecache", unit), target, r[field],
                                  dict(meta, unit=unit))
+
+        for target in self.order(rep, KAFKA_TARGETS):
+            run(target, "tail", "tail", "librdkafka", "librdkafka-tail",
+                lambda topic, target=target: self.rdkafka("tail", target, topic, size=size, acks=acks,
+                                                          partitions=parts, seconds=seconds))
         for target in self.order(rep, KAFKA_TARGETS if java else ()):
             rate = self.res.samples.get(("consume", "librdkafka-tail", size, parts, "pagecache", "msgs/s"),
                                         {}).get(target)
             # At least 50,000: the wait between the assignment and the first record counts in its rate.
             records = int(min(max((rate[-1] if rate else 50000) * seconds, 50000), 3_000_000))
-            topic = self.topic(target, f"jtail{size}-{parts}")
-            def go(target=target, topic=topic):
-                self.env.create_topic(target, topic, parts, "pagecache")
-                r = self.measured(target, lambda: self.java_tail(target, topic, size, parts, records),
-                                  messages_of=lambda r: r.get("messages", 0) + r.get("produced", 0))
-                self.env.delete_topic(target, topic)
-                return r
-            r = self.attempt(f"java tail {target} {base}", go)
-            if r:
-                meta = dict(base, tool="kafka-consumer-perf-test", workload="consume")
-                for unit, field in (("msgs/s", "msgs_per_s"), ("MB/s", "mb_per_s")):
-                    self.res.add(("consume", "java-tail", size, parts, "pagecache", unit), target, r[field],
-                                 dict(meta, unit=unit))
+            run(target, "jtail", "java tail", "kafka-consumer-perf-test", "java-tail",
+                lambda topic, target=target, records=records: self.java_tail(target, topic, size, parts, records))
 
     def storage_case(self, records: int, size: int = 1024):
         """Bytes on disk per record: `records` JSON-like values of `size` bytes, zstd from the producer
