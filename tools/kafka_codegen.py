@@ -380,8 +380,10 @@ def cpp_base(t):
         return SCALARS[t.name][0]
     if t.kind == "string":
         return "std::string"
-    if t.kind in ("bytes", "records"):
+    if t.kind == "bytes":
         return "Bytes"
+    if t.kind == "records":
+        return "ChunkedBytes"
     if t.kind == "array":
         return "std::vector<%s>" % cpp_base(t.elem)
     return t.name
@@ -432,9 +434,9 @@ def default_value(f):
             return None
         return int_literal(v, t.name)
     if t.kind == "records":
-        # always std::optional<Bytes>; null by default only where every version allows null
+        # always std::optional<ChunkedBytes>; null by default only where every version allows null
         covers = f.nullable.intersect(f.versions)
-        return None if (covers.lo, covers.hi) == (f.versions.lo, f.versions.hi) else "Bytes()"
+        return None if (covers.lo, covers.hi) == (f.versions.lo, f.versions.hi) else "ChunkedBytes()"
     if d == "null":
         if not f.optional():
             raise SystemExit("null default for non-nullable %s" % f.name)
@@ -646,7 +648,7 @@ class Emitter:
         if t.kind == "scalar":
             code(scalar_write(t.name, expr, w))
         elif t.kind in ("string", "bytes", "records"):
-            kind = "string" if t.kind == "string" else "bytes"
+            kind = t.kind
             if f.optional():
                 code('wire::write_nullable_%s(%s, %s, %s, %s, "%s");' % (kind, w, expr, flex, nullc, what))
             else:
@@ -728,7 +730,7 @@ class Emitter:
         if t.kind == "scalar":
             code("%s = %s;" % (lv, scalar_read(t.name, r, what)))
         elif t.kind in ("string", "bytes", "records"):
-            kind = "string" if t.kind == "string" else "bytes"
+            kind = t.kind
             if f.optional():
                 code('%s = wire::read_nullable_%s(%s, %s, %s, "%s");' % (lv, kind, r, flex, nullc, what))
             else:
@@ -986,6 +988,7 @@ WIRE_H = BANNER + r"""// Primitive encodings of the Kafka protocol. Flexible ver
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/chunked_bytes.h"
 
 namespace kib::kafka::msg {
 
@@ -1007,6 +1010,13 @@ void write_nullable_bytes(ByteWriter& w, const std::optional<Bytes>& b, bool com
                           const char* what);
 Bytes read_bytes(ByteReader& r, bool compact, const char* what);
 std::optional<Bytes> read_nullable_bytes(ByteReader& r, bool compact, bool nullable, const char* what);
+
+// A `records` field (always optional). Written piece by piece, so a writer that collects shared
+// spans refers to the pieces instead of copying them; read as a view into the input when the
+// reader has an owner (a request frame), else as a copy.
+void write_nullable_records(ByteWriter& w, const std::optional<ChunkedBytes>& b, bool compact, bool nullable,
+                            const char* what);
+std::optional<ChunkedBytes> read_nullable_records(ByteReader& r, bool compact, bool nullable, const char* what);
 
 void write_array_length(ByteWriter& w, size_t n, bool compact, const char* what);
 void write_null_array(ByteWriter& w, bool compact, bool nullable, const char* what);
@@ -1137,6 +1147,23 @@ std::optional<Bytes> read_nullable_bytes(ByteReader& r, bool compact, bool nulla
     return std::nullopt;
   }
   return take_bytes(r, n, what);
+}
+
+void write_nullable_records(ByteWriter& w, const std::optional<ChunkedBytes>& b, bool compact, bool nullable,
+                            const char* what) {
+  if (!b) return write_null(w, compact, false, nullable, what);
+  write_length(w, b->size(), compact, false, what);
+  b->write_to(w);
+}
+
+std::optional<ChunkedBytes> read_nullable_records(ByteReader& r, bool compact, bool nullable, const char* what) {
+  int64_t n = read_length(r, compact, false, what);
+  if (n < 0) {
+    if (!nullable) throw_unexpected_null(what);
+    return std::nullopt;
+  }
+  if (r.owner() == nullptr) return ChunkedBytes(take_bytes(r, n, what));
+  return ChunkedBytes(SharedSpan{*r.owner(), r.take(static_cast<size_t>(n), what)});
 }
 
 void write_array_length(ByteWriter& w, size_t n, bool compact, const char* what) {

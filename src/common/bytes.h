@@ -6,17 +6,48 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kib {
 
 using Bytes = std::vector<uint8_t>;
 using ByteSpan = std::span<const uint8_t>;
+
+// Bytes in a buffer someone else owns, kept alive by `owner` (a cached record batch, a rebuilt
+// one, a request frame): what a response refers to instead of copying it.
+struct SharedSpan {
+  std::shared_ptr<const void> owner;
+  ByteSpan bytes;
+};
+
+// An allocator that leaves the bytes of a resize (or sized construction) uninitialized: for a
+// buffer a read fills right after sizing it (Iggy reply bodies), where zero-filling it first
+// costs a pass over every byte.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using UninitializedBytes = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
 
 // Thrown on truncated or malformed input. The message names what was being read.
 class DecodeError : public std::runtime_error {
@@ -112,6 +143,11 @@ class ByteReader {
   }
   void skip(size_t n, const char* what = "bytes") { need(n, what); pos_ += n; }
 
+  // What keeps the input alive, when it is shared (a request frame): decoders may then keep
+  // views into it (SharedSpan) instead of copying. Null: the input is only borrowed.
+  void set_owner(const std::shared_ptr<const void>* owner) { owner_ = owner; }
+  const std::shared_ptr<const void>* owner() const { return owner_; }
+
   // Guard for array counts claimed by a peer: each element needs at least `min_element_size`
   // bytes, so a count the remaining input cannot hold is rejected before any allocation.
   void check_count(uint64_t count, size_t min_element_size, const char* what) const {
@@ -148,6 +184,7 @@ class ByteReader {
 
   ByteSpan data_;
   size_t pos_ = 0;
+  const std::shared_ptr<const void>* owner_ = nullptr;
 };
 
 class ByteWriter {
@@ -179,10 +216,36 @@ class ByteWriter {
   void string(std::string_view s) { bytes(s.data(), s.size()); }
   void zeros(size_t n) { buf_.insert(buf_.end(), n, 0); }
 
+  // Appends bytes that `s.owner` keeps alive. A writer that collects shared spans (below) keeps
+  // a reference to those of at least its threshold's size instead of copying them: the frame is
+  // then written from several buffers (scatter-gather). Any other writer copies them.
+  void shared(const SharedSpan& s) {
+    if (!collect_shared_ || s.bytes.size() < collect_min_bytes_) return bytes(s.bytes);
+    shared_.push_back({buf_.size(), s});
+    shared_bytes_ += s.bytes.size();
+  }
+  struct SharedAt {
+    size_t at = 0;  // the span follows buffer()[0, at)
+    SharedSpan span;
+  };
+  // Shared spans of `min_bytes` or more are referenced from now on, smaller ones copied.
+  void collect_shared(size_t min_bytes) {
+    collect_shared_ = true;
+    collect_min_bytes_ = min_bytes;
+  }
+  const std::vector<SharedAt>& shared_spans() const { return shared_; }
+  std::vector<SharedAt> take_shared_spans() { shared_bytes_ = 0; return std::move(shared_); }
+  // Bytes written: the buffer plus the shared spans it refers to.
+  size_t total_size() const { return buf_.size() + shared_bytes_; }
+
+  // The buffer alone; with shared spans (size() < total_size()) it is not the whole frame.
   size_t size() const { return buf_.size(); }
   uint8_t* data() { return buf_.data(); }
   const Bytes& buffer() const { return buf_; }
-  Bytes take() { return std::move(buf_); }
+  Bytes take() {
+    if (!shared_.empty()) throw std::logic_error("ByteWriter::take with shared spans: use take_shared_spans too");
+    return std::move(buf_);
+  }
   void reserve(size_t n) { buf_.reserve(n); }
 
   // Overwrite a previously written fixed-width field (length prefixes, CRCs).
@@ -210,6 +273,10 @@ class ByteWriter {
   }
 
   Bytes buf_;
+  std::vector<SharedAt> shared_;
+  size_t shared_bytes_ = 0;
+  bool collect_shared_ = false;
+  size_t collect_min_bytes_ = 0;
 };
 
 }  // namespace kib

@@ -286,11 +286,11 @@ void IggyConnection::on_read(ssize_t nread) {
     }
     size_t body_size = h->body_size();
     if (body_size == 0) {
-      body_ = std::make_shared<Bytes>();
+      body_ = std::make_shared<UninitializedBytes>();
       handle_frame();
       return;
     }
-    body_ = std::make_shared<Bytes>(body_size);
+    body_ = std::make_shared<UninitializedBytes>(body_size);
     body_got_ = 0;
     return;
   }
@@ -300,7 +300,7 @@ void IggyConnection::on_read(ssize_t nread) {
 
 void IggyConnection::handle_frame() {
   auto h = wire::decode_frame_header(ByteSpan(header_, wire::kHeaderSize), config_.max_frame_size);
-  std::shared_ptr<Bytes> body = std::move(body_);
+  std::shared_ptr<UninitializedBytes> body = std::move(body_);
   header_got_ = 0;
   body_got_ = 0;
   if (!h) {
@@ -410,7 +410,7 @@ void IggyConnection::handle_login_reply(const wire::FrameHeader& h, ByteSpan bod
   if (state_ == ConnectionState::kReady && !in_flight_ && listener_.on_available) listener_.on_available();
 }
 
-void IggyConnection::handle_reply(const wire::FrameHeader& h, std::shared_ptr<Bytes> body) {
+void IggyConnection::handle_reply(const wire::FrameHeader& h, std::shared_ptr<UninitializedBytes> body) {
   state_timer_.stop();
   auto payload = wire::reply_payload(h, *body);
   if (!payload) {

@@ -54,7 +54,7 @@ struct ConnectionConfig {
 
 // A reply: `payload` views `*body` (after any result section).
 struct Reply {
-  std::shared_ptr<const Bytes> body;
+  std::shared_ptr<const UninitializedBytes> body;
   ByteSpan payload;
   uint8_t operation = 0;
   ServerGeneration generation = ServerGeneration::kUnknown;  // of the server that answered
@@ -135,7 +135,7 @@ class IggyConnection {
   void on_read(ssize_t nread);
   void handle_frame();
   void handle_login_reply(const wire::FrameHeader& h, ByteSpan body);
-  void handle_reply(const wire::FrameHeader& h, std::shared_ptr<Bytes> body);
+  void handle_reply(const wire::FrameHeader& h, std::shared_ptr<UninitializedBytes> body);
   void write_frame(const Bytes& bytes);
   void transmit_in_flight();
   void complete_in_flight(Result<Reply> result);
@@ -160,10 +160,11 @@ class IggyConnection {
   uv::Timer heartbeat_timer_;
   uv::Tasks tasks_;
 
-  // Frame reader: header into header_, then body straight into a fresh shared buffer.
+  // Frame reader: header into header_, then body straight into a fresh shared buffer (not
+  // zero-filled first: the socket read fills it).
   uint8_t header_[wire::kHeaderSize] = {};
   size_t header_got_ = 0;
-  std::shared_ptr<Bytes> body_;
+  std::shared_ptr<UninitializedBytes> body_;
   size_t body_got_ = 0;
 
   U128 client_id_;

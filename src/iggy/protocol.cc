@@ -923,10 +923,11 @@ Result<SendConfirmation> decode_send_confirmation(ByteSpan payload, uint32_t mes
   });
 }
 
-Result<PolledMessages> decode_polled_messages(std::shared_ptr<const Bytes> buffer, ByteSpan payload) {
+Result<PolledMessages> decode_polled_messages(std::shared_ptr<const void> buffer, ByteSpan payload) {
   return decode<PolledMessages>(payload, "polled messages", [&](ByteReader& r) {
     PolledMessages out;
     out.buffer = std::move(buffer);
+    out.payload_bytes = payload.size();
     out.partition_id = r.le<uint32_t>("partition_id");
     out.current_offset = r.le<uint64_t>("current_offset");
     uint32_t count = r.le<uint32_t>("messages_count");

@@ -321,7 +321,7 @@ Result<std::vector<TopicInfo>> decode_topics(ByteSpan payload);
 // any other (the release server's answer to a request it classified as a duplicate).
 Result<SendConfirmation> decode_send_confirmation(ByteSpan payload, uint32_t message_count, ServerGeneration server);
 // `buffer` owns `payload`; the returned views point into it.
-Result<PolledMessages> decode_polled_messages(std::shared_ptr<const Bytes> buffer, ByteSpan payload);
+Result<PolledMessages> decode_polled_messages(std::shared_ptr<const void> buffer, ByteSpan payload);
 Result<std::optional<ConsumerOffsetInfo>> decode_consumer_offset(ByteSpan payload);
 Result<std::optional<ConsumerGroupInfo>> decode_consumer_group_details(ByteSpan payload);
 Result<std::vector<ConsumerGroupInfo>> decode_consumer_groups(ByteSpan payload);

@@ -211,7 +211,8 @@ struct PolledMessages {
   static constexpr uint32_t kFencedPartition = 0xFFFFFFFFu;
   uint32_t partition_id = 0;
   uint64_t current_offset = 0;  // last committed offset of the partition (0 when empty)
-  std::shared_ptr<const Bytes> buffer;  // owns the bytes all views point into
+  std::shared_ptr<const void> buffer;  // owns the bytes all views point into
+  size_t payload_bytes = 0;            // size of the reply payload the messages came in
   std::vector<MessageView> messages;
   // Consumer-group poll on a partition no longer assigned to this member: re-sync and retry.
   bool fenced() const { return partition_id == kFencedPartition; }

@@ -47,11 +47,14 @@ void Responder::begin(ByteWriter& w) const {
 void Responder::finish(ByteWriter&& w) const noexcept {
   if (!state_ || state_->answered) return;
   try {
-    w.patch_be<int32_t>(0, static_cast<int32_t>(w.size() - 4));
+    const size_t total = w.total_size();
+    if (total - 4 > static_cast<size_t>(std::numeric_limits<int32_t>::max())) throw std::length_error("response frame over 2 GiB");
+    w.patch_be<int32_t>(0, static_cast<int32_t>(total - 4));
     metrics::record_response(msg::api_name(state_->header.api_key),
-                             std::chrono::steady_clock::now() - state_->header.received_at, w.size());
+                             std::chrono::steady_clock::now() - state_->header.received_at, total);
     state_->answered = true;
-    if (auto c = state_->conn.lock()) c->complete(state_->seq, w.take());
+    auto shared = w.take_shared_spans();
+    if (auto c = state_->conn.lock()) c->complete(state_->seq, net::OutFrame(w.take(), std::move(shared)));
   } catch (...) {
     encode_failed(std::current_exception());
   }
@@ -269,7 +272,7 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
 
   metrics::record_request(msg::api_name(info.api_key), info.api_version);
   req.header = info;
-  req.frame = std::move(frame);
+  req.frame = std::make_shared<const Bytes>(std::move(frame));
   req.conn = conn;
   req.session = session;
   req.respond = Responder(conn, seq, info, msg::response_header_version(info.api_key, info.api_version));

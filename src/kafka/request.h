@@ -59,6 +59,8 @@ struct Session {
 // or was dropped) closes its connection too: the client would otherwise wait forever behind it.
 class Responder {
  public:
+  static constexpr size_t kMinSharedSpanBytes = 4096;
+
   Responder() = default;
   Responder(std::weak_ptr<net::Connection> conn, uint64_t seq, RequestHeaderInfo header, int16_t response_header_version)
       : state_(std::make_shared<State>(std::move(conn), seq, std::move(header), response_header_version)) {}
@@ -71,6 +73,9 @@ class Responder {
     try {
       if constexpr (requires { msg.error_code; }) count_error(static_cast<int16_t>(msg.error_code));
       ByteWriter w(size_hint);
+      // Record batches of at least this size are written from where they are (the produced-batch
+      // cache, a rebuilt batch's buffer) instead of being copied into the frame.
+      w.collect_shared(kMinSharedSpanBytes);
       begin(w);
       msg.encode(w, state_->header.api_version);
       finish(std::move(w));
@@ -114,19 +119,23 @@ class Responder {
 
 struct Request {
   RequestHeaderInfo header;
-  Bytes frame;             // the whole frame, header included
+  // The whole frame, header included. Shared: a decoded `records` field (Produce) is a view
+  // into it that keeps it alive, rather than a copy.
+  std::shared_ptr<const Bytes> frame;
   size_t body_offset = 0;  // where the request body starts in `frame`
   std::shared_ptr<net::Connection> conn;
   Session* session = nullptr;
   Responder respond;
 
-  ByteReader body() const { return ByteReader(ByteSpan(frame).subspan(body_offset)); }
+  ByteReader body() const { return ByteReader(frame ? ByteSpan(*frame).subspan(body_offset) : ByteSpan()); }
 
   // Decodes the body as `Msg` at the request's version; throws DecodeError.
   template <typename Msg>
   Msg decode() const {
     Msg m;
     ByteReader r = body();
+    const std::shared_ptr<const void> owner = frame;
+    r.set_owner(&owner);
     m.decode(r, header.api_version);
     return m;
   }

@@ -18,7 +18,7 @@ AcceptLimits accept_limits(const ServerLimits& l) { return {l.max_connections, l
 
 struct WriteReq {
   uv_write_t req;
-  Bytes data;
+  OutFrame data;  // keeps the buffers (and the shared spans' owners) alive until written
   Connection* conn;
 };
 
@@ -256,7 +256,16 @@ size_t Connection::parse(const uint8_t* p, size_t n) {
   return total - n;
 }
 
-void Connection::complete(uint64_t seq, std::optional<Bytes> framed) {
+OutFrame::OutFrame(Bytes h, std::vector<ByteWriter::SharedAt> s) : head(std::move(h)), shared(std::move(s)) {
+  size_t prev = 0;
+  for (const auto& x : shared) {
+    if (x.at < prev || x.at > head.size()) throw std::logic_error("OutFrame: shared span positions out of order");
+    prev = x.at;
+    size_ += x.span.bytes.size();
+  }
+}
+
+void Connection::complete(uint64_t seq, std::optional<OutFrame> framed) {
   if (closing_) return;
   if (seq < first_slot_seq_ || seq - first_slot_seq_ >= slots_.size()) {
     spdlog::error("conn={} completion for unknown request seq={}", id_, seq);
@@ -286,7 +295,7 @@ void Connection::charge(uint64_t seq, size_t bytes) {
 
 void Connection::flush() {
   while (!slots_.empty() && slots_.front().done && !closing_) {
-    std::optional<Bytes> data = std::move(slots_.front().data);
+    std::optional<OutFrame> data = std::move(slots_.front().data);
     slots_.pop_front();
     ++first_slot_seq_;
     --done_slots_;
@@ -298,16 +307,23 @@ void Connection::flush() {
       constexpr size_t kChunk = 1u << 20;
       Bytes records;
       records.reserve(data->size() + (data->size() / (16 * 1024) + 1) * 64);
-      for (size_t off = 0; off < data->size(); off += kChunk) {
-        if (!tls_->write(data->data() + off, std::min(kChunk, data->size() - off))) {
-          ++server_.tls_errors_;
-          return close("TLS error while encrypting a response: " + tls_->error());
+      bool failed = false;
+      data->for_each_piece([&](ByteSpan piece) {
+        for (size_t off = 0; off < piece.size() && !failed; off += kChunk) {
+          if (!tls_->write(piece.data() + off, std::min(kChunk, piece.size() - off))) {
+            failed = true;
+            return;
+          }
+          Bytes out = tls_->take_output();
+          records.insert(records.end(), out.begin(), out.end());
         }
-        Bytes out = tls_->take_output();
-        records.insert(records.end(), out.begin(), out.end());
+      });
+      if (failed) {
+        ++server_.tls_errors_;
+        return close("TLS error while encrypting a response: " + tls_->error());
       }
-      data = Bytes();
-      if (!send_raw(std::move(records))) return;
+      data.reset();
+      if (!send_raw(OutFrame(std::move(records)))) return;
     } else if (!send_raw(std::move(*data))) {
       return;
     }
@@ -351,7 +367,7 @@ void Connection::close_if_drained() {
       delay_ms, 0);
 }
 
-bool Connection::send_raw(Bytes data) {
+bool Connection::send_raw(OutFrame data) {
   if (closing_) return false;
   if (data.empty()) return true;
   auto* w = new WriteReq{};
@@ -359,8 +375,15 @@ bool Connection::send_raw(Bytes data) {
   w->conn = this;
   w->req.data = w;
   pending_write_bytes_ += w->data.size();
-  uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->data.data()), static_cast<unsigned>(w->data.size()));
-  int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(handle_), &b, 1, [](uv_write_t* req, int status) {
+  // One buffer per piece (uv_write copies the array); the pieces stay in w->data until written.
+  std::vector<uv_buf_t> bufs;
+  bufs.reserve(2 * w->data.shared.size() + 1);
+  w->data.for_each_piece([&](ByteSpan p) {
+    bufs.push_back(uv_buf_init(const_cast<char*>(reinterpret_cast<const char*>(p.data())),
+                               static_cast<unsigned>(p.size())));
+  });
+  int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(handle_), bufs.data(),
+                    static_cast<unsigned>(bufs.size()), [](uv_write_t* req, int status) {
     auto* wr = static_cast<WriteReq*>(req->data);
     size_t bytes = wr->data.size();
     Connection* c = wr->conn;

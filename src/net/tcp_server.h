@@ -92,6 +92,34 @@ struct ListenOptions {
 
 class TcpServer;
 
+// A response as it goes on the wire: `head` with shared spans (ByteWriter::SharedAt) spliced in
+// at their positions, e.g. a Fetch response's header fields around the record batches it refers
+// to. Written with one vectored write, without copying the spans into `head`.
+struct OutFrame {
+  OutFrame() = default;
+  OutFrame(Bytes h) : head(std::move(h)) {}  // NOLINT: a frame in one buffer
+  OutFrame(Bytes h, std::vector<ByteWriter::SharedAt> s);
+
+  Bytes head;
+  std::vector<ByteWriter::SharedAt> shared;
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Calls fn(ByteSpan) for each piece in wire order (empty pieces skipped).
+  template <typename Fn>
+  void for_each_piece(Fn&& fn) const {
+    size_t at = 0;
+    for (const auto& s : shared) {
+      if (s.at > at) fn(ByteSpan(head).subspan(at, s.at - at));
+      at = s.at;
+      if (!s.span.bytes.empty()) fn(s.span.bytes);
+    }
+    if (head.size() > at) fn(ByteSpan(head).subspan(at));
+  }
+
+ private:
+  size_t size_ = head.size();
+};
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(TcpServer& server, uint64_t id);
@@ -106,7 +134,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Completes request `seq`. `framed` is the whole response including its 4-byte length, or
   // nullopt for a request that gets no response (Kafka acks=0). Responses are written in
   // request order whatever order they complete in. A no-op once the connection is closed.
-  void complete(uint64_t seq, std::optional<Bytes> framed);
+  void complete(uint64_t seq, std::optional<OutFrame> framed);
 
   // Counts `bytes` more against max_inflight_request_bytes until request `seq` completes (what
   // handling it holds beyond its frame, e.g. decompressed records). A no-op once completed.
@@ -159,7 +187,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   struct Slot {
     bool done = false;
     size_t request_bytes = 0;
-    std::optional<Bytes> data;
+    std::optional<OutFrame> data;
   };
   void start();
   void on_read(ssize_t nread, const uv_buf_t* buf);
@@ -172,7 +200,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool can_take_more() const;
   void flush();
   // Writes bytes as they go on the wire (counted in pending_write_bytes_); false once closed.
-  bool send_raw(Bytes data);
+  bool send_raw(OutFrame data);
   // TLS: advances the handshake, then decrypts and parses what was fed while bounds allow.
   void tls_input();
   void send_tls_output();

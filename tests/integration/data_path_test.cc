@@ -253,14 +253,14 @@ struct DataPath {
   }
 };
 
-std::vector<kafka::DecodedBatch> decode(const Bytes& bytes) {
+std::vector<kafka::DecodedBatch> decode(const ChunkedBytes& bytes) {
   kafka::DecompressionBudget budget{1u << 30};
-  auto r = kafka::decode_record_batches(bytes, budget);
+  auto r = kafka::decode_record_batches(bytes.span(), budget);
   BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
   return std::move(r.value());
 }
 // The batches point into `bytes`: decoding a temporary would leave them dangling.
-std::vector<kafka::DecodedBatch> decode(Bytes&&) = delete;
+std::vector<kafka::DecodedBatch> decode(ChunkedBytes&&) = delete;
 
 std::vector<TestRecord> sample_records() {
   std::vector<TestRecord> rs(5);
@@ -334,7 +334,7 @@ BOOST_FIXTURE_TEST_CASE(produced_records_fetch_back_byte_exact_across_batches, D
   BOOST_TEST(f.last_stable_offset() == 5);
   BOOST_TEST(f.log_start_offset() == 0);
   // One uncompressed batch at offset 0 holding all five records, exactly as Kafka encodes it.
-  BOOST_TEST(f.records == encode(rs, as_fetched(0)), boost::test_tools::per_element());
+  BOOST_TEST(f.records.to_bytes() == encode(rs, as_fetched(0)), boost::test_tools::per_element());
   auto batches = decode(f.records);
   BOOST_REQUIRE(batches.size() == 1u);
   BOOST_TEST(str(batches[0].records[1].value) == "<null>");
@@ -353,7 +353,7 @@ BOOST_FIXTURE_TEST_CASE(a_fetch_inside_a_produced_batch_starts_at_the_requested_
   BOOST_REQUIRE(batches[0].records.size() == 2u);
   BOOST_TEST(str(batches[0].records[0].value) == std::string(3000, 'x'));
   BOOST_TEST(batches[0].offset_of(batches[0].records[1]) == 4);
-  BOOST_TEST(f.records == encode({rs[3], rs[4]}, as_fetched(3)), boost::test_tools::per_element());
+  BOOST_TEST(f.records.to_bytes() == encode({rs[3], rs[4]}, as_fetched(3)), boost::test_tools::per_element());
 }
 
 // The same appends with the produced-batch cache on (bridge/log/batch_cache.h).
@@ -386,12 +386,12 @@ BOOST_FIXTURE_TEST_CASE(recent_batches_fetch_back_as_produced_with_their_offsets
   FetchPartitionResult f = fetch_one(topic, 0, 0);
   BOOST_TEST((f.error == ErrorCode::kNone));
   BOOST_TEST(f.high_watermark() == 5);
-  BOOST_TEST(f.records == want, boost::test_tools::per_element());
+  BOOST_TEST(f.records.to_bytes() == want, boost::test_tools::per_element());
   BOOST_TEST(log->batch_cache().stats().hits == 1u);
   // Inside the gzip batch: the whole batch, as a Kafka broker answers; the same records as the
   // rebuilt batch from offset 0 would hold.
   FetchPartitionResult g = fetch_one(topic, 0, 3);
-  BOOST_TEST(g.records == tail, boost::test_tools::per_element());
+  BOOST_TEST(g.records.to_bytes() == tail, boost::test_tools::per_element());
   auto decoded = decode(g.records);
   BOOST_REQUIRE(decoded.size() == 1u);
   BOOST_TEST(decoded[0].offset_of(decoded[0].records[1]) == 3);
@@ -407,7 +407,7 @@ BOOST_FIXTURE_TEST_CASE(records_of_native_producers_between_cached_batches_come_
   // From 0: the cached batch only, the gap (the native record) stops the cached run.
   FetchPartitionResult f = fetch_one(topic, 0, 0);
   BOOST_TEST(decode(f.records).size() == 1u);
-  BOOST_TEST(f.records == encode({rs[0]}, as_fetched(0)), boost::test_tools::per_element());
+  BOOST_TEST(f.records.to_bytes() == encode({rs[0]}, as_fetched(0)), boost::test_tools::per_element());
   // From 1: rebuilt from Iggy, the native record and the next one.
   FetchPartitionResult g = fetch_one(topic, 0, 1);
   auto batches = decode(g.records);
@@ -958,7 +958,7 @@ BOOST_FIXTURE_TEST_CASE(kafka_clients_produce_fetch_and_list_offsets_through_the
     BOOST_TEST(pd.high_watermark == 4);
     BOOST_TEST(pd.last_stable_offset == 4);
     BOOST_REQUIRE(pd.records.has_value());
-    BOOST_TEST(*pd.records == encode({rs[0], rs[0], rs[0]}, as_fetched(1)), boost::test_tools::per_element());
+    BOOST_TEST(pd.records->to_bytes() == encode({rs[0], rs[0], rs[0]}, as_fetched(1)), boost::test_tools::per_element());
   }
   for (int16_t version : {1, 5, 7, 8}) {
     auto one = [&](int64_t ts) {

@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_CASE(polls_and_appends_only_raise_the_high_watermark) {
   r.messages.resize(2);
   r.messages[0].offset = 2;
   r.messages[1].offset = 3;
-  r.buffer = std::make_shared<Bytes>(400);
+  r.payload_bytes = 400;
   observe_poll(p, r);
   BOOST_TEST(p.high_watermark() == 8);
   BOOST_TEST(p.avg_message_bytes == 200u);

@@ -63,8 +63,8 @@ Frame<Body> decode_frame(const std::string& name) {
   return f;
 }
 
-bool is_v2_record_batch(const std::optional<Bytes>& records) {
-  return records && records->size() > 61 && (*records)[16] == 2;  // magic byte of a v2 batch
+bool is_v2_record_batch(const std::optional<ChunkedBytes>& records) {
+  return records && records->size() > 61 && records->span()[16] == 2;  // magic byte of a v2 batch
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <climits>
+#include <cstddef>
+#include <memory>
+#include <optional>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -260,6 +263,66 @@ BOOST_AUTO_TEST_CASE(defaults_follow_the_specs) {
   BOOST_TEST(ApiVersionsResponse{}.finalized_features_epoch == -1);
   BOOST_TEST((RequestHeader{}.client_id == std::optional<std::string>("")));
   BOOST_TEST(!ProduceRequest::PartitionProduceData{}.records.has_value());
+}
+
+// A records field is read as a view into a shared input (the request frame, which it then keeps
+// alive) and copied out of a borrowed one; written piece by piece, by reference where the writer
+// collects shared spans, with the same bytes on the wire either way.
+BOOST_AUTO_TEST_CASE(records_fields_view_a_shared_input_and_are_written_from_their_pieces) {
+  ProduceRequest req;
+  req.acks = -1;
+  auto& td = req.topic_data.emplace_back();
+  td.name = "t";
+  auto& pd = td.partition_data.emplace_back();
+  Bytes batch(6000);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<uint8_t>(i);
+  pd.records = ChunkedBytes(batch);
+  const Bytes wire = encode(req, 9);
+
+  std::weak_ptr<const void> frame_alive;
+  std::optional<ChunkedBytes> viewed;
+  {
+    auto frame = std::make_shared<const Bytes>(wire);
+    const std::shared_ptr<const void> owner = frame;
+    ByteReader r(*frame);
+    r.set_owner(&owner);
+    ProduceRequest got;
+    got.decode(r, 9);
+    viewed = got.topic_data[0].partition_data[0].records;
+    BOOST_REQUIRE(viewed.has_value());
+    BOOST_TEST(viewed->chunks().size() == 1u);
+    BOOST_TEST((viewed->span().data() >= frame->data() && viewed->span().data() < frame->data() + frame->size()));
+    frame_alive = frame;
+  }
+  BOOST_TEST(!frame_alive.expired());  // the view keeps the frame
+  BOOST_TEST((viewed->to_bytes() == batch));
+  viewed.reset();
+  BOOST_TEST(frame_alive.expired());
+
+  ProduceRequest copied = decode_all<ProduceRequest>(wire, 9);  // borrowed input: a copy
+  const ByteSpan c = copied.topic_data[0].partition_data[0].records->span();
+  BOOST_TEST((c.data() < wire.data() || c.data() >= wire.data() + wire.size()));
+  BOOST_TEST((Bytes(c.begin(), c.end()) == batch));
+
+  FetchResponse resp;
+  auto& fp = resp.responses.emplace_back().partitions.emplace_back();
+  auto shared = std::make_shared<const Bytes>(batch);
+  ChunkedBytes pieces(Bytes{1, 2, 3});
+  pieces.append(SharedSpan{shared, *shared});
+  pieces.append(Bytes{4, 5});
+  fp.records = pieces;
+  ByteWriter scattered;
+  scattered.collect_shared(4096);
+  resp.encode(scattered, 12);
+  BOOST_TEST(scattered.shared_spans().size() == 1u);
+  BOOST_TEST(scattered.total_size() == scattered.size() + batch.size());
+  Bytes flat = scattered.buffer();
+  const size_t at = scattered.shared_spans()[0].at;
+  flat.insert(flat.begin() + static_cast<std::ptrdiff_t>(at), batch.begin(), batch.end());
+  BOOST_TEST(flat == encode(resp, 12));
+  const FetchResponse back = decode_all<FetchResponse>(flat, 12);
+  BOOST_TEST((back.responses[0].partitions[0].records == pieces));
+  BOOST_CHECK_THROW(scattered.take(), std::logic_error);
 }
 
 BOOST_AUTO_TEST_CASE(fields_absent_from_a_version_are_neither_written_nor_read) {

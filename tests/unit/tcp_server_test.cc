@@ -45,6 +45,34 @@ BOOST_AUTO_TEST_CASE(pipelined_requests_in_one_read_never_exceed_max_inflight_re
   for (int i = 0; i < kN; ++i) BOOST_TEST(kib::test::corr_of(c.frames[i]) == i);
 }
 
+// A response written from several buffers (a Fetch response's fields around the record batches
+// it shares with the produced-batch cache) arrives as one frame, byte for byte, and the shared
+// buffers are let go once it is written.
+BOOST_AUTO_TEST_CASE(a_response_of_shared_spans_arrives_whole_and_lets_them_go_once_written) {
+  ServerFixture f({});
+  LoopClient c(f.port);
+  c.send(kib::test::api_versions_v0(7));
+  BOOST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
+  std::weak_ptr<const Bytes> owner;
+  Bytes want;
+  {
+    auto r = kib::test::scattered_response(7);
+    BOOST_TEST(r.frame.size() == 4 + r.want.size());
+    BOOST_TEST(r.frame.shared.size() == 3u);  // the 8-byte span was copied
+    owner = r.owner;
+    want = r.want;
+    f.held[0].conn->complete(f.held[0].seq, std::move(r.frame));
+    f.held.clear();
+  }
+  BOOST_TEST(f.pump(c, [&] {
+    c.read_frames();
+    return !c.frames.empty();
+  }));
+  BOOST_REQUIRE(c.frames.size() == 1u);
+  BOOST_TEST(c.frames[0] == want);
+  BOOST_TEST(f.pump(c, [&] { return owner.expired(); }));
+}
+
 // Finished responses waiting behind a slow first request used to be held without limit: a
 // client could pipeline cheap requests with large answers behind one long poll.
 BOOST_AUTO_TEST_CASE(responses_queued_behind_a_slow_head_count_against_max_pending_response_bytes) {

@@ -59,6 +59,43 @@ inline int32_t corr_of(const Bytes& response_body) {  // response body, without 
                               (uint32_t(response_body[2]) << 8) | response_body[3]);
 }
 
+// A response frame for request `corr` written as a Fetch response is: fields in the writer's own
+// buffer around spans it shares (ByteWriter::shared), two of them back to back. `want` is the
+// frame body the client must receive; `owner` the buffer the spans live in.
+struct ScatteredResponse {
+  net::OutFrame frame;
+  Bytes want;
+  std::shared_ptr<const Bytes> owner;
+};
+inline ScatteredResponse scattered_response(int32_t corr) {
+  auto buf = std::make_shared<Bytes>(90000);
+  for (size_t i = 0; i < buf->size(); ++i) (*buf)[i] = static_cast<uint8_t>(i * 7 + 3);
+  ScatteredResponse r;
+  r.owner = buf;
+  ByteWriter w;
+  w.collect_shared(16);
+  w.be<int32_t>(0);
+  w.be<int32_t>(corr);
+  w.string("AB");
+  w.shared({buf, ByteSpan(*buf).subspan(0, 5000)});
+  w.string("CD");
+  w.shared({buf, ByteSpan(*buf).subspan(5000, 70000)});
+  w.shared({buf, ByteSpan(*buf).subspan(75000, 15000)});
+  w.shared({buf, ByteSpan(*buf).subspan(3, 8)});  // under the threshold: copied
+  w.string("EF");
+  w.patch_be<int32_t>(0, static_cast<int32_t>(w.total_size() - 4));
+  put_be32(r.want, static_cast<uint32_t>(corr));
+  r.want.insert(r.want.end(), {'A', 'B'});
+  r.want.insert(r.want.end(), buf->begin(), buf->begin() + 5000);
+  r.want.insert(r.want.end(), {'C', 'D'});
+  r.want.insert(r.want.end(), buf->begin() + 5000, buf->end());
+  r.want.insert(r.want.end(), buf->begin() + 3, buf->begin() + 11);
+  r.want.insert(r.want.end(), {'E', 'F'});
+  auto spans = w.take_shared_spans();
+  r.frame = net::OutFrame(w.take(), std::move(spans));
+  return r;
+}
+
 class LoopClient {
  public:
   explicit LoopClient(uint16_t port, const char* from_ip = nullptr) {

@@ -75,6 +75,24 @@ BOOST_AUTO_TEST_CASE(a_tls_client_gets_its_pipelined_requests_answered_in_order)
   BOOST_TEST(all_failures(f) == 0u);
 }
 
+// On TLS the pieces of a response written from shared buffers are encrypted in order.
+BOOST_AUTO_TEST_CASE(a_tls_client_gets_a_response_of_shared_spans_whole) {
+  Pki p;
+  ServerFixture f({}, ssl(kib::test::load_tls(kib::test::tls_config(p.server))));
+  TlsLoopClient c(f.port, p.anonymous());
+  c.send(kib::test::api_versions_v0(9));
+  BOOST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
+  auto r = kib::test::scattered_response(9);
+  f.held[0].conn->complete(f.held[0].seq, std::move(r.frame));
+  f.held.clear();
+  BOOST_TEST(f.pump(c, [&] {
+    c.read_frames();
+    return !c.frames.empty() || c.peer_closed();
+  }));
+  BOOST_REQUIRE(c.frames.size() == 1u);
+  BOOST_TEST(c.frames[0] == r.want);
+}
+
 BOOST_AUTO_TEST_CASE(the_handshake_authenticates_an_ssl_connection_and_names_no_principal_without_a_certificate) {
   Pki p;
   ServerFixture f({}, ssl(kib::test::load_tls(kib::test::tls_config(p.server))));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/chunked_bytes.h"
 #include "common/ids.h"
 #include "common/result.h"
 #include "kafka/protocol/error_code.h"
@@ -56,7 +57,7 @@ struct FetchPartitionResult {
   KafkaOffset high_watermark = kNoOffset;
   KafkaOffset last_stable_offset = kNoOffset;  // the high watermark unless a commit holds it (hold_stable)
   KafkaOffset log_start_offset = kNoOffset;
-  Bytes records;  // v2 batches, empty when none
+  ChunkedBytes records;  // v2 batches, empty when none: cached ones shared, not copied
 };
 
 // One result per requested partition, in request order.

@@ -33,7 +33,7 @@ void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply) {
   const KafkaOffset last(std::max(static_cast<int64_t>(reply.current_offset),
                                    static_cast<int64_t>(reply.messages.back().offset)));
   p.high_watermark = std::max(p.high_watermark, last + 1);
-  if (reply.buffer) p.avg_message_bytes = std::max<uint64_t>(1, reply.buffer->size() / reply.messages.size());
+  if (reply.payload_bytes) p.avg_message_bytes = std::max<uint64_t>(1, reply.payload_bytes / reply.messages.size());
 }
 
 void set_iggy_log_start(PartitionOffsets& p, KafkaOffset first) {

@@ -69,9 +69,8 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
         ++take;
       }
       if (take == 0) continue;
-      res.records.reserve(bytes);
-      for (size_t k = 0; k < take; ++k)
-        res.records.insert(res.records.end(), read.cached[k].bytes->begin(), read.cached[k].bytes->end());
+      // Shared with the cache, not copied: the response is written from the cached buffers.
+      for (size_t k = 0; k < take; ++k) res.records.append(SharedSpan{read.cached[k].bytes, *read.cached[k].bytes});
       first_with_data = false;
       remaining -= std::min(remaining, bytes);
       out.bytes += bytes;
@@ -90,7 +89,7 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
     first_with_data = false;
     remaining -= std::min(remaining, enc.bytes.size());
     out.bytes += enc.bytes.size();
-    res.records = std::move(enc.bytes);
+    res.records.append(std::move(enc.bytes));
   }
   return out;
 }

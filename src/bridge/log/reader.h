@@ -36,7 +36,7 @@ inline constexpr std::chrono::milliseconds kMaxRecheck{200};
 // What one pass read from one partition.
 struct PartitionRead {
   kafka::ErrorCode error = kafka::ErrorCode::kNone;
-  std::shared_ptr<const Bytes> buffer;  // owns what `records` point into
+  std::shared_ptr<const void> buffer;  // owns what `records` point into
   std::vector<FetchedRecord> records;
   // Or, read from the produced-batch cache (batch_cache.h): whole batches as produced.
   std::vector<CachedBatch> cached;

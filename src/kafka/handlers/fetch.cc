@@ -95,7 +95,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const con
                     std::vector<bridge::FetchPartitionResult> results) {
     msg::FetchResponse resp;
     resp.session_id = 0;
-    size_t record_bytes = 0;
+    size_t copied_bytes = 0;  // record batches too small to be written from where they are
     for (const auto& [topic, ids] : shape) {
       auto& tr = resp.responses.emplace_back();
       tr.topic = topic;
@@ -109,7 +109,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const con
           pd.last_stable_offset = -1;
           pd.log_start_offset = -1;
           pd.aborted_transactions.reset();
-          pd.records = Bytes();
+          pd.records = ChunkedBytes();
           continue;
         }
         bridge::FetchPartitionResult& r = results[static_cast<size_t>(slot)];
@@ -121,12 +121,14 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const con
         // is always empty, and committed ones are appended as plain batches.
         if (read_committed) pd.aborted_transactions.emplace();
         else pd.aborted_transactions.reset();
-        record_bytes += r.records.size();
+        for (const auto& c : r.records.chunks())
+          if (c.bytes.size() < Responder::kMinSharedSpanBytes) copied_bytes += c.bytes.size();
         pd.records = std::move(r.records);
       }
     }
-    // Topic names and per-partition fields are small beside the records.
-    respond.send(resp, record_bytes + 1024 + 64 * results.size());
+    // Topic names and per-partition fields are small beside the records, and larger batches
+    // are written from their own buffers (Responder::kMinSharedSpanBytes).
+    respond.send(resp, copied_bytes + 1024 + 64 * results.size());
   };
   if (!identity) {
     std::vector<bridge::FetchPartitionResult> refused(partitions.size());

@@ -335,7 +335,7 @@ void FetchResponse::PartitionData::encode(ByteWriter& w, int16_t version) const 
   if (version >= 11) {
     w.be<int32_t>(this->preferred_read_replica);
   }
-  wire::write_nullable_bytes(w, this->records, version >= 12, true, "FetchResponse.PartitionData.Records");
+  wire::write_nullable_records(w, this->records, version >= 12, true, "FetchResponse.PartitionData.Records");
   if (version >= 12) {
     uint32_t tagged_fields = 0;
     const bool write_diverging_epoch = !(this->diverging_epoch == EpochEndOffset{});
@@ -388,7 +388,7 @@ void FetchResponse::PartitionData::decode(ByteReader& r, int16_t version) {
   if (version >= 11) {
     this->preferred_read_replica = r.be<int32_t>("FetchResponse.PartitionData.PreferredReadReplica");
   }
-  this->records = wire::read_nullable_bytes(r, version >= 12, true, "FetchResponse.PartitionData.Records");
+  this->records = wire::read_nullable_records(r, version >= 12, true, "FetchResponse.PartitionData.Records");
   if (version >= 12) {
     const uint32_t tagged_fields = r.uvarint("FetchResponse.PartitionData tagged fields");
     for (uint32_t i = 0; i < tagged_fields; ++i) {

@@ -177,7 +177,7 @@ struct FetchResponse {
     // v11+. The preferred read replica for the consumer to use on its next fetch request.
     int32_t preferred_read_replica = -1;
     // v0+, nullable 0+. The record data.
-    std::optional<Bytes> records;
+    std::optional<ChunkedBytes> records;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);

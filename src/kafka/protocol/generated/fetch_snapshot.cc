@@ -155,7 +155,7 @@ void FetchSnapshotResponse::PartitionSnapshot::encode(ByteWriter& w, int16_t ver
   this->snapshot_id.encode(w, version);
   w.be<int64_t>(this->size);
   w.be<int64_t>(this->position);
-  wire::write_nullable_bytes(w, this->unaligned_records, true, false, "FetchSnapshotResponse.PartitionSnapshot.UnalignedRecords");
+  wire::write_nullable_records(w, this->unaligned_records, true, false, "FetchSnapshotResponse.PartitionSnapshot.UnalignedRecords");
   uint32_t tagged_fields = 0;
   const bool write_current_leader = !(this->current_leader == LeaderIdAndEpoch{});
   if (write_current_leader) ++tagged_fields;
@@ -174,7 +174,7 @@ void FetchSnapshotResponse::PartitionSnapshot::decode(ByteReader& r, int16_t ver
   this->snapshot_id.decode(r, version);
   this->size = r.be<int64_t>("FetchSnapshotResponse.PartitionSnapshot.Size");
   this->position = r.be<int64_t>("FetchSnapshotResponse.PartitionSnapshot.Position");
-  this->unaligned_records = wire::read_nullable_bytes(r, true, false, "FetchSnapshotResponse.PartitionSnapshot.UnalignedRecords");
+  this->unaligned_records = wire::read_nullable_records(r, true, false, "FetchSnapshotResponse.PartitionSnapshot.UnalignedRecords");
   const uint32_t tagged_fields = r.uvarint("FetchSnapshotResponse.PartitionSnapshot tagged fields");
   for (uint32_t i = 0; i < tagged_fields; ++i) {
     const uint32_t tag = r.uvarint("FetchSnapshotResponse.PartitionSnapshot tagged fields");

@@ -110,7 +110,7 @@ struct FetchSnapshotResponse {
     // v0+. The starting byte position within the snapshot included in the Bytes field.
     int64_t position{};
     // v0+. Snapshot data in records format which may not be aligned on an offset boundary.
-    std::optional<Bytes> unaligned_records = Bytes();
+    std::optional<ChunkedBytes> unaligned_records = ChunkedBytes();
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);

@@ -5,7 +5,7 @@ namespace kib::kafka::msg {
 
 void ProduceRequest::PartitionProduceData::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->index);
-  wire::write_nullable_bytes(w, this->records, version >= 9, true, "ProduceRequest.PartitionProduceData.Records");
+  wire::write_nullable_records(w, this->records, version >= 9, true, "ProduceRequest.PartitionProduceData.Records");
   if (version >= 9) {
     w.uvarint(0);
   }
@@ -14,7 +14,7 @@ void ProduceRequest::PartitionProduceData::encode(ByteWriter& w, int16_t version
 void ProduceRequest::PartitionProduceData::decode(ByteReader& r, int16_t version) {
   *this = PartitionProduceData{};
   this->index = r.be<int32_t>("ProduceRequest.PartitionProduceData.Index");
-  this->records = wire::read_nullable_bytes(r, version >= 9, true, "ProduceRequest.PartitionProduceData.Records");
+  this->records = wire::read_nullable_records(r, version >= 9, true, "ProduceRequest.PartitionProduceData.Records");
   if (version >= 9) {
     wire::skip_tagged_fields(r, "ProduceRequest.PartitionProduceData tagged fields");
   }

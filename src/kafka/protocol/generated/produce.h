@@ -19,7 +19,7 @@ struct ProduceRequest {
     // v0+. The partition index.
     int32_t index{};
     // v0+, nullable 0+. The record data to be produced.
-    std::optional<Bytes> records;
+    std::optional<ChunkedBytes> records;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);

@@ -181,7 +181,7 @@ void ShareFetchResponse::PartitionData::encode(ByteWriter& w, int16_t version) c
   w.be<int16_t>(this->acknowledge_error_code);
   wire::write_nullable_string(w, this->acknowledge_error_message, true, true, "ShareFetchResponse.PartitionData.AcknowledgeErrorMessage");
   this->current_leader.encode(w, version);
-  wire::write_nullable_bytes(w, this->records, true, false, "ShareFetchResponse.PartitionData.Records");
+  wire::write_nullable_records(w, this->records, true, false, "ShareFetchResponse.PartitionData.Records");
   wire::write_array_length(w, this->acquired_records.size(), true, "ShareFetchResponse.PartitionData.AcquiredRecords");
   for (const auto& e : this->acquired_records) {
     e.encode(w, version);
@@ -197,7 +197,7 @@ void ShareFetchResponse::PartitionData::decode(ByteReader& r, int16_t version) {
   this->acknowledge_error_code = r.be<int16_t>("ShareFetchResponse.PartitionData.AcknowledgeErrorCode");
   this->acknowledge_error_message = wire::read_nullable_string(r, true, true, "ShareFetchResponse.PartitionData.AcknowledgeErrorMessage");
   this->current_leader.decode(r, version);
-  this->records = wire::read_nullable_bytes(r, true, false, "ShareFetchResponse.PartitionData.Records");
+  this->records = wire::read_nullable_records(r, true, false, "ShareFetchResponse.PartitionData.Records");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareFetchResponse.PartitionData.AcquiredRecords");
     r.check_count(static_cast<uint64_t>(n), 19, "ShareFetchResponse.PartitionData.AcquiredRecords");

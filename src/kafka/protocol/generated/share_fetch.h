@@ -133,7 +133,7 @@ struct ShareFetchResponse {
     // v0+. The current leader of the partition.
     LeaderIdAndEpoch current_leader;
     // v0+, nullable 0. The record data.
-    std::optional<Bytes> records = Bytes();
+    std::optional<ChunkedBytes> records = ChunkedBytes();
     // v0+. The acquired records.
     std::vector<AcquiredRecords> acquired_records;
 

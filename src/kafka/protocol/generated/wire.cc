@@ -112,6 +112,23 @@ std::optional<Bytes> read_nullable_bytes(ByteReader& r, bool compact, bool nulla
   return take_bytes(r, n, what);
 }
 
+void write_nullable_records(ByteWriter& w, const std::optional<ChunkedBytes>& b, bool compact, bool nullable,
+                            const char* what) {
+  if (!b) return write_null(w, compact, false, nullable, what);
+  write_length(w, b->size(), compact, false, what);
+  b->write_to(w);
+}
+
+std::optional<ChunkedBytes> read_nullable_records(ByteReader& r, bool compact, bool nullable, const char* what) {
+  int64_t n = read_length(r, compact, false, what);
+  if (n < 0) {
+    if (!nullable) throw_unexpected_null(what);
+    return std::nullopt;
+  }
+  if (r.owner() == nullptr) return ChunkedBytes(take_bytes(r, n, what));
+  return ChunkedBytes(SharedSpan{*r.owner(), r.take(static_cast<size_t>(n), what)});
+}
+
 void write_array_length(ByteWriter& w, size_t n, bool compact, const char* what) {
   write_length(w, n, compact, false, what);
 }

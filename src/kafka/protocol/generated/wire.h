@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/chunked_bytes.h"
 
 namespace kib::kafka::msg {
 
@@ -33,6 +34,13 @@ void write_nullable_bytes(ByteWriter& w, const std::optional<Bytes>& b, bool com
                           const char* what);
 Bytes read_bytes(ByteReader& r, bool compact, const char* what);
 std::optional<Bytes> read_nullable_bytes(ByteReader& r, bool compact, bool nullable, const char* what);
+
+// A `records` field (always optional). Written piece by piece, so a writer that collects shared
+// spans refers to the pieces instead of copying them; read as a view into the input when the
+// reader has an owner (a request frame), else as a copy.
+void write_nullable_records(ByteWriter& w, const std::optional<ChunkedBytes>& b, bool compact, bool nullable,
+                            const char* what);
+std::optional<ChunkedBytes> read_nullable_records(ByteReader& r, bool compact, bool nullable, const char* what);
 
 void write_array_length(ByteWriter& w, size_t n, bool compact, const char* what);
 void write_null_array(ByteWriter& w, bool compact, bool nullable, const char* what);
