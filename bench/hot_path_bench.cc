@@ -26,6 +26,7 @@
 #include "kafka/protocol/generated/fetch.h"
 #include "kafka/protocol/generated/produce.h"
 #include "kafka/records/record_batch.h"
+#include "kafka/request.h"
 
 using namespace kib;
 using Clock = std::chrono::steady_clock;
@@ -76,13 +77,16 @@ struct ProduceOut {
   Bytes poll_reply;  // what Iggy would answer to a poll of these messages
 };
 
-ProduceOut produce_once(const Bytes& body, bool keep_reply) {
-  ByteReader r(body);
+// `body` is shared, as the bridge's request frames are: the decoded records view it (no copy).
+ProduceOut produce_once(const std::shared_ptr<const Bytes>& body, bool keep_reply) {
+  ByteReader r(*body);
+  const std::shared_ptr<const void> owner = body;
+  r.set_owner(&owner);
   kafka::msg::ProduceRequest req;
   req.decode(r, 9);
   kafka::DecompressionBudget budget{256u << 20};
   const auto& records = *req.topic_data[0].partition_data[0].records;
-  auto batches = kafka::decode_record_batches(records, budget);
+  auto batches = kafka::decode_record_batches(records.span(), budget);
   if (!batches) throw std::runtime_error(batches.error().message);
   auto mapped = bridge::map_batch_to_iggy(batches->front());
   if (!mapped) throw std::runtime_error(mapped.error().message);
@@ -118,11 +122,12 @@ size_t fetch_once(const std::shared_ptr<const Bytes>& reply, bool reserve_respon
   t.topic = "bench";
   auto& p = t.partitions.emplace_back();
   p.high_watermark = static_cast<int64_t>(recs.records.size());
-  const size_t record_bytes = enc.bytes.size();
   p.records = std::move(enc.bytes);
-  ByteWriter w(reserve_response ? record_bytes + 1024 + 64 : 256);
+  // As the Responder writes it: the rebuilt batch is referenced by the frame, not copied into it.
+  ByteWriter w(reserve_response ? 1024 + 64 : 256);
+  w.collect_shared(kafka::Responder::kMinSharedSpanBytes);
   resp.encode(w, 12);
-  return w.size();
+  return w.total_size();
 }
 
 }  // namespace
@@ -148,7 +153,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   a.reserve_response = !no_reserve;
   a.compression = codecs.at(codec);
-  const Bytes body = produce_body(a);
+  const auto body = std::make_shared<const Bytes>(produce_body(a));
   auto reply = std::make_shared<const Bytes>(produce_once(body, true).poll_reply);
   if (a.path != "fetch") {
     size_t sink = 0;
