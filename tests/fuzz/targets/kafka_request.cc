@@ -6,6 +6,7 @@
 // re-encode to the same bytes. Group protocol blobs (JoinGroup metadata, SyncGroup assignments)
 // go through the coordinator's parsers as well.
 #include <array>
+#include <memory>
 
 #include "bridge/groups/consumer_protocol.h"
 #include "kafka/protocol/generated/all.h"
@@ -143,7 +144,11 @@ int fuzz_kafka_request(const uint8_t* data, size_t size) {
   if (!served && key != ApiVersionsRequest::kApiKey) return 0;
   const int16_t header_version = served ? request_header_version(key, version) : 1;
 
-  ByteReader r(ByteSpan(data, size));
+  // Shared, as Request::frame is: a records field (Produce) decodes as a view into it.
+  const auto frame = std::make_shared<const Bytes>(data, data + size);
+  const std::shared_ptr<const void> owner = frame;
+  ByteReader r(*frame);
+  r.set_owner(&owner);
   RequestHeader header;
   try {
     header.decode(r, header_version);
