@@ -73,7 +73,7 @@ void insert_producer(SQLite::Database& db, int64_t producer_id, int16_t producer
   st.exec();
 }
 
-void record_producer_batch(SQLite::Database& db, const ProducerBatchRow& r, int keep) {
+void record_producer_batch(SQLite::Database& db, const ProducerBatchRow& r, int keep, const ProducerBatchWrite& how) {
   // Once per idempotent Produce batch: cached statements (state_store.h), no parse per call.
   CachedStatement ins(db,
                       "INSERT OR REPLACE INTO producer_batches(producer_id, topic, partition, producer_epoch, "
@@ -88,20 +88,39 @@ void record_producer_batch(SQLite::Database& db, const ProducerBatchRow& r, int 
   ins->bind(8, r.appended_at_ms);
   ins->exec();
 
-  // Offsets grow in append order within a partition, so the newest `keep` batches are the
-  // ones with the highest base offsets; with fewer than `keep` the subquery is NULL.
-  CachedStatement prune(db,
-                        "DELETE FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 AND partition = ?3 "
-                        "AND (producer_epoch <> ?4 OR base_offset < ("
-                        "  SELECT base_offset FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 "
-                        "  AND partition = ?3 AND producer_epoch = ?4 ORDER BY base_offset DESC LIMIT 1 OFFSET ?5))");
-  prune->bind(1, r.producer_id);
-  prune->bind(2, r.topic);
-  prune->bind(3, r.partition);
-  prune->bind(4, r.producer_epoch);
-  prune->bind(5, keep - 1);
-  prune->exec();
+  switch (how.prune) {
+    case ProducerBatchWrite::Prune::kFull: {
+      // Offsets grow in append order within a partition, so the newest `keep` batches are the
+      // ones with the highest base offsets; with fewer than `keep` the subquery is NULL.
+      CachedStatement prune(db,
+                            "DELETE FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 AND partition = ?3 "
+                            "AND (producer_epoch <> ?4 OR base_offset < ("
+                            "  SELECT base_offset FROM producer_batches WHERE producer_id = ?1 AND topic = ?2 "
+                            "  AND partition = ?3 AND producer_epoch = ?4 ORDER BY base_offset DESC LIMIT 1 OFFSET ?5))");
+      prune->bind(1, r.producer_id);
+      prune->bind(2, r.topic);
+      prune->bind(3, r.partition);
+      prune->bind(4, r.producer_epoch);
+      prune->bind(5, keep - 1);
+      prune->exec();
+      break;
+    }
+    case ProducerBatchWrite::Prune::kExact: {
+      CachedStatement evict(db,
+                            "DELETE FROM producer_batches WHERE producer_id = ? AND topic = ? AND partition = ? "
+                            "AND first_sequence = ?");
+      evict->bind(1, r.producer_id);
+      evict->bind(2, r.topic);
+      evict->bind(3, r.partition);
+      evict->bind(4, how.evicted_first_sequence);
+      evict->exec();
+      break;
+    }
+    case ProducerBatchWrite::Prune::kNone:
+      break;
+  }
 
+  if (!how.touch_producer) return;
   CachedStatement active(db,
                          "INSERT INTO producers(producer_id, producer_epoch, transactional_id, updated_at) "
                          "VALUES (?, ?, NULL, ?) ON CONFLICT(producer_id) DO UPDATE SET "

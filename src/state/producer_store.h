@@ -49,10 +49,27 @@ ProducerIdBlock reserve_producer_ids(SQLite::Database& db, int64_t at_least, int
 // A newly issued (non-transactional) producer id, for operators and expiry.
 void insert_producer(SQLite::Database& db, int64_t producer_id, int16_t producer_epoch, int64_t now_ms);
 
+// What record_producer_batch does beside storing the row. It runs once per idempotent Produce
+// batch, and the producer registry knows from memory which older row the new one displaces and
+// whether the producers row needs a write, so the common case costs one insert and one delete
+// by primary key instead of a scan and an upsert.
+struct ProducerBatchWrite {
+  enum class Prune {
+    kFull,   // keep only the newest `keep` rows of the batch's epoch (a scan of the key's rows)
+    kExact,  // delete the one row at evicted_first_sequence (the batch the registry dropped)
+    kNone,   // delete nothing (the key holds fewer than `keep` batches)
+  };
+  Prune prune = Prune::kFull;
+  int32_t evicted_first_sequence = 0;  // kExact
+  bool touch_producer = true;          // upsert the producers row (epoch, updated_at)
+};
+
 // Stores an appended batch and keeps, for its producer and partition, only the newest `keep`
 // batches (by base offset) of the batch's epoch: a newer epoch forgets the older epoch's
-// batches, as Kafka's ProducerStateEntry does. Also marks the producer active.
-void record_producer_batch(SQLite::Database& db, const ProducerBatchRow& row, int keep);
+// batches, as Kafka's ProducerStateEntry does. Also marks the producer active. `how` narrows
+// the pruning and the producers write (the defaults do both in full).
+void record_producer_batch(SQLite::Database& db, const ProducerBatchRow& row, int keep,
+                           const ProducerBatchWrite& how = {});
 
 struct ProducerExpiry {
   int batches_deleted = 0;

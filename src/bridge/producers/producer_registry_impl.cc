@@ -253,10 +253,21 @@ void PersistentProducerRegistry::record_append(ProducerId pid, ProducerEpoch pro
     if (durable) durable(ok_status());
     return;
   }
+  state::ProducerBatchWrite how;
   if (epoch > appended_epoch) s.appended.clear();
   s.appended.push_back({epoch, first_sequence, last_sequence, base_offset});
+  if (!s.pruned || epoch > appended_epoch) {
+    how.prune = state::ProducerBatchWrite::Prune::kFull;  // also forgets the older epoch's rows
+    s.pruned = true;
+  } else if (s.appended.size() > static_cast<size_t>(kBatchesToRetain)) {
+    how.prune = state::ProducerBatchWrite::Prune::kExact;
+    how.evicted_first_sequence = s.appended.front().first_sequence;
+  } else {
+    how.prune = state::ProducerBatchWrite::Prune::kNone;
+  }
   if (s.appended.size() > static_cast<size_t>(kBatchesToRetain)) s.appended.pop_front();
   s.last_active_ms = now();
+  how.touch_producer = touch_producer(producer_id, epoch, s.last_active_ms);
 
   state::ProducerBatchRow row;
   row.producer_id = producer_id;
@@ -267,14 +278,23 @@ void PersistentProducerRegistry::record_append(ProducerId pid, ProducerEpoch pro
   row.last_sequence = last_sequence;
   row.base_offset = base_offset;
   row.appended_at_ms = s.last_active_ms;
-  persist(row, std::move(durable));
+  persist(row, how, std::move(durable));
 }
 
-void PersistentProducerRegistry::persist(const state::ProducerBatchRow& row, std::function<void(Status)> durable) {
+bool PersistentProducerRegistry::touch_producer(int64_t producer_id, int16_t epoch, int64_t now_ms) {
+  auto [it, fresh] = touched_.try_emplace(producer_id);
+  ProducerTouch& t = it->second;
+  if (!fresh && t.epoch == epoch && now_ms - t.at_ms < kProducerTouchIntervalMs) return false;
+  t = {epoch, now_ms};
+  return true;
+}
+
+void PersistentProducerRegistry::persist(const state::ProducerBatchRow& row, const state::ProducerBatchWrite& how,
+                                         std::function<void(Status)> durable) {
   // Recoverable (state_store.h): a batch row lost to a power loss is in Iggy, where the record
   // ids carry producer, epoch and sequence and the tail is re-read before the next append
   // (idempotence.h), or in the transaction's buffered rows. A crash of the bridge keeps it.
-  store_.write([row](SQLite::Database& db) { state::record_producer_batch(db, row, kBatchesToRetain); },
+  store_.write([row, how](SQLite::Database& db) { state::record_producer_batch(db, row, kBatchesToRetain, how); },
                [id = row.producer_id, durable = std::move(durable)](Status st) {
                  // Memory already has the batch: retries are still detected until a restart.
                  if (!st) spdlog::warn("producers: batch of producer_id={} not persisted: {}", id, st.error().message);
@@ -315,6 +335,7 @@ void PersistentProducerRegistry::expire_idle() {
     const PartitionState& s = kv.second;
     return s.in_flight.empty() && s.last_active_ms <= idle_since;
   });
+  std::erase_if(touched_, [&](const auto& kv) { return kv.second.at_ms <= idle_since; });
   if (dropped > 0) spdlog::info("producers: forgot {} producer-partitions idle since {}", dropped, idle_since);
   store_.write([idle_since](SQLite::Database& db) { state::expire_idle_producers(db, idle_since); },
                [](Status st) {

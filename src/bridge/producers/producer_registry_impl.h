@@ -19,6 +19,7 @@
 namespace kib::state {
 class StateStore;
 struct ProducerBatchRow;
+struct ProducerBatchWrite;
 }  // namespace kib::state
 
 namespace kib::bridge {
@@ -39,6 +40,8 @@ struct ProducerRegistryOptions {
 // Batches remembered per producer and partition for duplicate detection
 // (Kafka: ProducerStateEntry.NUM_BATCHES_TO_RETAIN).
 inline constexpr int kBatchesToRetain = 5;
+// A producers row's updated_at is rewritten by a batch at most this often (idle expiry is days).
+inline constexpr int64_t kProducerTouchIntervalMs = 60 * 1000;
 
 class PersistentProducerRegistry final : public ProducerRegistry {
  public:
@@ -102,13 +105,26 @@ class PersistentProducerRegistry final : public ProducerRegistry {
     std::deque<AppendedBatch> appended;    // newest last, all of one epoch, at most five
     std::deque<Reservation> in_flight;     // in check() order
     int64_t last_active_ms = 0;
+    // This process has pruned the key's rows in full once: from then on SQLite holds the batches
+    // of `appended` (and possibly leftovers the loader ignores), so a new batch deletes exactly
+    // the one it displaces.
+    bool pruned = false;
+  };
+  // When this process last wrote a producer's producers row, and with which epoch.
+  struct ProducerTouch {
+    int16_t epoch = -1;
+    int64_t at_ms = 0;
   };
 
   int64_t now() const;
   void reserve_next_block();
   void serve_pending_inits();
   void issue(const std::function<void(Result<ProducerIdAndEpoch>)>& done);
-  void persist(const state::ProducerBatchRow& row, std::function<void(Status)> durable);
+  void persist(const state::ProducerBatchRow& row, const state::ProducerBatchWrite& how,
+               std::function<void(Status)> durable);
+  // Whether a batch of this producer also writes its producers row: a new epoch, or the row's
+  // updated_at older than kProducerTouchIntervalMs (expiry counts in days).
+  bool touch_producer(int64_t producer_id, int16_t epoch, int64_t now_ms);
 
   state::StateStore& store_;
   ProducerRegistryOptions options_;
@@ -122,6 +138,7 @@ class PersistentProducerRegistry final : public ProducerRegistry {
   std::deque<std::function<void(Result<ProducerIdAndEpoch>)>> pending_inits_;
 
   std::unordered_map<PartitionKey, PartitionState, PartitionKeyHash> partitions_;
+  std::unordered_map<int64_t, ProducerTouch> touched_;
 };
 
 std::unique_ptr<ProducerRegistry> make_producer_registry(state::StateStore& store, uv_loop_t* loop,
