@@ -324,13 +324,6 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("shutdown_deadline_ms", c.limits.shutdown_deadline_ms, 0, 3600000);
     s.integer("frame_read_timeout_ms", c.limits.frame_read_timeout_ms, 0, 3600000);
     s.integer("max_connections_per_ip", c.limits.max_connections_per_ip, 1, 1000000);
-    // A frame being received counts against max_inflight_request_bytes, so a frame limit above
-    // it would let one connection hold more than that bound.
-    if (c.limits.max_frame_bytes > c.limits.max_inflight_request_bytes)
-      s.bad("max_frame_bytes", std::to_string(c.limits.max_frame_bytes) + " exceeds max_inflight_request_bytes " +
-                                   std::to_string(c.limits.max_inflight_request_bytes) +
-                                   "; a request being received counts against that bound, so lower "
-                                   "max_frame_bytes or raise max_inflight_request_bytes");
     s.integer("fetch_max_bytes", c.limits.fetch_max_bytes, 1024, kMaxI);
     s.integer("fetch_max_wait_ms", c.limits.fetch_max_wait_ms, 0, kMaxI);
     s.integer("max_iggy_queue_per_connection", c.limits.max_iggy_queue_per_connection, 1, 100000);

@@ -90,12 +90,14 @@ struct TransactionsConfig {
 };
 
 struct LimitsConfig {
-  uint64_t max_frame_bytes = 64u << 20;  // at most max_inflight_request_bytes (checked)
+  uint64_t max_frame_bytes = 64u << 20;
   uint32_t max_connections = 10000;
   uint64_t idle_timeout_ms = 600000;
   uint64_t max_pending_response_bytes = 64u << 20;
   uint32_t max_inflight_requests = 1000;
-  uint64_t max_inflight_request_bytes = 64u << 20;
+  // Reading pauses past it (a frame larger than it completes once nothing else is unanswered):
+  // what a client pipelining Produce requests makes the bridge hold, the bulk of its peak RSS.
+  uint64_t max_inflight_request_bytes = 16u << 20;
   uint64_t max_decompressed_bytes_per_request = 256u << 20;
   uint64_t shutdown_deadline_ms = 10000;
   uint64_t frame_read_timeout_ms = 30000;  // a started frame must be complete within it

@@ -34,8 +34,8 @@ namespace kib::net {
 // an empty one.
 struct ServerLimits {
   static constexpr config::LimitsConfig kDefaults{};
-  // Never above max_inflight_request_bytes (the configuration refuses it): a frame being
-  // received counts against that bound, so a larger one could never be completed.
+  // May exceed max_inflight_request_bytes: a frame larger than that bound is read to the end
+  // once every earlier request of its connection is answered (can_take_more waives the bound).
   uint64_t max_frame_bytes = kDefaults.max_frame_bytes;
   uint32_t max_connections = kDefaults.max_connections;
   // Only whole requests read and responses written count as activity (Kafka's

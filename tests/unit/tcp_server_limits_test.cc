@@ -74,6 +74,35 @@ BOOST_AUTO_TEST_CASE(a_frame_paused_by_backpressure_is_not_timed_out) {
   BOOST_TEST(conn->inflight_request_bytes() == 0u);
 }
 
+// A frame larger than the whole budget (max_frame_bytes may exceed it) stops being read at the
+// bound while an earlier request is unanswered, and is read to the end once that one is: the
+// bound delays it, never strands it.
+BOOST_AUTO_TEST_CASE(a_frame_larger_than_max_inflight_request_bytes_completes_after_the_earlier_ones) {
+  ServerLimits limits;
+  limits.max_inflight_request_bytes = 8192;
+  limits.max_frame_bytes = 1u << 20;
+  ServerFixture f(limits);
+  LoopClient c(f.port);
+  c.send(kib::test::frame(0, 3000));
+  f.pump(c, [&] { return f.held.size() == 1; });
+  c.send(kib::test::frame(1, 400000));  // several reads: reading stops at the bound
+  f.settle(c);
+  BOOST_TEST(f.dispatched == 1u);
+  auto conn = only_connection(f);
+  BOOST_REQUIRE(conn);
+  BOOST_TEST(conn->inflight_request_bytes() < 3000u + 400000u);  // not read to the end
+  f.complete_held();
+  f.pump(c, [&] {
+    f.complete_held();
+    c.read_frames();
+    return c.frames.size() == 2;
+  });
+  BOOST_TEST(f.dispatched == 2u);
+  BOOST_REQUIRE(c.frames.size() == 2u);
+  BOOST_TEST(kib::test::corr_of(c.frames[1]) == 1);
+  BOOST_TEST(!c.peer_closed());
+}
+
 BOOST_AUTO_TEST_CASE(queued_responses_are_counted_in_pending_response_bytes) {
   ServerLimits limits;
   limits.max_pending_response_bytes = 4096;
