@@ -25,6 +25,7 @@
 #include "bridge/security/authorizer.h"
 #include "common/guard.h"
 #include "common/log.h"
+#include "app/memory_release.h"
 #include "http/http_server.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
@@ -60,6 +61,7 @@ Bridge::Bridge(config::Config cfg, std::string config_path) : cfg_(std::move(cfg
 Bridge::~Bridge() {
   metrics_hook_.reset();
   watchdog_.reset();
+  memory_.reset();
   catalog_retry_.reset();
   http_.reset();
   kafka_.reset();
@@ -274,6 +276,20 @@ Status Bridge::start() {
       delete_segments.labels({"sent"}).mirror(static_cast<double>(log_->segment_deletions().sent));
       delete_segments.labels({"failed"}).mirror(static_cast<double>(log_->segment_deletions().failed));
     }
+    // Freed memory given back to the OS when idle (app/memory_release.h; [limits] memory_trim_*).
+    static metrics::Counter& memory_trims =
+        metrics::global()
+            .counter("kib_memory_trims_total",
+                     "Times the idle bridge gave freed heap memory back to the OS (malloc_trim).")
+            .get();
+    static metrics::Counter& memory_released =
+        metrics::global()
+            .counter("kib_memory_released_bytes_total", "Resident bytes those trims gave back to the OS.")
+            .get();
+    if (memory_) {
+      memory_trims.mirror(static_cast<double>(memory_->stats().trims));
+      memory_released.mirror(static_cast<double>(memory_->stats().released_bytes));
+    }
     // The produced-batch cache (bridge/log/batch_cache.h; [limits] produced_batch_cache_bytes).
     static metrics::Counter& cache_hits =
         metrics::global()
@@ -341,6 +357,9 @@ Status Bridge::start() {
     advertised += (i ? ", " : "") + cfg_.kafka.listeners[i].name + "://" + cfg_.advertised(i).str();
   spdlog::info("kafka-iggy-bridge listening; advertised as {}; cluster id {}", advertised, cluster_id);
   start_watchdog();
+  memory_ = std::make_unique<MemoryReleaser>(&loop_, cfg_.limits.memory_trim_interval_ms,
+                                             cfg_.limits.memory_trim_min_free_bytes,
+                                             [] { return metrics::bridge_metrics().bytes_received.value(); });
   start_catalog();
   return ok_status();
 }
@@ -397,6 +416,7 @@ void Bridge::shutdown() {
     catalog_retry_.reset();
     if (catalog_) catalog_->stop();
     watchdog_.reset();
+    memory_.reset();
     if (http_) http_->close();
     if (identities_) identities_->close({});
     if (iggy_pool_) iggy_pool_->close();
@@ -562,6 +582,9 @@ void Bridge::reload() {
   limit("[limits] authentication_timeout_ms", a.authentication_timeout_ms, b.authentication_timeout_ms);
   limit("[limits] max_unauthenticated_frame_bytes", a.max_unauthenticated_frame_bytes, b.max_unauthenticated_frame_bytes);
   limit("[limits] failed_authentication_delay_ms", a.failed_authentication_delay_ms, b.failed_authentication_delay_ms);
+  limit("[limits] memory_trim_interval_ms", a.memory_trim_interval_ms, b.memory_trim_interval_ms);
+  limit("[limits] memory_trim_min_free_bytes", a.memory_trim_min_free_bytes, b.memory_trim_min_free_bytes);
+  if (memory_) memory_->configure(b.memory_trim_interval_ms, b.memory_trim_min_free_bytes);
   iggy_pool_->set_max_queue_per_owner(b.max_iggy_queue_per_connection);
   cfg_.limits = next->limits;
   kafka_->tcp().set_limits(net::server_limits(cfg_.limits));

@@ -49,6 +49,7 @@ class Authorizer;
 namespace uv {
 class Timer;
 }
+class MemoryReleaser;
 namespace net {
 class TlsContext;
 }
@@ -116,6 +117,7 @@ class Bridge {
   int exit_code_ = 0;
   std::unique_ptr<uv::Timer> watchdog_;
   std::chrono::milliseconds watchdog_every_{0};
+  std::unique_ptr<MemoryReleaser> memory_;  // [limits] memory_trim_*: freed memory back to the OS when idle
   std::unique_ptr<http::HttpServer> http_;
   metrics::CollectHook metrics_hook_;  // copies pool/server/state counters into /metrics
 };

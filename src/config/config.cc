@@ -331,6 +331,8 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("max_unauthenticated_frame_bytes", c.limits.max_unauthenticated_frame_bytes, 1024, 1LL << 30);
     s.integer("failed_authentication_delay_ms", c.limits.failed_authentication_delay_ms, 0, 60000);
     s.integer("produced_batch_cache_bytes", c.limits.produced_batch_cache_bytes, 0, 1LL << 34);
+    s.integer("memory_trim_interval_ms", c.limits.memory_trim_interval_ms, 0, 3600000);
+    s.integer("memory_trim_min_free_bytes", c.limits.memory_trim_min_free_bytes, 0, 1LL << 40);
     s.finish();
   }
   {
@@ -554,7 +556,9 @@ std::string render_config(const Config& c) {
      << "\nauthentication_timeout_ms = " << c.limits.authentication_timeout_ms
      << "\nmax_unauthenticated_frame_bytes = " << c.limits.max_unauthenticated_frame_bytes
      << "\nfailed_authentication_delay_ms = " << c.limits.failed_authentication_delay_ms
-     << "\nproduced_batch_cache_bytes = " << c.limits.produced_batch_cache_bytes << "\n\n[tls]\ncertificate_file = "
+     << "\nproduced_batch_cache_bytes = " << c.limits.produced_batch_cache_bytes
+     << "\nmemory_trim_interval_ms = " << c.limits.memory_trim_interval_ms
+     << "\nmemory_trim_min_free_bytes = " << c.limits.memory_trim_min_free_bytes << "\n\n[tls]\ncertificate_file = "
      << q(c.tls.certificate_file) << "\nkey_file = " << q(c.tls.key_file) << "\nkey_password = "
      << (c.tls.key_password.empty() ? "\"\"" : "\"<redacted>\"") << "\nca_file = " << q(c.tls.ca_file)
      << "\nclient_auth = " << q(std::string(client_auth_name(c.tls.client_auth))) << "\nprotocols = [" << [&] {

@@ -117,6 +117,11 @@ struct LimitsConfig {
   // Memory for the produced-batch cache (bridge/log/batch_cache.h): recent batches as producers
   // sent them, answered to Fetch without polling Iggy; 0 turns it off.
   uint64_t produced_batch_cache_bytes = 32u << 20;
+  // Freed heap memory goes back to the OS once the bridge is idle (app/memory_release.h): checked
+  // every memory_trim_interval_ms (0 = never), trimmed when at least memory_trim_min_free_bytes
+  // are free in the heap.
+  uint64_t memory_trim_interval_ms = 1000;
+  uint64_t memory_trim_min_free_bytes = 16u << 20;
 };
 
 // [tls]: Kafka's ssl.* for the SSL and SASL_SSL listeners (docs/security.md "TLS").

@@ -77,6 +77,20 @@ BOOST_AUTO_TEST_CASE(max_frame_bytes_may_exceed_max_inflight_request_bytes) {
   BOOST_TEST(c->limits.max_inflight_request_bytes == 1u << 20);
 }
 
+BOOST_AUTO_TEST_CASE(memory_trim_keys_are_limits_keys_and_zero_turns_the_checks_off) {
+  auto d = parse_config("", "t.toml");
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(d->limits.memory_trim_interval_ms == 1000u);
+  BOOST_TEST(d->limits.memory_trim_min_free_bytes == 16u << 20);
+  auto c = parse_config("[limits]\nmemory_trim_interval_ms = 0\nmemory_trim_min_free_bytes = 1048576\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->limits.memory_trim_interval_ms == 0u);
+  BOOST_TEST(c->limits.memory_trim_min_free_bytes == 1u << 20);
+  BOOST_TEST(render_config(*c).find("memory_trim_interval_ms = 0\nmemory_trim_min_free_bytes = 1048576") !=
+             std::string::npos);
+  BOOST_TEST(!parse_config("[limits]\nmemory_trim_interval_ms = 3600001\n", "t.toml").ok());
+}
+
 BOOST_AUTO_TEST_CASE(frame_read_timeout_and_per_ip_connection_limit_are_limits_keys) {
   auto d = parse_config("", "t.toml");
   BOOST_REQUIRE(d.ok());
