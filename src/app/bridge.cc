@@ -9,6 +9,7 @@
 
 #include "app/iggy_pool_config.h"
 #include "app/log_start_persistence.h"
+#include "app/memory_release.h"
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/committed_offsets.h"
@@ -25,7 +26,6 @@
 #include "bridge/security/authorizer.h"
 #include "common/guard.h"
 #include "common/log.h"
-#include "app/memory_release.h"
 #include "http/http_server.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
