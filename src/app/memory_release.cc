@@ -1,27 +1,17 @@
 #include "app/memory_release.h"
 
 #include <malloc.h>
-#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <cstdio>
 
+#include "metrics/bridge_metrics.h"
 #include "uvx/timer.h"
 
 namespace kib {
 
 uint64_t heap_free_bytes() { return static_cast<uint64_t>(mallinfo2().fordblks); }
-
-uint64_t resident_bytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  unsigned long size = 0, resident = 0;
-  int n = std::fscanf(f, "%lu %lu", &size, &resident);
-  std::fclose(f);
-  return n == 2 ? static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
-}
 
 MemoryReleaser::MemoryReleaser(uv_loop_t* loop, uint64_t interval_ms, uint64_t min_free_bytes,
                                std::function<double()> activity)
@@ -49,11 +39,15 @@ bool MemoryReleaser::check() {
   if (!idle) return false;
   const uint64_t free_bytes = heap_free_bytes();
   if (free_bytes < min_free_bytes_) return false;
-  const uint64_t before = resident_bytes();
+  auto resident = [] {
+    auto m = metrics::process_memory();
+    return m ? m->resident_bytes : 0;
+  };
+  const uint64_t before = resident();
   const auto t0 = std::chrono::steady_clock::now();
   malloc_trim(0);
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
-  const uint64_t after = resident_bytes();
+  const uint64_t after = resident();
   ++stats_.trims;
   if (before > after) stats_.released_bytes += before - after;
   spdlog::debug("memory: idle with {} bytes free in the heap; trimmed RSS {} -> {} bytes in {} us", free_bytes, before,

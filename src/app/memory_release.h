@@ -56,8 +56,7 @@ class MemoryReleaser {
   MemoryReleaseStats stats_;
 };
 
-// Free bytes in glibc's arenas (mallinfo2's fordblks) and the process's resident set size.
+// Free bytes in glibc's arenas (mallinfo2's fordblks).
 uint64_t heap_free_bytes();
-uint64_t resident_bytes();
 
 }  // namespace kib

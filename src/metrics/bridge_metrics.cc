@@ -24,12 +24,9 @@ struct ProcessMetrics {
   Counter& cpu_seconds;
 
   void collect() {
-    long page = sysconf(_SC_PAGESIZE);
-    std::ifstream statm("/proc/self/statm");
-    uint64_t size_pages = 0, resident_pages = 0;
-    if (statm >> size_pages >> resident_pages) {
-      virtual_memory.set(static_cast<double>(size_pages) * page);
-      resident_memory.set(static_cast<double>(resident_pages) * page);
+    if (auto m = process_memory()) {
+      virtual_memory.set(static_cast<double>(m->virtual_bytes));
+      resident_memory.set(static_cast<double>(m->resident_bytes));
     }
     rusage ru{};
     if (getrusage(RUSAGE_SELF, &ru) == 0)
@@ -55,6 +52,14 @@ const double kProcessStartTime = [] {
 }();
 
 }  // namespace
+
+std::optional<ProcessMemory> process_memory() {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size_pages = 0, resident_pages = 0;
+  if (!(statm >> size_pages >> resident_pages)) return std::nullopt;
+  return ProcessMemory{size_pages * page, resident_pages * page};
+}
 
 BridgeMetrics& bridge_metrics() {
   static BridgeMetrics* m = [] {

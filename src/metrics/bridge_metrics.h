@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "metrics/metrics.h"
@@ -49,6 +50,13 @@ struct BridgeMetrics {
 
 // Registers on first use (on global()).
 BridgeMetrics& bridge_metrics();
+
+// The process's size from /proc/self/statm, in bytes; nullopt when it cannot be read.
+struct ProcessMemory {
+  uint64_t virtual_bytes = 0;
+  uint64_t resident_bytes = 0;
+};
+std::optional<ProcessMemory> process_memory();
 
 // One Kafka frame read (length prefix included), whatever becomes of it.
 void record_frame_received(size_t frame_bytes);

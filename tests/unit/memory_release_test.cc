@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/memory_release.h"
+#include "metrics/bridge_metrics.h"
 
 using namespace kib;
 
@@ -64,11 +65,11 @@ BOOST_AUTO_TEST_CASE(an_idle_bridge_with_free_heap_memory_gives_it_back, *boost:
   Holes holes;
   BOOST_REQUIRE(heap_free_bytes() >= 16u << 20);
   BOOST_TEST(!m.check());  // the first check only takes the baseline
-  const uint64_t before = resident_bytes();
+  const uint64_t before = metrics::process_memory().value().resident_bytes;
   BOOST_TEST(m.check());
   BOOST_TEST(m.stats().trims == 1u);
   BOOST_TEST(m.stats().released_bytes >= 8u << 20);
-  BOOST_TEST(resident_bytes() + (8u << 20) <= before);
+  BOOST_TEST(metrics::process_memory().value().resident_bytes + (8u << 20) <= before);
 }
 
 BOOST_AUTO_TEST_CASE(a_busy_bridge_is_not_trimmed_however_much_is_free, *boost::unit_test::precondition(glibc_heap)) {
