@@ -253,19 +253,23 @@ void PersistentProducerRegistry::record_append(ProducerId pid, ProducerEpoch pro
     if (durable) durable(ok_status());
     return;
   }
-  state::ProducerBatchWrite how;
   if (epoch > appended_epoch) s.appended.clear();
   s.appended.push_back({epoch, first_sequence, last_sequence, base_offset});
+  std::optional<int32_t> evicted;  // first sequence of the batch this one displaces
+  if (s.appended.size() > static_cast<size_t>(kBatchesToRetain)) {
+    evicted = s.appended.front().first_sequence;
+    s.appended.pop_front();
+  }
+  state::ProducerBatchWrite how;
   if (!s.pruned || epoch > appended_epoch) {
     how.prune = state::ProducerBatchWrite::Prune::kFull;  // also forgets the older epoch's rows
     s.pruned = true;
-  } else if (s.appended.size() > static_cast<size_t>(kBatchesToRetain)) {
+  } else if (evicted) {
     how.prune = state::ProducerBatchWrite::Prune::kExact;
-    how.evicted_first_sequence = s.appended.front().first_sequence;
+    how.evicted_first_sequence = *evicted;
   } else {
     how.prune = state::ProducerBatchWrite::Prune::kNone;
   }
-  if (s.appended.size() > static_cast<size_t>(kBatchesToRetain)) s.appended.pop_front();
   s.last_active_ms = now();
   how.touch_producer = touch_producer(producer_id, epoch, s.last_active_ms);
 
