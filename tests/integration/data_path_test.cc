@@ -197,7 +197,7 @@ struct DataPath {
     kafka::DecompressionBudget budget{64u << 20};
     auto decoded = kafka::decode_record_batches(*input, budget);
     BOOST_REQUIRE_MESSAGE(decoded.ok(), (decoded.ok() ? "" : decoded.error().message));
-    log->produce(topic, PartitionId(partition), std::move(decoded.value()), input, acks,
+    log->produce(topic, PartitionId(partition), std::move(decoded.value()), SharedSpan{input, *input}, acks,
                  [&out](ProduceResult r) { out.emplace(std::move(r)); });
   }
 

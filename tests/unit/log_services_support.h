@@ -270,7 +270,7 @@ inline std::shared_ptr<AppendJob> make_job(const BatchSpec& spec, std::vector<Pr
   BOOST_REQUIRE(decoded.ok());
   auto job = std::make_shared<AppendJob>();
   job->batches = std::move(decoded.value());
-  job->input = wire;
+  job->input = SharedSpan{wire, *wire};
   auto refused = prepare_append(*job, "t", PartitionId(0), 1 << 20);
   BOOST_REQUIRE(!refused.has_value());
   if (results) job->cb = [results](ProduceResult r) { results->push_back(std::move(r)); };

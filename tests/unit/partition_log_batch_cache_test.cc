@@ -48,7 +48,8 @@ Built build(int n, BatchSettings s = {}, int64_t ts = 1'700'000'000'000) {
 
 int64_t base_of(const CachedBatch& c) {
   int64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | (*c.bytes)[static_cast<size_t>(i)];
+  const Bytes bytes = c.to_bytes();
+  for (int i = 0; i < 8; ++i) v = (v << 8) | bytes[static_cast<size_t>(i)];
   return v;
 }
 
@@ -70,13 +71,118 @@ BOOST_AUTO_TEST_CASE(consecutive_batches_are_read_from_the_one_holding_the_offse
   BOOST_TEST(base_of(r[0]) == 13);  // patched; the producer's said 0
   BOOST_TEST(base_of(r[1]) == 15);
   // The rest of each batch is the producer's bytes, CRC and all (the CRC does not cover 0..16).
-  BOOST_TEST(std::equal(r[1].bytes->begin() + 17, r[1].bytes->end(), d.wire->begin() + 17));
+  const Bytes served = r[1].to_bytes();
+  BOOST_TEST(std::equal(served.begin() + 17, served.end(), d.wire->begin() + 17));
   DecompressionBudget budget{1u << 20};
-  auto again = decode_record_batches(*r[1].bytes, budget);
+  auto again = decode_record_batches(served, budget);
   BOOST_REQUIRE(again.ok());  // still a valid batch: the CRC checks
   BOOST_TEST(again->front().header.base_offset == 15);
   BOOST_TEST(again->front().header.partition_leader_epoch == 0);
   BOOST_TEST(c.stats().hits == 1u);
+}
+
+// Two batches in one buffer, as two partitions of one Produce request arrive.
+struct SharedFrame {
+  std::shared_ptr<Bytes> frame;
+  std::vector<DecodedBatch> batches;
+  SharedSpan owner() const { return SharedSpan{frame, *frame}; }
+};
+
+SharedFrame two_in_one(int n1, int n2, size_t padding = 0) {
+  Built a = build(n1), b = build(n2);
+  SharedFrame f;
+  f.frame = std::make_shared<Bytes>(padding, 0);
+  f.frame->insert(f.frame->end(), a.wire->begin(), a.wire->end());
+  f.frame->insert(f.frame->end(), b.wire->begin(), b.wire->end());
+  DecompressionBudget budget{1u << 20};
+  const ByteSpan all(*f.frame);
+  auto da = decode_record_batches(all.subspan(padding, a.wire->size()), budget);
+  auto db = decode_record_batches(all.subspan(padding + a.wire->size()), budget);
+  BOOST_REQUIRE(da.ok() && db.ok());
+  f.batches.push_back(std::move(da->front()));
+  f.batches.push_back(std::move(db->front()));
+  return f;
+}
+
+bool points_into(const CachedBatch& c, const Bytes& buffer) {
+  return c.rest.bytes.data() >= buffer.data() && c.rest.bytes.data() + c.rest.bytes.size() <= buffer.data() + buffer.size();
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_is_served_from_the_buffer_it_arrived_in_byte_for_byte_as_a_copy_would_be) {
+  SharedFrame f = two_in_one(3, 4, 100);
+  BatchCache viewed(1 << 20), copied(1 << 20);
+  viewed.put("t", kP0, 10, f.batches[0], f.owner());
+  viewed.put("t", kP0, 13, f.batches[1], f.owner());
+  copied.put("t", kP0, 10, f.batches[0]);
+  copied.put("t", kP0, 13, f.batches[1]);
+  auto v = viewed.read("t", kP0, 10, 17, 17, 1 << 20);
+  auto c = copied.read("t", kP0, 10, 17, 17, 1 << 20);
+  BOOST_REQUIRE_EQUAL(v.size(), 2u);
+  BOOST_REQUIRE_EQUAL(c.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    BOOST_TEST(points_into(v[i], *f.frame));   // not copied
+    BOOST_TEST(!points_into(c[i], *f.frame));  // copied: no owner given
+    BOOST_TEST(v[i].to_bytes() == c[i].to_bytes());
+    BOOST_TEST(v[i].size() == f.batches[i].wire.size());
+  }
+  BOOST_TEST(base_of(v[1]) == 13);
+  // The producer's frame is not patched: its batches still say base offset 0.
+  BOOST_TEST(f.batches[1].wire[7] == 0);
+  DecompressionBudget budget{1u << 20};
+  auto again = decode_record_batches(v[1].to_bytes(), budget);
+  BOOST_REQUIRE(again.ok());
+  BOOST_TEST(again->front().header.base_offset == 13);
+}
+
+BOOST_AUTO_TEST_CASE(a_buffer_is_charged_once_whole_until_its_last_batch_goes) {
+  SharedFrame f = two_in_one(2, 2, 1000);
+  const uint64_t frame = f.frame->size();
+  BatchCache c(1 << 20);
+  c.put("t", kP0, 0, f.batches[0], f.owner());
+  BOOST_TEST(c.bytes() == frame);  // the whole buffer stays alive, padding and all
+  c.put("t", PartitionId(1), 0, f.batches[1], f.owner());
+  BOOST_TEST(c.bytes() == frame);  // once
+  BOOST_TEST(c.batches() == 2u);
+  c.drop_partition("t", kP0);
+  BOOST_TEST(c.bytes() == frame);  // the other batch still holds it
+  c.drop_partition("t", PartitionId(1));
+  BOOST_TEST(c.bytes() == 0u);
+  // The frame is released with its last batch.
+  std::weak_ptr<Bytes> weak = f.frame;
+  {
+    BatchCache d(1 << 20);
+    d.put("t", kP0, 0, f.batches[0], f.owner());
+    f.frame.reset();
+    BOOST_TEST(!weak.expired());
+    d.drop_topic("t");
+    BOOST_TEST(weak.expired());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(buffers_count_against_the_bound_and_one_larger_than_it_is_not_held) {
+  SharedFrame f = two_in_one(2, 2, 5000);
+  const uint64_t frame = f.frame->size();
+  // Room for the batches but not for their buffer: copied instead.
+  BatchCache small(frame - 1);
+  small.put("t", kP0, 0, f.batches[0], f.owner());
+  auto r = small.read("t", kP0, 0, 2, 2, 1 << 20);
+  BOOST_REQUIRE_EQUAL(r.size(), 1u);
+  BOOST_TEST(!points_into(r[0], *f.frame));
+  BOOST_TEST(small.bytes() == f.batches[0].wire.size());
+  // Room for two buffers: a third evicts the oldest buffer's batches until it fits.
+  BatchCache c(2 * frame + frame / 2);
+  SharedFrame g = two_in_one(2, 2, 5000), h = two_in_one(2, 2, 5000);
+  c.put("t", kP0, 0, f.batches[0], f.owner());
+  c.put("t", kP0, 2, f.batches[1], f.owner());
+  c.put("t", kP0, 4, g.batches[0], g.owner());
+  c.put("t", kP0, 6, g.batches[1], g.owner());
+  BOOST_TEST(c.bytes() == 2 * frame);
+  c.put("t", kP0, 8, h.batches[0], h.owner());
+  BOOST_TEST(c.bytes() == 2 * frame);
+  BOOST_TEST(c.bytes() <= c.max_bytes());
+  BOOST_TEST(c.stats().evictions == 2u);  // both of f's batches, to free f
+  BOOST_TEST(c.read("t", kP0, 0, 10, 10, 1 << 20).empty());
+  BOOST_TEST(c.read("t", kP0, 4, 10, 10, 1 << 20).size() == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(a_gap_an_end_and_the_byte_budget_stop_a_read) {

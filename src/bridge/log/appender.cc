@@ -247,7 +247,7 @@ void Appender::sent(Queue& q, const std::vector<std::shared_ptr<AppendJob>>& job
     ProduceResult ok;
     ok.base_offset = job_base;
     ok.log_start_offset = p.log_start;
-    if (cache_ && job_base >= KafkaOffset(0) && !j->committed) cache_->put(p.topic, p.id, job_base(), j->batches.front());
+    if (cache_ && job_base >= KafkaOffset(0) && !j->committed) cache_->put(p.topic, p.id, job_base(), j->batches.front(), j->input);
     if (job_base >= KafkaOffset(0)) job_base += static_cast<int64_t>(j->mapped.messages.size());
     if (j->reserved)
       idempotence_.record(p.topic, p.id, j->header(), ok.base_offset, [cb = j->cb, ok] { cb(ok); });

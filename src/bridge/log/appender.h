@@ -40,7 +40,9 @@ inline constexpr uint64_t kMaxCoalescedSendBytes = 1u << 20;
 
 struct AppendJob {
   std::vector<kafka::DecodedBatch> batches;  // exactly one once validated
-  std::shared_ptr<const void> input;         // bytes the batch's views point into
+  // What keeps alive the bytes the batch's views point into, and all of them (the Produce request
+  // frame; the produced-batch cache refers to the batch there). bytes empty: not known.
+  SharedSpan input;
   MappedMessages mapped;
   uint64_t send_bytes = 0;  // Iggy message bytes (frame headers, payloads, user headers)
   uint64_t min_origin_us = 0, max_origin_us = 0;  // of the mapped messages

@@ -20,6 +20,7 @@ void put_be32(uint8_t* p, int32_t v) {
 constexpr size_t kBaseOffsetAt = 0;
 constexpr size_t kLeaderEpochAt = 12;
 constexpr size_t kMinBatchBytes = 61;
+static_assert(kMinBatchBytes > kCachedBatchHeadBytes);
 
 }  // namespace
 
@@ -33,24 +34,57 @@ bool BatchCache::cacheable(const kafka::DecodedBatch& batch) {
                      [&](const kafka::Record& r) { return batch.timestamp_of(r) > 0; });
 }
 
-void BatchCache::put(const std::string& topic, PartitionId partition, int64_t base, const kafka::DecodedBatch& batch) {
+Bytes CachedBatch::to_bytes() const {
+  Bytes out(head.bytes.begin(), head.bytes.end());
+  out.insert(out.end(), rest.bytes.begin(), rest.bytes.end());
+  return out;
+}
+
+void BatchCache::put(const std::string& topic, PartitionId partition, int64_t base, const kafka::DecodedBatch& batch,
+                     const SharedSpan& owner) {
   const uint64_t size = batch.wire.size();
   if (max_bytes_ == 0 || size > max_bytes_ || base < 0 || !cacheable(batch)) return;
-  evict_for(size);
-  auto bytes = std::make_shared<Bytes>(batch.wire.begin(), batch.wire.end());
-  put_be64(bytes->data() + kBaseOffsetAt, base);
-  put_be32(bytes->data() + kLeaderEpochAt, kPartitionLeaderEpoch);
+  const bool in_owner = owner.owner && !owner.bytes.empty() && owner.bytes.size() <= max_bytes_ &&
+                        batch.wire.data() >= owner.bytes.data() &&
+                        batch.wire.data() + size <= owner.bytes.data() + owner.bytes.size();
+  CachedBatch entry;
+  entry.base_offset = base;
+  entry.next_offset = base + static_cast<int64_t>(batch.records.size());
+  entry.put_seq = ++puts_;
+  Held buffer;
+  if (in_owner) {
+    // The producer's bytes stay where they arrived; only the patched head is new.
+    auto head = std::make_shared<std::array<uint8_t, kCachedBatchHeadBytes>>();
+    std::copy_n(batch.wire.begin(), kCachedBatchHeadBytes, head->begin());
+    put_be64(head->data() + kBaseOffsetAt, base);
+    put_be32(head->data() + kLeaderEpochAt, kPartitionLeaderEpoch);
+    entry.head = SharedSpan{head, ByteSpan(*head)};
+    entry.rest = SharedSpan{owner.owner, batch.wire.subspan(kCachedBatchHeadBytes)};
+    buffer.bytes = owner.bytes.size();
+  } else {
+    auto bytes = std::make_shared<Bytes>(batch.wire.begin(), batch.wire.end());
+    put_be64(bytes->data() + kBaseOffsetAt, base);
+    put_be32(bytes->data() + kLeaderEpochAt, kPartitionLeaderEpoch);
+    const ByteSpan all(*bytes);
+    entry.head = SharedSpan{bytes, all.first(kCachedBatchHeadBytes)};
+    entry.rest = SharedSpan{bytes, all.subspan(kCachedBatchHeadBytes)};
+    buffer.bytes = size;
+  }
   const Key key{topic, partition()};
   Partition& part = partitions_[key];
-  const int64_t next = base + static_cast<int64_t>(batch.records.size());
   // An entry overlapping the new one is stale (the partition was rewritten under us): drop it.
-  for (auto it = part.lower_bound(base); it != part.end() && it->first < next;) erase(part, it++);
+  for (auto it = part.lower_bound(base); it != part.end() && it->first < entry.next_offset;) erase(part, it++);
   if (auto it = part.lower_bound(base); it != part.begin() && std::prev(it)->second.next_offset > base)
     erase(part, std::prev(it));
-  part.emplace(base, CachedBatch{base, next, std::move(bytes)});
-  bytes_ += size;
+  Held& h = held_[entry.rest.owner.get()];
+  if (h.batches++ == 0) {
+    h.bytes = buffer.bytes;
+    bytes_ += h.bytes;
+  }
+  part.emplace(base, std::move(entry));
   ++live_;
-  fifo_.emplace_back(key, base);
+  fifo_.push_back(Put{key, base, puts_});
+  evict_to_bound(puts_);
 }
 
 std::vector<CachedBatch> BatchCache::read(const std::string& topic, PartitionId partition, int64_t offset, int64_t end,
@@ -79,8 +113,8 @@ std::vector<CachedBatch> BatchCache::read(const std::string& topic, PartitionId 
   for (; it != part.end(); ++it) {
     const CachedBatch& b = it->second;
     if (b.base_offset != expect || b.next_offset > end || b.next_offset <= offset) break;
-    if (!out.empty() && taken + b.bytes->size() > max_bytes) break;
-    taken += b.bytes->size();
+    if (!out.empty() && taken + b.size() > max_bytes) break;
+    taken += b.size();
     expect = b.next_offset;
     out.push_back(b);
   }
@@ -97,7 +131,7 @@ std::vector<CachedBatch> BatchCache::read(const std::string& topic, PartitionId 
 void BatchCache::drop_partition(const std::string& topic, PartitionId partition) {
   auto pit = partitions_.find(Key{topic, partition()});
   if (pit == partitions_.end()) return;
-  for (const auto& [base, b] : pit->second) bytes_ -= b.bytes->size();
+  for (const auto& [base, b] : pit->second) release(b);
   live_ -= pit->second.size();
   partitions_.erase(pit);
   ++stats_.invalidations;
@@ -105,7 +139,7 @@ void BatchCache::drop_partition(const std::string& topic, PartitionId partition)
 
 void BatchCache::drop_topic(const std::string& topic) {
   for (auto it = partitions_.lower_bound(Key{topic, INT32_MIN}); it != partitions_.end() && it->first.first == topic;) {
-    for (const auto& [base, b] : it->second) bytes_ -= b.bytes->size();
+    for (const auto& [base, b] : it->second) release(b);
     live_ -= it->second.size();
     it = partitions_.erase(it);
     ++stats_.invalidations;
@@ -113,30 +147,44 @@ void BatchCache::drop_topic(const std::string& topic) {
 }
 
 void BatchCache::erase(Partition& part, Partition::iterator it) {
-  bytes_ -= it->second.bytes->size();
+  release(it->second);
   --live_;
   part.erase(it);
 }
 
-void BatchCache::evict_for(uint64_t incoming) {
-  while (bytes_ + incoming > max_bytes_ && !fifo_.empty()) {
-    auto [key, base] = fifo_.front();
+void BatchCache::release(const CachedBatch& b) {
+  auto it = held_.find(b.rest.owner.get());
+  if (it == held_.end()) return;
+  if (--it->second.batches == 0) {
+    bytes_ -= it->second.bytes;
+    held_.erase(it);
+  }
+}
+
+// Drops the oldest batches until the buffers held fit the bound; never the one just put (its
+// buffer alone fits: put() checked).
+void BatchCache::evict_to_bound(uint64_t keep_seq) {
+  auto live_entry = [this](const Put& e) -> std::pair<Partition*, Partition::iterator> {
+    auto pit = partitions_.find(e.key);
+    if (pit == partitions_.end()) return {nullptr, {}};
+    auto it = pit->second.find(e.base);
+    if (it == pit->second.end() || it->second.put_seq != e.seq) return {nullptr, {}};
+    return {&pit->second, it};
+  };
+  while (bytes_ > max_bytes_ && !fifo_.empty() && fifo_.front().seq != keep_seq) {
+    Put e = std::move(fifo_.front());
     fifo_.pop_front();
-    auto pit = partitions_.find(key);
-    if (pit == partitions_.end()) continue;  // dropped since
-    auto it = pit->second.find(base);
-    if (it == pit->second.end()) continue;
-    erase(pit->second, it);
+    auto [part, it] = live_entry(e);
+    if (!part) continue;  // dropped since
+    erase(*part, it);
     ++stats_.evictions;
-    if (pit->second.empty()) partitions_.erase(pit);
+    if (part->empty()) partitions_.erase(e.key);
   }
   // Stale fifo entries (dropped partitions) would otherwise pile up while nothing is evicted.
   if (fifo_.size() > 2 * live_ + 1024) {
-    std::deque<std::pair<Key, int64_t>> live;
-    for (auto& e : fifo_) {
-      auto pit = partitions_.find(e.first);
-      if (pit != partitions_.end() && pit->second.count(e.second)) live.push_back(std::move(e));
-    }
+    std::deque<Put> live;
+    for (auto& e : fifo_)
+      if (live_entry(e).first) live.push_back(std::move(e));
     fifo_.swap(live);
   }
 }

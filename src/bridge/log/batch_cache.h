@@ -12,15 +12,23 @@
 // DeleteRecords, a deleted topic's partitions, and a partition whose high watermark is found
 // below a cached batch's end (purged or recreated in Iggy).
 //
+// Not copied: an entry refers to the batch in the buffer it arrived in (the Produce request frame,
+// `owner` of put()), with its first 16 bytes (base offset, length, leader epoch) patched in a
+// copy of their own. A frame stays alive while any of its batches is cached, so the cache charges
+// each frame it holds once, whole, and counts that against its bound; a frame larger than the
+// bound, or an unknown owner, makes put() copy the batch instead.
+//
 // Bounded by bytes ([limits] produced_batch_cache_bytes, 0 = off); the oldest batches go first.
 // Loop thread only.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/bytes.h"
@@ -29,10 +37,18 @@
 
 namespace kib::bridge {
 
+// v2 batch header bytes the cache patches: baseOffset (0..8), batchLength, partitionLeaderEpoch.
+inline constexpr size_t kCachedBatchHeadBytes = 16;
+
 struct CachedBatch {
   int64_t base_offset = 0;
   int64_t next_offset = 0;  // base_offset + record count
-  std::shared_ptr<const Bytes> bytes;
+  SharedSpan head;  // the batch's first kCachedBatchHeadBytes, patched
+  SharedSpan rest;  // the producer's bytes after them (a view into the buffer they arrived in)
+  uint64_t put_seq = 0;  // the cache's count of puts when it was put
+
+  size_t size() const { return head.bytes.size() + rest.bytes.size(); }
+  Bytes to_bytes() const;  // the batch as served, in one piece
 };
 
 struct BatchCacheStats {
@@ -52,7 +68,10 @@ class BatchCache {
   static bool cacheable(const kafka::DecodedBatch& batch);
 
   // Keeps `batch` (as received) for offsets [base, base + record count) of the partition.
-  void put(const std::string& topic, PartitionId partition, int64_t base, const kafka::DecodedBatch& batch);
+  // `owner`: the buffer `batch.wire` lies in and what keeps it alive (owner.bytes: all of it, what
+  // holding it costs); without one, or when it is larger than the bound, the batch is copied.
+  void put(const std::string& topic, PartitionId partition, int64_t base, const kafka::DecodedBatch& batch,
+           const SharedSpan& owner = {});
 
   // The cached batches from the one holding `offset` on, consecutive, each ending at or before
   // `end`, while their sizes stay within `max_bytes` (the first one whatever its size). Empty on
@@ -64,6 +83,7 @@ class BatchCache {
   void drop_partition(const std::string& topic, PartitionId partition);
   void drop_topic(const std::string& topic);
 
+  // What the cache keeps alive: the buffers its batches lie in, each counted once.
   uint64_t bytes() const { return bytes_; }
   uint64_t max_bytes() const { return max_bytes_; }
   size_t batches() const { return live_; }
@@ -72,15 +92,27 @@ class BatchCache {
  private:
   using Key = std::pair<std::string, int32_t>;
   using Partition = std::map<int64_t, CachedBatch>;  // by base offset
+  struct Held {
+    uint64_t bytes = 0;  // of the buffer
+    size_t batches = 0;  // cached batches in it
+  };
 
   void erase(Partition& part, Partition::iterator it);
-  void evict_for(uint64_t incoming);
+  void release(const CachedBatch& b);
+  void evict_to_bound(uint64_t keep_seq);
 
   uint64_t max_bytes_;
+  std::unordered_map<const void*, Held> held_;  // by the buffer's owner
   uint64_t bytes_ = 0;
   size_t live_ = 0;  // batches held
   std::map<Key, Partition> partitions_;
-  std::deque<std::pair<Key, int64_t>> fifo_;  // insertion order; stale entries are skipped
+  struct Put {
+    Key key;
+    int64_t base;
+    uint64_t seq;  // an entry whose batch was dropped (or replaced at its base) is stale, skipped
+  };
+  std::deque<Put> fifo_;  // insertion order
+  uint64_t puts_ = 0;
   BatchCacheStats stats_;
 };
 

@@ -103,7 +103,7 @@ Status PartitionLog::precheck_produce(const std::string& topic, PartitionId part
 // ---- produce: validate and map here, queue and send in the appender ------------------------------
 
 void PartitionLog::produce(const std::string& topic, PartitionId partition_id, std::vector<kafka::DecodedBatch> batches,
-                           std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb,
+                           SharedSpan input, int16_t acks, std::function<void(ProduceResult)> cb,
                            iggy::IggyPool* as) {
   Liveness in_call;  // alive until this call returns: a callback run before then is deferred
   cb = deferred_if_sync<ProduceResult>(std::move(cb), in_call.token());

@@ -64,11 +64,12 @@ class PartitionLog final : public TopicListener {
   PartitionLog& operator=(const PartitionLog&) = delete;
 
   // Appends one partition's batches (Produce v3+ rules: exactly one batch, see
-  // produce_validation.h). `input` keeps alive the bytes uncompressed batches point into. The
+  // produce_validation.h). `input` keeps alive the bytes the batches point into (input.bytes: all
+  // of them, the request frame; the produced-batch cache refers to the batches there). The
   // callback runs after Iggy acknowledged the append (whatever `acks`; acks=0 callers ignore it).
   // `as`: the Iggy identity the send runs as (LogBackend::send); nullptr: the bridge's.
   void produce(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
-               std::shared_ptr<const void> input, int16_t acks, std::function<void(ProduceResult)> cb,
+               SharedSpan input, int16_t acks, std::function<void(ProduceResult)> cb,
                iggy::IggyPool* as = nullptr);
 
   // What produce() would refuse for sure, from the catalog's cache alone, checked by the Produce

@@ -64,13 +64,16 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
       size_t take = 0, bytes = 0;
       for (const CachedBatch& b : read.cached) {
         if (stable >= KafkaOffset(0) && b.next_offset > stable()) break;
-        if (bytes + b.bytes->size() > budget && !(take == 0 && first_with_data)) break;
-        bytes += b.bytes->size();
+        if (bytes + b.size() > budget && !(take == 0 && first_with_data)) break;
+        bytes += b.size();
         ++take;
       }
       if (take == 0) continue;
       // Shared with the cache, not copied: the response is written from the cached buffers.
-      for (size_t k = 0; k < take; ++k) res.records.append(SharedSpan{read.cached[k].bytes, *read.cached[k].bytes});
+      for (size_t k = 0; k < take; ++k) {
+        res.records.append(read.cached[k].head);
+        res.records.append(read.cached[k].rest);
+      }
       first_with_data = false;
       remaining -= std::min(remaining, bytes);
       out.bytes += bytes;

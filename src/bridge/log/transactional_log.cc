@@ -51,7 +51,7 @@ void PartitionLog::append_committed(const std::string& topic, PartitionId partit
   cb = deferred_if_sync<ProduceResult>(std::move(cb), in_call.token());
   auto job = std::make_shared<AppendJob>();
   job->batches = std::move(batches);
-  job->input = std::move(input);
+  job->input = SharedSpan{std::move(input), {}};
   job->cb = std::move(cb);
   job->committed = true;
   lookup(topic, partition, [this, job, topic, partition](Result<TopicLimits> limits) {

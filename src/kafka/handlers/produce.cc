@@ -106,8 +106,10 @@ struct ProduceCall {
 // `identity`: the Iggy identity the appends run as, or the error every partition gets.
 void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer,
             const config::LimitsConfig& limits, Request&& req, const Result<bridge::IggyIdentityRef>& identity) {
-  // The log keeps the decoded request alive while it appends: uncompressed batches point into it.
+  // The log keeps the decoded request alive while it appends: uncompressed batches point into it
+  // (its records are views into the request frame, which the produced-batch cache then keeps).
   auto body = std::make_shared<msg::ProduceRequest>(req.decode<msg::ProduceRequest>());
+  const SharedSpan input{body, req.frame ? ByteSpan(*req.frame) : ByteSpan()};
   const int16_t version = req.header.api_version;
   // A partition entry is 8 bytes on the wire and 144 in memory once decoded and answered
   // (request + response structs): the request's decode budget pays for them first. A request
@@ -205,7 +207,7 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
       if (!decoded->empty() && decoded->front().header.is_transactional())
         txns.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, std::move(answered));
       else
-        log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, body->acks,
+        log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), input, body->acks,
                     std::move(answered), identity.value()->pool);
     }
   }
