@@ -108,25 +108,35 @@ class ByteReader {
   T le(const char* what = "integer") { return read_int<T>(what, !detail::kLittleHost); }
 
   // Kafka unsigned varint (at most 5 bytes for 32 bits).
+  // Record fields are one- or two-byte varints: read them inline, without a bounds check per
+  // byte, when the longest varint fits in what is left; anything else takes the general path.
   uint32_t uvarint(const char* what = "uvarint") {
-    uint32_t result = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-      uint8_t b = be<uint8_t>(what);
-      if (shift == 28 && (b & 0xF0) != 0) throw DecodeError(std::string(what) + ": varint overflows 32 bits");
-      result |= static_cast<uint32_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return result;
+    if (data_.size() - pos_ >= 5) {
+      const uint8_t* p = data_.data() + pos_;
+      if (p[0] < 0x80) {
+        ++pos_;
+        return p[0];
+      }
+      if (p[1] < 0x80) {
+        pos_ += 2;
+        return (p[0] & 0x7Fu) | (static_cast<uint32_t>(p[1]) << 7);
+      }
     }
-    throw DecodeError(std::string(what) + ": varint too long");
+    return uvarint_general(what);
   }
   uint64_t uvarlong(const char* what = "uvarlong") {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      uint8_t b = be<uint8_t>(what);
-      if (shift == 63 && (b & 0xFE) != 0) throw DecodeError(std::string(what) + ": varlong overflows 64 bits");
-      result |= static_cast<uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return result;
+    if (data_.size() - pos_ >= 10) {
+      const uint8_t* p = data_.data() + pos_;
+      if (p[0] < 0x80) {
+        ++pos_;
+        return p[0];
+      }
+      if (p[1] < 0x80) {
+        pos_ += 2;
+        return (p[0] & 0x7Fu) | (static_cast<uint64_t>(p[1]) << 7);
+      }
     }
-    throw DecodeError(std::string(what) + ": varlong too long");
+    return uvarlong_general(what);
   }
   int32_t varint(const char* what = "varint") { return zigzag_decode32(uvarint(what)); }
   int64_t varlong(const char* what = "varlong") { return zigzag_decode64(uvarlong(what)); }
@@ -180,6 +190,28 @@ class ByteReader {
       pos_ += sizeof(T);
       return detail::byteswap_if(v, swap);
     }
+  }
+
+  // The varint readers' byte-by-byte path: out of line, so their fast paths inline.
+  [[gnu::noinline]] uint32_t uvarint_general(const char* what) {
+    uint32_t result = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+      uint8_t b = be<uint8_t>(what);
+      if (shift == 28 && (b & 0xF0) != 0) throw DecodeError(std::string(what) + ": varint overflows 32 bits");
+      result |= static_cast<uint32_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return result;
+    }
+    throw DecodeError(std::string(what) + ": varint too long");
+  }
+  [[gnu::noinline]] uint64_t uvarlong_general(const char* what) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      uint8_t b = be<uint8_t>(what);
+      if (shift == 63 && (b & 0xFE) != 0) throw DecodeError(std::string(what) + ": varlong overflows 64 bits");
+      result |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return result;
+    }
+    throw DecodeError(std::string(what) + ": varlong too long");
   }
 
   ByteSpan data_;

@@ -663,14 +663,16 @@ Result<RequestFrame> encode_send_messages(const Identifier& s, const Identifier&
         for (const auto& m : messages) {
           const size_t frame_start = w.size();
           uint64_t ts = m.origin_timestamp_us ? m.origin_timestamp_us : now_us;
-          w.le<uint64_t>(0);  // checksum, patched below
-          w.le<uint64_t>(m.id.lo);
-          w.le<uint64_t>(m.id.hi);
-          w.le<uint32_t>(index++);
-          w.le<uint32_t>(static_cast<uint32_t>(ts - min_ts));
-          w.le<uint32_t>(static_cast<uint32_t>(m.user_headers.size()));
-          w.le<uint32_t>(static_cast<uint32_t>(m.payload.size()));
-          w.le<uint64_t>(0);  // reserved
+          // The message header in one piece (one append per message, not eight).
+          static_assert(kMessageHeaderSize == 48);
+          uint8_t header[kMessageHeaderSize] = {};  // checksum (patched below) and reserved stay 0
+          store_le<uint64_t>(header + 8, m.id.lo);
+          store_le<uint64_t>(header + 16, m.id.hi);
+          store_le<uint32_t>(header + 24, index++);
+          store_le<uint32_t>(header + 28, static_cast<uint32_t>(ts - min_ts));
+          store_le<uint32_t>(header + 32, static_cast<uint32_t>(m.user_headers.size()));
+          store_le<uint32_t>(header + 36, static_cast<uint32_t>(m.payload.size()));
+          w.bytes(header, sizeof header);
           w.bytes(m.payload);
           w.bytes(m.user_headers);
           uint64_t checksum = XXH3_64bits(w.data() + frame_start + 8, w.size() - frame_start - 8);

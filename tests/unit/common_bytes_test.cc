@@ -1,9 +1,11 @@
 // Fixed-position little-endian loads and stores (common/bytes.h), which the Iggy frame code uses
-// to read and patch headers in place: the byte order on the wire, independent of the host's.
+// to read and patch headers in place: the byte order on the wire, independent of the host's; and
+// ByteReader's varints.
 #include <boost/test/unit_test.hpp>
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "common/bytes.h"
 
@@ -31,6 +33,43 @@ BOOST_AUTO_TEST_CASE(store_le_writes_what_load_le_and_ByteReader_read_back) {
   ByteReader r(ByteSpan(b.data(), b.size()));
   BOOST_TEST(r.le<uint32_t>("u32") == 0xA1B2C3D4u);
   BOOST_TEST(r.le<uint64_t>("u64") == 0x0102030405060708ull);
+}
+
+// ByteReader reads one- and two-byte varints without a bounds check per byte when the longest
+// varint fits in what is left; the byte-by-byte path serves the rest. Both must agree.
+BOOST_AUTO_TEST_CASE(varints_read_back_whatever_is_left_after_them) {
+  const std::vector<uint64_t> values = {0, 1, 0x7F, 0x80, 0xFF, 0x3FFF, 0x4000, 0x1FFFFF, 0xFFFFFFF, 0xFFFFFFFFull,
+                                        0x7FFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFFull};
+  for (uint64_t v : values) {
+    for (size_t trailing = 0; trailing <= 10; ++trailing) {
+      ByteWriter w;
+      w.uvarlong(v);
+      const size_t encoded = w.size();
+      w.zeros(trailing);
+      {
+        ByteReader r(w.buffer());
+        BOOST_TEST(r.uvarlong("v") == v);
+        BOOST_TEST(r.remaining() == trailing);
+      }
+      if (v <= 0xFFFFFFFFull) {
+        ByteReader r(w.buffer());
+        BOOST_TEST(r.uvarint("v") == static_cast<uint32_t>(v));
+        BOOST_TEST(r.remaining() == trailing);
+      }
+      // Cut short: an error, whichever path reads it.
+      if (encoded > 1) {
+        ByteReader cut(ByteSpan(w.buffer()).first(encoded - 1));
+        BOOST_CHECK_THROW(cut.uvarlong("v"), DecodeError);
+      }
+    }
+  }
+  for (int32_t v : {0, -1, 1, 63, -64, 64, -65, 8191, -8192, 8192, INT32_MAX, INT32_MIN}) {
+    ByteWriter w;
+    w.varint(v);
+    w.zeros(8);
+    ByteReader r(w.buffer());
+    BOOST_TEST(r.varint("v") == v);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
