@@ -86,6 +86,28 @@ void store_le(uint8_t* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
+// Kafka unsigned varints written at `p`, which has room for the longest (5 and 10 bytes): the
+// number of bytes written. For encoders that assemble a few fields in a local block and append
+// it once.
+inline size_t put_uvarint(uint8_t* p, uint32_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = static_cast<uint8_t>(v);
+  return n;
+}
+inline size_t put_uvarlong(uint8_t* p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = static_cast<uint8_t>(v);
+  return n;
+}
+
 inline uint32_t zigzag_encode32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
 inline int32_t zigzag_decode32(uint32_t v) { return static_cast<int32_t>((v >> 1) ^ (~(v & 1) + 1)); }
 inline uint64_t zigzag_encode64(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
