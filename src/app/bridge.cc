@@ -306,7 +306,9 @@ Status Bridge::start() {
             .counter("kib_fetch_cache_evictions_total", "Batches evicted from the produced-batch cache for room.")
             .get();
     static metrics::Gauge& cache_bytes =
-        metrics::global().gauge("kib_fetch_cache_bytes", "Bytes of record batches in the produced-batch cache.").get();
+        metrics::global()
+            .gauge("kib_fetch_cache_bytes", "Bytes the produced-batch cache keeps alive (the request frames its batches lie in).")
+            .get();
     if (log_) {
       const bridge::BatchCacheStats& cs = log_->batch_cache().stats();
       cache_hits.mirror(static_cast<double>(cs.hits));
