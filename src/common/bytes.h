@@ -89,7 +89,9 @@ void store_le(uint8_t* p, T v) {
 // Kafka unsigned varints written at `p`, which has room for the longest (5 and 10 bytes): the
 // number of bytes written. For encoders that assemble a few fields in a local block and append
 // it once.
-inline size_t put_uvarint(uint8_t* p, uint32_t v) {
+template <typename U>
+size_t put_unsigned_varint(uint8_t* p, U v) {
+  static_assert(std::is_unsigned_v<U>);
   size_t n = 0;
   while (v >= 0x80) {
     p[n++] = static_cast<uint8_t>(v | 0x80);
@@ -98,15 +100,8 @@ inline size_t put_uvarint(uint8_t* p, uint32_t v) {
   p[n++] = static_cast<uint8_t>(v);
   return n;
 }
-inline size_t put_uvarlong(uint8_t* p, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    p[n++] = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  p[n++] = static_cast<uint8_t>(v);
-  return n;
-}
+inline size_t put_uvarint(uint8_t* p, uint32_t v) { return put_unsigned_varint(p, v); }
+inline size_t put_uvarlong(uint8_t* p, uint64_t v) { return put_unsigned_varint(p, v); }
 
 inline uint32_t zigzag_encode32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
 inline int32_t zigzag_decode32(uint32_t v) { return static_cast<int32_t>((v >> 1) ^ (~(v & 1) + 1)); }
@@ -133,32 +128,12 @@ class ByteReader {
   // Record fields are one- or two-byte varints: read them inline, without a bounds check per
   // byte, when the longest varint fits in what is left; anything else takes the general path.
   uint32_t uvarint(const char* what = "uvarint") {
-    if (data_.size() - pos_ >= 5) {
-      const uint8_t* p = data_.data() + pos_;
-      if (p[0] < 0x80) {
-        ++pos_;
-        return p[0];
-      }
-      if (p[1] < 0x80) {
-        pos_ += 2;
-        return (p[0] & 0x7Fu) | (static_cast<uint32_t>(p[1]) << 7);
-      }
-    }
-    return uvarint_general(what);
+    uint32_t v;
+    return short_varint(v) ? v : varint_general<uint32_t>(what);
   }
   uint64_t uvarlong(const char* what = "uvarlong") {
-    if (data_.size() - pos_ >= 10) {
-      const uint8_t* p = data_.data() + pos_;
-      if (p[0] < 0x80) {
-        ++pos_;
-        return p[0];
-      }
-      if (p[1] < 0x80) {
-        pos_ += 2;
-        return (p[0] & 0x7Fu) | (static_cast<uint64_t>(p[1]) << 7);
-      }
-    }
-    return uvarlong_general(what);
+    uint64_t v;
+    return short_varint(v) ? v : varint_general<uint64_t>(what);
   }
   int32_t varint(const char* what = "varint") { return zigzag_decode32(uvarint(what)); }
   int64_t varlong(const char* what = "varlong") { return zigzag_decode64(uvarlong(what)); }
@@ -214,26 +189,38 @@ class ByteReader {
     }
   }
 
-  // The varint readers' byte-by-byte path: out of line, so their fast paths inline.
-  [[gnu::noinline]] uint32_t uvarint_general(const char* what) {
-    uint32_t result = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-      uint8_t b = be<uint8_t>(what);
-      if (shift == 28 && (b & 0xF0) != 0) throw DecodeError(std::string(what) + ": varint overflows 32 bits");
-      result |= static_cast<uint32_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return result;
+  // A one- or two-byte varint, read without a bounds check per byte, when the longest varint of
+  // U fits in what is left; false (nothing read) otherwise.
+  template <typename U>
+  bool short_varint(U& out) {
+    constexpr size_t kLongest = sizeof(U) == 4 ? 5 : 10;
+    if (data_.size() - pos_ < kLongest) return false;
+    const uint8_t* p = data_.data() + pos_;
+    if (p[0] < 0x80) {
+      out = p[0];
+      ++pos_;
+      return true;
     }
-    throw DecodeError(std::string(what) + ": varint too long");
+    if (p[1] >= 0x80) return false;
+    out = static_cast<U>((p[0] & 0x7Fu) | (static_cast<U>(p[1]) << 7));
+    pos_ += 2;
+    return true;
   }
-  [[gnu::noinline]] uint64_t uvarlong_general(const char* what) {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
+  // The byte-by-byte path: out of line, so the short path inlines.
+  template <typename U>
+  [[gnu::noinline]] U varint_general(const char* what) {
+    constexpr int kBits = 8 * sizeof(U);
+    constexpr int kLastShift = (kBits - 1) / 7 * 7;          // 28 for 32 bits, 63 for 64
+    constexpr uint8_t kLastMask = static_cast<uint8_t>(0xFF << (kBits - kLastShift));  // bits past U
+    U result = 0;
+    for (int shift = 0; shift <= kLastShift; shift += 7) {
       uint8_t b = be<uint8_t>(what);
-      if (shift == 63 && (b & 0xFE) != 0) throw DecodeError(std::string(what) + ": varlong overflows 64 bits");
-      result |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if (shift == kLastShift && (b & kLastMask) != 0)
+        throw DecodeError(std::string(what) + (kBits == 32 ? ": varint overflows 32 bits" : ": varlong overflows 64 bits"));
+      result |= static_cast<U>(b & 0x7F) << shift;
       if ((b & 0x80) == 0) return result;
     }
-    throw DecodeError(std::string(what) + ": varlong too long");
+    throw DecodeError(std::string(what) + (kBits == 32 ? ": varint too long" : ": varlong too long"));
   }
 
   ByteSpan data_;
