@@ -2,6 +2,7 @@
 // bridge's own record codec; tests/system/test_batch_cache.py checks the same against Iggy.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,9 +25,12 @@ struct Built {
   DecodedBatch batch;
 };
 
-Built build(int n, BatchSettings s = {}, int64_t ts = 1'700'000'000'000) {
+Built build(int n, BatchSettings s = {}, int64_t ts = 1'700'000'000'000, size_t value_bytes = 0) {
   std::vector<std::string> values;
-  for (int i = 0; i < n; ++i) values.push_back("v" + std::to_string(i));
+  for (int i = 0; i < n; ++i) {
+    values.push_back("v" + std::to_string(i));
+    values.back().resize(std::max(values.back().size(), value_bytes), 'x');
+  }
   std::vector<RecordToEncode> recs;
   for (int i = 0; i < n; ++i) {
     RecordToEncode r;
@@ -88,8 +92,9 @@ struct SharedFrame {
   SharedSpan owner() const { return SharedSpan{frame, *frame}; }
 };
 
-SharedFrame two_in_one(int n1, int n2, size_t padding = 0) {
-  Built a = build(n1), b = build(n2);
+// Batches of at least 4 KiB: smaller ones are copied, whatever their owner.
+SharedFrame two_in_one(int n1, int n2, size_t padding = 0, size_t value_bytes = 2500) {
+  Built a = build(n1, {}, 1'700'000'000'000, value_bytes), b = build(n2, {}, 1'700'000'000'000, value_bytes);
   SharedFrame f;
   f.frame = std::make_shared<Bytes>(padding, 0);
   f.frame->insert(f.frame->end(), a.wire->begin(), a.wire->end());
@@ -132,6 +137,17 @@ BOOST_AUTO_TEST_CASE(a_batch_is_served_from_the_buffer_it_arrived_in_byte_for_by
   auto again = decode_record_batches(v[1].to_bytes(), budget);
   BOOST_REQUIRE(again.ok());
   BOOST_TEST(again->front().header.base_offset == 13);
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_under_4_KiB_is_copied_whatever_its_owner) {
+  SharedFrame f = two_in_one(2, 2, 0, 10);
+  BOOST_REQUIRE(f.batches[0].wire.size() < 4096);
+  BatchCache c(1 << 20);
+  c.put("t", kP0, 0, f.batches[0], f.owner());
+  auto r = c.read("t", kP0, 0, 2, 2, 1 << 20);
+  BOOST_REQUIRE_EQUAL(r.size(), 1u);
+  BOOST_TEST(!points_into(r[0], *f.frame));
+  BOOST_TEST(c.bytes() == f.batches[0].wire.size());  // the copy, not the frame
 }
 
 BOOST_AUTO_TEST_CASE(a_buffer_is_charged_once_whole_until_its_last_batch_goes) {

@@ -21,6 +21,7 @@ constexpr size_t kBaseOffsetAt = 0;
 constexpr size_t kLeaderEpochAt = 12;
 constexpr size_t kMinBatchBytes = 61;
 static_assert(kMinBatchBytes > kCachedBatchHeadBytes);
+constexpr size_t kMinReferencedBatchBytes = 4096;
 
 }  // namespace
 
@@ -44,7 +45,9 @@ void BatchCache::put(const std::string& topic, PartitionId partition, int64_t ba
                      const SharedSpan& owner) {
   const uint64_t size = batch.wire.size();
   if (max_bytes_ == 0 || size > max_bytes_ || base < 0 || !cacheable(batch)) return;
-  const bool in_owner = owner.owner && !owner.bytes.empty() && owner.bytes.size() <= max_bytes_ &&
+  // Small batches are copied: a reference costs more than their bytes (the patched head, and the
+  // request it keeps alive), and many small entries would hold far more than the bound counts.
+  const bool in_owner = size >= kMinReferencedBatchBytes && owner.owner && owner.bytes.size() <= max_bytes_ &&
                         batch.wire.data() >= owner.bytes.data() &&
                         batch.wire.data() + size <= owner.bytes.data() + owner.bytes.size();
   CachedBatch entry;

@@ -15,8 +15,8 @@
 // Not copied: an entry refers to the batch in the buffer it arrived in (the Produce request frame,
 // `owner` of put()), with its first 16 bytes (base offset, length, leader epoch) patched in a
 // copy of their own. A frame stays alive while any of its batches is cached, so the cache charges
-// each frame it holds once, whole, and counts that against its bound; a frame larger than the
-// bound, or an unknown owner, makes put() copy the batch instead.
+// each frame it holds once, whole, and counts that against its bound; a batch under 4 KiB, a
+// frame larger than the bound, or an unknown owner makes put() copy the batch instead.
 //
 // Bounded by bytes ([limits] produced_batch_cache_bytes, 0 = off); the oldest batches go first.
 // Loop thread only.
@@ -69,7 +69,8 @@ class BatchCache {
 
   // Keeps `batch` (as received) for offsets [base, base + record count) of the partition.
   // `owner`: the buffer `batch.wire` lies in and what keeps it alive (owner.bytes: all of it, what
-  // holding it costs); without one, or when it is larger than the bound, the batch is copied.
+  // holding it costs); without one, when it is larger than the bound, or for a batch under
+  // 4 KiB, the batch is copied.
   void put(const std::string& topic, PartitionId partition, int64_t base, const kafka::DecodedBatch& batch,
            const SharedSpan& owner = {});
 
