@@ -293,7 +293,7 @@ void RecordBatchBuilder::write_record(ByteWriter& w, const RecordToEncode& recor
     body += varint_size(checked_length(h.key.size(), "header key")) + h.key.size() + nullable_size(h.value);
   // The fields around the key and the value go through a local block, appended once (a varint
   // appended byte by byte was the fetch path's largest cost for small records).
-  uint8_t block[5 + 1 + 10 + 5 + 5];
+  uint8_t block[5 + 1 + 10 + 5 + 5 + 5];  // length, attributes, deltas, key and value lengths
   size_t n = put_uvarint(block, zigzag_encode32(checked_length(body, "record")));
   block[n++] = 0;  // record attributes: unused in v2
   n += put_uvarlong(block + n, zigzag_encode64(timestamp_delta));
