@@ -238,14 +238,8 @@ class ByteWriter {
   template <typename T>
   void le(T v) { write_int(v, !detail::kLittleHost); }
 
-  void uvarint(uint32_t v) {
-    while (v >= 0x80) { buf_.push_back(static_cast<uint8_t>(v | 0x80)); v >>= 7; }
-    buf_.push_back(static_cast<uint8_t>(v));
-  }
-  void uvarlong(uint64_t v) {
-    while (v >= 0x80) { buf_.push_back(static_cast<uint8_t>(v | 0x80)); v >>= 7; }
-    buf_.push_back(static_cast<uint8_t>(v));
-  }
+  void uvarint(uint32_t v) { unsigned_varint(v); }
+  void uvarlong(uint64_t v) { unsigned_varint(v); }
   void varint(int32_t v) { uvarint(zigzag_encode32(v)); }
   void varlong(int64_t v) { uvarlong(zigzag_encode64(v)); }
 
@@ -296,6 +290,12 @@ class ByteWriter {
   void patch_le(size_t at, T v) { patch(at, detail::byteswap_if(v, !detail::kLittleHost)); }
 
  private:
+  template <typename U>
+  void unsigned_varint(U v) {
+    if (v < 0x80) return buf_.push_back(static_cast<uint8_t>(v));
+    uint8_t encoded[10];
+    bytes(encoded, put_unsigned_varint(encoded, v));
+  }
   template <typename T>
   void write_int(T v, bool swap) {
     if constexpr (std::is_floating_point_v<T>) {
