@@ -23,6 +23,12 @@ constexpr size_t kMinBatchBytes = 61;
 static_assert(kMinBatchBytes > kCachedBatchHeadBytes);
 constexpr size_t kMinReferencedBatchBytes = 4096;
 
+// What the cache changes in a batch it serves: the base offset Iggy gave it and the leader epoch.
+void patch_head(uint8_t* batch, int64_t base) {
+  put_be64(batch + kBaseOffsetAt, base);
+  put_be32(batch + kLeaderEpochAt, kPartitionLeaderEpoch);
+}
+
 }  // namespace
 
 bool BatchCache::cacheable(const kafka::DecodedBatch& batch) {
@@ -54,24 +60,22 @@ void BatchCache::put(const std::string& topic, PartitionId partition, int64_t ba
   entry.base_offset = base;
   entry.next_offset = base + static_cast<int64_t>(batch.records.size());
   entry.put_seq = ++puts_;
-  Held buffer;
+  uint64_t buffer_bytes = 0;  // what holding the buffer the entry refers to costs
   if (in_owner) {
     // The producer's bytes stay where they arrived; only the patched head is new.
     auto head = std::make_shared<std::array<uint8_t, kCachedBatchHeadBytes>>();
     std::copy_n(batch.wire.begin(), kCachedBatchHeadBytes, head->begin());
-    put_be64(head->data() + kBaseOffsetAt, base);
-    put_be32(head->data() + kLeaderEpochAt, kPartitionLeaderEpoch);
+    patch_head(head->data(), base);
     entry.head = SharedSpan{head, ByteSpan(*head)};
     entry.rest = SharedSpan{owner.owner, batch.wire.subspan(kCachedBatchHeadBytes)};
-    buffer.bytes = owner.bytes.size();
+    buffer_bytes = owner.bytes.size();
   } else {
     auto bytes = std::make_shared<Bytes>(batch.wire.begin(), batch.wire.end());
-    put_be64(bytes->data() + kBaseOffsetAt, base);
-    put_be32(bytes->data() + kLeaderEpochAt, kPartitionLeaderEpoch);
+    patch_head(bytes->data(), base);
     const ByteSpan all(*bytes);
     entry.head = SharedSpan{bytes, all.first(kCachedBatchHeadBytes)};
     entry.rest = SharedSpan{bytes, all.subspan(kCachedBatchHeadBytes)};
-    buffer.bytes = size;
+    buffer_bytes = size;
   }
   const Key key{topic, partition()};
   Partition& part = partitions_[key];
@@ -81,7 +85,7 @@ void BatchCache::put(const std::string& topic, PartitionId partition, int64_t ba
     erase(part, std::prev(it));
   Held& h = held_[entry.rest.owner.get()];
   if (h.batches++ == 0) {
-    h.bytes = buffer.bytes;
+    h.bytes = buffer_bytes;
     bytes_ += h.bytes;
   }
   part.emplace(base, std::move(entry));
