@@ -221,6 +221,15 @@ std::optional<SecurityProtocol> parse_security_protocol(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view metrics_labels_name(HttpConfig::MetricsLabels m) {
+  switch (m) {
+    case HttpConfig::MetricsLabels::kFull: return "full";
+    case HttpConfig::MetricsLabels::kRedacted: return "redacted";
+    case HttpConfig::MetricsLabels::kAuto: break;
+  }
+  return "auto";
+}
+
 std::string_view client_auth_name(TlsConfig::ClientAuth a) {
   switch (a) {
     case TlsConfig::ClientAuth::kNone: return "none";
@@ -318,6 +327,8 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("max_connections", c.limits.max_connections, 1, 1000000);
     s.integer("idle_timeout_ms", c.limits.idle_timeout_ms, 0, kMaxU);
     s.integer("max_pending_response_bytes", c.limits.max_pending_response_bytes, 1024, kMaxU);
+    s.integer("max_pending_response_bytes_total", c.limits.max_pending_response_bytes_total, 1024, kMaxU);
+    s.integer("max_response_bytes", c.limits.max_response_bytes, 65536, 1LL << 31);
     s.integer("max_inflight_requests", c.limits.max_inflight_requests, 1, 100000);
     s.integer("max_inflight_request_bytes", c.limits.max_inflight_request_bytes, 1024, kMaxU);
     s.integer("max_decompressed_bytes_per_request", c.limits.max_decompressed_bytes_per_request, 1024, 1LL << 34);
@@ -398,6 +409,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     }
     s.integer("connections_max_reauth_ms", c.sasl.connections_max_reauth_ms, 0, kMaxU);
     s.integer("scram_iterations", c.sasl.scram_iterations, SaslConfig::kMinIterations, SaslConfig::kMaxIterations);
+    s.integer("max_pending_password_checks", c.sasl.max_pending_password_checks, 1, 100000);
     s.finish();
   }
   {
@@ -469,6 +481,13 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     Section s(table("http"), "http", errors);
     s.str("listen", c.http.listen);
     s.integer("max_connections_per_ip", c.http.max_connections_per_ip, 1, HttpConfig::kMaxConnections);
+    std::string labels(metrics_labels_name(c.http.metrics_labels));
+    s.str("metrics_labels", labels);
+    if (labels == "auto") c.http.metrics_labels = HttpConfig::MetricsLabels::kAuto;
+    else if (labels == "full") c.http.metrics_labels = HttpConfig::MetricsLabels::kFull;
+    else if (labels == "redacted") c.http.metrics_labels = HttpConfig::MetricsLabels::kRedacted;
+    else s.bad("metrics_labels", "must be one of auto, full, redacted");
+    s.str("metrics_bearer_token_file", c.http.metrics_bearer_token_file);
     if (!c.http.listen.empty()) {
       auto hp = parse_host_port(c.http.listen);
       if (!hp) s.bad("listen", hp.error().message);
@@ -545,6 +564,8 @@ std::string render_config(const Config& c) {
      << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
      << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
      << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes
+     << "\nmax_pending_response_bytes_total = " << c.limits.max_pending_response_bytes_total
+     << "\nmax_response_bytes = " << c.limits.max_response_bytes
      << "\nmax_inflight_requests = " << c.limits.max_inflight_requests
      << "\nmax_inflight_request_bytes = " << c.limits.max_inflight_request_bytes
      << "\nmax_decompressed_bytes_per_request = " << c.limits.max_decompressed_bytes_per_request
@@ -569,7 +590,8 @@ std::string render_config(const Config& c) {
      << "\nprincipal_mapping_rules = " << q(c.tls.principal_mapping_rules) << "\n\n[sasl]\nenabled_mechanisms = [";
   for (size_t i = 0; i < c.sasl.enabled_mechanisms.size(); ++i) os << (i ? ", " : "") << q(c.sasl.enabled_mechanisms[i]);
   os << "]\nconnections_max_reauth_ms = " << c.sasl.connections_max_reauth_ms
-     << "\nscram_iterations = " << c.sasl.scram_iterations << "\n\n[iggy]\naddress = "
+     << "\nscram_iterations = " << c.sasl.scram_iterations
+     << "\nmax_pending_password_checks = " << c.sasl.max_pending_password_checks << "\n\n[iggy]\naddress = "
      << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
      << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
      << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size
@@ -584,7 +606,8 @@ std::string render_config(const Config& c) {
      << "\nsync_iggy_permissions = " << (c.principals.sync_iggy_permissions ? "true" : "false")
      << "\n\n[state]\npath = " << q(c.state.path) << "\n\n[log]\nlevel = " << q(c.log.level)
      << "\n\n[http]\nlisten = " << q(c.http.listen) << "\nmax_connections_per_ip = " << c.http.max_connections_per_ip
-     << "\n";
+     << "\nmetrics_labels = " << q(std::string(metrics_labels_name(c.http.metrics_labels)))
+     << "\nmetrics_bearer_token_file = " << q(c.http.metrics_bearer_token_file) << "\n";
   os << "\n[authorization]\nenabled = " << (c.authorization.enabled ? "true" : "false") << "\nsuper_users = [";
   for (size_t i = 0; i < c.authorization.super_users.size(); ++i)
     os << (i ? ", " : "") << q(c.authorization.super_users[i]);

@@ -93,7 +93,18 @@ struct LimitsConfig {
   uint64_t max_frame_bytes = 64u << 20;
   uint32_t max_connections = 10000;
   uint64_t idle_timeout_ms = 600000;
-  uint64_t max_pending_response_bytes = 64u << 20;
+  // Answers not yet taken by the client, per connection, counted at what they cost in memory
+  // (buffers, vectors, write requests), not only their bytes: past it the connection is not
+  // read. A connection with nothing unanswered may always take one request, so one answer
+  // larger than the bound (a Fetch) still goes out.
+  uint64_t max_pending_response_bytes = 4u << 20;
+  // The same summed over every connection: past it, no connection that already has answers
+  // waiting is read (one that has none still gets one request at a time).
+  uint64_t max_pending_response_bytes_total = 64u << 20;
+  // What one answer of a request that fans out per entry (DescribeConfigs, ListOffsets,
+  // OffsetFetch, DescribeProducers, DescribeTopicPartitions, DescribeGroups, ListTransactions,
+  // DescribeAcls) may take, estimated while it is built: past it the request is refused.
+  uint64_t max_response_bytes = 64u << 20;
   uint32_t max_inflight_requests = 1000;
   // Reading pauses past it (a frame larger than it completes once nothing else is unanswered):
   // what a client pipelining Produce requests makes the bridge hold, the bulk of its peak RSS.
@@ -146,6 +157,9 @@ struct SaslConfig {
   std::vector<std::string> enabled_mechanisms{"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"};
   uint64_t connections_max_reauth_ms = 0;  // 0: sessions do not expire (KIP-368)
   int32_t scram_iterations = 8192;
+  // PLAIN passwords waiting to be hashed or being hashed on the thread pool, over every
+  // connection (each connection has at most one); past it an attempt fails at once.
+  uint32_t max_pending_password_checks = 16;
 };
 
 // [authorization]: Kafka's StandardAuthorizer (docs/security.md "Authorization").
@@ -192,7 +206,16 @@ struct HttpConfig {
   static constexpr uint32_t kMaxConnections = 64;
   std::string listen = "127.0.0.1:9644";
   uint32_t max_connections_per_ip = 8;  // of the listener's kMaxConnections
+  // Whether /metrics names groups, topics and transactional ids in its labels: kFull names
+  // them, kRedacted drops those labels (samples summed), kAuto names them only where the
+  // listener is a loopback address or a bearer token is required.
+  enum class MetricsLabels { kAuto, kFull, kRedacted };
+  MetricsLabels metrics_labels = MetricsLabels::kAuto;
+  // A file holding the token /metrics requires as "Authorization: Bearer <token>"; "" = none.
+  // /healthz and /readyz never ask for it.
+  std::string metrics_bearer_token_file;
 };
+std::string_view metrics_labels_name(HttpConfig::MetricsLabels m);  // "auto"
 
 struct Config {
   KafkaConfig kafka;
