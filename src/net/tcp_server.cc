@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "common/guard.h"
@@ -16,11 +19,17 @@ uint64_t now_ms(uv_loop_t* loop) { return uv_now(loop); }
 
 AcceptLimits accept_limits(const ServerLimits& l) { return {l.max_connections, l.max_connections_per_ip}; }
 
-struct WriteReq {
-  uv_write_t req;
-  OutFrame data;  // keeps the buffers (and the shared spans' owners) alive until written
-  Connection* conn;
-};
+// Small answers queued behind a write are copied into one buffer of at most this many bytes;
+// larger ones (and Fetch answers that refer to shared record batches) keep their own.
+constexpr size_t kCoalesceBytes = 64 * 1024;
+constexpr size_t kCoalesceAnswerBytes = 4 * 1024;
+// Buffers one write takes (libuv writes more than IOV_MAX in several system calls itself; this
+// bounds one write request's own array).
+constexpr size_t kMaxWritePieces = 1024;
+// The allocator's headers, the deque's share and the frame's own fields, per queued answer.
+constexpr size_t kAnswerOverhead = 64;
+// How often the total bound's warning may be logged.
+constexpr uint64_t kTotalWarningEveryMs = 10000;
 
 // close_after_responses(): once the last answer is written the connection stays open, reading
 // nothing, [limits] failed_authentication_delay_ms before it closes: Kafka's
@@ -36,6 +45,25 @@ struct DelayedClose {
 
 }  // namespace
 
+// The one write in flight: the frames it writes (kept alive until the socket took them) and the
+// buffers pointing into them.
+struct Connection::WriteReq {
+  uv_write_t req;
+  std::vector<OutFrame> frames;
+  std::vector<uv_buf_t> bufs;
+  Connection* conn = nullptr;
+};
+
+size_t OutFrame::memory_cost() const {
+  return head.capacity() + shared.capacity() * sizeof(ByteWriter::SharedAt) + (size_ - head.size()) + kAnswerOverhead;
+}
+
+void OutFrame::append(const OutFrame& small) {
+  if (!shared.empty() || !small.shared.empty()) throw std::logic_error("OutFrame::append: shared pieces");
+  head.insert(head.end(), small.head.begin(), small.head.end());
+  size_ = head.size();
+}
+
 Connection::Connection(TcpServer& server, uint64_t id) : server_(server), id_(id), handle_(new uv_tcp_t) {
   uv_tcp_init(server_.loop_, handle_);
   handle_->data = this;
@@ -43,10 +71,29 @@ Connection::Connection(TcpServer& server, uint64_t id) : server_(server), id_(id
 
 Connection::~Connection() = default;
 
+uv_loop_t* Connection::loop() const { return server_.loop_; }
+
+bool Connection::peer_gone() const {
+  if (closing_) return true;
+  uv_os_fd_t fd;
+  if (reading_ || uv_fileno(reinterpret_cast<const uv_handle_t*>(handle_), &fd) != 0) return false;
+  uint8_t b;
+  const ssize_t n = ::recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 const TlsPeer* Connection::tls_peer() const { return tls_ && tls_->established() ? &tls_->peer() : nullptr; }
 
 size_t Connection::buffered_bytes() const {
   return pending_in_.size() - pending_off_ + (tls_ ? tls_->buffered() : 0);
+}
+
+void Connection::set_authenticated(bool yes) {
+  // A re-authentication (KIP-368) starting: it must complete within authentication_timeout_ms.
+  if (!yes && authenticated_) reauthentication_started_ms_ = now_ms(server_.loop_);
+  authenticated_ = yes;
+  if (yes) was_authenticated_ = true;
+  // Reading follows when the request that changed it is answered (flush()).
 }
 
 void Connection::start() {
@@ -60,12 +107,24 @@ void Connection::start() {
 // one count against max_inflight_requests (they hold a slot) and their responses against
 // max_pending_response_bytes. The bytes bound is waived while nothing is unanswered, so a
 // frame within max_frame_bytes can always be completed (even after SIGHUP lowered the bound).
-bool Connection::can_take_more() const {
+//
+// Before authentication a connection holds one request at a time, as Kafka's do (a channel is
+// muted until its answer is sent): the next is read once the last answer was written. A client
+// that does not read its answers stops being read once they cost max_pending_response_bytes, or
+// once every connection's together cost max_pending_response_bytes_total.
+Connection::Hold Connection::hold() const {
   const ServerLimits& l = server_.limits_;
-  return !closing_ && !closing_after_responses_ && !server_.shutting_down_ && slots_.size() < l.max_inflight_requests &&
-         pending_response_bytes() <= l.max_pending_response_bytes &&
-         (slots_.empty() || inflight_request_bytes_ < l.max_inflight_request_bytes);
+  if (closing_ || closing_after_responses_ || server_.shutting_down_) return Hold::kClosing;
+  const uint64_t pending = pending_response_cost();
+  if (!authenticated_ && (!slots_.empty() || pending != 0)) return Hold::kUnauthenticated;
+  if (slots_.size() >= l.max_inflight_requests) return Hold::kRequests;
+  if (pending != 0 && pending > l.max_pending_response_bytes) return Hold::kPending;
+  if (pending != 0 && server_.pending_cost_total_ > l.max_pending_response_bytes_total) return Hold::kPendingTotal;
+  if (!slots_.empty() && inflight_request_bytes_ >= l.max_inflight_request_bytes) return Hold::kRequestBytes;
+  return Hold::kNone;
 }
+
+bool Connection::can_take_more() const { return hold() == Hold::kNone; }
 
 bool Connection::input_waiting() const {
   return pending_off_ < pending_in_.size() || (tls_ && tls_->input_ready());
@@ -73,9 +132,36 @@ bool Connection::input_waiting() const {
 
 void Connection::update_reading() {
   // Frames left over from an earlier read (and, on TLS, records not yet decrypted) are parsed
-  // before the socket is read again.
-  if (!parsing_ && !in_tls_input_ && input_waiting() && can_take_more()) drain_buffered();
-  bool want = can_take_more() && !input_waiting();
+  // before the socket is read again. An answer written at once (the socket took it) frees the
+  // bound that stopped the parse, so this goes on while it makes progress.
+  while (!parsing_ && !in_tls_input_ && input_waiting() && can_take_more()) {
+    const size_t before = buffered_bytes();
+    drain_buffered();
+    if (closing_ || buffered_bytes() == before) break;
+  }
+  const Hold why = hold();
+  if (why == Hold::kPending && !paused_pending_) {
+    paused_pending_ = true;
+    ++server_.read_pauses_pending_;
+    spdlog::debug("conn={} peer={} not read: {} bytes of answers its client has not taken (max_pending_response_bytes {})",
+                  id_, peer_, pending_response_cost(), server_.limits_.max_pending_response_bytes);
+  } else if (why != Hold::kPending) {
+    paused_pending_ = false;
+  }
+  if (why != Hold::kPendingTotal) paused_total_ = false;
+  if (why == Hold::kPendingTotal && !paused_total_) {
+    paused_total_ = true;
+    ++server_.read_pauses_pending_total_;
+    server_.held_by_total_.emplace(id_, weak_from_this());
+    const uint64_t now = now_ms(server_.loop_);
+    if (server_.total_warned_ms_ == 0 || now - server_.total_warned_ms_ >= kTotalWarningEveryMs) {
+      server_.total_warned_ms_ = now;
+      spdlog::warn("{} bytes of answers pending in all connections pass max_pending_response_bytes_total ({}): "
+                   "connections whose clients do not take their answers are not read (conn={} peer={} among them)",
+                   server_.pending_cost_total_, server_.limits_.max_pending_response_bytes_total, id_, peer_);
+    }
+  }
+  bool want = why == Hold::kNone && !input_waiting();
   if (want == reading_) return;
   reading_ = want;
   // The deadline of a frame being received runs only while the bridge reads: a frame paused
@@ -110,6 +196,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     // read again until it has been (input_waiting()).
     tls_->feed(p, n);
     tls_input();
+    write_out();
     return update_reading();
   }
   size_t used = parse(p, n);
@@ -119,6 +206,8 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     pending_in_.assign(p + used, p + n);
     pending_off_ = 0;
   }
+  // Answers completed while parsing go out together.
+  write_out();
   update_reading();
 }
 
@@ -133,6 +222,7 @@ void Connection::drain_buffered() {
     }
   }
   if (tls_ && !closing_ && pending_off_ == pending_in_.size()) tls_input();
+  write_out();
 }
 
 void Connection::tls_input() {
@@ -187,6 +277,7 @@ void Connection::tls_input() {
 
 void Connection::send_tls_output() {
   if (tls_ && tls_->has_output()) send_raw(tls_->take_output());
+  if (!parsing_) write_out();
 }
 
 size_t Connection::parse(const uint8_t* p, size_t n) {
@@ -265,6 +356,13 @@ OutFrame::OutFrame(Bytes h, std::vector<ByteWriter::SharedAt> s) : head(std::mov
   }
 }
 
+void Connection::account(int64_t cost) {
+  const uint64_t bound = server_.limits_.max_pending_response_bytes_total;
+  const bool was_over = server_.pending_cost_total_ > bound;
+  server_.pending_cost_total_ = static_cast<uint64_t>(static_cast<int64_t>(server_.pending_cost_total_) + cost);
+  if (was_over && server_.pending_cost_total_ <= bound) server_.resume_held_by_total();
+}
+
 void Connection::complete(uint64_t seq, std::optional<OutFrame> framed) {
   if (closing_) return;
   if (seq < first_slot_seq_ || seq - first_slot_seq_ >= slots_.size()) {
@@ -279,7 +377,12 @@ void Connection::complete(uint64_t seq, std::optional<OutFrame> framed) {
   s.done = true;
   s.data = std::move(framed);
   ++done_slots_;
-  if (s.data) queued_response_bytes_ += s.data->size();
+  if (s.data) {
+    queued_response_bytes_ += s.data->size();
+    const size_t cost = s.data->memory_cost();
+    queued_response_cost_ += cost;
+    account(static_cast<int64_t>(cost));
+  }
   inflight_request_bytes_ -= s.request_bytes;
   flush();
 }
@@ -299,7 +402,12 @@ void Connection::flush() {
     slots_.pop_front();
     ++first_slot_seq_;
     --done_slots_;
-    if (data) queued_response_bytes_ -= data->size();
+    if (data) {
+      queued_response_bytes_ -= data->size();
+      const size_t cost = data->memory_cost();
+      queued_response_cost_ -= cost;
+      account(-static_cast<int64_t>(cost));
+    }
     if (!data || data->empty()) continue;
     if (tls_) {
       // Encrypted a chunk at a time, so that OpenSSL's buffer never holds a whole large
@@ -328,8 +436,12 @@ void Connection::flush() {
       return;
     }
   }
+  // Inside parse() (answers completed as their requests were read) the caller writes them all
+  // at once when it is done.
+  if (!parsing_) write_out();
+  if (closing_) return;
   update_reading();
-  if (server_.shutting_down_ && slots_.empty() && pending_write_bytes_ == 0) close("shutdown: drained");
+  if (server_.shutting_down_ && slots_.empty() && pending_write_bytes() == 0) close("shutdown: drained");
   close_if_drained();
 }
 
@@ -342,7 +454,7 @@ void Connection::close_after_responses(const std::string& reason) {
 }
 
 void Connection::close_if_drained() {
-  if (!closing_after_responses_ || closing_ || !slots_.empty() || pending_write_bytes_ != 0) return;
+  if (!closing_after_responses_ || closing_ || !slots_.empty() || pending_write_bytes() != 0 || write_) return;
   if (delayed_close_armed_) return;
   const uint64_t delay_ms = server_.limits_.failed_authentication_delay_ms;
   if (delay_ms == 0) {
@@ -370,45 +482,107 @@ void Connection::close_if_drained() {
 bool Connection::send_raw(OutFrame data) {
   if (closing_) return false;
   if (data.empty()) return true;
-  auto* w = new WriteReq{};
-  w->data = std::move(data);
-  w->conn = this;
-  w->req.data = w;
-  pending_write_bytes_ += w->data.size();
-  // One buffer per piece (uv_write copies the array); the pieces stay in w->data until written.
-  std::vector<uv_buf_t> bufs;
-  bufs.reserve(2 * w->data.shared.size() + 1);
-  w->data.for_each_piece([&](ByteSpan p) {
-    bufs.push_back(uv_buf_init(const_cast<char*>(reinterpret_cast<const char*>(p.data())),
-                               static_cast<unsigned>(p.size())));
-  });
-  int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(handle_), bufs.data(),
-                    static_cast<unsigned>(bufs.size()), [](uv_write_t* req, int status) {
-    auto* wr = static_cast<WriteReq*>(req->data);
-    size_t bytes = wr->data.size();
-    Connection* c = wr->conn;
-    delete wr;
-    guard::run(guard::Boundary::kKafkaConnection, "write done", [&] { c->on_write_done(bytes, status); },
-               [&](std::string_view what) { c->close("internal error after a write: " + std::string(what)); });
-  });
-  if (rc != 0) {
-    pending_write_bytes_ -= w->data.size();
-    delete w;
-    close(std::string("write error: ") + uv_strerror(rc));
-    return false;
+  const bool small = data.shared.empty() && data.size() <= kCoalesceAnswerBytes;
+  if (small && !out_.empty() && out_.back().shared.empty() && out_.back().size() + data.size() <= kCoalesceBytes) {
+    OutFrame& back = out_.back();
+    const size_t before = back.memory_cost();
+    back.append(data);
+    const int64_t grew = static_cast<int64_t>(back.memory_cost()) - static_cast<int64_t>(before);
+    out_bytes_ += data.size();
+    out_cost_ += static_cast<uint64_t>(grew);
+    account(grew);
+    return true;
   }
+  const size_t cost = data.memory_cost();
+  out_bytes_ += data.size();
+  out_cost_ += cost;
+  account(static_cast<int64_t>(cost));
+  out_.push_back(std::move(data));
   return true;
 }
 
-void Connection::on_write_done(size_t bytes, int status) {
-  pending_write_bytes_ -= bytes;
-  if (status != 0) {
-    if (status != UV_ECANCELED) close(std::string("write error: ") + uv_strerror(status));
-    return;
+void Connection::write_out() {
+  auto* stream = reinterpret_cast<uv_stream_t*>(handle_);
+  while (!write_ && !out_.empty() && !closing_) {
+    auto w = std::make_unique<WriteReq>();
+    w->conn = this;
+    w->req.data = w.get();
+    size_t bytes = 0, cost = 0;
+    while (!out_.empty() && w->bufs.size() < kMaxWritePieces) {
+      OutFrame& f = out_.front();
+      f.for_each_piece([&](ByteSpan p) {
+        w->bufs.push_back(uv_buf_init(const_cast<char*>(reinterpret_cast<const char*>(p.data())),
+                                      static_cast<unsigned>(p.size())));
+      });
+      bytes += f.size();
+      cost += f.memory_cost();
+      w->frames.push_back(std::move(f));  // the pieces stay where they are: bufs still point at them
+      out_.pop_front();
+    }
+    out_bytes_ -= bytes;
+    out_cost_ -= cost;
+    write_cost_ = cost;
+    // What the socket takes at once needs no write request.
+    int n = uv_try_write(stream, w->bufs.data(), static_cast<unsigned>(w->bufs.size()));
+    if (n == UV_EAGAIN) n = 0;
+    if (n < 0) {
+      write_cost_ = 0;
+      account(-static_cast<int64_t>(cost));
+      return close(std::string("write error: ") + uv_strerror(n));
+    }
+    size_t written = static_cast<size_t>(n);
+    if (written == bytes) {
+      write_cost_ = 0;
+      account(-static_cast<int64_t>(cost));
+      last_activity_ms_ = now_ms(server_.loop_);
+      continue;
+    }
+    // The rest goes through libuv's write queue: skip what was written.
+    size_t first = 0;
+    while (written >= w->bufs[first].len) written -= w->bufs[first++].len;
+    w->bufs[first].base += written;
+    w->bufs[first].len -= static_cast<unsigned>(written);
+    write_bytes_ = bytes - static_cast<size_t>(n);
+    write_ = w.get();
+    int rc = uv_write(&w->req, stream, w->bufs.data() + first, static_cast<unsigned>(w->bufs.size() - first),
+                      [](uv_write_t* req, int status) {
+                        std::unique_ptr<WriteReq> owned(static_cast<WriteReq*>(req->data));
+                        Connection* c = owned->conn;
+                        guard::run(guard::Boundary::kKafkaConnection, "write done",
+                                   [&] { c->on_write_done(*owned, status); },
+                                   [&](std::string_view what) { c->close("internal error after a write: " + std::string(what)); });
+                      });
+    if (rc != 0) {
+      write_ = nullptr;
+      write_bytes_ = 0;
+      write_cost_ = 0;
+      account(-static_cast<int64_t>(cost));
+      return close(std::string("write error: ") + uv_strerror(rc));
+    }
+    w.release();  // the callback owns it now
   }
+  // Everything went out at once (no write callback will come): what waited for the answers to
+  // be written happens now.
+  if (!closing_ && !write_ && out_.empty()) {
+    if (server_.shutting_down_ && slots_.empty()) return close("shutdown: drained");
+    close_if_drained();
+  }
+}
+
+void Connection::on_write_done(WriteReq& w, int status) {
+  if (write_ == &w) {
+    write_ = nullptr;
+    write_bytes_ = 0;
+    account(-static_cast<int64_t>(write_cost_));
+    write_cost_ = 0;
+  }
+  if (closing_) return;
+  if (status != 0) return close(std::string("write error: ") + uv_strerror(status));
   last_activity_ms_ = now_ms(server_.loop_);
+  write_out();
+  if (closing_) return;
   update_reading();
-  if (server_.shutting_down_ && slots_.empty() && pending_write_bytes_ == 0) close("shutdown: drained");
+  if (server_.shutting_down_ && slots_.empty() && pending_write_bytes() == 0 && !write_) close("shutdown: drained");
   close_if_drained();
 }
 
@@ -418,7 +592,15 @@ void Connection::close(const std::string& reason) {
   reading_ = false;
   slots_.clear();
   done_slots_ = 0;
+  // What was pending no longer counts: the queued answers go now, the one being written when
+  // libuv cancels its write (on_write_done then finds the connection closing).
+  account(-static_cast<int64_t>(pending_response_cost()));
   queued_response_bytes_ = 0;
+  queued_response_cost_ = 0;
+  out_.clear();
+  out_bytes_ = out_cost_ = 0;
+  write_bytes_ = write_cost_ = 0;
+  write_ = nullptr;
   inflight_request_bytes_ = 0;
   frame_ = Bytes();
   // Not freed while parse() may be reading it; drain_buffered() frees it after.
@@ -456,6 +638,7 @@ ServerLimits server_limits(const config::LimitsConfig& l) {
   s.frame_read_timeout_ms = l.frame_read_timeout_ms;
   s.max_connections_per_ip = l.max_connections_per_ip;
   s.authentication_timeout_ms = l.authentication_timeout_ms;
+  s.max_pending_response_bytes_total = l.max_pending_response_bytes_total;
   s.max_unauthenticated_frame_bytes = l.max_unauthenticated_frame_bytes;
   s.failed_authentication_delay_ms = l.failed_authentication_delay_ms;
   return s;
@@ -466,8 +649,24 @@ TcpServer::TcpServer(uv_loop_t* loop, ServerLimits limits, FrameFn on_frame)
       limits_(limits),
       on_frame_(std::move(on_frame)),
       listener_(loop, guard::Boundary::kKafkaConnection, {"", "listening for Kafka clients on", ""},
-                accept_limits(limits), [this](uv_stream_t* l) { accept_one(l); }) {
+                accept_limits(limits), [this](uv_stream_t* l) { accept_one(l); }),
+      tasks_(std::make_unique<uv::Tasks>(loop)) {
   arm_idle_timer();
+}
+
+void TcpServer::resume_held_by_total() {
+  if (resume_posted_ || held_by_total_.empty()) return;
+  resume_posted_ = true;
+  tasks_->post([this] {
+    resume_posted_ = false;
+    std::unordered_map<uint64_t, std::weak_ptr<Connection>> held;
+    held.swap(held_by_total_);
+    for (auto& [id, w] : held)
+      if (auto c = w.lock()) {
+        c->paused_total_ = false;
+        if (!c->closing_) c->update_reading();
+      }
+  });
 }
 
 void TcpServer::arm_idle_timer() {
@@ -530,6 +729,9 @@ ServerStats TcpServer::stats() const {
   s.tls_handshakes = tls_handshakes_;
   s.tls_handshake_failures = tls_handshake_failures_;
   s.tls_errors = tls_errors_;
+  s.read_pauses_pending = read_pauses_pending_;
+  s.read_pauses_pending_total = read_pauses_pending_total_;
+  s.pending_response_cost = pending_cost_total_;
   return s;
 }
 
@@ -580,13 +782,19 @@ void TcpServer::sweep_idle() {
   uint64_t now = now_ms(loop_);
   const uint64_t idle_ms = limits_.idle_timeout_ms, frame_ms = limits_.frame_read_timeout_ms;
   const uint64_t auth_ms = limits_.authentication_timeout_ms;
-  std::vector<std::shared_ptr<Connection>> idle, slow, unauthenticated;
+  std::vector<std::shared_ptr<Connection>> idle, slow, unauthenticated, reauthenticating;
   for (auto& [p, c] : connections_) {
     if (c->closing_) continue;
     // Never authenticated since accept (a re-authenticating connection was, and has its
     // session's own deadline): closed whatever it is doing.
     if (auth_ms != 0 && !c->authenticated_ && !c->was_authenticated_ && now - c->accepted_ms_ >= auth_ms) {
       unauthenticated.push_back(c);
+      continue;
+    }
+    // A re-authentication (KIP-368) started and not completed is held to the same deadline.
+    if (auth_ms != 0 && !c->authenticated_ && c->was_authenticated_ &&
+        now - c->reauthentication_started_ms_ >= auth_ms) {
+      reauthenticating.push_back(c);
       continue;
     }
     // A frame started and not finished while the bridge was reading: a slowloris client, or
@@ -609,6 +817,10 @@ void TcpServer::sweep_idle() {
     if (c->tls_ && !c->tls_->established()) ++tls_handshake_failures_[static_cast<size_t>(TlsFailure::kTimeout)];
     c->close("not authenticated within authentication_timeout_ms " + std::to_string(auth_ms));
   }
+  for (auto& c : reauthenticating) {
+    ++authentication_timeouts_;
+    c->close("re-authentication not completed within authentication_timeout_ms " + std::to_string(auth_ms));
+  }
   for (auto& c : idle) {
     ++idle_timeouts_;
     c->close("idle for " + std::to_string(idle_ms) + " ms");
@@ -625,7 +837,7 @@ void TcpServer::shutdown(uint64_t deadline_ms, std::function<void()> done) {
   for (auto& [p, c] : connections_) all.push_back(c);
   for (auto& c : all) {
     c->update_reading();
-    if (c->slots_.empty() && c->pending_write_bytes_ == 0) c->close("shutdown: drained");
+    if (c->slots_.empty() && c->pending_write_bytes() == 0 && !c->write_) c->close("shutdown: drained");
   }
   shutdown_timer_ = std::make_unique<uv::Timer>(loop_, "shutdown deadline");
   shutdown_timer_->start(std::chrono::milliseconds(deadline_ms), [this] {

@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "net/listener.h"
 #include "net/tls_peer.h"
+#include "uvx/tasks.h"
 #include "uvx/timer.h"
 
 namespace kib::net {
@@ -41,9 +42,14 @@ struct ServerLimits {
   // Only whole requests read and responses written count as activity (Kafka's
   // connections.max.idle.ms); bytes of a frame that never completes do not.
   uint64_t idle_timeout_ms = kDefaults.idle_timeout_ms;
-  // Responses not yet written, per connection: those being written and those finished but
-  // queued behind an earlier request still being handled.
+  // Answers not yet taken by the client, per connection (being written, waiting to be, or
+  // finished and queued behind an earlier request still being handled), counted at their memory
+  // cost (Connection::pending_response_cost()): past it the connection is not read. One with
+  // nothing pending may always take a request.
   uint64_t max_pending_response_bytes = kDefaults.max_pending_response_bytes;
+  // The same cost summed over every connection: past it no connection that has answers pending
+  // is read until the sum is back under it.
+  uint64_t max_pending_response_bytes_total = kDefaults.max_pending_response_bytes_total;
   uint32_t max_inflight_requests = kDefaults.max_inflight_requests;
   // Request bytes read but not yet answered, per connection, the frame being received
   // included: past it the connection is not read (a client pipelining 1 MB Produce requests
@@ -78,6 +84,11 @@ struct ServerStats {
   std::map<std::string, uint64_t> tls_handshakes;
   std::array<uint64_t, kTlsFailureCount> tls_handshake_failures{};
   uint64_t tls_errors = 0;
+  // Connections that stopped being read because their client did not take its answers: past
+  // max_pending_response_bytes, and past max_pending_response_bytes_total.
+  uint64_t read_pauses_pending = 0;
+  uint64_t read_pauses_pending_total = 0;
+  uint64_t pending_response_cost = 0;  // now, over every connection
 };
 
 // How TcpServer::listen treats a listener's connections.
@@ -104,6 +115,12 @@ struct OutFrame {
   std::vector<ByteWriter::SharedAt> shared;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // What the frame holds in memory while it waits to be written: its buffer's capacity, the
+  // shared pieces it keeps alive and their list, and a share for the allocator and the queue.
+  size_t memory_cost() const;
+  // Appends a frame without shared pieces to this one (which has none either): small answers
+  // queued behind a write go out together, in one buffer.
+  void append(const OutFrame& small);
   // Calls fn(ByteSpan) for each piece in wire order (empty pieces skipped).
   template <typename Fn>
   void for_each_piece(Fn&& fn) const {
@@ -130,6 +147,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
   bool closed() const { return closing_; }
+  // Closed, or its peer closed (or reset) and the bridge has not read that yet because it holds
+  // the connection (one request at a time before authentication, a bound): a peek at the socket,
+  // for work that need not be done for a client that is gone. A peer that closed after sending
+  // more bytes is not seen until they are read.
+  bool peer_gone() const;
 
   // Completes request `seq`. `framed` is the whole response including its 4-byte length, or
   // nullopt for a request that gets no response (Kafka acks=0). Responses are written in
@@ -155,9 +177,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t inflight() const { return slots_.size() - done_slots_; }
   // Requests read and not yet answered (in flight, or completed and queued behind one that is).
   size_t unanswered() const { return slots_.size(); }
-  uint64_t pending_write_bytes() const { return pending_write_bytes_; }
+  // Answers handed to the write side and not yet taken by the socket.
+  uint64_t pending_write_bytes() const { return out_bytes_ + write_bytes_; }
   // Responses being written plus finished ones queued behind an unfinished earlier request.
-  uint64_t pending_response_bytes() const { return pending_write_bytes_ + queued_response_bytes_; }
+  uint64_t pending_response_bytes() const { return pending_write_bytes() + queued_response_bytes_; }
+  // What those answers cost in memory (OutFrame::memory_cost), what the bounds count.
+  uint64_t pending_response_cost() const { return out_cost_ + write_cost_ + queued_response_cost_; }
   // Bytes of requests not yet completed, the frame being received included.
   uint64_t inflight_request_bytes() const { return inflight_request_bytes_; }
   // Bytes read from the socket but not yet parsed into frames (held while at a bound).
@@ -165,6 +190,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t buffered_bytes() const;
   bool reading() const { return reading_; }
   const std::string& ip() const { return ip_; }
+  uv_loop_t* loop() const;  // the server's
   // Which of the server's listeners accepted it (the index given to TcpServer::listen).
   uint32_t listener() const { return listener_; }
   // A connection of a listener that authenticates starts unauthenticated: it is closed if not
@@ -173,10 +199,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // listener, SASL on a SASL listener) says when it is; false again (KIP-368 re-authentication
   // under way) restores the frame bound, not the deadline.
   bool authenticated() const { return authenticated_; }
-  void set_authenticated(bool yes) {
-    authenticated_ = yes;
-    if (yes) was_authenticated_ = true;
-  }
+  void set_authenticated(bool yes);
   // On a TLS listener, once the handshake is complete: the protocol, cipher and the client
   // certificate's subject and principal; nullptr before, and on other listeners.
   const TlsPeer* tls_peer() const;
@@ -189,6 +212,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     size_t request_bytes = 0;
     std::optional<OutFrame> data;
   };
+  struct WriteReq;
+  // Why the connection may not take more input now (kNone: it may).
+  enum class Hold { kNone, kClosing, kUnauthenticated, kRequests, kPending, kPendingTotal, kRequestBytes };
+  Hold hold() const;
   void start();
   void on_read(ssize_t nread, const uv_buf_t* buf);
   // Parses frames from p..p+n, dispatching each whole one while can_take_more(); returns how
@@ -199,13 +226,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool input_waiting() const;
   bool can_take_more() const;
   void flush();
-  // Writes bytes as they go on the wire (counted in pending_write_bytes_); false once closed.
+  // Queues bytes as they go on the wire (coalesced with small ones already queued); false once
+  // closed. write_out() writes them.
   bool send_raw(OutFrame data);
+  // Starts the one write in flight with everything queued, unless one is under way: what the
+  // socket takes at once is written without a write request.
+  void write_out();
+  void on_write_done(WriteReq& w, int status);
+  // Adds to (or takes from) this connection's and the server's pending answer cost.
+  void account(int64_t cost);
   // TLS: advances the handshake, then decrypts and parses what was fed while bounds allow.
   void tls_input();
   void send_tls_output();
   void update_reading();
-  void on_write_done(size_t bytes, int status);
   // close_after_responses(): closes once nothing is left to answer or write.
   void close_if_drained();
 
@@ -230,8 +263,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t first_slot_seq_ = 0; // sequence number of slots_.front()
   std::deque<Slot> slots_;
   size_t done_slots_ = 0;                 // slots completed, queued behind an unfinished one
-  uint64_t pending_write_bytes_ = 0;
   uint64_t queued_response_bytes_ = 0;    // of completed slots not yet written
+  uint64_t queued_response_cost_ = 0;
+  // The write side: answers in order, waiting for the one write in flight (write_) to finish.
+  std::deque<OutFrame> out_;
+  uint64_t out_bytes_ = 0, out_cost_ = 0;
+  WriteReq* write_ = nullptr;
+  uint64_t write_bytes_ = 0, write_cost_ = 0;  // not yet taken by the socket; what it holds
+  bool paused_total_ = false;  // in the server's list of connections held by the total bound
+  bool paused_pending_ = false;  // held by its own pending answers (counted once per pause)
+  uint64_t reauthentication_started_ms_ = 0;  // set_authenticated(false) after it was true
   uint64_t inflight_request_bytes_ = 0;   // of requests read and not yet completed, and frame_
   // Bytes read past a frame boundary at which a bound was reached; at most one read's worth,
   // since the connection is not read again until they are parsed.
@@ -299,6 +340,10 @@ class TcpServer {
   void arm_idle_timer();
   void release_ip(Connection* c);
   void maybe_finish_shutdown();
+  // The total pending answer cost went back under max_pending_response_bytes_total: the
+  // connections it held are read again (on a later loop iteration, never inside a callback of
+  // another connection).
+  void resume_held_by_total();
 
   uv_loop_t* loop_;
   ServerLimits limits_;
@@ -318,6 +363,12 @@ class TcpServer {
   std::map<std::string, uint64_t> tls_handshakes_;
   std::array<uint64_t, kTlsFailureCount> tls_handshake_failures_{};
   uint64_t tls_errors_ = 0;
+  uint64_t pending_cost_total_ = 0;
+  uint64_t read_pauses_pending_ = 0, read_pauses_pending_total_ = 0;
+  std::unordered_map<uint64_t, std::weak_ptr<Connection>> held_by_total_;  // by connection id
+  bool resume_posted_ = false;
+  uint64_t total_warned_ms_ = 0;  // the last "answers pending in all" warning (one per 10 s)
+  std::unique_ptr<uv::Tasks> tasks_;
   std::unique_ptr<uv::Timer> idle_timer_;      // the idle and frame-read sweep
   std::unique_ptr<uv::Timer> shutdown_timer_;  // the drain deadline
   bool shutting_down_ = false;

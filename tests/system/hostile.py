@@ -23,14 +23,18 @@ def _connect(port, tls_context=None, host="127.0.0.1", timeout=10.0):
     return s
 
 
-def probe_latencies(port, n=200, tls_context=None, connect=None, pause_s=0.002):
-    """Round trips of `n` ApiVersions v0 requests on one fresh connection (seconds each).
-    `connect`: a function returning a ready socket (e.g. one that has authenticated), else a
-    plain (or TLS) connection to `port`."""
+WARMUP = 10
+
+
+def probe_latencies(port, n=300, tls_context=None, connect=None, pause_s=0.002):
+    """Round trips of `n` ApiVersions v0 requests on one fresh connection (seconds each), after
+    WARMUP more that are not counted (a new connection's first answers wait for its TLS tickets,
+    the allocator and the caches). `connect`: a function returning a ready socket (e.g. one that
+    has authenticated), else a plain (or TLS) connection to `port`."""
     sock = connect() if connect else _connect(port, tls_context)
     out = []
     try:
-        for i in range(n):
+        for i in range(n + WARMUP):
             t0 = time.perf_counter()
             sock.sendall(api_versions_request(0, 1000 + i))
             frame = recv_frame(sock)
@@ -40,7 +44,7 @@ def probe_latencies(port, n=200, tls_context=None, connect=None, pause_s=0.002):
             time.sleep(pause_s)
     finally:
         sock.close()
-    return out
+    return out[WARMUP:]
 
 
 def p99(samples):

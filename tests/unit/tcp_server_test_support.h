@@ -98,9 +98,11 @@ inline ScatteredResponse scattered_response(int32_t corr) {
 
 class LoopClient {
  public:
-  explicit LoopClient(uint16_t port, const char* from_ip = nullptr) {
+  // `rcvbuf`: a receive buffer this small (SO_RCVBUF, set before connecting), 0 = the default.
+  explicit LoopClient(uint16_t port, const char* from_ip = nullptr, int rcvbuf = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     BOOST_REQUIRE(fd_ >= 0);
+    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     if (from_ip) {
       sockaddr_in src{};
       src.sin_family = AF_INET;
@@ -131,7 +133,7 @@ class LoopClient {
       out_.erase(out_.begin(), out_.begin() + n);
     }
     uint8_t buf[65536];
-    for (;;) {
+    for (; reading;) {
       ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
       if (n > 0) {
         in_.insert(in_.end(), buf, buf + n);
@@ -160,6 +162,7 @@ class LoopClient {
   size_t unsent() const { return out_.size(); }
 
   std::vector<Bytes> frames;
+  bool reading = true;  // false: a client that does not read its answers
 
  private:
   int fd_ = -1;
