@@ -223,6 +223,38 @@ Status Bridge::start() {
     m.connections_closed.labels({"frame_read_timeout"}).mirror(static_cast<double>(ts.frame_read_timeouts));
     m.connections_closed.labels({"idle_timeout"}).mirror(static_cast<double>(ts.idle_timeouts));
     m.connections_closed.labels({"authentication_timeout"}).mirror(static_cast<double>(ts.authentication_timeouts));
+    // Clients that do not take their answers ([limits] max_pending_response_bytes{,_total}).
+    static metrics::CounterFamily& read_pauses = metrics::global().counter(
+        "kib_connection_read_pauses_total",
+        "Times a Kafka connection stopped being read because answers its client had not taken passed "
+        "max_pending_response_bytes (pending_answers) or, over all connections, max_pending_response_bytes_total "
+        "(pending_answers_total).",
+        {"reason"});
+    static metrics::Gauge& pending_answers =
+        metrics::global()
+            .gauge("kib_pending_response_bytes",
+                   "Memory held by answers not yet taken by their clients, over all Kafka connections.")
+            .get();
+    read_pauses.labels({"pending_answers"}).mirror(static_cast<double>(ts.read_pauses_pending));
+    read_pauses.labels({"pending_answers_total"}).mirror(static_cast<double>(ts.read_pauses_pending_total));
+    pending_answers.set(static_cast<double>(ts.pending_response_cost));
+    // PLAIN password checks ([sasl] max_pending_password_checks).
+    static metrics::CounterFamily& password_checks = metrics::global().counter(
+        "kib_sasl_password_checks_total",
+        "SASL/PLAIN password checks by outcome: checked (hashed), refused (max_pending_password_checks were under "
+        "way), dropped (the connection closed before its turn).",
+        {"result"});
+    static metrics::Gauge& password_checks_pending =
+        metrics::global()
+            .gauge("kib_sasl_password_checks_pending", "SASL/PLAIN password checks under way (waiting or hashing).")
+            .get();
+    if (sasl_) {
+      const bridge::PasswordCheckStats& pc = sasl_->password_checks();
+      password_checks.labels({"checked"}).mirror(static_cast<double>(pc.checked));
+      password_checks.labels({"refused"}).mirror(static_cast<double>(pc.refused));
+      password_checks.labels({"dropped"}).mirror(static_cast<double>(pc.dropped));
+      password_checks_pending.set(static_cast<double>(pc.pending));
+    }
     if (tls_) {
       metrics::TlsMetrics& t = metrics::tls_metrics();
       for (const auto& [version, n] : ts.tls_handshakes) t.handshakes.labels({version}).mirror(static_cast<double>(n));
@@ -572,6 +604,9 @@ void Bridge::reload() {
   limit("[limits] max_connections", a.max_connections, b.max_connections);
   limit("[limits] idle_timeout_ms", a.idle_timeout_ms, b.idle_timeout_ms);
   limit("[limits] max_pending_response_bytes", a.max_pending_response_bytes, b.max_pending_response_bytes);
+  limit("[limits] max_pending_response_bytes_total", a.max_pending_response_bytes_total,
+        b.max_pending_response_bytes_total);
+  limit("[limits] max_response_bytes", a.max_response_bytes, b.max_response_bytes);
   limit("[limits] max_inflight_requests", a.max_inflight_requests, b.max_inflight_requests);
   limit("[limits] max_inflight_request_bytes", a.max_inflight_request_bytes, b.max_inflight_request_bytes);
   limit("[limits] max_decompressed_bytes_per_request", a.max_decompressed_bytes_per_request, b.max_decompressed_bytes_per_request);
@@ -587,6 +622,12 @@ void Bridge::reload() {
   limit("[limits] memory_trim_interval_ms", a.memory_trim_interval_ms, b.memory_trim_interval_ms);
   limit("[limits] memory_trim_min_free_bytes", a.memory_trim_min_free_bytes, b.memory_trim_min_free_bytes);
   if (memory_) memory_->configure(b.memory_trim_interval_ms, b.memory_trim_min_free_bytes);
+  if (next->sasl.max_pending_password_checks != cfg_.sasl.max_pending_password_checks) {
+    spdlog::info("SIGHUP: [sasl] max_pending_password_checks {} -> {}", cfg_.sasl.max_pending_password_checks,
+                 next->sasl.max_pending_password_checks);
+    if (sasl_) sasl_->set_max_pending_password_checks(next->sasl.max_pending_password_checks);
+    cfg_.sasl.max_pending_password_checks = next->sasl.max_pending_password_checks;
+  }
   iggy_pool_->set_max_queue_per_owner(b.max_iggy_queue_per_connection);
   cfg_.limits = next->limits;
   kafka_->tcp().set_limits(net::server_limits(cfg_.limits));

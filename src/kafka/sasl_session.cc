@@ -139,11 +139,19 @@ void sasl_step(const Services& services, const std::shared_ptr<net::Connection>&
   }
   std::weak_ptr<net::Connection> weak = conn;
   const Services* svc = &services;
-  services.sasl.step(ex, std::move(token), [svc, weak, ex, done = std::move(done)](bridge::SaslStepResult r) {
-    auto c = weak.lock();
-    if (!c || c->closed()) return;
-    conclude(*svc, c, ex, std::move(r), done);
-  });
+  services.sasl.step(
+      ex, std::move(token),
+      [svc, weak, ex, done = std::move(done)](bridge::SaslStepResult r) {
+        auto c = weak.lock();
+        if (!c || c->closed()) return;
+        conclude(*svc, c, ex, std::move(r), done);
+      },
+      // A PLAIN check whose connection closed while it waited is dropped unhashed (the bridge
+      // does not read a connection whose request is being answered, so it peeks).
+      [weak] {
+        auto c = weak.lock();
+        return c && !c->peer_gone();
+      });
 }
 
 void serve_raw_sasl_token(const Services& services, const std::shared_ptr<net::Connection>& conn, uint64_t seq,
