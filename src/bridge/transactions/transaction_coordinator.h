@@ -114,9 +114,18 @@ class TransactionCoordinator {
 
   // Produce of a transactional batch (attributes bit 4): buffered in SQLite, answered with base
   // offset -1 once durable (docs/transactions.md says why). `input` keeps alive the bytes the
-  // batches point into.
-  virtual void produce(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
+  // batches point into. `transactional_id` is the one the request names: it must own the batch's
+  // producer id (INVALID_PRODUCER_ID_MAPPING otherwise, as Kafka's partition verification
+  // answers), so a principal allowed to write one transactional id cannot write into another's
+  // transaction by naming its own id and the other's producer id.
+  virtual void produce(const std::optional<std::string>& transactional_id, const std::string& topic,
+                       PartitionId partition, std::vector<kafka::DecodedBatch> batches,
                        std::shared_ptr<const void> input, std::function<void(ProduceResult)> done) = 0;
+  // A non-transactional (idempotent) batch of `producer_id`: refused (INVALID_PRODUCER_ID_MAPPING)
+  // when a transactional id owns that producer id, whose producer only writes transactionally;
+  // kNone otherwise. Without it a client could append under another transaction's producer id and
+  // sequence, making that producer's next batch look like a duplicate.
+  virtual kafka::ErrorCode check_non_transactional(ProducerId producer_id) const = 0;
 
   // OffsetFetch with require_stable (KIP-447): whether an open transaction has an offset pending
   // for the group's partition (UNSTABLE_OFFSET_COMMIT).

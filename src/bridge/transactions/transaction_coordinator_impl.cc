@@ -126,8 +126,12 @@ class Coordinator final : public PersistentTransactionCoordinator {
                          std::function<void(std::vector<ErrorCode>)> done) override;
   void end_txn(const std::string& id, ProducerId producer_id, ProducerEpoch epoch, bool commit,
                std::function<void(ErrorCode)> done) override;
-  void produce(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
-               std::shared_ptr<const void> input, std::function<void(ProduceResult)> done) override;
+  void produce(const std::optional<std::string>& transactional_id, const std::string& topic, PartitionId partition,
+               std::vector<kafka::DecodedBatch> batches, std::shared_ptr<const void> input,
+               std::function<void(ProduceResult)> done) override;
+  ErrorCode check_non_transactional(ProducerId producer_id) const override {
+    return by_pid(producer_id()) ? ErrorCode::kInvalidProducerIdMapping : ErrorCode::kNone;
+  }
   bool has_pending_offset(const std::string& group_id, const std::string& topic, int32_t partition) const override;
   std::optional<TransactionDescription> describe(const std::string& id) const override;
   std::vector<TransactionListing> list() const override;
@@ -597,14 +601,25 @@ bool Coordinator::has_pending_offset(const std::string& group_id, const std::str
 
 // ---- Produce ----
 
-void Coordinator::produce(const std::string& topic, PartitionId partition, std::vector<kafka::DecodedBatch> batches,
+void Coordinator::produce(const std::optional<std::string>& transactional_id, const std::string& topic,
+                          PartitionId partition, std::vector<kafka::DecodedBatch> batches,
                           std::shared_ptr<const void> input, std::function<void(ProduceResult)> done) {
   if (batches.empty()) return later(done, produce_error(ErrorCode::kInvalidRecord, "no record batch"));
   const kafka::RecordBatchHeader h = batches.front().header;
-  Txn* t = by_pid(h.producer_id);
-  if (!t)
-    return later(done, produce_error(ErrorCode::kInvalidTxnState,
-                                     "producer id " + std::to_string(h.producer_id) + " has no transaction here"));
+  // The request's transactional id must own the batch's producer id (Kafka's
+  // TransactionCoordinator.handleVerifyPartitionsInTransaction): what WRITE on that id was
+  // checked for. Without a transactional id the batch claims a transaction nobody named.
+  if (!transactional_id || transactional_id->empty())
+    return later(done, produce_error(ErrorCode::kInvalidRequest,
+                                     "transactional records in a Produce request that names no transactional id"));
+  Txn* t = find(*transactional_id);
+  if (!t || t->pid != h.producer_id) {
+    spdlog::warn("transactions: batch for {}-{} refused: producer id {} is not that of transactional id '{}'", topic,
+                 partition(), h.producer_id, esc(*transactional_id, 256));
+    return later(done, produce_error(ErrorCode::kInvalidProducerIdMapping,
+                                     "producer id " + std::to_string(h.producer_id) +
+                                         " is not the one of transactional id '" + escape(*transactional_id, 256) + "'"));
+  }
   if (h.producer_epoch != t->epoch)
     return later(done, produce_error(ErrorCode::kInvalidProducerEpoch,
                                      "epoch " + std::to_string(h.producer_epoch) + " of producer " +

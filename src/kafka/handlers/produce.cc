@@ -186,6 +186,18 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
         call->fail(pr, code, decoded.error().message);
         continue;
       }
+      // An idempotent batch under a producer id that a transactional id owns: that producer
+      // writes only transactionally, so this is another client using its id and sequence.
+      if (const bool idempotent = !decoded->empty() && !decoded->front().header.is_transactional() &&
+                                  decoded->front().header.producer_id >= 0;
+          idempotent) {
+        const int64_t pid = decoded->front().header.producer_id;
+        if (const ErrorCode e = txns.check_non_transactional(ProducerId(pid)); e != ErrorCode::kNone) {
+          call->fail(pr, e, "producer id " + std::to_string(pid) + " belongs to a transactional id: its batches "
+                            "must be transactional, under that id");
+          continue;
+        }
+      }
       // Decompressed records and the decoded record structs stay in memory until Iggy has them:
       // they count as in flight.
       size_t held = 0;
@@ -204,9 +216,10 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
         call->done();
       };
       // A transactional batch waits in the transaction's buffer until EndTxn (docs/transactions.md).
-      if (!decoded->empty() && decoded->front().header.is_transactional())
-        txns.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), body, std::move(answered));
-      else
+      if (!decoded->empty() && decoded->front().header.is_transactional()) {
+        txns.produce(body->transactional_id, topic.name, PartitionId(data.index), std::move(decoded.value()), body,
+                     std::move(answered));
+      } else
         log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), input, body->acks,
                     std::move(answered), identity.value()->pool);
     }

@@ -1,0 +1,208 @@
+"""Issue 31, finding 2: one principal writing into another principal's transaction.
+
+alice may write transactional id `alice-tx` and the topic; admin runs a transaction under
+`admin-tx`. Before the fix the coordinator found a transactional batch's transaction by its
+producer id alone, whatever transactional id the request named (the one WRITE was checked on):
+alice, knowing admin's producer id, epoch and next sequence (DescribeProducers tells them to
+anyone who may read the topic), sent a batch naming `alice-tx` with admin's producer id; it was
+accepted into admin's transaction, admin's own next batch was then answered as a duplicate and
+dropped, and the commit published alice's record in place of admin's.
+
+Asserted: that Produce gets INVALID_PRODUCER_ID_MAPPING (as Kafka's partition verification
+answers), so does an idempotent (non-transactional) batch under admin's producer id, admin's
+batches all commit and nothing of alice's is in the topic; others keep their latency."""
+import struct, uuid
+
+import pytest
+
+from acl_wire import ALLOW, LITERAL, READ, TOPIC, TRANSACTIONAL_ID, WRITE, create_acls
+from admin_wire import Conn as WireConn, array32, str16
+from hostile import assert_serves_others, probe_latencies
+from kafka_wire import read_uvarint, uvarint
+from test_bad_produce import create_topic, crc32c, zigzag
+from test_sasl import Conn as SaslConn, plain, sasl_factory  # noqa: F401  (a fixture)
+
+NONE, INVALID_REQUEST, INVALID_PRODUCER_ID_MAPPING, TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 0, 42, 49, 53
+TRANSACTIONAL = 0x10
+
+
+def login(port, user, password):
+    """A wire connection authenticated with SASL/PLAIN as `user`."""
+    s = SaslConn(port)
+    err, _ = s.handshake("PLAIN")
+    assert err == 0
+    err, msg, _, _ = s.authenticate(plain("", user, password))
+    assert err == 0, msg
+    c = WireConn.__new__(WireConn)
+    c.sock, c.corr = s.sock, s.corr
+    return c
+
+
+def nstr16(s):
+    return struct.pack(">h", -1) if s is None else str16(s)
+
+
+def init_producer_id(c, txn_id):
+    r = c.call(22, 1, nstr16(txn_id) + struct.pack(">i", 60000), False)
+    r.i32()
+    err = r.i16()
+    pid, epoch = r.take(">q"), r.take(">h")
+    return err, pid, epoch
+
+
+def add_partitions(c, txn_id, pid, epoch, topic, partition=0):
+    body = str16(txn_id) + struct.pack(">qh", pid, epoch) + array32([str16(topic) + array32([struct.pack(">i", partition)])])
+    r = c.call(24, 1, body, False)
+    r.i32()
+    return r.array32(lambda: (r.str16(), r.array32(lambda: (r.i32(), r.i16()))))
+
+
+def end_txn(c, txn_id, pid, epoch, commit):
+    r = c.call(26, 1, str16(txn_id) + struct.pack(">qh?", pid, epoch, commit), False)
+    r.i32()
+    return r.i16()
+
+
+def record(value, delta):
+    body = b"\x00" + zigzag(0) + zigzag(delta) + zigzag(-1) + zigzag(len(value)) + value + uvarint(0)
+    return zigzag(len(body)) + body
+
+
+def batch(pid, epoch, seq, values, attributes):
+    recs = b"".join(record(v, i) for i, v in enumerate(values))
+    after_crc = struct.pack(">hiqqqhii", attributes, len(values) - 1, 1700000000000, 1700000000000, pid, epoch, seq,
+                            len(values)) + recs
+    head = struct.pack(">iBI", -1, 2, crc32c(after_crc))
+    return struct.pack(">qi", 0, len(head) + len(after_crc)) + head + after_crc
+
+
+def produce_error(c, txn_id, topic, records, partition=0):
+    body = nstr16(txn_id) + struct.pack(">hi", -1, 30000)
+    body += array32([str16(topic) + array32([struct.pack(">ii", partition, len(records)) + records])])
+    r = c.call(0, 7, body, False)
+    r.i32()  # topics
+    r.str16()
+    r.i32()  # partitions
+    r.i32()  # index
+    return r.i16()
+
+
+def values_in(records):
+    """The values of the records of v2 batches, in order."""
+    out, pos = [], 0
+    while pos + 12 <= len(records):
+        (length,) = struct.unpack_from(">i", records, pos + 8)
+        b = records[pos + 12:pos + 12 + length]
+        pos += 12 + length
+        if len(b) < length:
+            break
+        (attributes,) = struct.unpack_from(">h", b, 9)
+        if attributes & 0x20:  # a control batch
+            continue
+        (count,) = struct.unpack_from(">i", b, 45)
+        at = 49
+        for _ in range(count):
+            n, at = read_uvarint(b, at)
+            n = (n >> 1) ^ -(n & 1)
+            rec = b[at:at + n]
+            at += n
+            p = 1
+            for _ in range(3):  # timestamp delta, offset delta, key length (null: -1)
+                v, p = read_uvarint(rec, p)
+            klen = (v >> 1) ^ -(v & 1)
+            p += max(klen, 0)
+            v, p = read_uvarint(rec, p)
+            vlen = (v >> 1) ^ -(v & 1)
+            out.append(rec[p:p + vlen])
+    return out
+
+
+def fetch_values(c, topic, partition=0):
+    body = struct.pack(">iiiib", -1, 0, 0, 1 << 20, 1)  # read_committed
+    body += array32([str16(topic) + array32([struct.pack(">iqi", partition, 0, 1 << 20)])])
+    r = c.call(1, 4, body, False)
+    r.i32()
+    r.i32()
+    r.str16()
+    r.i32()
+    r.i32()
+    err, _hw, _lso = r.i16(), r.take(">q"), r.take(">q")
+    for _ in range(max(r.i32(), 0)):
+        r.take(">q")
+        r.take(">q")
+    n = r.i32()
+    return err, values_in(r.take("%ds" % max(n, 0)) if n > 0 else b"")
+
+
+@pytest.fixture
+def secured(sasl_factory, iggy):
+    b = sasl_factory('[sasl]\nenabled_mechanisms = ["PLAIN"]\n'
+                     '[authorization]\nenabled = true\nsuper_users = ["User:admin"]\n', iggy_address=iggy.address)
+    b.add_user("admin", "PLAIN", "admin-secret")
+    b.add_user("alice", "PLAIN", "alice-secret")
+    return b.start().wait_ready()
+
+
+def test_a_transactional_id_must_own_the_producer_id_of_its_batches(secured):
+    b = secured
+    topic = "shared-" + uuid.uuid4().hex[:8]
+    admin = login(b.sasl_port, "admin", "admin-secret")
+    create_topic(admin.sock, topic)
+    admin.corr = 10
+    assert create_acls(admin, [(TRANSACTIONAL_ID, "alice-tx", LITERAL, "User:alice", "*", WRITE, ALLOW),
+                               (TOPIC, topic, LITERAL, "User:alice", "*", WRITE, ALLOW),
+                               (TOPIC, topic, LITERAL, "User:alice", "*", READ, ALLOW)]) == [(0, "")] * 3
+    idle = probe_latencies(b.port)
+
+    err, pid, epoch = init_producer_id(admin, "admin-tx")
+    assert err == NONE
+    assert add_partitions(admin, "admin-tx", pid, epoch, topic) == [(topic, [(0, NONE)])]
+    assert produce_error(admin, "admin-tx", topic, batch(pid, epoch, 0, [b"admin-0"], TRANSACTIONAL)) == NONE
+
+    alice = login(b.sasl_port, "alice", "alice-secret")
+    err, alice_pid, _ = init_producer_id(alice, "alice-tx")
+    assert err == NONE and alice_pid != pid
+    # alice names the transactional id she may write, with admin's producer id and next sequence.
+    assert produce_error(alice, "alice-tx", topic, batch(pid, epoch, 1, [b"alice-evil"], TRANSACTIONAL)) == \
+        INVALID_PRODUCER_ID_MAPPING
+    # Naming no transactional id at all does not help her either (refused before the coordinator,
+    # as KafkaApis does: transactional records need WRITE on the transactional id named).
+    assert produce_error(alice, None, topic, batch(pid, epoch, 1, [b"alice-evil"], TRANSACTIONAL)) == \
+        TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    # Nor does an idempotent batch under admin's producer id.
+    assert produce_error(alice, None, topic, batch(pid, epoch, 1, [b"alice-idem"], 0)) == INVALID_PRODUCER_ID_MAPPING
+    during = probe_latencies(b.port)
+    # admin's next batch is not taken for a duplicate: its sequence was never used.
+    assert produce_error(admin, "admin-tx", topic, batch(pid, epoch, 1, [b"admin-1"], TRANSACTIONAL)) == NONE
+    assert end_txn(admin, "admin-tx", pid, epoch, True) == NONE
+    err, values = fetch_values(admin, topic)
+    assert err == NONE
+    assert values == [b"admin-0", b"admin-1"]
+    assert "is not that of transactional id 'alice-tx'" in b.read_log()
+    assert_serves_others(idle, during, "transaction injection")
+    # alice's own transaction still works.
+    assert add_partitions(alice, "alice-tx", alice_pid, 0, topic) == [(topic, [(0, NONE)])]
+    assert produce_error(alice, "alice-tx", topic, batch(alice_pid, 0, 0, [b"alice-0"], TRANSACTIONAL)) == NONE
+    assert end_txn(alice, "alice-tx", alice_pid, 0, True) == NONE
+    assert fetch_values(admin, topic)[1] == [b"admin-0", b"admin-1", b"alice-0"]
+
+
+def test_without_authorization_the_mapping_is_checked_all_the_same(bridge_on_iggy):
+    """No ACLs to stop anyone: the coordinator's own check is what refuses the batch."""
+    b = bridge_on_iggy
+    topic = "shared-" + uuid.uuid4().hex[:8]
+    c = WireConn(b.port)
+    create_topic(c.sock, topic)
+    c.corr = 10
+    err, pid, epoch = init_producer_id(c, "owner-tx")
+    assert err == NONE
+    assert add_partitions(c, "owner-tx", pid, epoch, topic) == [(topic, [(0, NONE)])]
+    evil = batch(pid, epoch, 0, [b"evil"], TRANSACTIONAL)
+    assert produce_error(c, None, topic, evil) == INVALID_REQUEST
+    assert produce_error(c, "unknown-tx", topic, evil) == INVALID_PRODUCER_ID_MAPPING
+    err, other_pid, _ = init_producer_id(c, "other-tx")
+    assert err == NONE
+    assert produce_error(c, "other-tx", topic, evil) == INVALID_PRODUCER_ID_MAPPING
+    assert produce_error(c, "owner-tx", topic, batch(pid, epoch, 0, [b"mine"], TRANSACTIONAL)) == NONE
+    assert end_txn(c, "owner-tx", pid, epoch, True) == NONE
+    assert fetch_values(c, topic)[1] == [b"mine"]
