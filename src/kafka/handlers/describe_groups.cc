@@ -12,20 +12,24 @@
 #include "bridge/security/authorizer.h"
 #include "kafka/handlers/authorization.h"
 #include "kafka/handlers/registry.h"
+#include "kafka/handlers/fanout.h"
 #include "kafka/protocol/generated/describe_groups.h"
 #include "kafka/services.h"
 
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, uint64_t max_response_bytes,
+            Request&& req) {
   auto body = req.decode<msg::DescribeGroupsRequest>();
   msg::DescribeGroupsResponse resp;
+  AnswerBudget budget(max_response_bytes);  // kafka/handlers/fanout.h
   // A group named twice is described once: each description carries every member's metadata
   // and assignment, which a request repeating one group id would otherwise multiply.
   std::set<std::string_view> seen;
   for (const auto& id : body.groups) {
     if (!seen.insert(id).second) continue;
+    if (!budget.add(sizeof(msg::DescribeGroupsResponse::DescribedGroup) + id.size())) break;
     auto& g = resp.groups.emplace_back();
     g.group_id = id;
     g.authorized_operations = std::numeric_limits<int32_t>::min();
@@ -46,10 +50,16 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
     g.group_state = std::move(d.state);
     g.protocol_type = std::move(d.protocol_type);
     g.protocol_data = std::move(d.protocol_name);
-    for (auto& m : d.members)
+    for (auto& m : d.members) {
+      budget.add(sizeof(msg::DescribeGroupsResponse::DescribedGroupMember) + m.member_id.size() + m.client_id.size() +
+                 m.client_host.size() + m.metadata.size() + m.assignment.size());
       g.members.push_back({std::move(m.member_id), std::move(m.group_instance_id), std::move(m.client_id),
                            std::move(m.client_host), std::move(m.metadata), std::move(m.assignment)});
+    }
+    if (budget.over()) break;
   }
+  if (budget.over())
+    return refuse_oversized_answer(req.respond, fmt::format("DescribeGroups naming {} groups", seen.size()), budget);
   req.respond.send(resp);
 }
 
@@ -57,7 +67,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec describe_groups_handler() {
   return serve<msg::DescribeGroupsRequest>(0, 6, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
   });
 }
 

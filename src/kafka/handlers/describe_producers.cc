@@ -2,9 +2,14 @@
 // requested partition (kafka-transactions.sh describe-producers): last sequence and timestamp
 // from the producer registry, and the start offset of a transaction still open on it. Each topic
 // needs READ (its partitions TOPIC_AUTHORIZATION_FAILED), as KafkaApis.handleDescribeProducersRequest.
+// A fan-out request (kafka/handlers/fanout.h): a topic or partition named twice is answered once,
+// partitions are read a slice at a time, and an answer past [limits] max_response_bytes closes the
+// connection.
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
@@ -12,6 +17,7 @@
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "kafka/handlers/authorization.h"
+#include "kafka/handlers/fanout.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/describe_producers.h"
 #include "kafka/services.h"
@@ -56,36 +62,74 @@ struct Call {
   msg::DescribeProducersResponse resp;
   Responder respond;
   size_t pending = 1;
+  AnswerBudget budget;
+  bool refused = false;
+  explicit Call(uint64_t max) : budget(max) {}
   void done() {
-    if (--pending == 0) respond.send(resp);
+    if (--pending != 0 || refused) return;
+    // Each partition's producers are known only now: the answer's variable part.
+    for (const auto& t : resp.topics)
+      for (const auto& p : t.partitions)
+        budget.add(p.active_producers.size() * sizeof(msg::DescribeProducersResponse::ProducerState) +
+                   (p.error_message ? p.error_message->size() : 0));
+    if (budget.over()) return refuse_oversized_answer(respond, "DescribeProducers", budget);
+    respond.send(resp);
   }
 };
 
 void handle(const Services& s, Request&& req) {
   auto body = req.decode<msg::DescribeProducersRequest>();
-  auto call = std::make_shared<Call>();
+  auto call = std::make_shared<Call>(s.config.limits.max_response_bytes);
   call->respond = req.respond;
-  call->resp.topics.resize(body.topics.size());
+  // A topic named twice is answered once, with each partition of every mention once
+  // (kafka/handlers/fanout.h): the work and the answer follow the distinct partitions.
+  std::map<std::string_view, std::set<int32_t>> wanted;
+  std::vector<std::string_view> order;
+  for (const auto& t : body.topics) {
+    auto [it, fresh] = wanted.try_emplace(t.name);
+    if (fresh) order.push_back(t.name);
+    it->second.insert(t.partition_indexes.begin(), t.partition_indexes.end());
+  }
+  size_t partitions = 0;
+  for (const auto& [name, ids] : wanted) partitions += ids.size();
+  call->budget.add(partitions * sizeof(msg::DescribeProducersResponse::PartitionResponse) +
+                   order.size() * sizeof(msg::DescribeProducersResponse::TopicResponse));
+  if (call->budget.over())
+    return refuse_oversized_answer(req.respond, fmt::format("DescribeProducers naming {} partitions", partitions),
+                                   call->budget);
+  call->resp.topics.resize(order.size());
   auto transactional = std::make_shared<std::set<int64_t>>();
   for (const bridge::TransactionListing& l : s.transactions.list()) transactional->insert(l.producer_id());
-  for (size_t t = 0; t < body.topics.size(); ++t) {
+  uv_loop_t* loop = req.conn ? req.conn->loop() : nullptr;
+  std::weak_ptr<net::Connection> conn = req.conn;
+  for (size_t t = 0; t < order.size(); ++t) {
     auto& tr = call->resp.topics[t];
-    tr.name = body.topics[t].name;
-    for (int32_t id : body.topics[t].partition_indexes) tr.partitions.emplace_back().partition_index = id;
-    auto answer = [&producers = s.producers, &txns = s.transactions, call, t,
-                   transactional](Result<const bridge::TopicMetadata*> m) {
-      auto& tr = call->resp.topics[t];
-      for (auto& pr : tr.partitions) {
-        if (!m || pr.partition_index < 0 || pr.partition_index >= (*m)->partitions) {
-          pr.error_code = to_int16(ErrorCode::kUnknownTopicOrPartition);
-          pr.error_message = m ? "topic " + tr.name + " has no partition " + std::to_string(pr.partition_index)
-                               : m.error().message;
-          call->respond.count_error(pr.error_code);
-          continue;
-        }
-        fill(producers, txns, *transactional, tr.name, pr);
-      }
-      call->done();
+    tr.name = std::string(order[t]);
+    for (int32_t id : wanted[order[t]]) tr.partitions.emplace_back().partition_index = id;
+    // Each partition's producers, a slice of partitions at a time.
+    auto answer = [&producers = s.producers, &txns = s.transactions, call, t, transactional, loop,
+                   conn](Result<const bridge::TopicMetadata*> m) {
+      auto meta = std::make_shared<Result<const bridge::TopicMetadata*>>(std::move(m));
+      in_slices(
+          loop, call->resp.topics[t].partitions.size(),
+          [&producers, &txns, call, t, transactional, meta](size_t i) {
+            auto& tr = call->resp.topics[t];
+            auto& pr = tr.partitions[i];
+            auto& m = *meta;
+            if (!m || pr.partition_index < 0 || pr.partition_index >= (*m)->partitions) {
+              pr.error_code = to_int16(ErrorCode::kUnknownTopicOrPartition);
+              pr.error_message = m ? "topic " + tr.name + " has no partition " + std::to_string(pr.partition_index)
+                                   : m.error().message;
+              call->respond.count_error(pr.error_code);
+              return;
+            }
+            fill(producers, txns, *transactional, tr.name, pr);
+          },
+          [call] { call->done(); },
+          [conn] {
+            auto c = conn.lock();
+            return c && !c->closed();
+          });
     };
     if (!bridge::TopicCatalog::invalid_topic_name(tr.name) &&
         !s.authorizer.authorize(auth(req), Op::kRead, Res::kTopic, tr.name)) {
@@ -96,13 +140,13 @@ void handle(const Services& s, Request&& req) {
       }
       continue;
     }
+    ++call->pending;
     // __consumer_offsets, listed by Metadata once a group coordinator was asked for: no producer
     // writes to it (kafka-transactions find-hanging asks for every partition Metadata lists).
     if (const bridge::TopicMetadata* o = s.catalog.offsets_topic(); o && o->name == tr.name) {
       answer(o);
       continue;
     }
-    ++call->pending;
     s.catalog.ensure(tr.name, /*auto_create=*/false, std::move(answer));
   }
   call->done();

@@ -17,6 +17,7 @@
 #include "common/text.h"
 #include "bridge/security/authorizer.h"
 #include "kafka/handlers/authorization.h"
+#include "kafka/handlers/fanout.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/list_transactions.h"
 #include "kafka/services.h"
@@ -30,14 +31,17 @@ int64_t wall_ms() {
 }
 
 void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, uint32_t max_pattern_bytes,
-            Request&& req) {
+            uint64_t max_response_bytes, Request&& req) {
   auto body = req.decode<msg::ListTransactionsRequest>();
   msg::ListTransactionsResponse resp;
+  AnswerBudget budget(max_response_bytes);  // kafka/handlers/fanout.h
   std::set<bridge::TxnState> states;
+  // An unknown state named twice is answered once: the answer would echo the request otherwise.
+  std::set<std::string_view> unknown;
   for (const std::string& name : body.state_filters) {
     if (auto s = bridge::txn_state_from_name(name))
       states.insert(*s);
-    else
+    else if (unknown.insert(name).second && budget.add(sizeof name + name.size()))
       resp.unknown_state_filters.push_back(name);
   }
   // Kafka: when every state filter is unknown, nothing can match.
@@ -79,12 +83,14 @@ void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& auth
       if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTransactionalId, t.transactional_id,
                                 bridge::Audit::kFilter))
         continue;
+      if (!budget.add(sizeof(msg::ListTransactionsResponse::TransactionState) + t.transactional_id.size())) break;
       auto& st = resp.transaction_states.emplace_back();
       st.transactional_id = t.transactional_id;
       st.producer_id = t.producer_id();
       st.transaction_state = std::string(bridge::txn_state_name(t.state));
     }
   }
+  if (budget.over()) return refuse_oversized_answer(req.respond, "ListTransactions", budget);
   req.respond.send(resp);
 }
 
@@ -93,7 +99,8 @@ void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& auth
 HandlerSpec list_transactions_handler() {
   return serve<msg::ListTransactionsRequest>(
       0, 2, [](const Services& s, Request&& req) {
-        handle(s.transactions, s.authorizer, s.config.transactions.max_id_pattern_bytes, std::move(req));
+        handle(s.transactions, s.authorizer, s.config.transactions.max_id_pattern_bytes,
+               s.config.limits.max_response_bytes, std::move(req));
       });
 }
 

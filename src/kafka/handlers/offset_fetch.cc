@@ -16,6 +16,7 @@
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "kafka/handlers/authorization.h"
+#include "kafka/handlers/fanout.h"
 #include "kafka/handlers/registry.h"
 #include "kafka/protocol/generated/offset_fetch.h"
 #include "kafka/services.h"
@@ -23,14 +24,14 @@
 namespace kib::kafka {
 namespace {
 
-// The group's offsets, grouped by topic in request order (or name order when fetching all).
 // The group's offsets, grouped by topic in request order (or name order when fetching all);
 // topics the principal may not DESCRIBE are answered TOPIC_AUTHORIZATION_FAILED after the others
-// when named, left out when fetching all.
+// when named, left out when fetching all. What the answer holds is added to `budget`
+// (kafka/handlers/fanout.h).
 template <typename TopicOut, typename Topics>
 std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator* pending,
                                   bridge::Authorizer& authorizer, const Request& req, const std::string& group_id,
-                                  const std::optional<Topics>& topics) {
+                                  const std::optional<Topics>& topics, AnswerBudget& budget) {
   std::vector<bridge::FetchedOffset> fetched;
   std::vector<TopicOut> denied;
   if (topics) {
@@ -38,11 +39,15 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
     // partition either way), so a response cannot repeat a 4 KiB metadata string 250,000 times.
     std::vector<bridge::TopicPartitionIndex> tps;
     std::set<std::pair<std::string_view, int32_t>> seen;
+    std::map<std::string_view, size_t> denied_at;  // a denied topic named twice is answered once too
     for (const auto& t : *topics) {
       if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, t.name)) {
-        auto& d = denied.emplace_back();
-        d.name = t.name;
+        auto [at, fresh] = denied_at.try_emplace(t.name, denied.size());
+        if (fresh) denied.emplace_back().name = t.name;
+        auto& d = denied[at->second];
         for (int32_t p : t.partition_indexes) {
+          if (!seen.insert({t.name, p}).second) continue;
+          if (!budget.add(sizeof(typename decltype(d.partitions)::value_type))) return {};
           auto& dp = d.partitions.emplace_back();
           dp.partition_index = p;
           dp.committed_offset = -1;
@@ -68,6 +73,9 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
       });
     }
   }
+  for (const auto& f : fetched)
+    if (!budget.add(sizeof(typename decltype(TopicOut{}.partitions)::value_type) + f.metadata.size() + f.topic.size()))
+      return {};
   std::vector<TopicOut> out;
   for (auto& f : fetched) {
     if (out.empty() || out.back().name != f.topic) out.emplace_back().name = f.topic;
@@ -89,18 +97,19 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
 }
 
 void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator& txns,
-            bridge::Authorizer& authorizer, Request&& req) {
+            bridge::Authorizer& authorizer, uint64_t max_response_bytes, Request&& req) {
   auto body = req.decode<msg::OffsetFetchRequest>();
   const int16_t v = req.header.api_version;
   const bridge::TransactionCoordinator* pending = body.require_stable ? &txns : nullptr;
   msg::OffsetFetchResponse resp;
+  AnswerBudget budget(max_response_bytes);
   if (v <= 7) {
     using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
     // v1 has no top-level error: a denied group reads as an empty answer there, as on Kafka.
     if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, body.group_id))
       resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
     else
-      resp.topics = fetch_group<Topic>(offsets, pending, authorizer, req, body.group_id, body.topics);
+      resp.topics = fetch_group<Topic>(offsets, pending, authorizer, req, body.group_id, body.topics, budget);
   } else {
     // A group named twice is answered once, for the same reason.
     std::set<std::string_view> groups_seen;
@@ -112,10 +121,13 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
         rg.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
         continue;
       }
+      if (!budget.add(sizeof rg + g.group_id.size())) break;
       rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, pending, authorizer, req,
-                                                                                   g.group_id, g.topics);
+                                                                                   g.group_id, g.topics, budget);
+      if (budget.over()) break;
     }
   }
+  if (budget.over()) return refuse_oversized_answer(req.respond, "OffsetFetch", budget);
   req.respond.send(resp);
 }
 
@@ -123,7 +135,7 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
 
 HandlerSpec offset_fetch_handler() {
   return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
-    handle(s.offsets, s.transactions, s.authorizer, std::move(req));
+    handle(s.offsets, s.transactions, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
   });
 }
 
