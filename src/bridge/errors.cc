@@ -14,13 +14,20 @@ ErrorCode iggy_to_kafka_error(uint32_t iggy_code) {
   namespace c = iggy::code;
   switch (iggy_code) {
     case c::kUnauthorized:
-      return ErrorCode::kTopicAuthorizationFailed;
-    case c::kUnauthenticated:
+    // The Iggy user a principal's data requests run as cannot log in ([principals]
+    // per_principal): for the client that is an authorization failure on what it asked for, one
+    // an operator fixes (the mapping's credentials; the log and kib_iggy_login_refused say so).
+    // Kafka clients report TOPIC_AUTHORIZATION_FAILED with the topic; SASL_AUTHENTICATION_FAILED,
+    // answered before, is a connection-level error no client expects in a partition's answer.
     case c::kInvalidCredentials:
     case c::kUserInactive:
     case c::kInvalidPersonalAccessToken:
     case c::kPersonalAccessTokenExpired:
-      return ErrorCode::kSaslAuthenticationFailed;
+      return ErrorCode::kTopicAuthorizationFailed;
+    case c::kUnauthenticated:
+      // A request on an Iggy connection whose session was lost (Iggy restarted): the pool logs in
+      // again, so the client retries (KAFKA_STORAGE_ERROR is retriable and refreshes metadata).
+      return ErrorCode::kKafkaStorageError;
     case c::kStreamIdNotFound:
     case c::kStreamNameNotFound:
     case c::kTopicIdNotFound:
