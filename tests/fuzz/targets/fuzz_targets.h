@@ -37,6 +37,7 @@ int fuzz_http_request(const uint8_t* data, size_t size);      // /metrics server
 int fuzz_config_toml(const uint8_t* data, size_t size);       // the TOML config file
 int fuzz_sasl_scram(const uint8_t* data, size_t size);        // SCRAM client-first NUL client-final, and an exchange
 int fuzz_sasl_plain(const uint8_t* data, size_t size);        // a SASL/PLAIN token
+int fuzz_connection_pipeline(const uint8_t* data, size_t size);  // one client's bytes to the TCP server, its bounds
 
 struct Target {
   const char* name;  // directory name under tests/fuzz/{seeds,regressions}/

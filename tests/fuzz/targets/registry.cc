@@ -10,6 +10,7 @@ std::span<const Target> targets() {
       {"user_headers", &fuzz_user_headers},     {"http_request", &fuzz_http_request},
       {"config_toml", &fuzz_config_toml},
       {"sasl_scram", &fuzz_sasl_scram},         {"sasl_plain", &fuzz_sasl_plain},
+      {"connection_pipeline", &fuzz_connection_pipeline},
   };
   return kTargets;
 }
