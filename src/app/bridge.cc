@@ -27,6 +27,7 @@
 #include "common/guard.h"
 #include "common/log.h"
 #include "http/http_server.h"
+#include "http/metrics_access.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
 #include "kafka/kafka_server.h"
@@ -106,8 +107,25 @@ Bridge::~Bridge() {
   uv_loop_close(&loop_);
 }
 
+namespace {
+
+std::string_view labels_phrase(metrics::ClientNames n) {
+  return n == metrics::ClientNames::kShown ? "name consumer groups and topics" : "leave consumer groups and topics out";
+}
+
+}  // namespace
+
 Status Bridge::start() {
   std::signal(SIGPIPE, SIG_IGN);
+  // [http] metrics_bearer_token_file is read before anything opens: a file that does not load
+  // stops the start with its key named, as check-config does.
+  if (!cfg_.http.listen.empty()) {
+    std::string warning;
+    auto access = http::load_metrics_access(cfg_.http, &warning);
+    if (!access) return access.error();
+    if (!warning.empty()) spdlog::warn("{}", warning);
+    metrics_access_ = std::make_shared<http::MetricsAccess>(std::move(*access));
+  }
   auto st = state::StateStore::open(cfg_.state.path, &loop_);
   if (!st) return st.error();
   state_ = std::move(*st);
@@ -208,10 +226,13 @@ Status Bridge::start() {
   if (!cfg_.http.listen.empty()) {
     auto addr = config::parse_host_port(cfg_.http.listen);  // validated when the config was loaded
     if (!addr) return addr.error();
-    http_ = std::make_unique<http::HttpServer>(&loop_, http::ops_handlers([this] { return readiness(); }),
-                                               http::http_limits(cfg_.http));
+    http_ = std::make_unique<http::HttpServer>(
+        &loop_, http::ops_handlers([this] { return readiness(); }, metrics_access_), http::http_limits(cfg_.http));
     auto port = http_->listen(*addr);
     if (!port) return port.error();
+    spdlog::info("http: /metrics {}; its labels {} ([http] metrics_labels = \"{}\")",
+                 metrics_access_->bearer_token.empty() ? "open to anyone who reaches the port" : "asks for a bearer token",
+                 labels_phrase(metrics_access_->names), config::metrics_labels_name(cfg_.http.metrics_labels));
   }
   metrics_hook_ = metrics::global().on_collect([this] {
     metrics::BridgeMetrics& m = metrics::bridge_metrics();
@@ -662,6 +683,31 @@ void Bridge::reload() {
   limit("[http] max_connections_per_ip", cfg_.http.max_connections_per_ip, next->http.max_connections_per_ip);
   cfg_.http.max_connections_per_ip = next->http.max_connections_per_ip;
   if (http_) http_->set_limits(http::http_limits(cfg_.http));
+  // [http] metrics_labels and metrics_bearer_token_file apply from the next scrape. The file is
+  // read again even when its name did not change: rotating the token is rewriting the file.
+  if (http_ && metrics_access_) {
+    config::HttpConfig h = cfg_.http;  // with the running listen: "auto" depends on it
+    h.metrics_labels = next->http.metrics_labels;
+    h.metrics_bearer_token_file = next->http.metrics_bearer_token_file;
+    std::string warning;
+    auto access = http::load_metrics_access(h, &warning);
+    if (!access) {
+      spdlog::error("SIGHUP: /metrics keeps its previous token and labels: {}", access.error().message);
+    } else {
+      if (!warning.empty()) spdlog::warn("SIGHUP: {}", warning);
+      const http::MetricsAccess& was = *metrics_access_;
+      if (access->bearer_token != was.bearer_token)
+        spdlog::info("SIGHUP: /metrics {}", access->bearer_token.empty() ? "no longer asks for a bearer token"
+                                            : was.bearer_token.empty() ? "now asks for a bearer token"
+                                                                       : "asks for the new bearer token");
+      if (access->names != was.names)
+        spdlog::info("SIGHUP: /metrics labels {} from now on ([http] metrics_labels = \"{}\")",
+                     labels_phrase(access->names), config::metrics_labels_name(h.metrics_labels));
+      *metrics_access_ = std::move(*access);
+      cfg_.http.metrics_labels = h.metrics_labels;
+      cfg_.http.metrics_bearer_token_file = h.metrics_bearer_token_file;
+    }
+  }
   // [authorization] applies at once: the next check uses it (Kafka needs a broker restart).
   {
     const auto &a = cfg_.authorization, &na = next->authorization;

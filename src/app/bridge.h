@@ -30,6 +30,7 @@ class IggyClient;
 namespace http {
 class HttpServer;
 struct Readiness;
+struct MetricsAccess;
 }  // namespace http
 namespace bridge {
 class TopicCatalog;
@@ -119,6 +120,9 @@ class Bridge {
   std::chrono::milliseconds watchdog_every_{0};
   std::unique_ptr<MemoryReleaser> memory_;  // [limits] memory_trim_*: freed memory back to the OS when idle
   std::unique_ptr<http::HttpServer> http_;
+  // [http] metrics_bearer_token_file and metrics_labels as /metrics reads them on each request;
+  // SIGHUP replaces the value in place.
+  std::shared_ptr<http::MetricsAccess> metrics_access_;
   metrics::CollectHook metrics_hook_;  // copies pool/server/state counters into /metrics
 };
 

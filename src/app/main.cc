@@ -13,6 +13,7 @@
 #include "common/version.h"
 #include "config/config.h"
 #include "http/bridge_status.h"
+#include "http/metrics_access.h"
 #include "net/tls.h"
 #include "state/state_store.h"
 
@@ -248,6 +249,15 @@ int main(int argc, char** argv) {
         }
         break;
       }
+    // So is [http] metrics_bearer_token_file (its token never printed).
+    if (!cfg.http.listen.empty()) {
+      std::string warning;
+      if (auto access = kib::http::load_metrics_access(cfg.http, &warning); !access) {
+        std::cerr << config_path << ": " << access.error().message << "\n";
+        return kExitConfig;
+      }
+      if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+    }
     std::cout << "# " << config_path << ": valid\n" << kib::config::render_config(cfg);
     return kExitOk;
   }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/http_client.h"
+#include "http/metrics_access.h"
 
 namespace kib::http {
 namespace {
@@ -112,7 +113,8 @@ std::map<std::string, double> sum_samples(const std::string& exposition, std::st
   return sums;
 }
 
-BridgeStatus fetch_status(const config::HostPort& addr, std::chrono::milliseconds timeout) {
+BridgeStatus fetch_status(const config::HostPort& addr, std::chrono::milliseconds timeout,
+                          const std::string& bearer_token) {
   BridgeStatus s;
   s.address = addr.str();
   auto ready = get(addr, "/readyz", timeout);
@@ -128,8 +130,15 @@ BridgeStatus fetch_status(const config::HostPort& addr, std::chrono::millisecond
     while (!s.reason.empty() && (s.reason.back() == '\n' || s.reason.back() == '\r')) s.reason.pop_back();
     if (s.reason.empty()) s.reason = "HTTP " + std::to_string(ready->status);
   }
-  auto m = get(addr, "/metrics", timeout);
-  if (m && m->status == 200) s.totals = sum_samples(m->body, &s.version, &s);
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (!bearer_token.empty()) headers.emplace_back("Authorization", "Bearer " + bearer_token);
+  auto m = get(addr, "/metrics", timeout, headers);
+  if (!m) s.metrics_error = m.error().message;
+  else if (m->status == 200) s.totals = sum_samples(m->body, &s.version, &s);
+  else if (m->status == 401)
+    s.metrics_error = bearer_token.empty() ? "HTTP 401: the bridge asks for the token of [http] metrics_bearer_token_file"
+                                           : "HTTP 401: the bridge refused the token of [http] metrics_bearer_token_file";
+  else s.metrics_error = "HTTP " + std::to_string(m->status);
   return s;
 }
 
@@ -142,6 +151,7 @@ std::string render_status_table(const BridgeStatus& s) {
     return os.str();
   }
   row("ready", s.ready ? "yes" : "no: " + s.reason);
+  if (!s.metrics_error.empty()) row("metrics", "unavailable: " + s.metrics_error);
   if (s.totals.empty()) return os.str();
   row("uptime", human_duration(uptime_seconds(s)));
   row("connections", integer(total(s, "kib_connections")) + " open, " +
@@ -173,6 +183,7 @@ std::string render_status_json(const BridgeStatus& s) {
     doc["ready"] = s.ready;
     doc["reason"] = s.reason;
     doc["version"] = s.version;
+    if (!s.metrics_error.empty()) doc["metrics_error"] = s.metrics_error;
     if (!s.totals.empty()) {
       doc["uptime_seconds"] = json_number(uptime_seconds(s));
       doc["connections"] = json_number(total(s, "kib_connections"));
@@ -207,7 +218,14 @@ int run_status_command(const config::Config& cfg, bool json, std::ostream& out, 
     err << "[http] listen: " << addr.error().message << "\n";
     return 3;
   }
-  BridgeStatus s = fetch_status(*addr);
+  std::string token;
+  if (!cfg.http.metrics_bearer_token_file.empty()) {
+    // The file is usually readable by root and the bridge's group only: without it the
+    // readiness part still answers.
+    if (auto t = read_bearer_token_file(cfg.http.metrics_bearer_token_file)) token = *t;
+    else err << t.error().message << " (/metrics not summarised)\n";
+  }
+  BridgeStatus s = fetch_status(*addr, std::chrono::milliseconds(3000), token);
   out << (json ? render_status_json(s) : render_status_table(s));
   if (!s.reachable && json) err << "kafka-iggy-bridge is not answering on http://" << s.address << ": " << s.error << "\n";
   return s.reachable && s.ready ? 0 : 1;

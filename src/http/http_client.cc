@@ -65,12 +65,15 @@ Result<Response> parse_response(const std::string& raw) {
   return r;
 }
 
-Result<Response> get(const config::HostPort& addr, const std::string& path, std::chrono::milliseconds timeout) {
+Result<Response> get(const config::HostPort& addr, const std::string& path, std::chrono::milliseconds timeout,
+                     const std::vector<std::pair<std::string, std::string>>& headers) {
   auto s = net::BlockingSocket::connect(addr, timeout);
   if (!s) return transport("http://" + s.error().message);
   const std::string where = "http://" + s->where() + path;
   std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + s->where() +
-                        "\r\nUser-Agent: kafka-iggy-bridge\r\nAccept: */*\r\nConnection: close\r\n\r\n";
+                        "\r\nUser-Agent: kafka-iggy-bridge\r\nAccept: */*\r\nConnection: close\r\n";
+  for (const auto& [k, v] : headers) request += k + ": " + v + "\r\n";
+  request += "\r\n";
   if (auto sent = s->send_all(request.data(), request.size()); !sent) return transport("http://" + sent.error().message);
   std::string raw;
   char buf[16384];

@@ -116,6 +116,7 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -272,6 +273,7 @@ void HttpServer::on_data(Conn* c, const char* data, size_t n) {
     case ParseStatus::kIncomplete:
       return;
     case ParseStatus::kComplete: {
+      p.request.peer = c->ip;
       Response r;
       guard::run(guard::Boundary::kHttp, "request handler", [&] { r = route(handlers_, p.request); },
                  [&](std::string_view) { r = Response{500, "text/plain; charset=utf-8", "internal error\n", {}}; });
@@ -338,11 +340,48 @@ void HttpServer::close_conn(Conn* c) {
   c->timer->stop();
 }
 
-Handlers ops_handlers(std::function<Readiness()> readiness) {
+namespace {
+
+// Refusals of /metrics are logged at most once per kRefusalLogInterval: a scraper with a stale
+// token, or someone guessing, must not flood the log. The line after a quiet spell says how
+// many went unlogged.
+struct RefusalLog {
+  std::chrono::steady_clock::time_point last{};
+  bool logged = false;
+  uint64_t unlogged = 0;
+};
+
+Response refuse(const Request& req, Bearer why, RefusalLog& log) {
+  metrics::bridge_metrics().http_requests_refused.labels({"unauthorized"}).inc();
+  const auto now = std::chrono::steady_clock::now();
+  if (!log.logged || now - log.last >= kRefusalLogInterval) {
+    spdlog::warn("http: /metrics refused to {}: {}{}", req.peer, describe(why),
+                 log.unlogged ? fmt::format(" ({} more refused since the last such line)", log.unlogged) : "");
+    log.logged = true;
+    log.last = now;
+    log.unlogged = 0;
+  } else {
+    ++log.unlogged;
+  }
+  // RFC 6750 3.1: a credential that was presented but is not the token is an invalid_token.
+  std::string challenge = "Bearer realm=\"kafka-iggy-bridge\"";
+  if (why == Bearer::kWrongToken) challenge += ", error=\"invalid_token\"";
+  return Response{401, "text/plain; charset=utf-8", "unauthorized\n", {{"WWW-Authenticate", std::move(challenge)}}};
+}
+
+}  // namespace
+
+Handlers ops_handlers(std::function<Readiness()> readiness, std::shared_ptr<const MetricsAccess> access) {
+  if (!access) access = std::make_shared<const MetricsAccess>();
   Handlers h;
-  h["/metrics"] = [readiness](const Request&) {
+  h["/metrics"] = [readiness, access, log = std::make_shared<RefusalLog>()](const Request& req) {
+    if (!access->bearer_token.empty()) {
+      auto it = req.headers.find("authorization");
+      Bearer b = check_bearer(it == req.headers.end() ? nullptr : &it->second, access->bearer_token);
+      if (b != Bearer::kAccepted) return refuse(req, b, *log);
+    }
     metrics::bridge_metrics().ready.set(readiness().ready ? 1 : 0);
-    return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics::global().render(), {}};
+    return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics::global().render(access->names), {}};
   };
   h["/healthz"] = [](const Request&) { return Response{200, "text/plain; charset=utf-8", "ok\n", {}}; };
   h["/readyz"] = [readiness](const Request&) {

@@ -12,6 +12,7 @@
 
 #include <uv.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,6 +24,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "http/metrics_access.h"
 #include "net/listener.h"
 
 namespace kib::http {
@@ -34,6 +36,7 @@ struct Request {
   std::string query;    // "x=1"
   std::string version;  // "HTTP/1.1"
   std::map<std::string, std::string> headers;  // names lower-cased
+  std::string peer;     // the client's address (set by the server, not parsed)
 };
 
 struct Response {
@@ -134,6 +137,11 @@ struct Readiness {
 
 // The operations routes: /metrics (metrics::global(), text format 0.0.4), /healthz (200
 // "ok" while the process runs), /readyz (from `readiness`, evaluated on every request).
-Handlers ops_handlers(std::function<Readiness()> readiness);
+// /metrics follows `access` as it is at each request (the bridge changes it on SIGHUP; null =
+// no token, every name shown): without its bearer token, 401 with WWW-Authenticate: Bearer,
+// counted in kib_http_requests_refused_total{reason="unauthorized"} and logged at most once per
+// kRefusalLogInterval.
+inline constexpr std::chrono::seconds kRefusalLogInterval{10};
+Handlers ops_handlers(std::function<Readiness()> readiness, std::shared_ptr<const MetricsAccess> access = nullptr);
 
 }  // namespace kib::http

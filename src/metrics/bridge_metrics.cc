@@ -90,6 +90,10 @@ BridgeMetrics& bridge_metrics() {
                   "Connections to the HTTP listener closed because of a limit, by reason: max_connections, "
                   "max_connections_per_ip, timeout (no whole request, or the response not read, within 5 s).",
                   {"reason"}),
+        r.counter("kib_http_requests_refused_total",
+                  "Requests to the HTTP listener refused, by reason: unauthorized (/metrics without the bearer token "
+                  "of [http] metrics_bearer_token_file).",
+                  {"reason"}),
         r.gauge("kib_iggy_pool_connections", "Configured connections to Iggy (iggy.pool_size).").get(),
         r.gauge("kib_iggy_pool_connected", "Connections to Iggy that are logged in.").get(),
         r.gauge("kib_iggy_pool_busy", "Connections to Iggy with a request in flight.").get(),
@@ -103,12 +107,14 @@ BridgeMetrics& bridge_metrics() {
                     "Time to run and commit one state database write batch.", {}, latency_buckets()),
         r.gauge("kib_ready", "1 when the bridge is ready (Iggy reachable, state open), as /readyz answers.").get(),
         r.gauge("kib_groups", "Consumer groups by state.", {"state"}),
-        r.gauge("kib_group_members", "Members of each consumer group that has any.", {"group"}),
+        // Group ids and topic names are the clients' (ListGroups and Metadata show them only to
+        // principals allowed to describe them); a partition number means nothing without its topic.
+        r.gauge("kib_group_members", "Members of each consumer group that has any.", {"group"}, {"group"}),
         r.gauge("kib_group_lag",
                 "Consumer lag: high watermark minus committed offset, per group and partition (watermarks refreshed "
                 "from Iggy every 10 s).",
-                {"group", "topic", "partition"}),
-        r.gauge("kib_group_lag_sum", "Consumer lag summed over a group's partitions.", {"group"}),
+                {"group", "topic", "partition"}, {"group", "topic", "partition"}),
+        r.gauge("kib_group_lag_sum", "Consumer lag summed over a group's partitions.", {"group"}, {"group"}),
         r.gauge("kib_build_info", "Always 1; the version label names the bridge build.", {"version"}),
         r.counter("kib_callback_exceptions_total",
                   "Exceptions caught at a callback boundary (libuv, Iggy completion, state store); each failed "
@@ -131,6 +137,7 @@ BridgeMetrics& bridge_metrics() {
                   {"mechanism", "result"}),
     };
     b->build_info.labels({kBridgeVersion}).set(1);
+    b->http_requests_refused.labels({"unauthorized"});  // 0 until the first refusal, so alerts see the series
 
     static ProcessMetrics process{
         r.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.").get(),

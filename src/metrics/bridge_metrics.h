@@ -25,6 +25,7 @@ struct BridgeMetrics {
   Counter& connections_refused;         // kib_connections_refused_total
   CounterFamily& connections_closed;    // kib_connections_closed_total{reason} (by a limit)
   CounterFamily& http_connections_closed;  // kib_http_connections_closed_total{reason}
+  CounterFamily& http_requests_refused;    // kib_http_requests_refused_total{reason}
   Gauge& iggy_pool_connections;         // kib_iggy_pool_connections (configured)
   Gauge& iggy_pool_connected;           // kib_iggy_pool_connected
   Gauge& iggy_pool_busy;                // kib_iggy_pool_busy
@@ -37,6 +38,7 @@ struct BridgeMetrics {
   HistogramFamily& state_write_batch_duration;  // kib_state_write_batch_duration_seconds
   Gauge& ready;                         // kib_ready (0/1, what /readyz answers)
   GaugeFamily& groups;                  // kib_groups{state}
+  // The next three carry client-named labels (Registry::render(ClientNames::kRedacted) sums them).
   GaugeFamily& group_members;           // kib_group_members{group} (cleared and refilled per scrape)
   GaugeFamily& group_lag;               // kib_group_lag{group,topic,partition} (idem)
   GaugeFamily& group_lag_sum;           // kib_group_lag_sum{group} (idem)

@@ -79,11 +79,20 @@ bool valid_label_name(std::string_view name) {
   return true;
 }
 
-Registry::Entry& Registry::entry(const std::string& name, Type type, const std::vector<std::string>& label_names) {
+Registry::Entry& Registry::entry(const std::string& name, Type type, const std::vector<std::string>& label_names,
+                                 const std::vector<std::string>& client_named) {
   if (!valid_metric_name(name)) throw std::logic_error("invalid metric name \"" + name + "\"");
   for (const auto& l : label_names) {
     if (!valid_label_name(l) || (type == Type::kHistogram && l == "le"))
       throw std::logic_error("metric " + name + ": invalid label name \"" + l + "\"");
+  }
+  // In label order, each once: the redacted exposition keeps the others in their order.
+  size_t at = 0;
+  for (const auto& l : client_named) {
+    while (at < label_names.size() && label_names[at] != l) ++at;
+    if (at == label_names.size())
+      throw std::logic_error("metric " + name + ": client-named label \"" + l + "\" is not one of its labels, in order");
+    ++at;
   }
   auto [it, inserted] = families_.try_emplace(name);
   Entry& e = it->second;
@@ -91,38 +100,45 @@ Registry::Entry& Registry::entry(const std::string& name, Type type, const std::
     e.type = type;
     return e;
   }
-  const std::vector<std::string>* existing = e.counter     ? &e.counter->label_names()
-                                             : e.gauge     ? &e.gauge->label_names()
-                                                           : &e.histogram->label_names();
-  if (e.type != type || *existing != label_names)
+  auto same = [&](const auto& f) { return f->label_names() == label_names && f->client_named() == client_named; };
+  if (e.type != type || !(e.counter ? same(e.counter) : e.gauge ? same(e.gauge) : same(e.histogram)))
     throw std::logic_error("metric " + name + " is already registered with another type or other labels");
   return e;
 }
 
-CounterFamily& Registry::counter(const std::string& name, const std::string& help, std::vector<std::string> label_names) {
+CounterFamily& Registry::counter(const std::string& name, const std::string& help, std::vector<std::string> label_names,
+                                 std::vector<std::string> client_named) {
   std::lock_guard lock(mu_);
-  Entry& e = entry(name, Type::kCounter, label_names);
-  if (!e.counter) e.counter = std::make_unique<CounterFamily>(name, help, std::move(label_names));
+  Entry& e = entry(name, Type::kCounter, label_names, client_named);
+  if (!e.counter)
+    e.counter = std::make_unique<CounterFamily>(name, help, std::move(label_names), std::vector<double>{},
+                                                std::move(client_named));
   return *e.counter;
 }
 
-GaugeFamily& Registry::gauge(const std::string& name, const std::string& help, std::vector<std::string> label_names) {
+GaugeFamily& Registry::gauge(const std::string& name, const std::string& help, std::vector<std::string> label_names,
+                             std::vector<std::string> client_named) {
   std::lock_guard lock(mu_);
-  Entry& e = entry(name, Type::kGauge, label_names);
-  if (!e.gauge) e.gauge = std::make_unique<GaugeFamily>(name, help, std::move(label_names));
+  Entry& e = entry(name, Type::kGauge, label_names, client_named);
+  if (!e.gauge)
+    e.gauge = std::make_unique<GaugeFamily>(name, help, std::move(label_names), std::vector<double>{},
+                                            std::move(client_named));
   return *e.gauge;
 }
 
 HistogramFamily& Registry::histogram(const std::string& name, const std::string& help,
-                                     std::vector<std::string> label_names, std::vector<double> bounds) {
+                                     std::vector<std::string> label_names, std::vector<double> bounds,
+                                     std::vector<std::string> client_named) {
   if (bounds.empty()) throw std::logic_error("metric " + name + ": a histogram needs at least one bucket");
   for (size_t i = 0; i < bounds.size(); ++i) {
     if (!std::isfinite(bounds[i]) || (i > 0 && bounds[i] <= bounds[i - 1]))
       throw std::logic_error("metric " + name + ": bucket bounds must be finite and strictly increasing");
   }
   std::lock_guard lock(mu_);
-  Entry& e = entry(name, Type::kHistogram, label_names);
-  if (!e.histogram) e.histogram = std::make_unique<HistogramFamily>(name, help, std::move(label_names), std::move(bounds));
+  Entry& e = entry(name, Type::kHistogram, label_names, client_named);
+  if (!e.histogram)
+    e.histogram = std::make_unique<HistogramFamily>(name, help, std::move(label_names), std::move(bounds),
+                                                    std::move(client_named));
   return *e.histogram;
 }
 
@@ -197,15 +213,54 @@ void write_labels(std::string& out, const std::vector<std::string>& names, const
   out += '}';
 }
 
+// What one family shows: its label names and HELP text, and which label positions each sample
+// keeps. Shown as registered unless client names are redacted and the family has any.
+struct View {
+  std::vector<std::string> names;
+  std::vector<size_t> keep;
+  std::string help;
+};
+
 template <typename F>
-void write_header(std::string& out, const F& f, const char* type) {
-  out += "# HELP " + f.name() + " " + escape_help(f.help()) + "\n";
-  out += "# TYPE " + f.name() + " " + type + "\n";
+View view_of(const F& f, ClientNames mode) {
+  View v;
+  const auto& dropped = f.client_named();
+  const bool redact = mode == ClientNames::kRedacted && !dropped.empty();
+  for (size_t i = 0; i < f.label_names().size(); ++i) {
+    if (redact && std::find(dropped.begin(), dropped.end(), f.label_names()[i]) != dropped.end()) continue;
+    v.names.push_back(f.label_names()[i]);
+    v.keep.push_back(i);
+  }
+  v.help = f.help();
+  if (redact) {
+    v.help += " Summed over ";
+    for (size_t i = 0; i < dropped.size(); ++i) v.help += (i ? (i + 1 == dropped.size() ? " and " : ", ") : "") + dropped[i];
+    v.help += ", which [http] metrics_labels leaves out.";
+  }
+  return v;
 }
+
+std::vector<std::string> kept(const std::vector<std::string>& values, const std::vector<size_t>& keep) {
+  std::vector<std::string> out;
+  out.reserve(keep.size());
+  for (size_t i : keep) out.push_back(values[i]);
+  return out;
+}
+
+void write_header(std::string& out, const std::string& name, const View& v, const char* type) {
+  out += "# HELP " + name + " " + escape_help(v.help) + "\n";
+  out += "# TYPE " + name + " " + type + "\n";
+}
+
+// One histogram's (or several summed) non-cumulative bucket counts and sum.
+struct HistogramTotals {
+  std::vector<uint64_t> buckets;
+  double sum = 0;
+};
 
 }  // namespace
 
-std::string Registry::render() {
+std::string Registry::render(ClientNames names) {
   {
     std::lock_guard lock(hooks_mu_);
     for (auto& [id, fn] : hooks_) fn();
@@ -216,42 +271,55 @@ std::string Registry::render() {
     // Not a structured binding: the lambdas below capture them, which clang 14 cannot.
     const auto& name = family.first;
     const auto& e = family.second;
-    if (e.counter) {
-      write_header(out, *e.counter, "counter");
-      e.counter->each([&](const std::vector<std::string>& values, const Counter& c) {
+    // Children go through a map keyed by the label values shown: with every label shown each
+    // key is one child (in the children's order), redacted the children that differ only in
+    // client-named labels add up.
+    if (e.counter || e.gauge) {
+      std::map<std::vector<std::string>, double> rows;
+      View v;
+      if (e.counter) {
+        v = view_of(*e.counter, names);
+        e.counter->each([&](const std::vector<std::string>& values, const Counter& c) { rows[kept(values, v.keep)] += c.value(); });
+      } else {
+        v = view_of(*e.gauge, names);
+        e.gauge->each([&](const std::vector<std::string>& values, const Gauge& g) { rows[kept(values, v.keep)] += g.value(); });
+      }
+      write_header(out, name, v, e.counter ? "counter" : "gauge");
+      for (const auto& [values, value] : rows) {
         out += name;
-        write_labels(out, e.counter->label_names(), values);
-        out += ' ' + format_value(c.value()) + '\n';
-      });
-    } else if (e.gauge) {
-      write_header(out, *e.gauge, "gauge");
-      e.gauge->each([&](const std::vector<std::string>& values, const Gauge& g) {
-        out += name;
-        write_labels(out, e.gauge->label_names(), values);
-        out += ' ' + format_value(g.value()) + '\n';
-      });
+        write_labels(out, v.names, values);
+        out += ' ' + format_value(value) + '\n';
+      }
     } else if (e.histogram) {
-      const auto& names = e.histogram->label_names();
-      write_header(out, *e.histogram, "histogram");
+      const View v = view_of(*e.histogram, names);
+      std::map<std::vector<std::string>, HistogramTotals> rows;
       e.histogram->each([&](const std::vector<std::string>& values, const Histogram& h) {
+        HistogramTotals& t = rows[kept(values, v.keep)];
+        t.buckets.resize(h.bounds().size() + 1);
+        for (size_t i = 0; i <= h.bounds().size(); ++i) t.buckets[i] += h.bucket_count(i);
+        t.sum += h.sum();
+      });
+      write_header(out, name, v, "histogram");
+      const auto& bounds = e.histogram->bounds();
+      for (const auto& [values, t] : rows) {
         // Buckets are read one by one while observers may run: make the cumulative counts,
         // +Inf and _count agree with each other (a scrape may lag an observation, never
         // contradict itself).
         uint64_t cumulative = 0;
-        for (size_t i = 0; i <= h.bounds().size(); ++i) {
-          cumulative += h.bucket_count(i);
-          std::string le = i < h.bounds().size() ? format_value(h.bounds()[i]) : "+Inf";
+        for (size_t i = 0; i <= bounds.size(); ++i) {
+          cumulative += t.buckets[i];
+          std::string le = i < bounds.size() ? format_value(bounds[i]) : "+Inf";
           out += name + "_bucket";
-          write_labels(out, names, values, &le);
+          write_labels(out, v.names, values, &le);
           out += ' ' + format_value(static_cast<double>(cumulative)) + '\n';
         }
         out += name + "_sum";
-        write_labels(out, names, values);
-        out += ' ' + format_value(h.sum()) + '\n';
+        write_labels(out, v.names, values);
+        out += ' ' + format_value(t.sum) + '\n';
         out += name + "_count";
-        write_labels(out, names, values);
+        write_labels(out, v.names, values);
         out += ' ' + format_value(static_cast<double>(cumulative)) + '\n';
-      });
+      }
     }
   }
   return out;

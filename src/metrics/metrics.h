@@ -7,6 +7,10 @@
 // registry's lifetime. Collect hooks run on the thread that calls render(): the HTTP server
 // renders on the loop thread, so a hook may read loop-only objects.
 //
+// Labels whose values a client chose (a group id, a topic name) are declared as such when the
+// family is registered: render(ClientNames::kRedacted) leaves them out, each family's samples
+// summed over them ([http] metrics_labels; docs/operations.md "Who may read /metrics").
+//
 // Misuse (an invalid metric or label name, the same name registered with another type or
 // other label names, the wrong number of label values) is a programming error and throws
 // std::logic_error.
@@ -27,6 +31,9 @@
 namespace kib::metrics {
 
 enum class Type { kCounter, kGauge, kHistogram };
+
+// Whether the exposition shows the labels that carry names a client chose.
+enum class ClientNames { kShown, kRedacted };
 
 class Counter {
  public:
@@ -76,8 +83,13 @@ const std::vector<double>& latency_buckets();
 template <typename M>
 class Family {
  public:
-  Family(std::string name, std::string help, std::vector<std::string> label_names, std::vector<double> bounds = {})
-      : name_(std::move(name)), help_(std::move(help)), label_names_(std::move(label_names)), bounds_(std::move(bounds)) {}
+  Family(std::string name, std::string help, std::vector<std::string> label_names, std::vector<double> bounds = {},
+         std::vector<std::string> client_named = {})
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        label_names_(std::move(label_names)),
+        client_named_(std::move(client_named)),
+        bounds_(std::move(bounds)) {}
 
   // The child for these label values (one per label name, in order), created on first use.
   M& labels(std::initializer_list<std::string_view> values) { return labels(std::vector<std::string>(values.begin(), values.end())); }
@@ -88,6 +100,9 @@ class Family {
   const std::string& name() const { return name_; }
   const std::string& help() const { return help_; }
   const std::vector<std::string>& label_names() const { return label_names_; }
+  // Those of label_names() whose values a client chose (a subset, in the same order).
+  const std::vector<std::string>& client_named() const { return client_named_; }
+  const std::vector<double>& bounds() const { return bounds_; }  // histograms only
 
   // Drops every child. For families a collect hook refills on each scrape (label sets that
   // come and go, such as one per consumer group); references from labels() die with it.
@@ -106,6 +121,7 @@ class Family {
  private:
   std::string name_, help_;
   std::vector<std::string> label_names_;
+  std::vector<std::string> client_named_;
   std::vector<double> bounds_;  // histograms only
   mutable std::mutex mu_;
   std::map<std::vector<std::string>, std::unique_ptr<M>> children_;
@@ -140,18 +156,26 @@ class Registry {
   Registry& operator=(const Registry&) = delete;
 
   // Registers a family, or returns the one already registered under `name` (which must then
-  // have the same type and label names).
-  CounterFamily& counter(const std::string& name, const std::string& help, std::vector<std::string> label_names = {});
-  GaugeFamily& gauge(const std::string& name, const std::string& help, std::vector<std::string> label_names = {});
+  // have the same type, label names and client-named labels). `client_named`: the labels of
+  // `label_names` whose values a client chose (group ids, topic names, transactional ids, client
+  // ids, principals); a label that only qualifies one of them (a partition number) belongs there
+  // too, as it means nothing once that one is summed away.
+  CounterFamily& counter(const std::string& name, const std::string& help, std::vector<std::string> label_names = {},
+                         std::vector<std::string> client_named = {});
+  GaugeFamily& gauge(const std::string& name, const std::string& help, std::vector<std::string> label_names = {},
+                     std::vector<std::string> client_named = {});
   HistogramFamily& histogram(const std::string& name, const std::string& help, std::vector<std::string> label_names,
-                             std::vector<double> bounds);
+                             std::vector<double> bounds, std::vector<std::string> client_named = {});
 
   // `fn` runs at the start of every render() (to copy values owned by other objects into
   // gauges), until the returned hook is destroyed.
   [[nodiscard]] CollectHook on_collect(std::function<void()> fn);
 
-  // The text exposition format 0.0.4, families ordered by name.
-  std::string render();
+  // The text exposition format 0.0.4, families ordered by name. kRedacted leaves out every
+  // client-named label: a family that has any is summed over them (counters, gauges, and
+  // histograms bucket by bucket), so its totals stay true, and its HELP line says what was
+  // summed.
+  std::string render(ClientNames names = ClientNames::kShown);
 
  private:
   friend class CollectHook;
@@ -161,7 +185,8 @@ class Registry {
     std::unique_ptr<GaugeFamily> gauge;
     std::unique_ptr<HistogramFamily> histogram;
   };
-  Entry& entry(const std::string& name, Type type, const std::vector<std::string>& label_names);
+  Entry& entry(const std::string& name, Type type, const std::vector<std::string>& label_names,
+               const std::vector<std::string>& client_named);
   void remove_hook(uint64_t id);
 
   std::mutex mu_;

@@ -14,6 +14,7 @@
 
 #include "http/http_client.h"
 #include "http/http_server.h"
+#include "metrics/bridge_metrics.h"
 
 using namespace kib;
 using namespace kib::http;
@@ -61,9 +62,11 @@ struct Fixture {
   std::unique_ptr<HttpServer> server;
   uint16_t port = 0;
 
-  explicit Fixture(HttpLimits limits = {}) {
+  explicit Fixture(HttpLimits limits = {}, std::shared_ptr<const MetricsAccess> access = nullptr) {
     uv_loop_init(&loop);
-    server = std::make_unique<HttpServer>(&loop, ops_handlers([this] { return Readiness{ready, "Iggy at 127.0.0.1:8090 not connected"}; }), limits);
+    server = std::make_unique<HttpServer>(
+        &loop, ops_handlers([this] { return Readiness{ready, "Iggy at 127.0.0.1:8090 not connected"}; }, access),
+        limits);
     auto p = server->listen({"127.0.0.1", 0});
     BOOST_REQUIRE(p.ok());
     port = *p;
@@ -76,8 +79,9 @@ struct Fixture {
     uv_run(&loop, UV_RUN_DEFAULT);
     BOOST_CHECK(uv_loop_close(&loop) == 0);
   }
-  Result<Response> get(const std::string& path) {
-    return with_loop<Result<Response>>(&loop, [&] { return http::get({"127.0.0.1", port}, path); });
+  Result<Response> get(const std::string& path, const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    return with_loop<Result<Response>>(
+        &loop, [&] { return http::get({"127.0.0.1", port}, path, std::chrono::milliseconds(3000), headers); });
   }
   std::string raw(const std::string& bytes) {
     return with_loop<std::string>(&loop, [&] { return raw_exchange(port, bytes); });
@@ -256,6 +260,73 @@ BOOST_AUTO_TEST_CASE(listen_reports_bad_addresses_naming_the_key) {
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   BOOST_TEST(uv_loop_close(&loop) == 0);
+}
+
+namespace {
+
+std::string header(const Response& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers)
+    if (k == name) return v;
+  return "";
+}
+
+double refused_unauthorized() {
+  return metrics::bridge_metrics().http_requests_refused.labels({"unauthorized"}).value();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(with_a_token_metrics_is_401_without_it_and_health_stays_open) {
+  auto access = std::make_shared<MetricsAccess>();
+  access->bearer_token = "s3cr3t";
+  Fixture f({}, access);
+  f.ready = true;
+  const double refused_before = refused_unauthorized();
+  for (const auto& headers : std::vector<std::vector<std::pair<std::string, std::string>>>{
+           {}, {{"Authorization", "Bearer wrong"}}, {{"Authorization", "Basic s3cr3t"}}, {{"Authorization", "s3cr3t"}}}) {
+    auto r = f.get("/metrics", headers);
+    BOOST_REQUIRE(r.ok());
+    BOOST_TEST(r->status == 401);
+    BOOST_TEST(header(*r, "www-authenticate").starts_with("Bearer realm=\"kafka-iggy-bridge\""));
+    BOOST_TEST(r->body == "unauthorized\n");
+  }
+  BOOST_TEST(refused_unauthorized() - refused_before == 4);
+  auto wrong = f.get("/metrics", {{"Authorization", "Bearer wrong"}});
+  BOOST_REQUIRE(wrong.ok());
+  BOOST_TEST(header(*wrong, "www-authenticate").find("error=\"invalid_token\"") != std::string::npos);
+  std::string head = f.raw("HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(head.starts_with("HTTP/1.1 401 Unauthorized\r\n"));
+
+  auto ok = f.get("/metrics", {{"Authorization", "Bearer s3cr3t"}});
+  BOOST_REQUIRE(ok.ok());
+  BOOST_TEST(ok->status == 200);
+  BOOST_TEST(ok->body.find("# TYPE kib_ready gauge\nkib_ready 1\n") != std::string::npos);
+  BOOST_TEST(f.get("/healthz")->status == 200);
+  BOOST_TEST(f.get("/readyz")->status == 200);
+
+  // The server reads the access on every request: SIGHUP's new token holds at once.
+  access->bearer_token = "n3w";
+  BOOST_TEST(f.get("/metrics", {{"Authorization", "Bearer s3cr3t"}})->status == 401);
+  BOOST_TEST(f.get("/metrics", {{"Authorization", "Bearer n3w"}})->status == 200);
+  access->bearer_token.clear();
+  BOOST_TEST(f.get("/metrics")->status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(metrics_leave_group_and_topic_labels_out_when_the_access_says_so) {
+  auto access = std::make_shared<MetricsAccess>();
+  access->names = metrics::ClientNames::kRedacted;
+  Fixture f({}, access);
+  metrics::bridge_metrics().group_lag.labels({"secret-group", "secret-topic", "3"}).set(9);
+  auto redacted = f.get("/metrics");
+  access->names = metrics::ClientNames::kShown;
+  auto shown = f.get("/metrics");
+  metrics::bridge_metrics().group_lag.clear();
+  BOOST_REQUIRE(redacted.ok());
+  BOOST_REQUIRE(shown.ok());
+  BOOST_TEST(redacted->body.find("secret") == std::string::npos);
+  BOOST_TEST(redacted->body.find("\nkib_group_lag 9\n") != std::string::npos);
+  BOOST_TEST(shown->body.find("kib_group_lag{group=\"secret-group\",topic=\"secret-topic\",partition=\"3\"} 9\n") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(client_reports_a_closed_port_as_a_transport_error) {

@@ -140,4 +140,79 @@ BOOST_AUTO_TEST_CASE(bridge_metrics_are_registered_with_kib_names) {
     BOOST_TEST_CONTEXT(name) { BOOST_TEST(text.find(name) != std::string::npos); }
 }
 
+BOOST_AUTO_TEST_CASE(redacted_exposition_sums_over_client_named_labels_and_keeps_the_others) {
+  Registry r;
+  auto& lag = r.gauge("lag", "Lag.", {"group", "topic", "partition"}, {"group", "topic"});
+  lag.labels({"orders-eu", "payments", "0"}).set(1);
+  lag.labels({"fraud-team", "audit-log", "0"}).set(2);
+  lag.labels({"orders-eu", "payments", "1"}).set(4);
+  r.counter("req_total", "Requests.", {"api", "client"}, {"client"}).labels({"Fetch", "acme-app"}).inc(3);
+  r.counter("req_total", "Requests.", {"api", "client"}, {"client"}).labels({"Fetch", "other-app"}).inc(2);
+  r.gauge("members", "Members.", {"group"}, {"group"}).labels({"orders-eu"}).set(2);
+  r.gauge("members", "Members.", {"group"}, {"group"}).labels({"fraud-team"}).set(1);
+  r.gauge("plain", "Plain.", {"state"}).labels({"Stable"}).set(7);
+
+  const std::string shown = r.render(), redacted = r.render(ClientNames::kRedacted);
+  BOOST_TEST(shown == r.render(ClientNames::kShown));
+  BOOST_TEST(shown.find("lag{group=\"fraud-team\",topic=\"audit-log\",partition=\"0\"} 2\n") != std::string::npos);
+  BOOST_TEST(redacted ==
+             "# HELP lag Lag. Summed over group and topic, which [http] metrics_labels leaves out.\n"
+             "# TYPE lag gauge\nlag{partition=\"0\"} 3\nlag{partition=\"1\"} 4\n"
+             "# HELP members Members. Summed over group, which [http] metrics_labels leaves out.\n"
+             "# TYPE members gauge\nmembers 3\n"
+             "# HELP plain Plain.\n# TYPE plain gauge\nplain{state=\"Stable\"} 7\n"
+             "# HELP req_total Requests. Summed over client, which [http] metrics_labels leaves out.\n"
+             "# TYPE req_total counter\nreq_total{api=\"Fetch\"} 5\n");
+  for (const char* name : {"orders-eu", "fraud-team", "payments", "audit-log", "acme-app", "other-app"})
+    BOOST_TEST_CONTEXT(name) { BOOST_TEST(redacted.find(name) == std::string::npos); }
+}
+
+BOOST_AUTO_TEST_CASE(redacted_histograms_add_up_bucket_by_bucket) {
+  Registry r;
+  auto& h = r.histogram("wait_seconds", "Wait.", {"api", "group"}, {0.1, 1}, {"group"});
+  h.labels({"JoinGroup", "g1"}).observe(0.05);
+  h.labels({"JoinGroup", "g2"}).observe(0.5);
+  h.labels({"JoinGroup", "g2"}).observe(5);
+  BOOST_TEST(r.render(ClientNames::kRedacted) ==
+             "# HELP wait_seconds Wait. Summed over group, which [http] metrics_labels leaves out.\n"
+             "# TYPE wait_seconds histogram\n"
+             "wait_seconds_bucket{api=\"JoinGroup\",le=\"0.1\"} 1\n"
+             "wait_seconds_bucket{api=\"JoinGroup\",le=\"1\"} 2\n"
+             "wait_seconds_bucket{api=\"JoinGroup\",le=\"+Inf\"} 3\n"
+             "wait_seconds_sum{api=\"JoinGroup\"} 5.55\n"
+             "wait_seconds_count{api=\"JoinGroup\"} 3\n");
+}
+
+BOOST_AUTO_TEST_CASE(client_named_labels_must_be_labels_of_the_family_in_order) {
+  Registry r;
+  BOOST_CHECK_THROW(r.gauge("a", ".", {"group"}, {"topic"}), std::logic_error);
+  BOOST_CHECK_THROW(r.gauge("b", ".", {"group", "topic"}, {"topic", "group"}), std::logic_error);
+  BOOST_CHECK_THROW(r.gauge("c", ".", {"group"}, {"group", "group"}), std::logic_error);
+  r.gauge("d", ".", {"group"}, {"group"});
+  BOOST_CHECK_THROW(r.gauge("d", ".", {"group"}), std::logic_error);  // registered as client-named
+  BOOST_CHECK_NO_THROW(r.gauge("d", ".", {"group"}, {"group"}));
+}
+
+BOOST_AUTO_TEST_CASE(the_bridge_group_families_name_no_group_or_topic_when_redacted) {
+  BridgeMetrics& m = bridge_metrics();
+  m.group_members.labels({"secret-group"}).set(2);
+  m.group_lag.labels({"secret-group", "secret-topic", "0"}).set(5);
+  m.group_lag.labels({"other-secret-group", "secret-topic", "1"}).set(6);
+  m.group_lag_sum.labels({"secret-group"}).set(5);
+  m.group_lag_sum.labels({"other-secret-group"}).set(6);
+  const std::string redacted = global().render(ClientNames::kRedacted), shown = global().render();
+  m.group_members.clear();
+  m.group_lag.clear();
+  m.group_lag_sum.clear();
+  BOOST_TEST(redacted.find("secret") == std::string::npos);
+  BOOST_TEST(redacted.find("\nkib_group_members 2\n") != std::string::npos);
+  BOOST_TEST(redacted.find("\nkib_group_lag 11\n") != std::string::npos);  // the partition goes with its topic
+  BOOST_TEST(redacted.find("\nkib_group_lag_sum 11\n") != std::string::npos);
+  BOOST_TEST(shown.find("kib_group_lag{group=\"secret-group\",topic=\"secret-topic\",partition=\"0\"} 5\n") !=
+             std::string::npos);
+  // Every other family's labels are the bridge's own words: the same either way.
+  BOOST_TEST(redacted.find("kib_http_requests_refused_total{reason=\"unauthorized\"}") != std::string::npos);
+  BOOST_TEST(redacted.find("kib_build_info{version=\"") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
