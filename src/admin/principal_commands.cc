@@ -116,14 +116,29 @@ int principals_list(const AdminContext& c) {
                      {"iggy_user", r.iggy_username},
                      {"credential", r.iggy_password ? "password" : "personal_access_token"},
                      {"created_by_bridge", r.created_by_bridge},
+                     {"status", state::iggy_user_status_name(r.status)},
                      {"updated_at_ms", r.updated_at_ms}});
     c.out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
-  TextTable t({"PRINCIPAL", "IGGY-USER", "CREDENTIAL", "CREATED-BY-BRIDGE"});
-  for (const auto& r : rows)
-    t.add({r.principal, r.iggy_username, r.iggy_password ? "password" : "token", r.created_by_bridge ? "yes" : "no"});
+  TextTable t({"PRINCIPAL", "IGGY-USER", "CREDENTIAL", "CREATED-BY-BRIDGE", "STATUS"});
+  bool refused = false, pending = false;
+  for (const auto& r : rows) {
+    t.add({r.principal, r.iggy_username, r.iggy_password ? "password" : "token", r.created_by_bridge ? "yes" : "no",
+           state::iggy_user_status_name(r.status)});
+    refused = refused || r.status == state::IggyUserStatus::kRefused;
+    pending = pending || r.status == state::IggyUserStatus::kPending;
+  }
   c.out << t.render();
+  // What the two states that are not simply "in use" mean, and what the operator can do.
+  if (refused)
+    c.out << "refused: the Iggy user existed and the bridge did not create it; the principal's data requests get "
+             "TOPIC_AUTHORIZATION_FAILED and the user is left as it is. Map it (principals map PRINCIPAL --iggy-user "
+             "NAME --password-file FILE) or, to let the bridge create one, delete the Iggy user and unmap the "
+             "principal.\n";
+  if (pending)
+    c.out << "pending: the bridge has not yet seen Iggy create the user; it settles that at the principal's next "
+             "data request.\n";
   return 0;
 }
 

@@ -372,6 +372,20 @@ Status Bridge::start() {
     iggy_cancelled.mirror(static_cast<double>(s.cancelled));
     iggy_share_full.mirror(static_cast<double>(s.owner_queue_full));
     collect_group_metrics();
+    // Principals whose data requests were refused for want of an Iggy identity ([principals]).
+    static metrics::CounterFamily& principal_refusals = metrics::global().counter(
+        "kib_principal_identity_refusals_total",
+        "Data requests of a principal refused with TOPIC_AUTHORIZATION_FAILED because it has no Iggy user to run as "
+        "([principals] iggy_identity = \"per_principal\"), by reason: unmapped (unmapped = \"refuse\"), "
+        "not_created_by_bridge (unmapped = \"create\" found an Iggy user kafka.<name> the bridge did not create), "
+        "unproven (whether the bridge created it could not be told yet).",
+        {"reason"});
+    if (identities_) {
+      const bridge::IggyIdentityStats is = identities_->stats();
+      principal_refusals.labels({"unmapped"}).mirror(static_cast<double>(is.refused));
+      principal_refusals.labels({"not_created_by_bridge"}).mirror(static_cast<double>(is.refused_not_created));
+      principal_refusals.labels({"unproven"}).mirror(static_cast<double>(is.refused_unproven));
+    }
     // kib_authorization_denied_total{resource_type,operation}: requests refused by an ACL.
     static metrics::CounterFamily& denied = metrics::global().counter(
         "kib_authorization_denied_total",

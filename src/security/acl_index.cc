@@ -8,9 +8,13 @@ namespace {
 
 // An ACL's host is "*" or an address as Java writes it (InetAddress.getHostAddress); the client's
 // is converted only when it could differ (IPv6) and an ACL names a host.
-bool host_matches(std::string_view acl_host, std::string_view client_host) {
-  if (acl_host == kWildcard || acl_host == client_host) return true;
-  return client_host.find(':') != std::string_view::npos && acl_host == java_host_address(client_host);
+// No client host (`client_host` null: AclIndex::authorize_wildcard_host) is matched by "*" alone:
+// an ACL naming an address, or the empty host, says nothing about other hosts.
+bool host_matches(std::string_view acl_host, const std::string_view* client_host) {
+  if (acl_host == kWildcard) return true;
+  if (!client_host) return false;
+  if (acl_host == *client_host) return true;
+  return client_host->find(':') != std::string_view::npos && acl_host == java_host_address(*client_host);
 }
 
 }  // namespace
@@ -101,6 +105,16 @@ void AclIndex::clear() {
 
 Decision AclIndex::authorize(std::string_view principal, std::string_view host, AclOperation op, ResourceType type,
                              std::string_view name, bool allow_if_no_acl) const {
+  return decide(principal, &host, op, type, name, allow_if_no_acl);
+}
+
+Decision AclIndex::authorize_wildcard_host(std::string_view principal, AclOperation op, ResourceType type,
+                                           std::string_view name, bool allow_if_no_acl) const {
+  return decide(principal, nullptr, op, type, name, allow_if_no_acl);
+}
+
+Decision AclIndex::decide(std::string_view principal, const std::string_view* host, AclOperation op,
+                          ResourceType type, std::string_view name, bool allow_if_no_acl) const {
   const TypeAcls& t = type_acls(type);
   bool has_resource_acls = false;
   Decision allow;
@@ -160,7 +174,7 @@ bool AclIndex::any_allowed(std::string_view principal, std::string_view host, Ac
         auto it = p.by_principal.find(who);
         if (it == p.by_principal.end()) continue;
         for (const Ace& a : it->second) {
-          if (!host_matches(a.host, host)) continue;
+          if (!host_matches(a.host, &host)) continue;
           if (a.operation != op && a.operation != AclOperation::kAll) continue;
           const bool literal = p.pattern.pattern == PatternType::kLiteral;
           if (a.permission == AclPermissionType::kDeny) {

@@ -57,6 +57,12 @@ class AclIndex {
   // decides (allow.everyone.if.no.acl.found); with ACLs none of which allow, denied.
   Decision authorize(std::string_view principal, std::string_view host, AclOperation op, ResourceType type,
                      std::string_view name, bool allow_if_no_acl) const;
+  // The same decision without a client host: only ACLs whose host is "*" apply, ALLOW and DENY
+  // alike (one naming an address, or the empty host, applies to that host alone, so it says
+  // nothing here). What a principal may do wherever it connects from, for rights that cannot
+  // depend on the host (the bridge's Iggy permissions).
+  Decision authorize_wildcard_host(std::string_view principal, AclOperation op, ResourceType type,
+                                   std::string_view name, bool allow_if_no_acl) const;
 
   // The ACL scan of Authorizer.authorizeByResourceType: whether some resource of `type` has an
   // ALLOW for `op` (or ALL) that no DENY dominates (a literal deny of the same name, a prefixed
@@ -97,6 +103,9 @@ class AclIndex {
     std::map<size_t, size_t> prefix_lengths;  // name length -> prefixed patterns of that length
   };
 
+  // authorize() and authorize_wildcard_host(): `host` null is no client host ("*" ACLs only).
+  Decision decide(std::string_view principal, const std::string_view* host, AclOperation op, ResourceType type,
+                  std::string_view name, bool allow_if_no_acl) const;
   TypeAcls& type_acls(ResourceType t) { return by_type_[static_cast<size_t>(t) & 7]; }
   const TypeAcls& type_acls(ResourceType t) const { return by_type_[static_cast<size_t>(t) & 7]; }
   void collect(const PatternAcls& p, const AccessControlEntryFilter& f, std::vector<AclBinding>& out, size_t limit,

@@ -1,6 +1,8 @@
 // Which Iggy user a principal's data requests run as (bridge/security/iggy_identities.h): the
-// [principals] modes against a real state database, and the ACL -> Iggy permission projection.
-// No Iggy server: pools are created (never started towards a server that answers) and compared.
+// [principals] modes against a real state database, the ACL -> Iggy permission projection (the
+// "*"-host ACLs only) and its merge into the permissions a user already has, and the mapping
+// states that keep the bridge from taking over an Iggy user it did not create. No Iggy server:
+// pools are created (never started towards a server that answers) and compared.
 #include <boost/test/unit_test.hpp>
 
 #include <uv.h>
@@ -9,9 +11,11 @@
 #include <optional>
 
 #include "bridge/errors.h"
+#include "bridge/security/authorizer.h"
 #include "bridge/security/iggy_identities.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
+#include "state/migrations.h"
 #include "state/principal_store.h"
 #include "state/state_store.h"
 
@@ -66,11 +70,14 @@ struct Identities {
     return std::move(*got);
   }
 
-  void map(const std::string& principal, const std::string& user, const std::string& password) {
+  void map(const std::string& principal, const std::string& user, const std::string& password,
+           state::IggyUserStatus status = state::IggyUserStatus::kMapped) {
     state::PrincipalIggyUser row;
     row.principal = principal;
     row.iggy_username = user;
     row.iggy_password = password;
+    row.created_by_bridge = status != state::IggyUserStatus::kMapped;
+    row.status = status;
     BOOST_REQUIRE(store->run_blocking([&](SQLite::Database& db) { state::upsert_principal_iggy_user(db, row, 1); }).ok());
   }
 };
@@ -163,6 +170,158 @@ BOOST_AUTO_TEST_CASE(acl_rights_become_topic_permissions_and_nothing_wider) {
   BOOST_TEST((s.topics.at(3) == iggy::TopicPermissions{true, true, true, true}));
   const iggy::Permissions none = iggy_permissions_for(security::KafkaPrincipal::user("bob"), 7, {{"orders", 1}}, rights);
   BOOST_TEST(none.streams.at(7).topics.empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_sync_replaces_only_the_topic_entries_of_the_bridges_stream) {
+  // What the user holds in Iggy: global rights, a grant on another stream, stream-wide flags and
+  // topic entries (one the ACLs no longer give, one for a topic gone) on the bridge's stream 7.
+  iggy::Permissions current;
+  current.global.read_servers = true;
+  current.global.manage_users = true;
+  iggy::StreamPermissions other;
+  other.read_stream = true;
+  other.topics[3] = iggy::TopicPermissions{false, true, true, false};
+  current.streams[9] = other;
+  iggy::StreamPermissions ours;
+  ours.read_topics = true;
+  ours.topics[1] = iggy::TopicPermissions{true, true, true, true};
+  ours.topics[42] = iggy::TopicPermissions{false, false, false, true};
+  current.streams[7] = ours;
+
+  iggy::Permissions owned;
+  owned.streams[7].topics[1] = iggy::TopicPermissions{false, true, true, false};
+  owned.streams[7].topics[2] = iggy::TopicPermissions{false, false, false, true};
+  const iggy::Permissions merged = merge_iggy_permissions(current, 7, owned);
+
+  BOOST_TEST((merged.global == current.global));
+  BOOST_REQUIRE(merged.streams.count(9) == 1u);
+  BOOST_TEST((merged.streams.at(9) == other));
+  const iggy::StreamPermissions& s = merged.streams.at(7);
+  BOOST_TEST(s.read_topics);  // the stream-wide flag is the operator's, kept
+  BOOST_TEST(!s.manage_stream);
+  BOOST_REQUIRE(s.topics.size() == 2u);  // 42 is gone: the topic entries are the ACLs' alone
+  BOOST_TEST((s.topics.at(1) == iggy::TopicPermissions{false, true, true, false}));
+  BOOST_TEST((s.topics.at(2) == iggy::TopicPermissions{false, false, false, true}));
+  BOOST_TEST(reaches_stream_beyond_topics(merged, 7));  // read_topics on stream 7: beyond the ACLs
+
+  // A user with nothing on the bridge's stream and no rights from the ACLs: nothing to write.
+  iggy::Permissions plain;
+  plain.streams[9] = other;
+  iggy::Permissions nothing;
+  nothing.streams[7];
+  BOOST_TEST((merge_iggy_permissions(plain, 7, nothing) == plain));
+  BOOST_TEST(!reaches_stream_beyond_topics(plain, 7));
+  // Rights taken away: the topic entries go, the operator's entry for stream 9 stays.
+  iggy::Permissions had = plain;
+  had.streams[7].topics[1] = iggy::TopicPermissions{false, true, true, false};
+  BOOST_TEST((merge_iggy_permissions(had, 7, nothing) == plain));
+  iggy::Permissions global_poll;
+  global_poll.global.poll_messages = true;
+  BOOST_TEST(reaches_stream_beyond_topics(global_poll, 7));
+}
+
+BOOST_AUTO_TEST_CASE(only_acls_whose_host_is_a_wildcard_become_iggy_rights) {
+  Identities t(per_principal(config::PrincipalsConfig::Unmapped::kRefuse));
+  config::AuthorizationConfig ac;
+  ac.enabled = true;
+  ac.super_users = {"User:admin"};
+  Authorizer authz(ac, *t.store, &t.loop);
+  BOOST_REQUIRE(authz.load().ok());
+  using security::AclOperation;
+  auto topic_acl = [](std::string topic, std::string principal, std::string host, AclOperation op,
+                      security::AclPermissionType perm = security::AclPermissionType::kAllow) {
+    return security::AclBinding{{security::ResourceType::kTopic, std::move(topic), security::PatternType::kLiteral},
+                                {std::move(principal), std::move(host), op, perm}};
+  };
+  std::optional<std::vector<AclCreateResult>> created;
+  authz.create_acls({topic_acl("empty-host", "User:alice", "", AclOperation::kRead),
+                     topic_acl("empty-host", "User:alice", "", AclOperation::kWrite),
+                     topic_acl("one-host", "User:alice", "10.0.0.7", AclOperation::kAll),
+                     topic_acl("every-host", "User:alice", "*", AclOperation::kAll),
+                     // A DENY naming one host denies that host only: not every host.
+                     topic_acl("every-host", "User:alice", "10.0.0.7", AclOperation::kWrite,
+                               security::AclPermissionType::kDeny),
+                     topic_acl("read-only", "User:alice", "*", AclOperation::kRead),
+                     topic_acl("read-only", "User:alice", "*", AclOperation::kWrite,
+                               security::AclPermissionType::kDeny)},
+                    [&](std::vector<AclCreateResult> r) { created = std::move(r); });
+  while (!created) uv_run(&t.loop, UV_RUN_ONCE);
+  for (const auto& r : *created) BOOST_REQUIRE(r.error == ErrorCode::kNone);
+  const auto alice = security::KafkaPrincipal::user("alice");
+
+  // The bridge's own check, from a client whose address is "" (none) or 10.0.0.7, allows these.
+  BOOST_TEST(authz.allowed(alice, "", AclOperation::kRead, security::ResourceType::kTopic, "empty-host"));
+  BOOST_TEST(authz.allowed(alice, "10.0.0.7", AclOperation::kRead, security::ResourceType::kTopic, "one-host"));
+  // Projected onto Iggy, where no host is known: nothing.
+  BOOST_TEST((acl_topic_rights(authz, alice, "empty-host") == TopicRights{}));
+  BOOST_TEST((acl_topic_rights(authz, alice, "one-host") == TopicRights{}));
+  BOOST_TEST((acl_topic_rights(authz, alice, "every-host") == TopicRights{true, true, true}));
+  BOOST_TEST((acl_topic_rights(authz, alice, "read-only") == TopicRights{true, false, false}));
+  BOOST_TEST((acl_topic_rights(authz, security::KafkaPrincipal::user("bob"), "every-host") == TopicRights{}));
+  // A super user may do anything from anywhere.
+  BOOST_TEST((acl_topic_rights(authz, security::KafkaPrincipal::user("admin"), "one-host") ==
+              TopicRights{true, true, true}));
+}
+
+BOOST_AUTO_TEST_CASE(a_mapping_refused_for_an_iggy_user_the_bridge_did_not_create_is_never_used) {
+  Identities t(per_principal(config::PrincipalsConfig::Unmapped::kCreate));
+  t.map("User:bob", "kafka.bob", "random", state::IggyUserStatus::kRefused);
+  for (int i = 0; i < 2; ++i) {
+    auto r = t.resolve("bob");
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(to_int16(to_kafka_error(r.error())) == to_int16(ErrorCode::kTopicAuthorizationFailed));
+  }
+  BOOST_TEST(t.ids->stats().refused_not_created == 2u);
+  BOOST_TEST(t.ids->stats().pools == 0u);  // never logged in as it
+  BOOST_TEST(t.ids->stats().created_users == 0u);
+  // The operator maps the principal explicitly: an adoption the operator chose.
+  t.map("User:bob", "kafka.bob", "bobs-own-password");
+  auto r = t.resolve("bob");
+  BOOST_REQUIRE(r.ok());
+  BOOST_TEST(r.value()->iggy_user == "kafka.bob");
+}
+
+BOOST_AUTO_TEST_CASE(the_mapping_status_follows_the_bridge_and_yields_to_the_operator) {
+  char tmpl[] = "/tmp/kib-principal-status-XXXXXX";
+  std::filesystem::path dir = mkdtemp(tmpl);
+  {
+    auto db = state::open_database((dir / "s.db").string());
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(state::migrate(**db).ok());
+    state::PrincipalIggyUser mine;
+    mine.principal = "User:carol";
+    mine.iggy_username = "kafka.carol";
+    mine.iggy_password = "random-1";
+    mine.created_by_bridge = true;
+    mine.status = state::IggyUserStatus::kPending;
+    BOOST_TEST(state::insert_principal_iggy_user(**db, mine, 1));
+    BOOST_TEST(!state::insert_principal_iggy_user(**db, mine, 2));  // once only
+    BOOST_TEST(state::set_principal_iggy_user_status(**db, mine, state::IggyUserStatus::kCreated, 3));
+    BOOST_TEST((state::load_principal_iggy_user(**db, "User:carol")->status == state::IggyUserStatus::kCreated));
+    // An operator's mapping written meanwhile is not overwritten by the bridge's status.
+    state::PrincipalIggyUser operators = mine;
+    operators.iggy_password = "carols-password";
+    operators.created_by_bridge = false;
+    operators.status = state::IggyUserStatus::kMapped;
+    state::upsert_principal_iggy_user(**db, operators, 4);
+    BOOST_TEST(!state::set_principal_iggy_user_status(**db, mine, state::IggyUserStatus::kRefused, 5));
+    BOOST_TEST((state::load_principal_iggy_user(**db, "User:carol")->status == state::IggyUserStatus::kMapped));
+  }
+  {
+    // Before migration 0008 the bridge took over any existing kafka.<name>: its mappings must
+    // prove themselves again ('pending'); an operator's stays 'mapped'.
+    auto db = state::open_database((dir / "old.db").string());
+    BOOST_REQUIRE(db.ok());
+    for (const auto& m : state::migrations())
+      if (m.version <= 7) (*db)->exec(m.sql);
+    (*db)->exec("PRAGMA user_version = 7");
+    (*db)->exec("INSERT INTO principal_iggy_users(principal, iggy_username, iggy_password, created_by_bridge, "
+                "updated_at) VALUES ('User:bob', 'kafka.bob', 'r', 1, 0), ('User:op', 'op', 'p', 0, 0)");
+    BOOST_REQUIRE(state::migrate(**db).ok());
+    BOOST_TEST((state::load_principal_iggy_user(**db, "User:bob")->status == state::IggyUserStatus::kPending));
+    BOOST_TEST((state::load_principal_iggy_user(**db, "User:op")->status == state::IggyUserStatus::kMapped));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(the_store_keeps_exactly_one_secret_per_mapping) {

@@ -129,6 +129,12 @@ bool Authorizer::allowed(const security::KafkaPrincipal& principal, std::string_
   return !enabled_ || decide(principal, host, op, type, name).allowed;
 }
 
+bool Authorizer::allowed_from_any_host(const security::KafkaPrincipal& principal, AclOperation op, ResourceType type,
+                                       std::string_view name) const {
+  if (!enabled_ || is_super_user(principal)) return true;
+  return index_.authorize_wildcard_host(principal.str(), op, type, name, allow_if_no_acl_).allowed;
+}
+
 bool Authorizer::check(const AuthContext& ctx, AclOperation op, ResourceType type, std::string_view name, Audit audit) {
   const security::Decision d = decide(ctx.principal, ctx.host, op, type, name);
   if (d.allowed) {

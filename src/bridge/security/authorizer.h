@@ -112,6 +112,11 @@ class Authorizer {
   // evaluates ACLs on its own (the Iggy permission mapping). True when disabled.
   bool allowed(const security::KafkaPrincipal& principal, std::string_view host, security::AclOperation op,
                security::ResourceType type, std::string_view name) const;
+  // The same for no particular host: only the ACLs whose host is "*" apply (AclIndex::
+  // authorize_wildcard_host); an ACL naming an address, or the empty host, grants and denies
+  // nothing here. What the Iggy permission mapping projects, as Iggy permissions name no host.
+  bool allowed_from_any_host(const security::KafkaPrincipal& principal, security::AclOperation op,
+                             security::ResourceType type, std::string_view name) const;
   const security::AclIndex& acls() const { return index_; }
   bool is_super_user(const security::KafkaPrincipal& principal) const;
   void add_listener(AclListener& l) { listeners_.push_back(&l); }

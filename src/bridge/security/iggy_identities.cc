@@ -39,6 +39,21 @@ iggy::Credentials credentials_of(const state::PrincipalIggyUser& row) {
   return iggy::Credentials::password_login(row.iggy_username, row.iggy_password.value_or(""));
 }
 
+// Iggy's answers to a login that mean "these credentials are not this user's" (rather than "the
+// login could not be tried").
+bool login_refused(const Error& e) {
+  if (e.domain != ErrorDomain::kIggy) return false;
+  switch (e.code) {
+    case iggy::code::kUnauthenticated:
+    case iggy::code::kInvalidCredentials:
+    case iggy::code::kInvalidUsername:
+    case iggy::code::kUserInactive:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 iggy::Permissions iggy_permissions_for(const security::KafkaPrincipal& principal, uint32_t stream_id,
@@ -57,6 +72,45 @@ iggy::Permissions iggy_permissions_for(const security::KafkaPrincipal& principal
   }
   p.streams[stream_id] = std::move(sp);
   return p;
+}
+
+iggy::Permissions merge_iggy_permissions(const iggy::Permissions& current, uint32_t stream_id,
+                                         const iggy::Permissions& owned) {
+  iggy::Permissions merged = current;
+  iggy::StreamPermissions& sp = merged.streams[stream_id];
+  if (auto it = owned.streams.find(stream_id); it != owned.streams.end())
+    sp.topics = it->second.topics;
+  else
+    sp.topics.clear();
+  // An empty entry grants nothing; dropping it keeps an unchanged user equal to what Iggy holds,
+  // so the sync need not write it.
+  if (sp == iggy::StreamPermissions{}) merged.streams.erase(stream_id);
+  return merged;
+}
+
+bool reaches_stream_beyond_topics(const iggy::Permissions& p, uint32_t stream_id) {
+  const iggy::GlobalPermissions& g = p.global;
+  if (g.manage_streams || g.read_streams || g.manage_topics || g.read_topics || g.poll_messages || g.send_messages)
+    return true;
+  auto it = p.streams.find(stream_id);
+  if (it == p.streams.end()) return false;
+  const iggy::StreamPermissions& s = it->second;
+  return s.manage_stream || s.read_stream || s.manage_topics || s.read_topics || s.poll_messages || s.send_messages;
+}
+
+TopicRights acl_topic_rights(const Authorizer& authorizer, const security::KafkaPrincipal& principal,
+                             const std::string& topic) {
+  using Op = security::AclOperation;
+  // Iggy permissions hold wherever the user connects from: only ACLs whose host is "*" say what
+  // the principal may do from everywhere.
+  auto may = [&](Op op) {
+    return authorizer.allowed_from_any_host(principal, op, security::ResourceType::kTopic, topic);
+  };
+  TopicRights r;
+  r.read = may(Op::kRead);
+  r.write = may(Op::kWrite);
+  r.manage = r.read && r.write && may(Op::kAlter) && may(Op::kDelete);
+  return r;
 }
 
 std::string created_iggy_username(const security::KafkaPrincipal& principal) { return "kafka." + principal.name; }
@@ -99,7 +153,7 @@ void IggyIdentities::lookup(const std::string& key, const security::KafkaPrincip
 
 void IggyIdentities::found(const std::string& key, const security::KafkaPrincipal& principal,
                            std::optional<state::PrincipalIggyUser> row) {
-  if (row) return use_row(key, principal, *row);
+  if (row) return use_row(key, principal, *row, false);
   switch (config_.principals.unmapped) {
     case config::PrincipalsConfig::Unmapped::kShared:
       return finish(key, shared_);
@@ -109,9 +163,10 @@ void IggyIdentities::found(const std::string& key, const security::KafkaPrincipa
       break;
   }
   ++stats_.refused;
-  spdlog::warn("principals: {} has no Iggy user ([principals] unmapped = \"refuse\"); map one with "
-               "`kafka-iggy-bridge principals map {} --iggy-user NAME --password-file FILE`",
-               esc(key), esc(key));
+  spdlog::log(refusal_level(key),
+              "principals: {} has no Iggy user ([principals] unmapped = \"refuse\"); map one with "
+              "`kafka-iggy-bridge principals map {} --iggy-user NAME --password-file FILE`",
+              esc(key), esc(key));
   finish(key, kafka_error(ErrorCode::kTopicAuthorizationFailed, "principal " + key + " has no Iggy user"));
 }
 
@@ -123,68 +178,190 @@ void IggyIdentities::create_user(const std::string& key, const security::KafkaPr
   row.iggy_username = created_iggy_username(principal);
   row.iggy_password = *password;
   row.created_by_bridge = true;
-  // The mapping is durable before the Iggy user exists: a crash in between leaves a mapping whose
-  // user use_row() creates, never an Iggy user whose password nobody knows.
-  state_.write([row](SQLite::Database& db) { state::upsert_principal_iggy_user(db, row, now_ms()); },
-               [this, alive = alive_.token(), key, principal, row](Status s) {
+  row.status = state::IggyUserStatus::kPending;
+  // The mapping is durable before the Iggy user exists: a crash in between leaves a 'pending'
+  // mapping whose user use_row() creates (or, if Iggy did create it, proves the bridge's by its
+  // password), never an Iggy user whose password nobody knows. An operator's mapping written
+  // since the lookup is left alone (and looked up again).
+  auto inserted = std::make_shared<bool>(false);
+  state_.write([row, inserted](SQLite::Database& db) {
+                 *inserted = state::insert_principal_iggy_user(db, row, now_ms());
+               },
+               [this, alive = alive_.token(), key, principal, row, inserted](Status s) {
                  if (!alive) return;
                  if (!s)
                    return finish(key, kafka_error(ErrorCode::kUnknownServerError,
                                                   "storing the Iggy user of " + key + ": " + s.error().message));
-                 use_row(key, principal, row);
+                 if (!*inserted) return lookup(key, principal);
+                 use_row(key, principal, row, true);
                });
 }
 
 void IggyIdentities::use_row(const std::string& key, const security::KafkaPrincipal& principal,
-                             const state::PrincipalIggyUser& row) {
-  auto with_user = [this, key, principal, row] {
-    // Its permissions are written before its first use, so a new mapping never starts with
-    // rights the ACLs do not give (nor without the ones they do).
-    auto use = [this, key, row](bool) {
-      const iggy::Credentials creds = credentials_of(row);
-      auto& slot = by_credentials_[creds.identity_key()];
-      if (!slot) {
-        iggy::IggyPool& pool = pools_.pool_for(creds, config_.principals.pool_size);
-        pool.start();
-        slot = std::make_shared<IggyIdentity>(IggyIdentity{&pool, row.iggy_username});
-        spdlog::info("principals: {} runs as Iggy user {}", esc(key), esc(row.iggy_username));
-      }
-      ++stats_.resolved;
-      finish(key, slot);
-    };
-    if (syncs_permissions())
-      sync_one(principal, row.iggy_username, use);
-    else
-      use(true);
-  };
-  if (!row.created_by_bridge) return with_user();
-  // A user the bridge made: make sure it exists (a crash may have come between the mapping and
-  // the user, or an operator may have deleted it).
+                             const state::PrincipalIggyUser& row, bool fresh) {
+  switch (row.status) {
+    case state::IggyUserStatus::kMapped:
+      // The operator chose this Iggy user (`principals map`): the bridge uses it as it is and
+      // writes only its own part of its permissions.
+      return use_identity(key, principal, row);
+    case state::IggyUserStatus::kRefused:
+      return refuse_not_created(key, row);
+    case state::IggyUserStatus::kPending:
+    case state::IggyUserStatus::kCreated:
+      break;
+  }
+  // A user the bridge makes: does it exist (a crash may have come between the mapping and the
+  // user, or an operator may have deleted it), and is it the bridge's?
   bridge_.get_user(iggy::Identifier::named(row.iggy_username),
-                   [this, alive = alive_.token(), key, row, with_user](Result<std::optional<iggy::UserInfo>> r) {
+                   [this, alive = alive_.token(), key, principal, row, fresh](Result<std::optional<iggy::UserInfo>> r) {
                      if (!alive) return;
                      if (!r)
                        return finish(key, kafka_error(to_kafka_error(r.error()),
                                                       "looking up Iggy user " + row.iggy_username + ": " +
                                                           r.error().message));
-                     if (*r) return with_user();
-                     bridge_.create_user(row.iggy_username, *row.iggy_password, iggy::UserStatus::kActive,
-                                         std::nullopt,
-                                         [this, alive, key, row, with_user](Result<iggy::UserInfo> c) {
-                                           if (!alive) return;
-                                           if (!c) {
-                                             spdlog::error("principals: cannot create Iggy user {} for {}: {}",
-                                                           esc(row.iggy_username), esc(key), c.error().message);
-                                             return finish(key, kafka_error(ErrorCode::kTopicAuthorizationFailed,
-                                                                            "cannot create Iggy user " +
-                                                                                row.iggy_username));
-                                           }
-                                           ++stats_.created_users;
-                                           spdlog::info("principals: created Iggy user {} for {}",
-                                                        esc(row.iggy_username), esc(key));
-                                           with_user();
-                                         });
+                     check_created(key, principal, row, fresh, r->has_value());
                    });
+}
+
+void IggyIdentities::check_created(const std::string& key, const security::KafkaPrincipal& principal,
+                                   const state::PrincipalIggyUser& row, bool fresh, bool exists) {
+  if (!exists) return create_in_iggy(key, principal, row);
+  if (row.status == state::IggyUserStatus::kCreated) return use_identity(key, principal, row);
+  // 'pending' and the user exists. Written just now, the bridge has not asked Iggy for it: someone
+  // else made it. Found pending, it may be the bridge's, created before a crash kept the mapping
+  // from saying so.
+  if (fresh) {
+    spdlog::warn("principals: Iggy user {} already exists and was not created by the bridge; not taking it over",
+                 esc(row.iggy_username));
+    return set_status(row, state::IggyUserStatus::kRefused, [this, key, row] { refuse_not_created(key, row); });
+  }
+  prove_created(key, principal, row);
+}
+
+void IggyIdentities::create_in_iggy(const std::string& key, const security::KafkaPrincipal& principal,
+                                    const state::PrincipalIggyUser& row) {
+  bridge_.create_user(
+      row.iggy_username, *row.iggy_password, iggy::UserStatus::kActive, std::nullopt,
+      [this, alive = alive_.token(), key, principal, row](Result<iggy::UserInfo> c) {
+        if (!alive) return;
+        if (!c) {
+          if (c.error().domain == ErrorDomain::kIggy && c.error().code == iggy::code::kUserAlreadyExists) {
+            // Someone made it between the lookup and the creation: not the bridge's.
+            spdlog::warn("principals: Iggy user {} was created by someone else while the bridge was creating it; "
+                         "not taking it over",
+                         esc(row.iggy_username));
+            return set_status(row, state::IggyUserStatus::kRefused, [this, key, row] { refuse_not_created(key, row); });
+          }
+          // The mapping stays 'pending': if Iggy did create the user (a lost reply), the next
+          // lookup proves it the bridge's by its password.
+          spdlog::error("principals: cannot create Iggy user {} for {}: {}", esc(row.iggy_username), esc(key),
+                        c.error().message);
+          return finish(key, kafka_error(ErrorCode::kTopicAuthorizationFailed, "cannot create Iggy user " +
+                                                                                  row.iggy_username));
+        }
+        ++stats_.created_users;
+        spdlog::info("principals: created Iggy user {} for {}", esc(row.iggy_username), esc(key));
+        state::PrincipalIggyUser created = row;
+        created.status = state::IggyUserStatus::kCreated;
+        set_status(row, state::IggyUserStatus::kCreated,
+                   [this, key, principal, created] { use_identity(key, principal, created); });
+      });
+}
+
+void IggyIdentities::prove_created(const std::string& key, const security::KafkaPrincipal& principal,
+                                   const state::PrincipalIggyUser& row) {
+  // Nobody but the bridge knows the mapping's random password: if it logs in as the user, the
+  // bridge created the user. The pool it logs in with is the one the principal would use.
+  const iggy::Credentials creds = credentials_of(row);
+  iggy::IggyPool& pool = pools_.pool_for(creds, config_.principals.pool_size);
+  pool.start();
+  iggy::IggyClient(pool).get_me([this, alive = alive_.token(), key, principal, row,
+                                 creds](Result<iggy::ClientInfo> me) {
+    if (!alive) return;
+    if (me) {
+      spdlog::info("principals: Iggy user {} logs in with the password the bridge gave it: the bridge's own",
+                   esc(row.iggy_username));
+      state::PrincipalIggyUser created = row;
+      created.status = state::IggyUserStatus::kCreated;
+      return set_status(row, state::IggyUserStatus::kCreated,
+                        [this, key, principal, created] { use_identity(key, principal, created); });
+    }
+    if (login_refused(me.error())) {
+      pools_.release(creds);
+      spdlog::warn("principals: Iggy user {} exists but does not log in with the password the bridge made for it "
+                   "({}): not created by the bridge; not taking it over",
+                   esc(row.iggy_username), me.error().message);
+      return set_status(row, state::IggyUserStatus::kRefused, [this, key, row] { refuse_not_created(key, row); });
+    }
+    // Fail closed: the principal is refused until the password can be tried.
+    ++stats_.refused_unproven;
+    spdlog::warn("principals: Iggy user {} exists and the mapping of {} does not yet say the bridge created it; "
+                 "trying its password failed ({}), so {} is refused until it can be tried (next connection)",
+                 esc(row.iggy_username), esc(key), me.error().message, esc(key));
+    finish(key, kafka_error(ErrorCode::kTopicAuthorizationFailed,
+                            "cannot tell whether Iggy user " + row.iggy_username + " is the bridge's"));
+  });
+}
+
+void IggyIdentities::set_status(const state::PrincipalIggyUser& row, state::IggyUserStatus status,
+                                std::function<void()> then) {
+  state_.write([row, status](SQLite::Database& db) {
+                 state::set_principal_iggy_user_status(db, row, status, now_ms());
+               },
+               [alive = alive_.token(), row, status, then = std::move(then)](Status s) {
+                 if (!alive) return;
+                 if (!s)
+                   spdlog::error("principals: cannot record Iggy user {} as {}: {}", esc(row.iggy_username),
+                                 state::iggy_user_status_name(status), s.error().message);
+                 then();
+               });
+}
+
+void IggyIdentities::refuse_not_created(const std::string& key, const state::PrincipalIggyUser& row) {
+  ++stats_.refused_not_created;
+  spdlog::log(refusal_level(key),
+              "principals: {} is refused ([principals] unmapped = \"create\"): its Iggy user {} exists and was not "
+              "created by the bridge, which neither logs in as it nor writes its permissions. To run {} as that "
+              "user, map it: `kafka-iggy-bridge principals map {} --iggy-user {} --password-file FILE`; to have the "
+              "bridge create a user of its own, delete the Iggy user and `kafka-iggy-bridge principals unmap {}`",
+              esc(key), esc(row.iggy_username), esc(key), esc(key), esc(row.iggy_username), esc(key));
+  finish(key, kafka_error(ErrorCode::kTopicAuthorizationFailed,
+                          "Iggy user " + row.iggy_username + " of " + key + " was not created by the bridge"));
+}
+
+spdlog::level::level_enum IggyIdentities::refusal_level(const std::string& key) {
+  static constexpr auto kInterval = std::chrono::minutes(1);
+  static constexpr size_t kMaxPrincipals = 10000;  // beyond: forget them all (the map stays small)
+  const auto now = std::chrono::steady_clock::now();
+  if (refusal_logged_.size() >= kMaxPrincipals) refusal_logged_.clear();
+  auto [it, first] = refusal_logged_.try_emplace(key, now);
+  if (first) return spdlog::level::warn;
+  if (now - it->second < kInterval) return spdlog::level::debug;
+  it->second = now;
+  return spdlog::level::warn;
+}
+
+void IggyIdentities::use_identity(const std::string& key, const security::KafkaPrincipal& principal,
+                                  const state::PrincipalIggyUser& row) {
+  // Its permissions are written before its first use, so a new mapping never starts with
+  // rights the ACLs do not give (nor without the ones they do).
+  auto use = [this, alive = alive_.token(), key, row](bool) {
+    if (!alive) return;
+    const iggy::Credentials creds = credentials_of(row);
+    auto& slot = by_credentials_[creds.identity_key()];
+    if (!slot) {
+      iggy::IggyPool& pool = pools_.pool_for(creds, config_.principals.pool_size);
+      pool.start();
+      slot = std::make_shared<IggyIdentity>(IggyIdentity{&pool, row.iggy_username});
+      spdlog::info("principals: {} runs as Iggy user {}", esc(key), esc(row.iggy_username));
+    }
+    ++stats_.resolved;
+    finish(key, slot);
+  };
+  if (syncs_permissions())
+    sync_one(principal, row.iggy_username, use);
+  else
+    use(true);
 }
 
 void IggyIdentities::finish(const std::string& key, Result<IggyIdentityRef> r) {
@@ -201,18 +378,9 @@ void IggyIdentities::set_rights(TopicRightsFn rights, std::function<bool()> acti
 }
 
 void IggyIdentities::use_authorizer(const Authorizer& authorizer) {
-  set_rights(
-      [&authorizer](const security::KafkaPrincipal& p, const std::string& topic) {
-        using Op = security::AclOperation;
-        // "" is no host: only ACLs whose host is "*" apply (Authorizer::allowed).
-        auto may = [&](Op op) { return authorizer.allowed(p, "", op, security::ResourceType::kTopic, topic); };
-        TopicRights r;
-        r.read = may(Op::kRead);
-        r.write = may(Op::kWrite);
-        r.manage = r.read && r.write && may(Op::kAlter) && may(Op::kDelete);
-        return r;
-      },
-      [&authorizer] { return authorizer.enabled(); });
+  set_rights([&authorizer](const security::KafkaPrincipal& p,
+                           const std::string& topic) { return acl_topic_rights(authorizer, p, topic); },
+             [&authorizer] { return authorizer.enabled(); });
 }
 
 bool IggyIdentities::syncs_permissions() const {
@@ -254,6 +422,10 @@ void IggyIdentities::sync_users(std::vector<state::PrincipalIggyUser> rows, std:
   if (rows.empty()) return done();
   state::PrincipalIggyUser row = std::move(rows.back());
   rows.pop_back();
+  // Only users that are the bridge's to write: an operator's mapping, or a user the bridge
+  // created. A 'pending' one is written before its first use, once it is known to be the bridge's.
+  if (row.status == state::IggyUserStatus::kPending || row.status == state::IggyUserStatus::kRefused)
+    return sync_users(std::move(rows), std::move(done));
   security::KafkaPrincipal principal;
   if (auto colon = row.principal.find(':'); colon != std::string::npos)
     principal = security::KafkaPrincipal{row.principal.substr(0, colon), row.principal.substr(colon + 1)};
@@ -266,37 +438,59 @@ void IggyIdentities::sync_users(std::vector<state::PrincipalIggyUser> rows, std:
 
 void IggyIdentities::sync_one(const security::KafkaPrincipal& principal, const std::string& iggy_user,
                               std::function<void(bool)> done) {
-  const std::string stream = config_.iggy.stream;
+  struct Sync {
+    security::KafkaPrincipal principal;
+    std::string iggy_user;
+    std::function<void(bool)> done;
+  };
+  auto job = std::make_shared<Sync>(Sync{principal, iggy_user, std::move(done)});
+  auto failed = [this](const std::shared_ptr<Sync>& j, const std::string& why) {
+    ++stats_.permission_sync_failures;
+    spdlog::error("principals: permissions of Iggy user {} ({}) not written: {}", esc(j->iggy_user),
+                  esc(j->principal.str()), why);
+    j->done(false);
+  };
   bridge_.get_stream(
-      iggy::Identifier::named(stream),
-      [this, alive = alive_.token(), principal, iggy_user, done](Result<std::optional<iggy::StreamInfo>> r) {
+      iggy::Identifier::named(config_.iggy.stream),
+      [this, alive = alive_.token(), job, failed](Result<std::optional<iggy::StreamInfo>> r) {
         if (!alive) return;
-        auto failed = [&](const std::string& why) {
-          ++stats_.permission_sync_failures;
-          spdlog::error("principals: permissions of Iggy user {} ({}) not written: {}", esc(iggy_user),
-                        esc(principal.str()), why);
-          done(false);
-        };
-        if (!r) return failed(r.error().message);
-        if (!*r) return failed("stream " + config_.iggy.stream + " not found");
-        if (!rights_) return done(false);  // the rights function went (shutdown)
-        std::vector<std::pair<std::string, uint32_t>> topics;
-        for (const auto& t : (*r)->topics) topics.emplace_back(t.name, t.id);
-        const iggy::Permissions perms = iggy_permissions_for(principal, (*r)->id, topics, rights_);
-        bridge_.update_permissions(iggy::Identifier::named(iggy_user), perms,
-                                   [this, alive, principal, iggy_user, done](Result<Unit> u) {
-                                     if (!alive) return;
-                                     if (!u) {
-                                       ++stats_.permission_sync_failures;
-                                       spdlog::error("principals: permissions of Iggy user {} ({}) not written: {}",
-                                                     esc(iggy_user), esc(principal.str()), u.error().message);
-                                       return done(false);
-                                     }
-                                     ++stats_.permission_syncs;
-                                     spdlog::debug("principals: permissions of Iggy user {} written from the ACLs of {}",
-                                                   esc(iggy_user), esc(principal.str()));
-                                     done(true);
-                                   });
+        if (!r) return failed(job, r.error().message);
+        if (!*r) return failed(job, "stream " + config_.iggy.stream + " not found");
+        auto stream = std::make_shared<iggy::StreamInfo>(std::move(**r));
+        // Iggy's UpdatePermissions replaces the user's permissions whole: read them first, so that
+        // what the bridge does not own is written back as it was.
+        bridge_.get_user(
+            iggy::Identifier::named(job->iggy_user),
+            [this, alive, job, failed, stream](Result<std::optional<iggy::UserInfo>> u) {
+              if (!alive) return;
+              if (!u) return failed(job, "reading its permissions: " + u.error().message);
+              if (!*u) return failed(job, "no such Iggy user");
+              if (!rights_) return job->done(false);  // the rights function went (shutdown)
+              std::vector<std::pair<std::string, uint32_t>> topics;
+              for (const auto& t : stream->topics) topics.emplace_back(t.name, t.id);
+              const iggy::Permissions current = (*u)->permissions.value_or(iggy::Permissions{});
+              const iggy::Permissions merged = merge_iggy_permissions(
+                  current, stream->id, iggy_permissions_for(job->principal, stream->id, topics, rights_));
+              if (reaches_stream_beyond_topics(merged, stream->id) && warned_wide_.insert(job->iggy_user).second)
+                spdlog::warn("principals: Iggy user {} ({}) has global or stream-wide permissions, kept as they are, "
+                             "that reach topics of stream {} whatever the ACLs say: a native Iggy client logged in as "
+                             "it is not bound by the ACLs there",
+                             esc(job->iggy_user), esc(job->principal.str()), esc(stream->name));
+              if (merged == current) {
+                ++stats_.permission_syncs;
+                return job->done(true);
+              }
+              bridge_.update_permissions(iggy::Identifier::named(job->iggy_user), merged,
+                                         [this, alive, job, failed](Result<Unit> w) {
+                                           if (!alive) return;
+                                           if (!w) return failed(job, w.error().message);
+                                           ++stats_.permission_syncs;
+                                           spdlog::debug("principals: permissions of Iggy user {} written from the "
+                                                         "ACLs of {}",
+                                                         esc(job->iggy_user), esc(job->principal.str()));
+                                           job->done(true);
+                                         });
+            });
       });
 }
 
