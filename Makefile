@@ -243,7 +243,8 @@ FUZZ_GENERATED := wire api_keys request_header consumer_protocol_subscription co
 FUZZ_LIB_SRCS := $(sort $(wildcard src/common/*.cc src/kafka/records/*.cc src/bridge/mapping/*.cc src/security/*.cc)) \
   src/kafka/protocol/error_code.cc $(FUZZ_GENERATED:%=src/kafka/protocol/generated/%.cc) \
   src/bridge/errors.cc src/bridge/groups/consumer_protocol.cc src/iggy/protocol.cc src/iggy/server_profile.cc src/iggy/user_headers.cc \
-  src/iggy/errors.cc src/http/http_server.cc src/http/http_client.cc src/net/blocking_socket.cc src/net/listener.cc \
+  src/iggy/errors.cc src/http/http_server.cc src/http/http_client.cc src/http/metrics_access.cc \
+  src/net/blocking_socket.cc src/net/listener.cc \
   src/net/tcp_server.cc src/net/tls.cc \
   $(wildcard src/uvx/*.cc) \
   src/metrics/metrics.cc src/metrics/bridge_metrics.cc src/config/config.cc
