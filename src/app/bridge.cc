@@ -207,14 +207,14 @@ Status Bridge::start() {
     if (identities_) identities_->cancel_owner(c->id());
   };
   // [tls]: the files are read and checked before any listener opens; one that does not load
-  // stops the start with its key named.
-  if (std::any_of(cfg_.kafka.listeners.begin(), cfg_.kafka.listeners.end(),
-                  [](const config::ListenerConfig& l) { return config::uses_tls(l.protocol); })) {
-    auto tls = net::TlsContext::load(cfg_.tls);
+  // stops the start with its key named. Each TLS listener gets a context of its own, so that
+  // no session resumes on a listener other than the one it was made on.
+  if (auto listeners = net::tls_listeners(cfg_.kafka.listeners); !listeners.empty()) {
+    auto tls = net::TlsContext::load_all(cfg_.tls, listeners);
     if (!tls) return tls.error();
-    tls_ = *tls;
-    kafka_->set_tls_context(tls_);
-    spdlog::info("tls: server certificate {}; client_auth {}; protocols {}", tls_->summary(),
+    tls_ = std::move(*tls);
+    if (auto st = kafka_->set_tls_contexts(tls_); !st) return st.error();
+    spdlog::info("tls: server certificate {}; client_auth {}; protocols {}", tls_.front()->summary(),
                  config::client_auth_name(cfg_.tls.client_auth), fmt::join(cfg_.tls.protocols, ", "));
   }
   for (size_t i = 0; i < cfg_.kafka.listeners.size(); ++i) {
@@ -276,14 +276,14 @@ Status Bridge::start() {
       password_checks.labels({"dropped"}).mirror(static_cast<double>(pc.dropped));
       password_checks_pending.set(static_cast<double>(pc.pending));
     }
-    if (tls_) {
+    if (!tls_.empty()) {
       metrics::TlsMetrics& t = metrics::tls_metrics();
       for (const auto& [version, n] : ts.tls_handshakes) t.handshakes.labels({version}).mirror(static_cast<double>(n));
       for (size_t i = 0; i < net::kTlsFailureCount; ++i)
         t.handshake_failures.labels({net::tls_failure_name(static_cast<net::TlsFailure>(i))})
             .mirror(static_cast<double>(ts.tls_handshake_failures[i]));
       t.errors.mirror(static_cast<double>(ts.tls_errors));
-      t.certificate_not_after.set(static_cast<double>(tls_->not_after()));
+      t.certificate_not_after.set(static_cast<double>(tls_.front()->not_after()));
     }
     if (http_) {
       const http::HttpStats& hs = http_->stats();
@@ -537,20 +537,23 @@ void Bridge::reload_tls(const config::TlsConfig& tls) {
     uv_work_t req{};
     Bridge* bridge = nullptr;
     config::TlsConfig cfg;
+    std::vector<net::TlsListener> listeners;
     uint64_t generation = 0;
-    std::optional<Result<std::shared_ptr<const net::TlsContext>>> result;
+    std::optional<Result<std::vector<std::shared_ptr<const net::TlsContext>>>> result;
   };
   auto* w = new Work;
   w->req.data = w;
   w->bridge = this;
   w->cfg = tls;
+  // The listeners running, not those the new file names (they change only with a restart).
+  w->listeners = net::tls_listeners(cfg_.kafka.listeners);
   w->generation = ++tls_reloads_;
   int rc = uv_queue_work(
       &loop_, &w->req,
       [](uv_work_t* req) {
         auto* work = static_cast<Work*>(req->data);
         try {
-          work->result = net::TlsContext::load(work->cfg);
+          work->result = net::TlsContext::load_all(work->cfg, work->listeners);
         } catch (const std::exception& e) {
           work->result = Error{ErrorDomain::kInvalid, 0, e.what()};
         }
@@ -567,11 +570,13 @@ void Bridge::reload_tls(const config::TlsConfig& tls) {
                           work->result->error().message);
             return;
           }
-          b->tls_ = **work->result;
+          // Every listener gets its new context; connections established keep their old one.
+          b->tls_ = std::move(**work->result);
           b->cfg_.tls = work->cfg;
-          b->kafka_->set_tls_context(b->tls_);
+          if (auto st = b->kafka_->set_tls_contexts(b->tls_); !st)
+            spdlog::error("SIGHUP: [tls] not reloaded for a listener: {}", st.error().message);
           t.context_reloads.labels({"ok"}).inc();
-          spdlog::info("SIGHUP: [tls] reloaded; new connections get server certificate {}", b->tls_->summary());
+          spdlog::info("SIGHUP: [tls] reloaded; new connections get server certificate {}", b->tls_.front()->summary());
         });
       });
   if (rc != 0) {
@@ -628,7 +633,7 @@ void Bridge::reload() {
   needs_restart("[state] path", next->state.path != cfg_.state.path);
   // [tls]: the files are read again even when their names did not change (a renewed
   // certificate is usually written over the old one).
-  if (tls_) reload_tls(next->tls);
+  if (!tls_.empty()) reload_tls(next->tls);
   // [limits] apply at once: the TCP server takes the connection limits, and the handlers read
   // the decompression budget and the shutdown deadline from cfg_ when they need them.
   const auto &a = cfg_.limits, &b = next->limits;

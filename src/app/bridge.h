@@ -76,7 +76,8 @@ class Bridge {
 
  private:
   void reload();
-  // SIGHUP: re-reads the [tls] files off the loop into a new context for new connections.
+  // SIGHUP: re-reads the [tls] files off the loop into new contexts (one per TLS listener) for
+  // new connections.
   void reload_tls(const config::TlsConfig& tls);
   // What /readyz answers: Iggy reachable, the stream initialised, state open, not stopping.
   http::Readiness readiness() const;
@@ -109,8 +110,9 @@ class Bridge {
   std::unique_ptr<kafka::Services> services_;
   std::unique_ptr<uv::Timer> catalog_retry_;  // start_catalog() again while Iggy is not ready
   std::unique_ptr<kafka::KafkaServer> kafka_;
-  std::shared_ptr<const net::TlsContext> tls_;  // what new TLS connections get; null without TLS listeners
-  uint64_t tls_reloads_ = 0;                    // SIGHUP reloads started; only the latest installs
+  // What new TLS connections get: one context per SSL and SASL_SSL listener, none without them.
+  std::vector<std::shared_ptr<const net::TlsContext>> tls_;
+  uint64_t tls_reloads_ = 0;  // SIGHUP reloads started; only the latest installs
   std::vector<uv_signal_t*> signals_;
   std::vector<uint16_t> ports_;
   bool stopping_ = false;

@@ -12,6 +12,7 @@
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"
 #include "metrics/bridge_metrics.h"
+#include "net/tls.h"
 #include "uvx/work_owner.h"
 
 namespace kib::kafka {
@@ -159,19 +160,34 @@ Result<uint16_t> KafkaServer::listen(const config::ListenerConfig& listener, siz
   o.listener = static_cast<uint32_t>(index);
   o.authenticate = listener.protocol != config::SecurityProtocol::kPlaintext;
   if (config::uses_tls(listener.protocol)) {
-    if (!tls_)
+    auto it = tls_.find(o.listener);
+    if (it == tls_.end())
       return Error{ErrorDomain::kInvalid, 0, "listener " + listener.str() + " uses TLS and no [tls] context is loaded"};
-    o.tls = tls_;
     // On SSL the handshake is the authentication (and [tls] client_auth applies); on SASL_SSL
-    // SASL is, and no client certificate is asked for.
-    o.tls_authenticates = listener.protocol == config::SecurityProtocol::kSsl;
+    // SASL is, and no client certificate is asked for: the context must have been made so.
+    if (it->second->listener().authenticates != (listener.protocol == config::SecurityProtocol::kSsl))
+      return Error{ErrorDomain::kInvalid, 0, "listener " + listener.str() + " given the TLS context of a " +
+                                                 (it->second->listener().authenticates ? "SSL" : "SASL_SSL") + " listener"};
+    o.tls = it->second;
   }
-  return tcp_.listen(listener.address, o);
+  auto port = tcp_.listen(listener.address, o);
+  if (port && o.tls) tls_listening_.insert(o.listener);
+  return port;
 }
 
-void KafkaServer::set_tls_context(std::shared_ptr<const net::TlsContext> ctx) {
-  tls_ = ctx;
-  tcp_.set_tls_context(std::move(ctx));
+Status KafkaServer::set_tls_contexts(const std::vector<std::shared_ptr<const net::TlsContext>>& contexts) {
+  Status result = ok_status();
+  for (const auto& ctx : contexts) {
+    uint32_t index = ctx->listener().index;
+    // A listener already listening takes it at once (SIGHUP); before listen() it waits here.
+    if (tls_listening_.count(index) != 0)
+      if (auto st = tcp_.set_tls_context(ctx); !st) {
+        if (result) result = st;
+        continue;
+      }
+    tls_[index] = ctx;
+  }
+  return result;
 }
 
 std::shared_ptr<Session> KafkaServer::new_session(const net::Connection& conn) const {

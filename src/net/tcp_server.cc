@@ -705,18 +705,32 @@ Result<uint16_t> TcpServer::listen(const config::HostPort& addr, uint32_t listen
 }
 
 Result<uint16_t> TcpServer::listen(const config::HostPort& addr, const ListenOptions& o) {
+  // A context shared by two listeners would resume on one the sessions the other made, past
+  // the client authentication the first asks for: each has its own.
+  if (o.tls && o.tls->listener().index != o.listener)
+    return Error{ErrorDomain::kInvalid, 0,
+                 "listener " + std::to_string(o.listener) + " (" + addr.str() + ") given the TLS context of listener " +
+                     std::to_string(o.tls->listener().index) + " (" + o.tls->listener().name + ")"};
   auto port = listener_.listen(addr, 1024, o.listener);
   if (!port) return port;
   if (o.authenticate) {
     authenticating_listeners_[o.listener] = true;
     arm_idle_timer();
   }
-  if (o.tls) tls_listeners_[o.listener] = ListenerTls{o.tls, o.tls_authenticates};
+  if (o.tls) tls_listeners_[o.listener] = o.tls;
   return port;
 }
 
-void TcpServer::set_tls_context(std::shared_ptr<const TlsContext> ctx) {
-  for (auto& [_, l] : tls_listeners_) l.ctx = ctx;
+Status TcpServer::set_tls_context(std::shared_ptr<const TlsContext> ctx) {
+  const TlsListener& l = ctx->listener();
+  auto it = tls_listeners_.find(l.index);
+  if (it == tls_listeners_.end())
+    return Error{ErrorDomain::kInvalid, 0, "no TLS listener " + std::to_string(l.index) + " (" + l.name + ")"};
+  if (it->second->listener().authenticates != l.authenticates)
+    return Error{ErrorDomain::kInvalid, 0, "listener " + std::to_string(l.index) + " (" + l.name +
+                                               ") cannot change between SSL and SASL_SSL without a restart"};
+  it->second = std::move(ctx);
+  return ok_status();
 }
 
 ServerStats TcpServer::stats() const {
@@ -750,12 +764,11 @@ void TcpServer::accept_one(uv_stream_t* listener) {
   conn->accepted_ms_ = now_ms(loop_);
   if (auto it = authenticating_listeners_.find(a.tag); it != authenticating_listeners_.end() && it->second)
     conn->authenticated_ = false;
-  if (auto it = tls_listeners_.find(a.tag); it != tls_listeners_.end() && it->second.ctx) {
-    // Where the handshake authenticates (SSL) [tls] client_auth applies; where SASL does
-    // (SASL_SSL) no client certificate is asked for, as Kafka applies ssl.client.auth to SSL
-    // listeners only (KIP-684).
-    conn->tls_ = std::make_unique<TlsSession>(it->second.ctx, /*client_auth=*/it->second.authenticates);
-    conn->tls_authenticates_ = it->second.authenticates;
+  if (auto it = tls_listeners_.find(a.tag); it != tls_listeners_.end() && it->second) {
+    // The listener's own context says what the handshake asks of the client: [tls]
+    // client_auth where it authenticates (SSL), no certificate where SASL does (SASL_SSL).
+    conn->tls_ = std::make_unique<TlsSession>(it->second);
+    conn->tls_authenticates_ = it->second->listener().authenticates;
   }
   if (!a.refused.empty()) return conn->close(a.refused);
   conn->ip_counted_ = true;  // admitted: counts against the limits until it closes

@@ -95,10 +95,11 @@ struct ServerStats {
 struct ListenOptions {
   uint32_t listener = 0;      // Connection::listener()
   bool authenticate = false;  // connections start unauthenticated (Connection::authenticated())
-  // TLS on this listener; with tls_authenticates the completed handshake authenticates the
-  // connection (Kafka's SSL), without it another layer does (SASL_SSL).
+  // TLS on this listener: a context made for it (TlsContext::listener() is this listener), no
+  // other's, so that no session made on another listener resumes here. Whether the completed
+  // handshake authenticates the connection (Kafka's SSL) or another layer does (SASL_SSL) is
+  // the context's TlsListener::authenticates.
   std::shared_ptr<const TlsContext> tls;
-  bool tls_authenticates = false;
 };
 
 class TcpServer;
@@ -307,9 +308,11 @@ class TcpServer {
   // (Connection::authenticated()).
   Result<uint16_t> listen(const config::HostPort& addr, uint32_t listener = 0, bool authenticate = false);
   Result<uint16_t> listen(const config::HostPort& addr, const ListenOptions& options);
-  // The TLS context every TLS listener gives the connections it accepts from now on (SIGHUP
-  // reload); established connections keep the one they started with.
-  void set_tls_context(std::shared_ptr<const TlsContext> ctx);
+  // The TLS context the listener it was made for gives the connections it accepts from now on
+  // (SIGHUP reload); established connections keep the one they started with. An error (nothing
+  // changed) when that listener is not a TLS listener of this server or the context would
+  // change what its handshake does (SSL or SASL_SSL).
+  Status set_tls_context(std::shared_ptr<const TlsContext> ctx);
 
   // Stops accepting, lets in-flight requests finish for up to `deadline_ms`, then closes
   // every connection and calls `done`.
@@ -355,11 +358,8 @@ class TcpServer {
   uint64_t idle_timeouts_ = 0;
   uint64_t authentication_timeouts_ = 0;
   std::unordered_map<uint32_t, bool> authenticating_listeners_;
-  struct ListenerTls {
-    std::shared_ptr<const TlsContext> ctx;
-    bool authenticates = false;
-  };
-  std::unordered_map<uint32_t, ListenerTls> tls_listeners_;
+  // Each TLS listener's own context (ListenOptions::tls).
+  std::unordered_map<uint32_t, std::shared_ptr<const TlsContext>> tls_listeners_;
   std::map<std::string, uint64_t> tls_handshakes_;
   std::array<uint64_t, kTlsFailureCount> tls_handshake_failures_{};
   uint64_t tls_errors_ = 0;

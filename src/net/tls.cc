@@ -1,9 +1,11 @@
 #include "net/tls.h"
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -106,18 +108,23 @@ const char* tls_failure_name(TlsFailure f) {
 
 // ---- TlsContext ----
 
-Result<std::shared_ptr<const TlsContext>> TlsContext::load(const config::TlsConfig& cfg) {
-  ERR_clear_error();
-  auto mapper = security::SslPrincipalMapper::parse(cfg.principal_mapping_rules);
-  if (!mapper) return invalid("[tls] principal_mapping_rules: " + mapper.error().message);
-  if (cfg.certificate_file.empty()) return invalid("[tls] certificate_file: required by the SSL and SASL_SSL listeners");
-  if (cfg.key_file.empty()) return invalid("[tls] key_file: required by the SSL and SASL_SSL listeners");
+std::vector<TlsListener> tls_listeners(const std::vector<config::ListenerConfig>& listeners) {
+  std::vector<TlsListener> out;
+  for (size_t i = 0; i < listeners.size(); ++i)
+    if (config::uses_tls(listeners[i].protocol))
+      out.push_back({static_cast<uint32_t>(i), listeners[i].str(), listeners[i].protocol == config::SecurityProtocol::kSsl});
+  return out;
+}
 
-  SSL_CTX* raw = SSL_CTX_new(TLS_server_method());
-  if (!raw) return invalid("[tls]: cannot create an OpenSSL context: " + openssl_error());
-  std::shared_ptr<TlsContext> ctx(new TlsContext(raw, std::move(*mapper)));
-  SSL_CTX* c = ctx->ctx_;
+namespace {
 
+using CtxPtr = std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)>;
+
+// A context with [tls]'s protocols, options and ciphers, and no certificate yet.
+Result<CtxPtr> new_context(const config::TlsConfig& cfg) {
+  CtxPtr ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
+  if (!ctx) return invalid("[tls]: cannot create an OpenSSL context: " + openssl_error());
+  SSL_CTX* c = ctx.get();
   int lo = TLS1_3_VERSION, hi = TLS1_2_VERSION;
   for (const auto& p : cfg.protocols) {
     lo = std::min(lo, tls_version(p));
@@ -136,7 +143,11 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::load(const config::TlsConf
     return invalid("[tls] cipher_list \"" + cfg.cipher_list + "\": no TLS 1.2 cipher matches: " + openssl_error());
   if (!cfg.ciphersuites.empty() && SSL_CTX_set_ciphersuites(c, cfg.ciphersuites.c_str()) != 1)
     return invalid("[tls] ciphersuites \"" + cfg.ciphersuites + "\": not a list of TLS 1.3 suites: " + openssl_error());
+  return ctx;
+}
 
+// Reads the certificate chain, its key and the CAs [tls] names into `c`.
+Status load_files(SSL_CTX* c, const config::TlsConfig& cfg) {
   if (auto st = readable("certificate_file", cfg.certificate_file); !st) return st.error();
   if (SSL_CTX_use_certificate_chain_file(c, cfg.certificate_file.c_str()) != 1)
     return invalid("[tls] certificate_file " + cfg.certificate_file + ": not a PEM certificate chain: " + openssl_error());
@@ -169,35 +180,109 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::load(const config::TlsConf
     if (!names) return invalid("[tls] ca_file " + cfg.ca_file + ": no CA certificate in it: " + openssl_error());
     SSL_CTX_set_client_CA_list(c, names);
   }
-  switch (cfg.client_auth) {
+  return ok_status();
+}
+
+// Gives `to` the certificate chain, key, CA store and CA names of `from`: shared (reference
+// counted), not read again.
+Status share_credentials(SSL_CTX* from, SSL_CTX* to) {
+  STACK_OF(X509)* chain = nullptr;
+  SSL_CTX_get0_chain_certs(from, &chain);
+  if (SSL_CTX_use_certificate(to, SSL_CTX_get0_certificate(from)) != 1 || SSL_CTX_set1_chain(to, chain) != 1 ||
+      SSL_CTX_use_PrivateKey(to, SSL_CTX_get0_privatekey(from)) != 1)
+    return invalid("[tls]: cannot give a listener the server certificate: " + openssl_error());
+  SSL_CTX_set1_cert_store(to, SSL_CTX_get_cert_store(from));
+  if (STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(from); names && sk_X509_NAME_num(names) > 0) {
+    STACK_OF(X509_NAME)* copy = SSL_dup_CA_list(names);
+    if (!copy) return invalid("[tls]: cannot give a listener the CA names: " + openssl_error());
+    SSL_CTX_set_client_CA_list(to, copy);
+  }
+  return ok_status();
+}
+
+// What a listener's context asks of the client, and the session id context that ties its
+// sessions to it.
+Status apply_listener(SSL_CTX* c, const config::TlsConfig& cfg, const TlsListener& l) {
+  auto client_auth = l.authenticates ? cfg.client_auth : config::TlsConfig::ClientAuth::kNone;
+  switch (client_auth) {
     case config::TlsConfig::ClientAuth::kNone: SSL_CTX_set_verify(c, SSL_VERIFY_NONE, nullptr); break;
     case config::TlsConfig::ClientAuth::kRequested: SSL_CTX_set_verify(c, SSL_VERIFY_PEER, nullptr); break;
     case config::TlsConfig::ClientAuth::kRequired:
       SSL_CTX_set_verify(c, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
       break;
   }
-  // Sessions resumed with a ticket keep their client certificate; OpenSSL refuses to resume
-  // (failing the handshake) when peer verification is on and no session id context is set.
-  static constexpr unsigned char kSessionContext[] = "kafka-iggy-bridge";
-  SSL_CTX_set_session_id_context(c, kSessionContext, sizeof kSessionContext - 1);
+  // OpenSSL resumes a session (from its cache or a ticket) only where the session id context
+  // is the one the session was made in, and treats any other as a cache miss: a full handshake
+  // follows, in which client_auth applies (ssl_get_prev_session). Each listener's context
+  // already has its own cache and ticket keys; its own session id context, naming the listener
+  // and what it asks of the client, holds even should a session be offered to it from
+  // elsewhere. It also must be set for resumption to work at all where peer verification is
+  // on. (At most SSL_MAX_SID_CTX_LENGTH bytes: a SHA-256 of the description.)
+  std::string what = "kafka-iggy-bridge listener " + std::to_string(l.index) + " " + l.name + " " +
+                     (l.authenticates ? "client_auth=" + std::string(config::client_auth_name(client_auth)) : "sasl");
+  unsigned char sid[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(what.data(), what.size(), sid, &len, EVP_sha256(), nullptr) != 1 || len > SSL_MAX_SID_CTX_LENGTH ||
+      SSL_CTX_set_session_id_context(c, sid, len) != 1)
+    return invalid("[tls]: cannot set the session id context of listener " + l.name + ": " + openssl_error());
+  return ok_status();
+}
 
-  if (X509* leaf = SSL_CTX_get0_certificate(c)) {
+}  // namespace
+
+Result<std::vector<std::shared_ptr<const TlsContext>>> TlsContext::load_all(const config::TlsConfig& cfg,
+                                                                            const std::vector<TlsListener>& listeners) {
+  ERR_clear_error();
+  auto parsed = security::SslPrincipalMapper::parse(cfg.principal_mapping_rules);
+  if (!parsed) return invalid("[tls] principal_mapping_rules: " + parsed.error().message);
+  auto mapper = std::make_shared<const security::SslPrincipalMapper>(std::move(*parsed));
+  if (cfg.certificate_file.empty()) return invalid("[tls] certificate_file: required by the SSL and SASL_SSL listeners");
+  if (cfg.key_file.empty()) return invalid("[tls] key_file: required by the SSL and SASL_SSL listeners");
+
+  // The files are read once, into a context of their own; every listener's context takes the
+  // certificate, key and CAs from it. So all listeners serve the same certificate even if a
+  // renewal overwrites the files while they are read, and an encrypted key is decrypted once.
+  auto files = new_context(cfg);
+  if (!files) return files.error();
+  if (auto st = load_files(files->get(), cfg); !st) return st.error();
+  std::string summary;
+  int64_t not_after = 0;
+  if (X509* leaf = SSL_CTX_get0_certificate(files->get())) {
     int days = 0, secs = 0;
     ASN1_TIME* epoch = ASN1_TIME_set(nullptr, 0);
     if (epoch && ASN1_TIME_diff(&days, &secs, epoch, X509_get0_notAfter(leaf)) == 1)
-      ctx->not_after_ = int64_t{days} * 86400 + secs;
+      not_after = int64_t{days} * 86400 + secs;
     ASN1_TIME_free(epoch);
-    ctx->summary_ = security::rfc2253_name(X509_get_subject_name(leaf)) + ", valid until " + utc(ctx->not_after_);
+    summary = security::rfc2253_name(X509_get_subject_name(leaf)) + ", valid until " + utc(not_after);
+  }
+
+  std::vector<std::shared_ptr<const TlsContext>> out;
+  for (const TlsListener& l : listeners) {
+    auto made = new_context(cfg);
+    if (!made) return made.error();
+    if (auto st = share_credentials(files->get(), made->get()); !st) return st.error();
+    if (auto st = apply_listener(made->get(), cfg, l); !st) return st.error();
+    std::shared_ptr<TlsContext> ctx(new TlsContext(made->release(), l, mapper));
+    ctx->requires_certificate_ = l.authenticates && cfg.client_auth == config::TlsConfig::ClientAuth::kRequired;
+    ctx->summary_ = summary;
+    ctx->not_after_ = not_after;
+    out.push_back(std::move(ctx));
   }
   ERR_clear_error();
-  return std::shared_ptr<const TlsContext>(std::move(ctx));
+  return out;
+}
+
+Result<std::shared_ptr<const TlsContext>> TlsContext::load(const config::TlsConfig& cfg, const TlsListener& listener) {
+  auto all = load_all(cfg, {listener});
+  if (!all) return all.error();
+  return std::move(all->front());
 }
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 // ---- TlsSession ----
 
-TlsSession::TlsSession(std::shared_ptr<const TlsContext> ctx, bool client_auth) : ctx_(std::move(ctx)) {
+TlsSession::TlsSession(std::shared_ptr<const TlsContext> ctx) : ctx_(std::move(ctx)) {
   ssl_ = SSL_new(ctx_->native());
   rbio_ = BIO_new(BIO_s_mem());
   wbio_ = BIO_new(BIO_s_mem());
@@ -213,7 +298,6 @@ TlsSession::TlsSession(std::shared_ptr<const TlsContext> ctx, bool client_auth) 
   // An empty read BIO means "wait for more", not end of file.
   BIO_set_mem_eof_return(rbio_, -1);
   SSL_set_bio(ssl_, rbio_, wbio_);
-  if (!client_auth) SSL_set_verify(ssl_, SSL_VERIFY_NONE, nullptr);
   SSL_set_accept_state(ssl_);
 }
 
@@ -238,26 +322,43 @@ TlsSession::Status TlsSession::fail(int ssl_error, bool in_handshake) {
   return Status::kFailed;
 }
 
+bool TlsSession::refuse(TlsFailure why, std::string error) {
+  failure_ = why;
+  error_ = std::move(error);
+  // What OpenSSL queued on completing the handshake (its last flight, a TLS 1.3 session
+  // ticket) is dropped: a refused client gets no session to come back with, only the close.
+  // Not shut down, the session is also dropped from the context's cache when it is freed.
+  (void)BIO_reset(wbio_);
+  return false;
+}
+
 bool TlsSession::finish_handshake() {
-  established_ = true;
   peer_.version = SSL_get_version(ssl_);
   peer_.cipher = SSL_get_cipher_name(ssl_);
   X509* cert = SSL_get0_peer_certificate(ssl_);
   // Only a verified certificate names a principal (client_auth none never asks for one).
-  if (cert && SSL_get_verify_result(ssl_) == X509_V_OK) {
+  bool verified = cert && SSL_get_verify_result(ssl_) == X509_V_OK;
+  // OpenSSL checks client_auth = "required" in a full handshake only: a resumed one takes the
+  // client certificate (or its absence) from the session it resumes, asking for none. Each
+  // listener's own context keeps another listener's sessions from resuming here; this holds
+  // even if one did.
+  if (!verified && ctx_->requires_certificate())
+    return refuse(TlsFailure::kNoClientCertificate,
+                  std::string(resumed() ? "resumed a session" : "completed a handshake") +
+                      " without a verified client certificate on a listener whose client_auth is \"required\"");
+  if (verified) {
     peer_.subject = security::rfc2253_name(X509_get_subject_name(cert));
     auto name = ctx_->mapper().name_of(*peer_.subject);
-    if (!name) {
-      failure_ = TlsFailure::kPrincipalMapping;
-      error_ = "no principal for the client certificate: " + name.error().message;
-      return false;
-    }
+    if (!name) return refuse(TlsFailure::kPrincipalMapping, "no principal for the client certificate: " + name.error().message);
     peer_.principal = security::KafkaPrincipal::user(std::move(*name));
   } else {
     peer_.principal = security::KafkaPrincipal::anonymous();
   }
+  established_ = true;
   return true;
 }
+
+bool TlsSession::resumed() const { return ssl_ && SSL_session_reused(ssl_) == 1; }
 
 TlsSession::Status TlsSession::handshake() {
   if (!ssl_) {

@@ -2,9 +2,13 @@
 // the handshake and every record are driven by the loop's reads and writes and nothing blocks.
 //
 // TlsContext is what [tls] says, loaded and checked (certificate, key, CA, protocols, ciphers,
-// client authentication, principal mapping rules); a connection takes the context current when
-// it is accepted and keeps it, so a SIGHUP reload (a new context) leaves established
-// connections as they were. TlsSession is one connection's TLS state: ciphertext from the socket
+// client authentication, principal mapping rules), for one listener: every SSL and SASL_SSL
+// listener has a context of its own, with its own session cache, ticket keys and session id
+// context, so that a session one listener established never resumes on another (a SASL_SSL
+// session made without a client certificate must not pass for one on an SSL listener whose
+// client_auth is "required"). A connection takes its listener's context current when it is
+// accepted and keeps it, so a SIGHUP reload (new contexts) leaves established connections as
+// they were. TlsSession is one connection's TLS state: ciphertext from the socket
 // goes in with feed(), plaintext comes out of read(); plaintext goes in with write(), ciphertext
 // for the socket comes out of take_output().
 #pragma once
@@ -14,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/bytes.h"
 #include "common/result.h"
@@ -23,17 +28,38 @@
 
 namespace kib::net {
 
+// A TLS listener as its context knows it.
+struct TlsListener {
+  uint32_t index = 0;  // its place in [kafka] listeners (Connection::listener())
+  std::string name;    // "SSL://0.0.0.0:9093"
+  // SSL: the handshake authenticates the connection and [tls] client_auth applies. SASL_SSL:
+  // SASL authenticates it and no client certificate is asked for, as Kafka applies its
+  // broker-wide ssl.client.auth to SSL listeners only (KIP-684).
+  bool authenticates = true;
+};
+
+// The SSL and SASL_SSL listeners among `listeners` ([kafka] listeners), with their indices.
+std::vector<TlsListener> tls_listeners(const std::vector<config::ListenerConfig>& listeners);
+
 class TlsContext {
  public:
-  // Reads and checks everything [tls] names; an error names the key and the file. Blocking
-  // (reads files, may decrypt the key): call it before the loop runs or off the loop.
-  static Result<std::shared_ptr<const TlsContext>> load(const config::TlsConfig& cfg);
+  // Reads and checks everything [tls] names, once, and makes a context for each of
+  // `listeners`; an error names the key and the file. Blocking (reads files, may decrypt the
+  // key): call it before the loop runs or off the loop.
+  static Result<std::vector<std::shared_ptr<const TlsContext>>> load_all(const config::TlsConfig& cfg,
+                                                                         const std::vector<TlsListener>& listeners);
+  // The context of one listener (by default an SSL listener at index 0).
+  static Result<std::shared_ptr<const TlsContext>> load(const config::TlsConfig& cfg, const TlsListener& listener = {});
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
 
   SSL_CTX* native() const { return ctx_; }
-  const security::SslPrincipalMapper& mapper() const { return mapper_; }
+  const TlsListener& listener() const { return listener_; }
+  // Every handshake must establish a verified client certificate, a resumed one included: an
+  // SSL listener with client_auth = "required".
+  bool requires_certificate() const { return requires_certificate_; }
+  const security::SslPrincipalMapper& mapper() const { return *mapper_; }
   // The server certificate's subject and expiry, for the log ("CN=kafka.example.com, valid
   // until 2027-01-01 00:00:00 UTC").
   const std::string& summary() const { return summary_; }
@@ -41,19 +67,20 @@ class TlsContext {
   int64_t not_after() const { return not_after_; }
 
  private:
-  TlsContext(SSL_CTX* ctx, security::SslPrincipalMapper mapper) : ctx_(ctx), mapper_(std::move(mapper)) {}
+  TlsContext(SSL_CTX* ctx, TlsListener listener, std::shared_ptr<const security::SslPrincipalMapper> mapper)
+      : ctx_(ctx), listener_(std::move(listener)), mapper_(std::move(mapper)) {}
   SSL_CTX* ctx_;
-  security::SslPrincipalMapper mapper_;
+  TlsListener listener_;
+  bool requires_certificate_ = false;
+  std::shared_ptr<const security::SslPrincipalMapper> mapper_;  // the same for every listener's
   std::string summary_;
   int64_t not_after_ = 0;
 };
 
 class TlsSession {
  public:
-  // `client_auth`: whether the context's client_auth applies; false asks the client for no
-  // certificate (a SASL_SSL listener: Kafka's broker-wide ssl.client.auth is for SSL listeners
-  // only, KIP-684).
-  explicit TlsSession(std::shared_ptr<const TlsContext> ctx, bool client_auth = true);
+  // Whether a client certificate is asked for is the context's (its listener's) to say.
+  explicit TlsSession(std::shared_ptr<const TlsContext> ctx);
   ~TlsSession();
   TlsSession(const TlsSession&) = delete;
   TlsSession& operator=(const TlsSession&) = delete;
@@ -67,7 +94,9 @@ class TlsSession {
 
   // Ciphertext read from the socket.
   void feed(const uint8_t* p, size_t n);
-  // Advances the handshake with what was fed; kOk once it is complete (peer() is then set).
+  // Advances the handshake with what was fed; kOk once it is complete (peer() is then set). A
+  // handshake OpenSSL completed is still refused (kFailed) when its context requires a
+  // certificate and none verified, or no principal mapping rule applies to the certificate.
   Status handshake();
   // Decrypts into out[0..cap); *n is the number of bytes when kOk.
   Status read(uint8_t* out, size_t cap, size_t* n);
@@ -80,6 +109,8 @@ class TlsSession {
   bool has_output() const;
 
   bool established() const { return established_; }
+  // The handshake resumed an earlier session (a ticket or a cached session id).
+  bool resumed() const;
   // Fed ciphertext that can be decrypted without more input (a whole record is buffered, or
   // plaintext of one is left).
   bool input_ready() const;
@@ -95,6 +126,8 @@ class TlsSession {
  private:
   Status fail(int ssl_error, bool in_handshake);
   bool finish_handshake();
+  // Fails a handshake OpenSSL completed; false.
+  bool refuse(TlsFailure why, std::string error);
 
   std::shared_ptr<const TlsContext> ctx_;
   SSL* ssl_ = nullptr;

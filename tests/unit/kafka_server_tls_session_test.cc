@@ -34,8 +34,8 @@ struct Fixture {
   Fixture() {
     auto cfg = kib::test::tls_config(server_cert, &ca, config::TlsConfig::ClientAuth::kRequested);
     cfg.principal_mapping_rules = "RULE:^CN=([^,]+),.*$/$1/L";
-    server.kafka->set_tls_context(kib::test::load_tls(cfg));
     const auto& listeners = server.services->config.kafka.listeners;
+    BOOST_REQUIRE(server.kafka->set_tls_contexts(kib::test::load_tls_all(cfg, net::tls_listeners(listeners))).ok());
     auto p = server.kafka->listen(listeners[0], 0);
     BOOST_REQUIRE(p.ok());
     ssl_port = *p;
@@ -110,6 +110,20 @@ BOOST_AUTO_TEST_CASE(a_tls_listener_without_a_context_is_refused) {
   auto r = server.kafka->listen({"SSL", config::SecurityProtocol::kSsl, {"127.0.0.1", 0}, std::nullopt}, 0);
   BOOST_TEST_REQUIRE(!r.ok());
   BOOST_TEST(r.error().message.find("uses TLS and no [tls] context is loaded") != std::string::npos);
+}
+
+// A SASL_SSL listener's context asks for no certificate: an SSL listener must not get it.
+BOOST_AUTO_TEST_CASE(a_listener_is_refused_the_context_of_another_kind_of_listener) {
+  TestPki pki;
+  Issued ca = pki.ca("Test CA");
+  Issued cert = pki.server("server", ca);
+  test::IdleKafkaServer server;
+  auto cfg = kib::test::tls_config(cert, &ca, config::TlsConfig::ClientAuth::kRequired);
+  BOOST_REQUIRE(server.kafka->set_tls_contexts({kib::test::load_tls(cfg, {0, "SASL_SSL://127.0.0.1:0", false})}).ok());
+  auto r = server.kafka->listen({"SSL", config::SecurityProtocol::kSsl, {"127.0.0.1", 0}, std::nullopt}, 0);
+  BOOST_TEST_REQUIRE(!r.ok());
+  BOOST_TEST(r.error().message.find("given the TLS context of a SASL_SSL listener") != std::string::npos,
+             r.error().message);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

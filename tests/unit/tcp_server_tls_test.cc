@@ -31,13 +31,17 @@ struct Pki {
   TlsClientOptions as(const Issued& who) const { return {ca.cert_file, who.cert_file, who.key_file, 0, 0}; }
 };
 
-ListenOptions ssl(std::shared_ptr<const TlsContext> ctx, bool tls_authenticates = true) {
+// A TLS listener with `ctx`, which says whether the handshake authenticates (SSL) or not
+// (SASL_SSL), at the index the context was made for.
+ListenOptions ssl(std::shared_ptr<const TlsContext> ctx) {
   ListenOptions o;
+  o.listener = ctx->listener().index;
   o.authenticate = true;
   o.tls = std::move(ctx);
-  o.tls_authenticates = tls_authenticates;
   return o;
 }
+
+const TlsListener kSaslSsl{0, "SASL_SSL://127.0.0.1:0", false};
 
 uint64_t failures(ServerFixture& f, TlsFailure why) {
   return f.server->stats().tls_handshake_failures[static_cast<size_t>(why)];
@@ -48,6 +52,52 @@ uint64_t all_failures(ServerFixture& f) {
   for (uint64_t v : f.server->stats().tls_handshake_failures) n += v;
   return n;
 }
+
+// A SASL_SSL listener (index 0, the fixture's port) and an SSL listener whose client_auth is
+// "required" (index 1, ssl_port) on one server, each with its own context from one load.
+struct TwoListeners {
+  Pki p;
+  std::vector<std::shared_ptr<const TlsContext>> ctx = kib::test::load_tls_all(
+      kib::test::tls_config(p.server, &p.ca, ClientAuth::kRequired),
+      {{0, "SASL_SSL://127.0.0.1:0", false}, {1, "SSL://127.0.0.1:0", true}});
+  ServerFixture f{{}, ssl(ctx[0])};
+  uint16_t ssl_port = 0;
+
+  TwoListeners() {
+    auto port = f.server->listen({"127.0.0.1", 0}, ssl(ctx[1]));
+    BOOST_REQUIRE(port.ok());
+    ssl_port = *port;
+    f.answer_at_once = [](uint64_t) { return true; };
+  }
+
+  // One request answered on `port`, then a clean close (close_notify): the session the client
+  // can resume.
+  std::shared_ptr<SSL_SESSION> session_from(uint16_t port, const TlsClientOptions& o) {
+    TlsLoopClient c(port, o);
+    c.send(kib::test::frame(1, 16));
+    BOOST_REQUIRE(f.pump(c, [&] {
+      c.read_frames();
+      return !c.frames.empty() || c.peer_closed();
+    }));
+    BOOST_REQUIRE_MESSAGE(c.frames.size() == 1u, c.error());
+    auto session = c.session();
+    BOOST_REQUIRE(session != nullptr);
+    BOOST_REQUIRE(SSL_SESSION_is_resumable(session.get()) == 1);
+    return session;
+  }
+};
+
+// The ways a client keeps a session: a TLS 1.3 ticket, a TLS 1.2 ticket, a TLS 1.2 session id.
+struct SessionKind {
+  const char* name;
+  int version;
+  bool no_ticket;
+};
+constexpr SessionKind kSessionKinds[] = {
+    {"TLS 1.3 ticket", TLS1_3_VERSION, false},
+    {"TLS 1.2 ticket", TLS1_2_VERSION, false},
+    {"TLS 1.2 session id", TLS1_2_VERSION, true},
+};
 
 }  // namespace
 
@@ -112,8 +162,7 @@ BOOST_AUTO_TEST_CASE(on_a_sasl_ssl_listener_the_handshake_leaves_the_connection_
   ServerLimits limits;
   limits.max_unauthenticated_frame_bytes = 1024;
   // client_auth = "required" is for SSL listeners: a SASL_SSL client needs no certificate.
-  ServerFixture f(limits, ssl(kib::test::load_tls(kib::test::tls_config(p.server, &p.ca, ClientAuth::kRequired)),
-                              /*tls_authenticates=*/false));
+  ServerFixture f(limits, ssl(kib::test::load_tls(kib::test::tls_config(p.server, &p.ca, ClientAuth::kRequired), kSaslSsl)));
   TlsLoopClient c(f.port, p.anonymous());
   c.send(kib::test::frame(1, 1000));  // within the bound: handed over
   BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
@@ -200,6 +249,132 @@ BOOST_AUTO_TEST_CASE(a_resumed_session_keeps_the_client_certificates_principal) 
   BOOST_TEST_REQUIRE(f.held.size() == 1u);
   BOOST_TEST(second.resumed());
   BOOST_TEST(f.held.front().conn->tls_peer()->principal.str() == "User:alice");
+}
+
+// Each listener has its own context (session cache, ticket keys, session id context): a
+// session made without a certificate on a SASL_SSL listener does not resume on an SSL listener
+// whose client_auth is "required"; the full handshake that follows asks for the certificate.
+BOOST_AUTO_TEST_CASE(a_session_made_on_one_listener_does_not_resume_on_another) {
+  for (const SessionKind& kind : kSessionKinds) {
+    BOOST_TEST_CONTEXT(kind.name) {
+      TwoListeners t;
+      TlsClientOptions o = t.p.anonymous();
+      o.min_version = o.max_version = kind.version;
+      o.no_ticket = kind.no_ticket;
+      auto session = t.session_from(t.f.port, o);
+      o.resume = session.get();
+      TlsLoopClient c(t.ssl_port, o);
+      c.send(kib::test::frame(2, 16));
+      BOOST_TEST(t.f.pump(c, [&] {
+        c.read_frames();
+        return c.peer_closed();
+      }));
+      BOOST_TEST(c.frames.empty());
+      BOOST_TEST(!c.resumed());
+      BOOST_TEST(t.f.dispatched == 1u);  // the request on the SASL_SSL listener only
+      BOOST_TEST(failures(t.f, TlsFailure::kNoClientCertificate) == 1u);
+      // The same session still resumes where it was made.
+      TlsLoopClient again(t.f.port, o);
+      again.send(kib::test::frame(3, 16));
+      BOOST_TEST_REQUIRE(t.f.pump(again, [&] {
+        again.read_frames();
+        return !again.frames.empty() || again.peer_closed();
+      }));
+      BOOST_TEST(again.frames.size() == 1u);
+      BOOST_TEST(again.resumed());
+    }
+  }
+}
+
+// And a client with a certificate resumes on the SSL listener, keeping its principal.
+BOOST_AUTO_TEST_CASE(a_session_with_a_certificate_resumes_on_its_own_ssl_listener) {
+  for (const SessionKind& kind : kSessionKinds) {
+    BOOST_TEST_CONTEXT(kind.name) {
+      TwoListeners t;
+      TlsClientOptions o = t.p.as(t.p.alice);
+      o.min_version = o.max_version = kind.version;
+      o.no_ticket = kind.no_ticket;
+      auto session = t.session_from(t.ssl_port, o);
+      o.resume = session.get();
+      t.f.answer_at_once = [](uint64_t) { return false; };
+      TlsLoopClient c(t.ssl_port, o);
+      c.send(kib::test::frame(2, 16));
+      BOOST_TEST_REQUIRE(t.f.pump(c, [&] { return !t.f.held.empty() || c.peer_closed(); }));
+      BOOST_TEST_REQUIRE(t.f.held.size() == 1u);
+      BOOST_TEST(c.resumed());
+      BOOST_TEST(t.f.held.front().conn->tls_peer()->principal.str() == "User:CN=Alice,OU=Eng,O=Example,C=US");
+      BOOST_TEST(all_failures(t.f) == 0u);
+    }
+  }
+}
+
+// The second defence: were the two contexts to share their ticket keys, session cache and
+// session id context (as one context for every listener did), OpenSSL would resume the
+// SASL_SSL session on the SSL listener without asking for a certificate; the handshake is
+// refused all the same, before any request is read, and counted.
+BOOST_AUTO_TEST_CASE(a_session_resumed_without_a_certificate_where_one_is_required_is_refused) {
+  for (const SessionKind& kind : kSessionKinds) {
+    BOOST_TEST_CONTEXT(kind.name) {
+      TwoListeners t;
+      SSL_CTX* sasl = t.ctx[0]->native();
+      SSL_CTX* ssl = t.ctx[1]->native();
+      unsigned char keys[80];
+      BOOST_REQUIRE(SSL_CTX_get_tlsext_ticket_keys(sasl, keys, sizeof keys) == 1);
+      BOOST_REQUIRE(SSL_CTX_set_tlsext_ticket_keys(ssl, keys, sizeof keys) == 1);
+      static constexpr unsigned char kShared[] = "shared";
+      BOOST_REQUIRE(SSL_CTX_set_session_id_context(sasl, kShared, sizeof kShared - 1) == 1);
+      BOOST_REQUIRE(SSL_CTX_set_session_id_context(ssl, kShared, sizeof kShared - 1) == 1);
+      TlsClientOptions o = t.p.anonymous();
+      o.min_version = o.max_version = kind.version;
+      o.no_ticket = kind.no_ticket;
+      // A shared cache: the SASL_SSL listener's copy of the session goes into the SSL one's.
+      static SSL_SESSION* server_copy = nullptr;
+      SSL_CTX_sess_set_new_cb(sasl, [](SSL*, SSL_SESSION* made) {
+        SSL_SESSION_free(server_copy);
+        server_copy = made;
+        return 1;
+      });
+      auto session = t.session_from(t.f.port, o);
+      if (kind.no_ticket) {
+        BOOST_REQUIRE(server_copy != nullptr);
+        // A copy: a session is on one cache's list at a time.
+        SSL_SESSION* copy = SSL_SESSION_dup(server_copy);
+        BOOST_REQUIRE(copy != nullptr);
+        BOOST_REQUIRE(SSL_CTX_add_session(ssl, copy) == 1);
+        SSL_SESSION_free(copy);
+      }
+      SSL_SESSION_free(server_copy);
+      server_copy = nullptr;
+      o.resume = session.get();
+      TlsLoopClient c(t.ssl_port, o);
+      c.send(kib::test::frame(2, 16));
+      BOOST_TEST(t.f.pump(c, [&] {
+        c.read_frames();
+        return c.peer_closed();
+      }));
+      BOOST_TEST(c.resumed());  // OpenSSL did resume: the refusal is the bridge's
+      BOOST_TEST(c.frames.empty());
+      BOOST_TEST(!c.close_notify);
+      BOOST_TEST(t.f.dispatched == 1u);
+      BOOST_TEST(failures(t.f, TlsFailure::kNoClientCertificate) == 1u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_context_serves_only_the_listener_it_was_made_for) {
+  TwoListeners t;
+  // Listener 2 given listener 1's context.
+  ListenOptions o = ssl(t.ctx[1]);
+  o.listener = 2;
+  auto port = t.f.server->listen({"127.0.0.1", 0}, o);
+  BOOST_TEST_REQUIRE(!port.ok());
+  BOOST_TEST(port.error().message.find("given the TLS context of listener 1") != std::string::npos,
+             port.error().message);
+  // A new context for a listener that is not there, or one that turns SASL_SSL into SSL.
+  auto cfg = kib::test::tls_config(t.p.server, &t.p.ca, ClientAuth::kRequired);
+  BOOST_TEST(!t.f.server->set_tls_context(kib::test::load_tls(cfg, {5, "SSL://127.0.0.1:0", true})).ok());
+  BOOST_TEST(!t.f.server->set_tls_context(kib::test::load_tls(cfg, {0, "SSL://127.0.0.1:0", true})).ok());
+  BOOST_TEST(t.f.server->set_tls_context(kib::test::load_tls(cfg, {0, "SASL_SSL://127.0.0.1:0", false})).ok());
 }
 
 BOOST_AUTO_TEST_CASE(client_auth_required_closes_a_connection_without_a_certificate_and_counts_it) {
@@ -372,7 +547,7 @@ BOOST_AUTO_TEST_CASE(a_new_context_serves_new_connections_while_established_ones
   }));
   BOOST_TEST(old_conn.server_subject().find("O=server-one") != std::string::npos);
 
-  f.server->set_tls_context(kib::test::load_tls(kib::test::tls_config(second)));
+  BOOST_TEST_REQUIRE(f.server->set_tls_context(kib::test::load_tls(kib::test::tls_config(second))).ok());
 
   TlsLoopClient new_conn(f.port, p.anonymous());
   new_conn.send(kib::test::frame(2, 16));

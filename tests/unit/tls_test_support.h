@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -139,8 +140,17 @@ inline config::TlsConfig tls_config(const Issued& server, const Issued* ca = nul
   return c;
 }
 
-inline std::shared_ptr<const net::TlsContext> load_tls(const config::TlsConfig& c) {
-  auto ctx = net::TlsContext::load(c);
+// The context of one listener (by default an SSL listener at index 0).
+inline std::shared_ptr<const net::TlsContext> load_tls(const config::TlsConfig& c, const net::TlsListener& l = {}) {
+  auto ctx = net::TlsContext::load(c, l);
+  BOOST_REQUIRE_MESSAGE(ctx.ok(), (ctx.ok() ? std::string() : ctx.error().message));
+  return *ctx;
+}
+
+// The contexts of several listeners, from one reading of the files.
+inline std::vector<std::shared_ptr<const net::TlsContext>> load_tls_all(const config::TlsConfig& c,
+                                                                        const std::vector<net::TlsListener>& l) {
+  auto ctx = net::TlsContext::load_all(c, l);
   BOOST_REQUIRE_MESSAGE(ctx.ok(), (ctx.ok() ? std::string() : ctx.error().message));
   return *ctx;
 }
@@ -152,6 +162,7 @@ struct TlsClientOptions {
   int min_version = 0;  // TLS1_2_VERSION, TLS1_3_VERSION; 0 = OpenSSL's default
   int max_version = 0;
   SSL_SESSION* resume = nullptr;  // a session of an earlier connection to resume
+  bool no_ticket = false;         // TLS 1.2: ask for a session id the server caches, not a ticket
 };
 
 // A TLS client on a non-blocking loopback socket; io() advances the handshake, writes what the
@@ -159,10 +170,15 @@ struct TlsClientOptions {
 class TlsLoopClient {
  public:
   TlsLoopClient(uint16_t port, const TlsClientOptions& o) {
+    // OpenSSL writes to the socket without MSG_NOSIGNAL: an alert it sends to a server that has
+    // already reset the connection must fail the write, not end the test process (the bridge
+    // ignores SIGPIPE too).
+    std::signal(SIGPIPE, SIG_IGN);
     ctx_ = SSL_CTX_new(TLS_client_method());
     BOOST_REQUIRE(ctx_);
     if (o.min_version) SSL_CTX_set_min_proto_version(ctx_, o.min_version);
     if (o.max_version) SSL_CTX_set_max_proto_version(ctx_, o.max_version);
+    if (o.no_ticket) SSL_CTX_set_options(ctx_, SSL_OP_NO_TICKET);
     if (!o.ca_file.empty()) {
       BOOST_REQUIRE(SSL_CTX_load_verify_locations(ctx_, o.ca_file.c_str(), nullptr) == 1);
       SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
