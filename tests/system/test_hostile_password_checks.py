@@ -14,10 +14,9 @@ import multiprocessing, os, select, socket, struct, time, urllib.request
 
 import pytest
 
-from conftest import free_port
 from hostile import assert_serves_others, probe_latencies
 from kafka_wire import recv_frame, request
-from test_amplification import vm_hwm_kb
+from test_amplification import vm_hwm_kb, with_http
 from test_hostile_pending_answers import metrics_text, rss_kb, sample
 from test_sasl import SASL_AUTHENTICATION_FAILED, Conn, plain, sasl_factory  # noqa: F401  (a fixture)
 
@@ -29,11 +28,7 @@ def plain_bridge(sasl_factory):
     b = sasl_factory(f'[sasl]\nenabled_mechanisms = ["PLAIN", "SCRAM-SHA-256"]\n'
                      f'max_pending_password_checks = {MAX_PENDING}\n'
                      f'[limits]\nmax_connections_per_ip = 5000\nfailed_authentication_delay_ms = 0\n')
-    b.http_port = free_port()
-    with open(b.config) as f:
-        text = f.read()
-    with open(b.config, "w") as f:
-        f.write(text.replace('[http]\nlisten = ""', f'[http]\nlisten = "127.0.0.1:{b.http_port}"'))
+    with_http(b)
     b.add_user("alice", "PLAIN", "alice-secret")
     return b.start()
 

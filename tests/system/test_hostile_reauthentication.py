@@ -12,6 +12,7 @@ import time, uuid
 
 import pytest
 
+from test_amplification import with_http
 from hostile import assert_serves_others, probe_latencies
 from kafka_wire import is_closed
 from test_hostile_pending_answers import metrics_text, sample
@@ -22,14 +23,9 @@ AUTH_TIMEOUT_MS = 1000
 
 @pytest.fixture
 def reauth_bridge(sasl_factory):
-    from conftest import free_port
     b = sasl_factory(f'[sasl]\nconnections_max_reauth_ms = 60000\n'
                      f'[limits]\nauthentication_timeout_ms = {AUTH_TIMEOUT_MS}\n')
-    b.http_port = free_port()
-    with open(b.config) as f:
-        text = f.read()
-    with open(b.config, "w") as f:
-        f.write(text.replace('[http]\nlisten = ""', f'[http]\nlisten = "127.0.0.1:{b.http_port}"'))
+    with_http(b)
     b.add_user("alice", "SCRAM-SHA-256", "alice-secret")
     return b.start()
 

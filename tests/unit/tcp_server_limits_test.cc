@@ -15,6 +15,16 @@ std::shared_ptr<Connection> only_connection(ServerFixture& f) {
   return f.held.empty() ? nullptr : f.held.front().conn;
 }
 
+// `n` ApiVersions v0 frames back to back, correlation ids 0..n-1: what a pipelining client sends.
+Bytes pipelined_api_versions(int n) {
+  Bytes all;
+  for (int i = 0; i < n; ++i) {
+    Bytes fr = kib::test::api_versions_v0(i);
+    all.insert(all.end(), fr.begin(), fr.end());
+  }
+  return all;
+}
+
 net::ListenOptions authenticating() {
   net::ListenOptions o;
   o.authenticate = true;
@@ -149,11 +159,7 @@ BOOST_AUTO_TEST_CASE(answers_a_client_does_not_read_cost_about_their_bytes_and_s
   f.response_bytes = 400;
   LoopClient c(f.port, nullptr, 4096);
   c.reading = false;
-  Bytes all;
-  for (int i = 0; i < 20000; ++i) {
-    Bytes fr = kib::test::api_versions_v0(i);
-    all.insert(all.end(), fr.begin(), fr.end());
-  }
+  const Bytes all = pipelined_api_versions(20000);
   c.send(all);
   BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.server->stats().read_pauses_pending > 0; }));
   f.settle(c);
@@ -186,11 +192,7 @@ BOOST_AUTO_TEST_CASE(small_answers_queued_behind_a_write_cost_little_more_than_t
   f.response_bytes = 400;
   LoopClient c(f.port, nullptr, 4096);
   c.reading = false;
-  Bytes all;
-  for (int i = 0; i < 20000; ++i) {
-    Bytes fr = kib::test::api_versions_v0(i);
-    all.insert(all.end(), fr.begin(), fr.end());
-  }
+  const Bytes all = pipelined_api_versions(20000);
   c.send(all);
   BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.server->stats().read_pauses_pending > 0; }));
   f.settle(c);
@@ -213,11 +215,7 @@ BOOST_AUTO_TEST_CASE(the_total_bound_holds_every_connection_with_answers_pending
   ServerFixture f(limits);
   f.answer_at_once = [](uint64_t) { return true; };
   f.response_bytes = 400;
-  Bytes all;
-  for (int i = 0; i < 20000; ++i) {
-    Bytes fr = kib::test::api_versions_v0(i);
-    all.insert(all.end(), fr.begin(), fr.end());
-  }
+  const Bytes all = pipelined_api_versions(20000);
   LoopClient a(f.port, nullptr, 4096), b(f.port, nullptr, 4096);
   a.reading = b.reading = false;
   a.send(all);
@@ -257,12 +255,7 @@ BOOST_AUTO_TEST_CASE(before_authentication_one_request_at_a_time) {
   ServerLimits limits;
   ServerFixture f(limits, authenticating());
   LoopClient c(f.port);
-  Bytes all;
-  for (int i = 0; i < 100; ++i) {
-    Bytes fr = kib::test::api_versions_v0(i);
-    all.insert(all.end(), fr.begin(), fr.end());
-  }
-  c.send(all);
+  c.send(pipelined_api_versions(100));
   BOOST_TEST_REQUIRE(f.pump(c, [&] { return f.held.size() == 1; }));
   f.settle(c);
   BOOST_TEST(f.dispatched == 1u);
