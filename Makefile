@@ -63,7 +63,7 @@ UNIT_BIN  := $(BUILDDIR)/unit-tests
 INT_BIN   := $(BUILDDIR)/integration-tests
 GOLDEN_BIN := $(BUILDDIR)/iggy-golden-tests
 
-.PHONY: all help test test-built setup run deps check-deps asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration fuzz fuzz-smoke fuzz-build
+.PHONY: all help test test-built setup run deps check-deps check asan regen check-regen schema check-schema bench bench-quick deb rpm clean unit integration fuzz fuzz-smoke fuzz-build
 .PHONY: reliability reliability-smoke soak golden-iggy rehearsal rehearsal-short
 all: check-deps $(BIN)
 
@@ -80,6 +80,8 @@ help:
 	@echo "                message specs: the kafka-clients jar of tests/java/pom.xml (tools/kafka-specs);"
 	@echo "                SPECS=DIR uses DIR's *.json instead"
 	@echo "make check-regen  fail if the generated files differ from what make regen would write"
+	@echo "make check      the code's shape: includes only where docs/architecture.md's layer table allows"
+	@echo "                (tools/check-layers), no function over 80 lines (tools/long-functions); CI runs it"
 	@echo "make schema     regenerate db/schema.sql from migrations/"
 	@echo "make bench      benchmarks against native Iggy and a real Kafka broker (not part of test)"
 	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS (default 180) each, one after another"
@@ -100,6 +102,11 @@ help:
 
 check-deps:
 	@tools/check-deps
+
+# The layering docs/architecture.md draws, and the length of functions, checked (CI runs it).
+check:
+	@tools/check-layers
+	@tools/long-functions --check && echo "long-functions: none over 80 lines"
 
 deps:
 	tools/install-deps

@@ -26,7 +26,7 @@
 #include "kafka/protocol/generated/fetch.h"
 #include "kafka/protocol/generated/produce.h"
 #include "kafka/records/record_batch.h"
-#include "kafka/request.h"
+#include "server/context/request.h"
 
 using namespace kib;
 using Clock = std::chrono::steady_clock;

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "app/iggy_pool_config.h"
+#include "bridge/iggy_pool_config.h"
 #include "common/result.h"
 #include "config/config.h"
 #include "iggy/client.h"

@@ -7,14 +7,14 @@
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
-#include "app/iggy_pool_config.h"
+#include "bridge/iggy_pool_config.h"
 #include "app/log_start_persistence.h"
 #include "app/memory_release.h"
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/transactions/transaction_coordinator_impl.h"
-#include "bridge/groups/consumer_lag.h"
+#include "app/consumer_lag.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/batch_cache.h"
@@ -30,8 +30,8 @@
 #include "http/metrics_access.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
-#include "kafka/kafka_server.h"
-#include "kafka/services.h"
+#include "server/kafka_server.h"
+#include "server/context/services.h"
 #include "metrics/bridge_metrics.h"
 #include "net/tls.h"
 #include "state/state_store.h"

@@ -31,18 +31,6 @@ constexpr size_t kAnswerOverhead = 64;
 // How often the total bound's warning may be logged.
 constexpr uint64_t kTotalWarningEveryMs = 10000;
 
-// close_after_responses(): once the last answer is written the connection stays open, reading
-// nothing, [limits] failed_authentication_delay_ms before it closes: Kafka's
-// connection.failed.authentication.delay.ms (close_after_responses serves the SASL failures). A
-// client that handles end-of-stream before the data that came with it (kafka-python 3) would
-// otherwise report "socket disconnected" instead of the error it was answered, which it does not
-// with Kafka.
-struct DelayedClose {
-  uv_timer_t timer;
-  std::weak_ptr<Connection> conn;
-  std::string reason;
-};
-
 }  // namespace
 
 // The one write in flight: the frames it writes (kept alive until the socket took them) and the
@@ -461,22 +449,15 @@ void Connection::close_if_drained() {
     close(close_reason_);
     return;
   }
+  // Once the last answer is written the connection stays open, reading nothing,
+  // failed_authentication_delay_ms before it closes: Kafka's
+  // connection.failed.authentication.delay.ms (close_after_responses serves the SASL failures). A
+  // client that handles end-of-stream before the data that came with it (kafka-python 3) would
+  // otherwise report "socket disconnected" instead of the error it was answered, which it does
+  // not with Kafka. The timer is the connection's: it goes with it.
   delayed_close_armed_ = true;
-  auto* d = new DelayedClose{};
-  d->conn = weak_from_this();
-  d->reason = close_reason_;
-  uv_timer_init(server_.loop(), &d->timer);
-  d->timer.data = d;
-  uv_timer_start(
-      &d->timer,
-      [](uv_timer_t* t) {
-        auto* d = static_cast<DelayedClose*>(t->data);
-        if (auto c = d->conn.lock())
-          guard::run(guard::Boundary::kKafkaConnection, "delayed close", [&] { c->close(d->reason); },
-                     [&](std::string_view) {});
-        uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete static_cast<DelayedClose*>(h->data); });
-      },
-      delay_ms, 0);
+  delayed_close_ = std::make_unique<uv::Timer>(server_.loop(), "delayed close");
+  delayed_close_->start(std::chrono::milliseconds(delay_ms), [this] { close(close_reason_); });
 }
 
 bool Connection::send_raw(OutFrame data) {

@@ -291,6 +291,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t partial_record_started_ms_ = 0;
   bool closing_after_responses_ = false;  // close_after_responses() was called
   bool delayed_close_armed_ = false;      // its timer runs (failed_authentication_delay_ms)
+  std::unique_ptr<uv::Timer> delayed_close_;
   std::string close_reason_;
 };
 

@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def served_by_registry() -> dict[int, tuple[int, int]]:
-    """api key -> (advertised min, max) from the registrations in src/kafka/handlers/*.cc
+    """api key -> (advertised min, max) from the registrations in src/server/handlers/*.cc
     (serve<msg::FooRequest>(min, max, ...)), the one list the bridge builds ApiVersions from;
     each request message's key and version constants from its generated header."""
     generated = os.path.join(ROOT, "src", "kafka", "protocol", "generated")

@@ -14,7 +14,7 @@
 #include "bridge/security/authorizer.h"
 #include "handler_services_support.h"
 #include "kafka/protocol/generated/api_keys.h"
-#include "kafka/handlers/registry.h"
+#include "server/handlers/registry.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/create_acls.h"
 #include "kafka/protocol/generated/delete_acls.h"

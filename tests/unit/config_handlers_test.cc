@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "handler_services_support.h"
-#include "kafka/kafka_server.h"
+#include "server/kafka_server.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/api_keys.h"
 #include "kafka/protocol/generated/alter_configs.h"

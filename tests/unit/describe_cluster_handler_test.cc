@@ -14,8 +14,8 @@
 #include <optional>
 
 #include "handler_services_support.h"
-#include "kafka/handlers/registry.h"
-#include "kafka/kafka_server.h"
+#include "server/handlers/registry.h"
+#include "server/kafka_server.h"
 #include "kafka/protocol/error_code.h"
 #include "kafka/protocol/generated/api_keys.h"
 #include "kafka/protocol/generated/describe_cluster.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "fuzz/targets/fuzz_targets.h"
-#include "kafka/handlers/registry.h"
+#include "server/handlers/registry.h"
 
 namespace fs = std::filesystem;
 

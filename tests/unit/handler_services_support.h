@@ -1,4 +1,4 @@
-// Every service a KafkaServer's handlers are bound to (kafka/services.h), for unit tests that
+// Every service a KafkaServer's handlers are bound to (server/context/services.h), for unit tests that
 // drive a few APIs over the wire: real objects, idle. The Iggy pool is never started, so nothing
 // reaches Iggy; a test binds the services it exercises to its own objects and the rest to these.
 // Destroy it after the KafkaServer, before the state store closes, on the loop it was built on.
@@ -27,8 +27,8 @@
 #include "config/config.h"
 #include "iggy/client.h"
 #include "iggy/pool.h"
-#include "kafka/kafka_server.h"
-#include "kafka/services.h"
+#include "server/kafka_server.h"
+#include "server/context/services.h"
 #include "state/state_store.h"
 
 namespace kib::test {

@@ -7,7 +7,7 @@
 #include <array>
 #include <vector>
 
-#include "kafka/handlers/registry.h"
+#include "server/handlers/registry.h"
 #include "kafka/protocol/generated/api_keys.h"
 
 using namespace kib::kafka;

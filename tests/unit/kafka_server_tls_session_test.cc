@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "handler_services_support.h"
-#include "kafka/kafka_server.h"
-#include "kafka/request.h"
+#include "server/kafka_server.h"
+#include "server/context/request.h"
 #include "tcp_server_test_support.h"
 #include "tls_test_support.h"
 

@@ -67,7 +67,7 @@ struct Served {
   void (*decode)(ByteReader&, int16_t);
 };
 
-// Mirrors the handler registry, src/kafka/handlers (api key, lowest and highest version served).
+// Mirrors the handler registry, src/server/handlers (api key, lowest and highest version served).
 constexpr std::array kServed{
     Served{ProduceRequest::kApiKey, 3, 11, &body<ProduceRequest>},
     Served{FetchRequest::kApiKey, 4, 12, &body<FetchRequest>},

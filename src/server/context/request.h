@@ -1,0 +1,121 @@
+// A decoded Kafka request frame and the one-shot Responder that answers it.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/bytes.h"
+#include "config/config.h"
+#include "server/context/session.h"
+#include "net/tcp_server.h"
+#include "security/principal.h"
+
+namespace kib::kafka {
+
+struct Services;
+
+struct RequestHeaderInfo {
+  int16_t api_key = 0;
+  int16_t api_version = 0;
+  int32_t correlation_id = 0;
+  std::string client_id;  // empty when the client sent null
+  std::chrono::steady_clock::time_point received_at{};  // for kib_request_duration_seconds
+};
+
+
+// Answers exactly one request. Copies share one state: the first send/no_response/close wins,
+// later calls are ignored. Safe to call after the connection closed (it then does nothing).
+//
+// Never throws: a response that cannot be encoded (a string or array over the wire format's
+// bounds) closes the connection with a log line and counts in kib_request_errors_total
+// {code="encode_failed"} and kib_callback_exceptions_total{boundary="kafka_response"}. And a
+// request whose last Responder copy goes away unanswered (the callback that held it failed
+// or was dropped) closes its connection too: the client would otherwise wait forever behind it.
+class Responder {
+ public:
+  static constexpr size_t kMinSharedSpanBytes = 4096;
+
+  Responder() = default;
+  Responder(std::weak_ptr<net::Connection> conn, uint64_t seq, RequestHeaderInfo header, int16_t response_header_version)
+      : state_(std::make_shared<State>(std::move(conn), seq, std::move(header), response_header_version)) {}
+
+  // Encodes `msg` at the request's version behind the right response header. `size_hint`:
+  // bytes to reserve up front (a Fetch response's record bytes), so encoding does not regrow.
+  template <typename Msg>
+  void send(const Msg& msg, size_t size_hint = 256) const noexcept {
+    if (!state_ || state_->answered) return;
+    try {
+      if constexpr (requires { msg.error_code; }) count_error(static_cast<int16_t>(msg.error_code));
+      ByteWriter w(size_hint);
+      // Record batches of at least this size are written from where they are (the produced-batch
+      // cache, a rebuilt batch's buffer) instead of being copied into the frame.
+      w.collect_shared(kMinSharedSpanBytes);
+      begin(w);
+      msg.encode(w, state_->header.api_version);
+      finish(std::move(w));
+    } catch (...) {
+      encode_failed(std::current_exception());
+    }
+  }
+  // For requests that get no response (Produce with acks=0).
+  void no_response() const;
+  // Memory the request holds while it is handled (decompressed records), counted against the
+  // connection's in-flight request bytes until it is answered.
+  void charge(size_t bytes) const;
+  // Closes the connection (protocol violation); `reason` is logged with the request's context.
+  void close(const std::string& reason) const;
+
+  const RequestHeaderInfo& header() const;
+
+  // Low level: writes the length placeholder and response header into `w`.
+  void begin(ByteWriter& w) const;
+  void finish(ByteWriter&& w) const noexcept;
+  // Counts a non-zero Kafka error code in kib_request_errors_total.
+  void count_error(int16_t error_code) const;
+
+ private:
+  struct State {
+    State(std::weak_ptr<net::Connection> c, uint64_t s, RequestHeaderInfo h, int16_t v)
+        : conn(std::move(c)), seq(s), header(std::move(h)), response_header_version(v) {}
+    ~State();
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    std::weak_ptr<net::Connection> conn;
+    uint64_t seq = 0;
+    RequestHeaderInfo header;
+    int16_t response_header_version = 0;
+    bool answered = false;
+  };
+  void encode_failed(std::exception_ptr e) const noexcept;
+
+  std::shared_ptr<State> state_;
+};
+
+struct Request {
+  RequestHeaderInfo header;
+  // The whole frame, header included. Shared: a decoded `records` field (Produce) is a view
+  // into it that keeps it alive, rather than a copy.
+  std::shared_ptr<const Bytes> frame;
+  size_t body_offset = 0;  // where the request body starts in `frame`
+  std::shared_ptr<net::Connection> conn;
+  Session* session = nullptr;
+  Responder respond;
+
+  ByteReader body() const { return ByteReader(frame ? ByteSpan(*frame).subspan(body_offset) : ByteSpan()); }
+
+  // Decodes the body as `Msg` at the request's version; throws DecodeError.
+  template <typename Msg>
+  Msg decode() const {
+    Msg m;
+    ByteReader r = body();
+    const std::shared_ptr<const void> owner = frame;
+    r.set_owner(&owner);
+    m.decode(r, header.api_version);
+    return m;
+  }
+};
+
+}  // namespace kib::kafka

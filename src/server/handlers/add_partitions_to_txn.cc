@@ -1,0 +1,97 @@
+// AddPartitionsToTxn (key 24): the partitions a transaction will write (docs/transactions.md).
+// Served v0-3, the client versions; v4+ batch several transactions for brokers verifying
+// produce requests (KIP-890) and are not served.
+// Needs WRITE on the transactional id (every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+// and on each topic: a partition of a topic without it (or of an internal topic) gets
+// TOPIC_AUTHORIZATION_FAILED, and then nothing is added: the partitions of unknown topics get
+// UNKNOWN_TOPIC_OR_PARTITION, the rest OPERATION_NOT_ATTEMPTED (KafkaApis).
+#include "bridge/catalog/topic_catalog.h"
+#include "bridge/transactions/transaction_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "server/security/authorization.h"
+#include "server/handlers/registry.h"
+#include "kafka/protocol/generated/add_partitions_to_txn.h"
+#include "server/context/services.h"
+
+namespace kib::kafka {
+namespace {
+
+constexpr int16_t kFirstProducerFencedVersion = 2;  // KIP-588
+
+// Kafka's Topic.isInternal: AddPartitionsToTxn never authorizes these.
+bool internal_topic(const std::string& name) {
+  return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state";
+}
+
+// The answer when authorization refused part or all of the request: nothing is added.
+void refuse(const Request& req, const msg::AddPartitionsToTxnRequest& body, const bridge::TopicCatalog& catalog,
+            const std::vector<bool>& topic_denied, bool all_denied) {
+  msg::AddPartitionsToTxnResponse resp;
+  for (size_t t = 0; t < body.v3_and_below_topics.size(); ++t) {
+    const auto& topic = body.v3_and_below_topics[t];
+    msg::AddPartitionsToTxnResponse::AddPartitionsToTxnTopicResult tr;
+    tr.name = topic.name;
+    const bridge::TopicMetadata* known = catalog.find(topic.name);
+    for (int32_t p : topic.partitions) {
+      ErrorCode e = all_denied         ? ErrorCode::kTransactionalIdAuthorizationFailed
+                    : topic_denied[t] ? ErrorCode::kTopicAuthorizationFailed
+                    : !known || p < 0 || p >= known->partitions ? ErrorCode::kUnknownTopicOrPartition
+                                                                 : ErrorCode::kOperationNotAttempted;
+      req.respond.count_error(to_int16(e));
+      tr.results_by_partition.push_back({p, to_int16(e)});
+    }
+    resp.results_by_topic_v3_and_below.push_back(std::move(tr));
+  }
+  req.respond.send(resp);
+}
+
+void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, const bridge::TopicCatalog& catalog,
+            Request&& req) {
+  auto body = std::make_shared<msg::AddPartitionsToTxnRequest>(req.decode<msg::AddPartitionsToTxnRequest>());
+  if (authorizer.enabled()) {
+    if (!authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId, body->v3_and_below_transactional_id))
+      return refuse(req, *body, catalog, {}, true);
+    std::vector<bool> topic_denied;
+    bool any = false;
+    for (const auto& t : body->v3_and_below_topics) {
+      topic_denied.push_back(internal_topic(t.name) || !authorizer.authorize(auth(req), Op::kWrite, Res::kTopic, t.name));
+      any = any || topic_denied.back();
+    }
+    if (any) return refuse(req, *body, catalog, topic_denied, false);
+  }
+  std::vector<bridge::TxnTopicPartition> partitions;
+  for (const auto& t : body->v3_and_below_topics)
+    for (int32_t p : t.partitions) partitions.push_back({t.name, PartitionId(p)});
+  txns.add_partitions(body->v3_and_below_transactional_id, ProducerId(body->v3_and_below_producer_id),
+                      ProducerEpoch(body->v3_and_below_producer_epoch), partitions,
+                      [respond = req.respond, body](std::vector<ErrorCode> errors) {
+                        msg::AddPartitionsToTxnResponse resp;
+                        size_t i = 0;
+                        for (const auto& t : body->v3_and_below_topics) {
+                          msg::AddPartitionsToTxnResponse::AddPartitionsToTxnTopicResult tr;
+                          tr.name = t.name;
+                          for (int32_t p : t.partitions) {
+                            ErrorCode e = i < errors.size() ? errors[i] : ErrorCode::kUnknownServerError;
+                            ++i;
+                            if (e == ErrorCode::kProducerFenced &&
+                                respond.header().api_version < kFirstProducerFencedVersion)
+                              e = ErrorCode::kInvalidProducerEpoch;
+                            if (e != ErrorCode::kNone) respond.count_error(to_int16(e));
+                            tr.results_by_partition.push_back({p, to_int16(e)});
+                          }
+                          resp.results_by_topic_v3_and_below.push_back(std::move(tr));
+                        }
+                        respond.send(resp);
+                      });
+}
+
+}  // namespace
+
+HandlerSpec add_partitions_to_txn_handler() {
+  return serve<msg::AddPartitionsToTxnRequest>(
+      0, 3, [](const Services& s, Request&& req) {
+        handle(s.transactions, s.authorizer, s.catalog, std::move(req));
+      });
+}
+
+}  // namespace kib::kafka

@@ -1,0 +1,142 @@
+// OffsetFetch (key 9), v1-9: committed offsets from CommittedOffsets' cache; one group (v1-7)
+// or several (v8+); a null topic list means every partition the group committed. With
+// require_stable (v7+, KIP-447: read_committed consumers) a partition an open transaction has an
+// offset pending for gets UNSTABLE_OFFSET_COMMIT, which the consumer retries until the
+// transaction ends (Kafka's GroupMetadataManager.getOffsets).
+//
+// Authorization (KafkaApis.handleOffsetFetchRequestFromCoordinator): each group needs DESCRIBE
+// (GROUP_AUTHORIZATION_FAILED, nothing else); a named topic the principal may not DESCRIBE is
+// answered TOPIC_AUTHORIZATION_FAILED per partition, and left out of an all-topics answer.
+#include <map>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "bridge/groups/committed_offsets.h"
+#include "bridge/transactions/transaction_coordinator.h"
+#include "bridge/security/authorizer.h"
+#include "server/security/authorization.h"
+#include "server/handlers/fanout.h"
+#include "server/handlers/registry.h"
+#include "kafka/protocol/generated/offset_fetch.h"
+#include "server/context/services.h"
+
+namespace kib::kafka {
+namespace {
+
+// The group's offsets, grouped by topic in request order (or name order when fetching all);
+// topics the principal may not DESCRIBE are answered TOPIC_AUTHORIZATION_FAILED after the others
+// when named, left out when fetching all. What the answer holds is added to `budget`
+// (server/handlers/fanout.h).
+template <typename TopicOut, typename Topics>
+std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator* pending,
+                                  bridge::Authorizer& authorizer, const Request& req, const std::string& group_id,
+                                  const std::optional<Topics>& topics, AnswerBudget& budget) {
+  std::vector<bridge::FetchedOffset> fetched;
+  std::vector<TopicOut> denied;
+  if (topics) {
+    // A partition named twice is answered once (Kafka repeats it; clients keep one entry per
+    // partition either way), so a response cannot repeat a 4 KiB metadata string 250,000 times.
+    std::vector<bridge::TopicPartitionIndex> tps;
+    std::set<std::pair<std::string_view, int32_t>> seen;
+    std::map<std::string_view, size_t> denied_at;  // a denied topic named twice is answered once too
+    for (const auto& t : *topics) {
+      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, t.name)) {
+        auto [at, fresh] = denied_at.try_emplace(t.name, denied.size());
+        if (fresh) denied.emplace_back().name = t.name;
+        auto& d = denied[at->second];
+        for (int32_t p : t.partition_indexes) {
+          if (!seen.insert({t.name, p}).second) continue;
+          if (!budget.add(sizeof(typename decltype(d.partitions)::value_type))) return {};
+          auto& dp = d.partitions.emplace_back();
+          dp.partition_index = p;
+          dp.committed_offset = -1;
+          dp.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
+        }
+        continue;
+      }
+      for (int32_t p : t.partition_indexes)
+        if (seen.insert({t.name, p}).second) tps.push_back({t.name, p});
+    }
+    fetched = offsets.fetch_offsets(group_id, &tps);
+  } else {
+    fetched = offsets.fetch_offsets(group_id, nullptr);
+    if (authorizer.enabled()) {
+      std::string last;  // a copy: erase_if moves the elements it keeps
+      bool may = true;
+      std::erase_if(fetched, [&](const bridge::FetchedOffset& f) {
+        if (last.empty() || f.topic != last) {
+          last = f.topic;
+          may = authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, f.topic, bridge::Audit::kFilter);
+        }
+        return !may;
+      });
+    }
+  }
+  for (const auto& f : fetched)
+    if (!budget.add(sizeof(typename decltype(TopicOut{}.partitions)::value_type) + f.metadata.size() + f.topic.size()))
+      return {};
+  std::vector<TopicOut> out;
+  for (auto& f : fetched) {
+    if (out.empty() || out.back().name != f.topic) out.emplace_back().name = f.topic;
+    auto& p = out.back().partitions.emplace_back();
+    p.partition_index = f.partition;
+    p.committed_offset = f.offset;
+    p.committed_leader_epoch = f.leader_epoch;
+    p.metadata = std::move(f.metadata);
+    p.error_code = to_int16(f.error);
+    if (pending && pending->has_pending_offset(group_id, f.topic, f.partition)) {
+      p.committed_offset = -1;
+      p.committed_leader_epoch = -1;
+      p.metadata = "";
+      p.error_code = to_int16(ErrorCode::kUnstableOffsetCommit);
+    }
+  }
+  for (auto& d : denied) out.push_back(std::move(d));
+  return out;
+}
+
+void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator& txns,
+            bridge::Authorizer& authorizer, uint64_t max_response_bytes, Request&& req) {
+  auto body = req.decode<msg::OffsetFetchRequest>();
+  const int16_t v = req.header.api_version;
+  const bridge::TransactionCoordinator* pending = body.require_stable ? &txns : nullptr;
+  msg::OffsetFetchResponse resp;
+  AnswerBudget budget(max_response_bytes);
+  if (v <= 7) {
+    using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
+    // v1 has no top-level error: a denied group reads as an empty answer there, as on Kafka.
+    if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, body.group_id))
+      resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+    else
+      resp.topics = fetch_group<Topic>(offsets, pending, authorizer, req, body.group_id, body.topics, budget);
+  } else {
+    // A group named twice is answered once, for the same reason.
+    std::set<std::string_view> groups_seen;
+    for (const auto& g : body.groups) {
+      if (!groups_seen.insert(g.group_id).second) continue;
+      auto& rg = resp.groups.emplace_back();
+      rg.group_id = g.group_id;
+      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, g.group_id)) {
+        rg.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
+        continue;
+      }
+      if (!budget.add(sizeof rg + g.group_id.size())) break;
+      rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, pending, authorizer, req,
+                                                                                   g.group_id, g.topics, budget);
+      if (budget.over()) break;
+    }
+  }
+  if (budget.over()) return refuse_oversized_answer(req.respond, "OffsetFetch", budget);
+  req.respond.send(resp);
+}
+
+}  // namespace
+
+HandlerSpec offset_fetch_handler() {
+  return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
+    handle(s.offsets, s.transactions, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
+  });
+}
+
+}  // namespace kib::kafka
