@@ -32,21 +32,10 @@ class HttpServer;
 struct Readiness;
 struct MetricsAccess;
 }  // namespace http
-namespace bridge {
-class TopicCatalog;
-class ConfigService;
-class ProducerRegistry;
-class PartitionLog;
-class IggyIdentities;
-class CommittedOffsets;
-class GroupCoordinator;
-class PersistentTransactionCoordinator;
-class GroupTimers;
+namespace app {
+class ServiceGraph;
 class ConsumerLagMonitor;
-class SaslAuthenticator;
-class ScramCredentials;
-class Authorizer;
-}  // namespace bridge
+}  // namespace app
 namespace uv {
 class Timer;
 }
@@ -75,9 +64,24 @@ class Bridge {
   const std::vector<uint16_t>& bound_ports() const { return ports_; }
 
  private:
+  // The start's phases, in order (start() runs them).
+  Status load_metrics_access();
+  Status open_state();
+  Status read_cluster_id(std::string& cluster_id);
+  Status start_services();
+  Status start_kafka(const std::string& cluster_id);
+  Status start_http();
+  void install_signals();
+
+  // SIGHUP (app/bridge_reload.cc), section by section.
   void reload();
-  // SIGHUP: re-reads the [tls] files off the loop into new contexts (one per TLS listener) for
-  // new connections.
+  void report_restart_needed(const config::Config& next) const;
+  void reload_limits(const config::Config& next);
+  void reload_topics(const config::Config& next);
+  void reload_http(const config::Config& next);
+  void reload_authorization(const config::Config& next);
+  // Re-reads the [tls] files off the loop into new contexts (one per TLS listener) for new
+  // connections.
   void reload_tls(const config::TlsConfig& tls);
   // What /readyz answers: Iggy reachable, the stream initialised, state open, not stopping.
   http::Readiness readiness() const;
@@ -86,7 +90,6 @@ class Bridge {
   // a stuck loop gets the service restarted.
   void start_watchdog();
   void ping_watchdog();
-  void collect_group_metrics();
 
   config::Config cfg_;
   std::string config_path_;
@@ -94,19 +97,8 @@ class Bridge {
   std::unique_ptr<state::StateStore> state_;
   std::unique_ptr<iggy::IggyPool> iggy_pool_;
   std::unique_ptr<iggy::IggyClient> iggy_;
-  std::unique_ptr<bridge::TopicCatalog> catalog_;
-  std::unique_ptr<bridge::ConfigService> configs_;  // after catalog_: it holds a reference to it
-  std::unique_ptr<bridge::ProducerRegistry> producers_;
-  std::unique_ptr<bridge::PartitionLog> log_;
-  std::unique_ptr<bridge::IggyIdentities> identities_;  // principals' Iggy users; a catalog listener
-  std::unique_ptr<bridge::GroupTimers> group_timers_;
-  std::unique_ptr<bridge::CommittedOffsets> offsets_;  // outlives groups_
-  std::unique_ptr<bridge::GroupCoordinator> groups_;
-  std::unique_ptr<bridge::PersistentTransactionCoordinator> transactions_;  // after log_, offsets_, producers_
-  std::unique_ptr<bridge::ConsumerLagMonitor> lag_;
-  std::unique_ptr<bridge::SaslAuthenticator> sasl_;  // SASL listeners (docs/security.md)
-  std::unique_ptr<bridge::ScramCredentials> scram_credentials_;
-  std::unique_ptr<bridge::Authorizer> authorizer_;  // [authorization]: ACLs, loaded before the listeners open
+  std::unique_ptr<app::ServiceGraph> graph_;  // every service (app/service_graph.h)
+  std::unique_ptr<app::ConsumerLagMonitor> lag_;
   std::unique_ptr<kafka::Services> services_;
   std::unique_ptr<uv::Timer> catalog_retry_;  // start_catalog() again while Iggy is not ready
   std::unique_ptr<kafka::KafkaServer> kafka_;

@@ -6,9 +6,9 @@
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/log/partition_log.h"
 
-namespace kib::bridge {
+namespace kib::app {
 
-ConsumerLagMonitor::ConsumerLagMonitor(uv_loop_t* loop, const CommittedOffsets& offsets, PartitionLog& log)
+ConsumerLagMonitor::ConsumerLagMonitor(uv_loop_t* loop, const bridge::CommittedOffsets& offsets, bridge::PartitionLog& log)
     : offsets_(offsets), log_(log), timer_(loop, "consumer lag refresh") {}
 
 void ConsumerLagMonitor::start() {
@@ -53,4 +53,4 @@ std::vector<PartitionLag> ConsumerLagMonitor::lags() const {
   return out;
 }
 
-}  // namespace kib::bridge
+}  // namespace kib::app

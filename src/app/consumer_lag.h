@@ -16,9 +16,11 @@
 #include "uvx/timer.h"
 
 namespace kib::bridge {
-
 class CommittedOffsets;
 class PartitionLog;
+}  // namespace kib::bridge
+
+namespace kib::app {
 
 struct PartitionLag {
   std::string group;
@@ -33,7 +35,7 @@ class ConsumerLagMonitor {
  public:
   static constexpr std::chrono::milliseconds kRefreshInterval{10000};
 
-  ConsumerLagMonitor(uv_loop_t* loop, const CommittedOffsets& offsets, PartitionLog& log);
+  ConsumerLagMonitor(uv_loop_t* loop, const bridge::CommittedOffsets& offsets, bridge::PartitionLog& log);
   ~ConsumerLagMonitor() = default;
   ConsumerLagMonitor(const ConsumerLagMonitor&) = delete;
   ConsumerLagMonitor& operator=(const ConsumerLagMonitor&) = delete;
@@ -48,12 +50,12 @@ class ConsumerLagMonitor {
  private:
   void refresh();
 
-  const CommittedOffsets& offsets_;
-  PartitionLog& log_;
+  const bridge::CommittedOffsets& offsets_;
+  bridge::PartitionLog& log_;
   uv::Timer timer_;
   bool stopped_ = true;
   size_t refreshing_ = 0;  // GetTopic requests in flight
   Liveness alive_;
 };
 
-}  // namespace kib::bridge
+}  // namespace kib::app

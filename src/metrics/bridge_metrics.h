@@ -15,7 +15,8 @@
 
 namespace kib::metrics {
 
-struct BridgeMetrics {
+// The families, by area; BridgeMetrics is all of them (m.requests, m.iggy_pool_busy, ...).
+struct KafkaMetrics {
   CounterFamily& requests;              // kib_requests_total{api,version}
   CounterFamily& request_errors;        // kib_request_errors_total{api,code}
   HistogramFamily& request_duration;    // kib_request_duration_seconds{api}
@@ -24,8 +25,13 @@ struct BridgeMetrics {
   Gauge& connections;                   // kib_connections
   Counter& connections_refused;         // kib_connections_refused_total
   CounterFamily& connections_closed;    // kib_connections_closed_total{reason} (by a limit)
+  CounterFamily& sasl_authentications;  // kib_sasl_authentications_total{mechanism,result}
+};
+struct HttpMetrics {
   CounterFamily& http_connections_closed;  // kib_http_connections_closed_total{reason}
   CounterFamily& http_requests_refused;    // kib_http_requests_refused_total{reason}
+};
+struct IggyMetrics {
   Gauge& iggy_pool_connections;         // kib_iggy_pool_connections (configured)
   Gauge& iggy_pool_connected;           // kib_iggy_pool_connected
   Gauge& iggy_pool_busy;                // kib_iggy_pool_busy
@@ -34,21 +40,25 @@ struct BridgeMetrics {
   Counter& iggy_requests;               // kib_iggy_requests_total
   Counter& iggy_request_failures;       // kib_iggy_request_failures_total
   Counter& iggy_reconnects;             // kib_iggy_reconnects_total
+  GaugeFamily& iggy_server_info;        // kib_iggy_server_info{version,protocol,generation} (1 = current)
+  Counter& iggy_unconfirmed_sends;      // kib_iggy_unconfirmed_sends_total
+  Gauge& iggy_unsupported_server;       // kib_iggy_unsupported_server (0/1)
+};
+struct ProcessStateMetrics {
   Counter& state_write_batches;         // kib_state_write_batches_total
   HistogramFamily& state_write_batch_duration;  // kib_state_write_batch_duration_seconds
   Gauge& ready;                         // kib_ready (0/1, what /readyz answers)
+  GaugeFamily& build_info;              // kib_build_info{version}
+  CounterFamily& callback_exceptions;   // kib_callback_exceptions_total{boundary} (common/guard.h)
+};
+struct GroupMetrics {
   GaugeFamily& groups;                  // kib_groups{state}
   // The next three carry client-named labels (Registry::render(ClientNames::kRedacted) sums them).
   GaugeFamily& group_members;           // kib_group_members{group} (cleared and refilled per scrape)
   GaugeFamily& group_lag;               // kib_group_lag{group,topic,partition} (idem)
   GaugeFamily& group_lag_sum;           // kib_group_lag_sum{group} (idem)
-  GaugeFamily& build_info;              // kib_build_info{version}
-  CounterFamily& callback_exceptions;   // kib_callback_exceptions_total{boundary} (common/guard.h)
-  GaugeFamily& iggy_server_info;        // kib_iggy_server_info{version,protocol,generation} (1 = current)
-  Counter& iggy_unconfirmed_sends;      // kib_iggy_unconfirmed_sends_total
-  Gauge& iggy_unsupported_server;       // kib_iggy_unsupported_server (0/1)
-  CounterFamily& sasl_authentications;  // kib_sasl_authentications_total{mechanism,result}
 };
+struct BridgeMetrics : KafkaMetrics, HttpMetrics, IggyMetrics, ProcessStateMetrics, GroupMetrics {};
 
 // Registers on first use (on global()).
 BridgeMetrics& bridge_metrics();

@@ -29,6 +29,7 @@ class KafkaServer {
   Result<uint16_t> listen(const config::HostPort& addr) { return tcp_.listen(addr, 0); }
   void shutdown(uint64_t deadline_ms, std::function<void()> done) { tcp_.shutdown(deadline_ms, std::move(done)); }
   net::TcpServer& tcp() { return tcp_; }
+  const net::TcpServer& tcp() const { return tcp_; }
 
  private:
   void on_frame(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame);

@@ -34,70 +34,10 @@ namespace {
 int16_t code(ErrorCode c) { return to_int16(c); }
 
 
-// A bridge with what the group APIs need: state store, committed offsets, group coordinator,
-// Kafka server (the other services idle).
-struct Server {
-  std::filesystem::path dir;
-  uv_loop_t loop{};
-  std::unique_ptr<state::StateStore> store;
-  std::unique_ptr<bridge::GroupTimers> timers;
-  std::unique_ptr<bridge::CommittedOffsets> offsets;
-  std::unique_ptr<bridge::GroupCoordinator> groups;
-  std::unique_ptr<test::IdleServices> idle;
-  std::unique_ptr<Services> services;
-  std::unique_ptr<KafkaServer> kafka;
-  uint16_t port = 0;
-
-  Server() {
-    char tmpl[] = "/tmp/kib-loghandlers-XXXXXX";
-    dir = mkdtemp(tmpl);
-    uv_loop_init(&loop);
-    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
-    BOOST_REQUIRE(s.ok());
-    store = std::move(*s);
-    timers = bridge::make_uv_group_timers(&loop);
-    bridge::GroupCoordinatorOptions o;
-    o.initial_rebalance_delay_ms = 0;
-    offsets = std::make_unique<bridge::CommittedOffsets>(*store, *timers);
-    BOOST_REQUIRE(offsets->load().ok());
-    groups = std::make_unique<bridge::GroupCoordinator>(*store, *timers, *offsets, o);
-    BOOST_REQUIRE(groups->load().ok());
-    idle = std::make_unique<test::IdleServices>(&loop, *store);
-    services = std::make_unique<Services>(Services{.config = idle->config,
-                                                   .catalog = idle->catalog,
-                                                   .producers = *idle->producers,
-                                                   .log = idle->log,
-                                                   .groups = *groups,
-                                                   .offsets = *offsets,
-                                                   .configs = idle->configs,
-                                                   .transactions = *idle->transactions,
-                                                   .identities = idle->identities,
-                                                   .sasl = *idle->sasl,
-                                                   .scram_credentials = idle->scram_credentials,
-                                                   .authorizer = idle->authorizer,
-                                                   .cluster_id = ""});
-    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
-    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
-    BOOST_REQUIRE(p.ok());
-    port = *p;
-  }
-  ~Server() {
-    bool down = false;
-    kafka->shutdown(1000, [&] { down = true; });
-    while (!down) uv_run(&loop, UV_RUN_ONCE);
-    kafka.reset();
-    idle.reset();
-    groups->stop();
-    offsets->stop();
-    store->close();
-    groups.reset();
-    offsets.reset();
-    timers.reset();
-    store.reset();
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-    std::filesystem::remove_all(dir);
-  }
+// An idle bridge (tests/unit/handler_services_support.h); groups rebalance at once.
+struct Server : test::IdleKafkaServer {
+  // The first rebalance of an empty group does not wait (group.initial.rebalance.delay.ms = 0).
+  Server() : IdleKafkaServer([](config::Config& c) { c.groups.initial_rebalance_delay_ms = 0; }) {}
 };
 
 // One client connection; the loop runs while it waits for an answer.

@@ -57,60 +57,8 @@ Bytes request_frame(int16_t version, const msg::InitProducerIdRequest& body, int
 using kib::test::read_all;
 using kib::test::write_all;
 
-// A bridge with what InitProducerId needs: state store, producer registry, Kafka server (the
-// other services idle).
-struct Server {
-  std::filesystem::path dir;
-  uv_loop_t loop{};
-  std::unique_ptr<state::StateStore> store;
-  std::unique_ptr<bridge::ProducerRegistry> producers;
-  std::unique_ptr<test::IdleServices> idle;
-  std::unique_ptr<Services> services;
-  std::unique_ptr<KafkaServer> kafka;
-  uint16_t port = 0;
-
-  Server() {
-    char tmpl[] = "/tmp/kib-initpid-XXXXXX";
-    dir = mkdtemp(tmpl);
-    uv_loop_init(&loop);
-    auto s = state::StateStore::open((dir / "state.db").string(), &loop);
-    BOOST_REQUIRE(s.ok());
-    store = std::move(*s);
-    producers = bridge::make_producer_registry(*store, &loop);
-    BOOST_REQUIRE(producers->load().ok());
-    idle = std::make_unique<test::IdleServices>(&loop, *store);
-    services = std::make_unique<Services>(Services{.config = idle->config,
-                                                   .catalog = idle->catalog,
-                                                   .producers = *producers,
-                                                   .log = idle->log,
-                                                   .groups = idle->groups,
-                                                   .offsets = idle->offsets,
-                                                   .configs = idle->configs,
-                                                   .transactions = *idle->transactions,
-                                                   .identities = idle->identities,
-                                                   .sasl = *idle->sasl,
-                                                   .scram_credentials = idle->scram_credentials,
-                                                   .authorizer = idle->authorizer,
-                                                   .cluster_id = ""});
-    kafka = std::make_unique<KafkaServer>(*services, &loop, net::ServerLimits{});
-    auto p = kafka->listen(config::HostPort{"127.0.0.1", 0});
-    BOOST_REQUIRE(p.ok());
-    port = *p;
-  }
-  ~Server() {
-    bool down = false;
-    kafka->shutdown(1000, [&] { down = true; });
-    while (!down) uv_run(&loop, UV_RUN_ONCE);
-    kafka.reset();
-    idle.reset();
-    producers.reset();
-    store->close();
-    store.reset();
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-    std::filesystem::remove_all(dir);
-  }
-
+// An idle bridge (tests/unit/handler_services_support.h) serving InitProducerId.
+struct Server : test::IdleKafkaServer {
   // Sends one request frame from a client thread and returns the decoded response.
   msg::InitProducerIdResponse round_trip(const Bytes& frame, int16_t version) {
     Bytes response;

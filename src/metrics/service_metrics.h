@@ -1,0 +1,46 @@
+// The metric families of the bridge's services and of the Kafka server's bounds, copied in at
+// scrape time from their stats by app/metrics_collector.cc. Names and meanings are listed in
+// docs/operations.md; each family is registered once, on first use, on global().
+#pragma once
+
+#include "metrics/metrics.h"
+
+namespace kib::metrics {
+
+// The Kafka server's bounds (docs/security.md "Bounds against hostile clients").
+struct ServerBoundMetrics {
+  CounterFamily& read_pauses;              // kib_connection_read_pauses_total{reason}
+  Gauge& pending_response_bytes;           // kib_pending_response_bytes
+  CounterFamily& password_checks;          // kib_sasl_password_checks_total{result}
+  Gauge& password_checks_pending;          // kib_sasl_password_checks_pending
+};
+ServerBoundMetrics& server_bound_metrics();
+
+// The partition log and the Iggy pool's queues.
+struct LogMetrics {
+  Gauge& fetch_waiters;                    // kib_fetch_waiters
+  Counter& iggy_requests_cancelled;        // kib_iggy_requests_cancelled_total
+  Counter& iggy_connection_queue_full;     // kib_iggy_connection_queue_full_total
+  CounterFamily& delete_segments;          // kib_delete_segments_total{result}
+  Counter& cache_hits;                     // kib_fetch_cache_hits_total
+  Counter& cache_misses;                   // kib_fetch_cache_misses_total
+  Counter& cache_evictions;                // kib_fetch_cache_evictions_total
+  Gauge& cache_bytes;                      // kib_fetch_cache_bytes
+};
+LogMetrics& log_metrics();
+
+// Memory given back to the OS while idle (app/memory_release.h).
+struct MemoryMetrics {
+  Counter& trims;                          // kib_memory_trims_total
+  Counter& released_bytes;                 // kib_memory_released_bytes_total
+};
+MemoryMetrics& memory_metrics();
+
+// Authorization and the principals' Iggy identities.
+struct SecurityMetrics {
+  CounterFamily& principal_identity_refusals;  // kib_principal_identity_refusals_total{reason}
+  CounterFamily& authorization_denied;         // kib_authorization_denied_total{resource_type,operation}
+};
+SecurityMetrics& security_metrics();
+
+}  // namespace kib::metrics
