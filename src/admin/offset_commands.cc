@@ -34,6 +34,103 @@ Result<std::string> read_input(const std::string& file) {
 
 const char* kDryRunNote = "Dry run: nothing was changed. Add --execute to apply these offsets.\n";
 
+// One listed offset on its way in: the offset to commit (after clamping), a note, or why not.
+struct Planned {
+  OffsetRow row;
+  int64_t offset = 0;  // after clamping
+  std::string note;
+  std::string error;
+};
+
+// What the bridge knows of the rows' groups and topics: a group that is not inactive cannot be
+// changed now, a topic it does not have or a partition beyond its count is an error.
+Status check_groups_and_topics(BridgeAdmin& admin, std::vector<Planned>& plan) {
+  std::set<std::string> group_ids, topic_names;
+  for (const auto& p : plan) {
+    group_ids.insert(p.row.group);
+    topic_names.insert(p.row.topic);
+  }
+  auto groups = admin.describe_groups({group_ids.begin(), group_ids.end()});
+  auto topics = admin.topics({topic_names.begin(), topic_names.end()});
+  if (!groups) return groups.error();
+  if (!topics) return topics.error();
+  std::map<std::string, std::string> busy;  // group -> why it cannot be changed now
+  for (const auto& g : *groups)
+    if (!inactive(g.state))
+      busy[g.group_id] = "group is " + g.state + " with " + std::to_string(g.members.size()) +
+                         " members; stop its consumers first";
+  std::map<std::string, int32_t> partition_count;
+  for (const auto& t : *topics)
+    if (t.error == kafka::ErrorCode::kNone) partition_count[t.name] = t.partitions;
+  for (auto& p : plan) {
+    auto it = partition_count.find(p.row.topic);
+    if (busy.count(p.row.group)) p.error = busy[p.row.group];
+    else if (it == partition_count.end()) p.error = "no such topic on the bridge";
+    else if (p.row.partition >= it->second) p.error = "the topic has " + std::to_string(it->second) + " partitions";
+  }
+  return ok_status();
+}
+
+// Offsets outside the partition's range are moved into it, as kafka-consumer-groups does.
+Status clamp_to_ranges(BridgeAdmin& admin, std::vector<Planned>& plan) {
+  std::vector<TopicPartition> known;
+  for (const auto& p : plan)
+    if (p.error.empty()) known.emplace_back(p.row.topic, p.row.partition);
+  auto ranges = admin.offset_ranges(known);
+  if (!ranges) return ranges.error();
+  for (auto& p : plan) {
+    if (!p.error.empty()) continue;
+    const OffsetRange& r = (*ranges)[{p.row.topic, p.row.partition}];
+    if (r.error != kafka::ErrorCode::kNone) {
+      p.error = "ListOffsets: " + describe_error(r.error);
+    } else if (r.end >= 0 && p.offset > r.end) {
+      p.note = "clamped from " + std::to_string(p.offset) + " to the log end";
+      p.offset = r.end;
+    } else if (r.start >= 0 && p.offset < r.start) {
+      p.note = "clamped from " + std::to_string(p.offset) + " to the log start";
+      p.offset = r.start;
+    }
+  }
+  return ok_status();
+}
+
+// Commits the planned offsets, one OffsetCommit per group.
+void commit_plan(BridgeAdmin& admin, std::vector<Planned>& plan) {
+  std::map<std::string, std::vector<size_t>> by_group;
+  for (size_t i = 0; i < plan.size(); ++i)
+    if (plan[i].error.empty()) by_group[plan[i].row.group].push_back(i);
+  for (const auto& [group, idx] : by_group) {
+    std::vector<OffsetToCommit> commits;
+    for (size_t i : idx) commits.push_back({plan[i].row.topic, plan[i].row.partition, plan[i].offset, plan[i].row.metadata});
+    auto errors = admin.commit_offsets(group, commits);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      Planned& p = plan[idx[k]];
+      if (!errors) p.error = errors.error().message;
+      else if ((*errors)[k] != kafka::ErrorCode::kNone) p.error = "OffsetCommit: " + describe_error((*errors)[k]);
+    }
+  }
+}
+
+// The plan as a table (or JSON); 1 if any row has an error.
+int print_plan(const AdminContext& c, const std::vector<Planned>& plan, bool execute) {
+  int rc = 0;
+  TextTable table({"GROUP", "TOPIC", "PARTITION", "NEW-OFFSET", "RESULT"});
+  json doc = json::array();
+  for (const auto& p : plan) {
+    if (!p.error.empty()) rc = 1;
+    std::string result = !p.error.empty() ? "error: " + p.error : (execute ? "committed" : "planned");
+    if (p.error.empty() && !p.note.empty()) result += " (" + p.note + ")";
+    table.add({p.row.group, p.row.topic, std::to_string(p.row.partition), std::to_string(p.offset), result});
+    doc.push_back({{"group", p.row.group}, {"topic", p.row.topic}, {"partition", p.row.partition},
+                   {"listed_offset", p.row.offset}, {"new_offset", p.offset}, {"note", p.note},
+                   {"committed", execute && p.error.empty()}, {"error", p.error.empty() ? json(nullptr) : json(p.error)}});
+  }
+  if (c.json) c.out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  else c.out << table.render();
+  if (!execute) c.err << kDryRunNote;
+  return rc;
+}
+
 }  // namespace
 
 int offsets_import(const AdminContext& c, const ImportOptions& o) {
@@ -51,92 +148,15 @@ int offsets_import(const AdminContext& c, const ImportOptions& o) {
   }
   auto admin = BridgeAdmin::connect(c.bootstrap);
   if (!admin) return fail(c, admin.error());
-
-  struct Planned {
-    OffsetRow row;
-    int64_t offset = 0;  // after clamping
-    std::string note;
-    std::string error;
-  };
   std::vector<Planned> plan;
-  std::set<std::string> group_ids, topic_names;
-  for (const auto& r : *rows) {
-    plan.push_back({r, r.offset, "", ""});
-    group_ids.insert(r.group);
-    topic_names.insert(r.topic);
-  }
-
-  auto groups = admin->describe_groups({group_ids.begin(), group_ids.end()});
-  auto topics = admin->topics({topic_names.begin(), topic_names.end()});
-  if (!groups || !topics) {
-    c.err << (!groups ? groups.error().message : topics.error().message) << "\n";
+  for (const auto& r : *rows) plan.push_back({r, r.offset, "", ""});
+  if (auto st = check_groups_and_topics(*admin, plan); !st) {
+    c.err << st.error().message << "\n";
     return 1;
   }
-  std::map<std::string, std::string> busy;  // group -> why it cannot be changed now
-  for (const auto& g : *groups)
-    if (!inactive(g.state))
-      busy[g.group_id] = "group is " + g.state + " with " + std::to_string(g.members.size()) +
-                         " members; stop its consumers first";
-  std::map<std::string, int32_t> partition_count;
-  for (const auto& t : *topics)
-    if (t.error == kafka::ErrorCode::kNone) partition_count[t.name] = t.partitions;
-
-  std::vector<TopicPartition> known;
-  for (auto& p : plan) {
-    auto it = partition_count.find(p.row.topic);
-    if (busy.count(p.row.group)) p.error = busy[p.row.group];
-    else if (it == partition_count.end()) p.error = "no such topic on the bridge";
-    else if (p.row.partition >= it->second) p.error = "the topic has " + std::to_string(it->second) + " partitions";
-    else known.emplace_back(p.row.topic, p.row.partition);
-  }
-  auto ranges = admin->offset_ranges(known);
-  if (!ranges) return fail(c, ranges.error());
-  // Offsets outside the partition's range are moved into it, as kafka-consumer-groups does.
-  for (auto& p : plan) {
-    if (!p.error.empty()) continue;
-    const OffsetRange& r = (*ranges)[{p.row.topic, p.row.partition}];
-    if (r.error != kafka::ErrorCode::kNone) {
-      p.error = "ListOffsets: " + describe_error(r.error);
-    } else if (r.end >= 0 && p.offset > r.end) {
-      p.note = "clamped from " + std::to_string(p.offset) + " to the log end";
-      p.offset = r.end;
-    } else if (r.start >= 0 && p.offset < r.start) {
-      p.note = "clamped from " + std::to_string(p.offset) + " to the log start";
-      p.offset = r.start;
-    }
-  }
-
-  int rc = 0;
-  if (o.execute) {
-    std::map<std::string, std::vector<size_t>> by_group;
-    for (size_t i = 0; i < plan.size(); ++i)
-      if (plan[i].error.empty()) by_group[plan[i].row.group].push_back(i);
-    for (const auto& [group, idx] : by_group) {
-      std::vector<OffsetToCommit> commits;
-      for (size_t i : idx) commits.push_back({plan[i].row.topic, plan[i].row.partition, plan[i].offset, plan[i].row.metadata});
-      auto errors = admin->commit_offsets(group, commits);
-      for (size_t k = 0; k < idx.size(); ++k) {
-        Planned& p = plan[idx[k]];
-        if (!errors) p.error = errors.error().message;
-        else if ((*errors)[k] != kafka::ErrorCode::kNone) p.error = "OffsetCommit: " + describe_error((*errors)[k]);
-      }
-    }
-  }
-  TextTable table({"GROUP", "TOPIC", "PARTITION", "NEW-OFFSET", "RESULT"});
-  json doc = json::array();
-  for (const auto& p : plan) {
-    if (!p.error.empty()) rc = 1;
-    std::string result = !p.error.empty() ? "error: " + p.error : (o.execute ? "committed" : "planned");
-    if (p.error.empty() && !p.note.empty()) result += " (" + p.note + ")";
-    table.add({p.row.group, p.row.topic, std::to_string(p.row.partition), std::to_string(p.offset), result});
-    doc.push_back({{"group", p.row.group}, {"topic", p.row.topic}, {"partition", p.row.partition},
-                   {"listed_offset", p.row.offset}, {"new_offset", p.offset}, {"note", p.note},
-                   {"committed", o.execute && p.error.empty()}, {"error", p.error.empty() ? json(nullptr) : json(p.error)}});
-  }
-  if (c.json) c.out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-  else c.out << table.render();
-  if (!o.execute) c.err << kDryRunNote;
-  return rc;
+  if (auto st = clamp_to_ranges(*admin, plan); !st) return fail(c, st.error());
+  if (o.execute) commit_plan(*admin, plan);
+  return print_plan(c, plan, o.execute);
 }
 
 int offsets_export(const AdminContext& c, const ExportOptions& o) {

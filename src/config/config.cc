@@ -515,38 +515,46 @@ Result<Config> load_config(const std::string& path) {
   return parse_config(ss.str(), path);
 }
 
-std::string render_config(const Config& c) {
-  std::ostringstream os;
-  auto q = [](const std::string& s) {
-    std::string out = "\"";
-    for (char ch : s) {
-      if (ch == '"' || ch == '\\') out += '\\';
-      out += ch;
-    }
-    return out + "\"";
-  };
-  os << "[kafka]\nlisteners = [";
-  for (size_t i = 0; i < c.kafka.listeners.size(); ++i) os << (i ? ", " : "") << q(c.kafka.listeners[i].str());
-  os << "]\nadvertised_listeners = [";
-  bool first = true;
-  for (const auto& l : c.kafka.listeners)
-    if (l.advertised) {
-      os << (first ? "" : ", ") << q(l.name + "://" + l.advertised->str());
-      first = false;
-    }
-  os << "]\nlistener_security_protocol_map = [";
-  first = true;
+namespace {
+
+// A TOML basic string.
+std::string q(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+// A TOML array of basic strings, without its brackets.
+std::string strings(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + q(v[i]);
+  return out;
+}
+
+const char* boolean(bool b) { return b ? "true" : "false"; }
+const char* secret(const std::string& s) { return s.empty() ? "\"\"" : "\"<redacted>\""; }
+
+void render_kafka(std::ostream& os, const Config& c) {
+  std::vector<std::string> listeners, advertised, map;
   std::set<std::string> mapped;
-  for (const auto& l : c.kafka.listeners)
-    if (mapped.insert(l.name).second) {
-      os << (first ? "" : ", ") << q(l.name + ":" + std::string(security_protocol_name(l.protocol)));
-      first = false;
-    }
-  os << "]\nadvertised_host = " << q(c.kafka.advertised_host) << "\nadvertised_port = " << c.kafka.advertised_port
-     << "\nnode_id = " << c.kafka.node_id << "\ncluster_id = " << q(c.kafka.cluster_id)
-     << "\nauto_create_topics = " << (c.kafka.auto_create_topics ? "true" : "false")
-     << "\ndefault_partitions = " << c.kafka.default_partitions << "\n\n[topics]\nenforce_fsync = "
-     << (c.topics.enforce_fsync ? "true" : "false") << "\nmessages_required_to_save = " << c.topics.messages_required_to_save
+  for (const auto& l : c.kafka.listeners) {
+    listeners.push_back(l.str());
+    if (l.advertised) advertised.push_back(l.name + "://" + l.advertised->str());
+    if (mapped.insert(l.name).second) map.push_back(l.name + ":" + std::string(security_protocol_name(l.protocol)));
+  }
+  os << "[kafka]\nlisteners = [" << strings(listeners) << "]\nadvertised_listeners = [" << strings(advertised)
+     << "]\nlistener_security_protocol_map = [" << strings(map) << "]\nadvertised_host = " << q(c.kafka.advertised_host)
+     << "\nadvertised_port = " << c.kafka.advertised_port << "\nnode_id = " << c.kafka.node_id
+     << "\ncluster_id = " << q(c.kafka.cluster_id) << "\nauto_create_topics = " << boolean(c.kafka.auto_create_topics)
+     << "\ndefault_partitions = " << c.kafka.default_partitions << "\n";
+}
+
+void render_topics_groups_transactions(std::ostream& os, const Config& c) {
+  os << "\n[topics]\nenforce_fsync = " << boolean(c.topics.enforce_fsync)
+     << "\nmessages_required_to_save = " << c.topics.messages_required_to_save
      << "\nsegment_bytes = " << c.topics.segment_bytes << "\nretention_ms = " << c.topics.retention_ms
      << "\nretention_bytes = " << c.topics.retention_bytes << "\n\n[groups]\ninitial_rebalance_delay_ms = "
      << c.groups.initial_rebalance_delay_ms << "\nmin_session_timeout_ms = " << c.groups.min_session_timeout_ms
@@ -559,61 +567,71 @@ std::string render_config(const Config& c) {
      << "\nabort_timed_out_interval_ms = " << c.transactions.abort_timed_out_interval_ms
      << "\nmax_open = " << c.transactions.max_open << "\nmax_buffered_bytes = " << c.transactions.max_buffered_bytes
      << "\nmax_id_pattern_bytes = " << c.transactions.max_id_pattern_bytes
-     << "\nmax_recovery_scan_messages = " << c.transactions.max_recovery_scan_messages
-     << "\n\n[limits]\nmax_frame_bytes = "
-     << c.limits.max_frame_bytes << "\nmax_connections = " << c.limits.max_connections
-     << "\nidle_timeout_ms = " << c.limits.idle_timeout_ms
-     << "\nmax_pending_response_bytes = " << c.limits.max_pending_response_bytes
-     << "\nmax_pending_response_bytes_total = " << c.limits.max_pending_response_bytes_total
-     << "\nmax_response_bytes = " << c.limits.max_response_bytes
-     << "\nmax_inflight_requests = " << c.limits.max_inflight_requests
-     << "\nmax_inflight_request_bytes = " << c.limits.max_inflight_request_bytes
-     << "\nmax_decompressed_bytes_per_request = " << c.limits.max_decompressed_bytes_per_request
-     << "\nshutdown_deadline_ms = " << c.limits.shutdown_deadline_ms
-     << "\nframe_read_timeout_ms = " << c.limits.frame_read_timeout_ms
-     << "\nmax_connections_per_ip = " << c.limits.max_connections_per_ip
-     << "\nfetch_max_bytes = " << c.limits.fetch_max_bytes << "\nfetch_max_wait_ms = " << c.limits.fetch_max_wait_ms
-     << "\nmax_iggy_queue_per_connection = " << c.limits.max_iggy_queue_per_connection
-     << "\nauthentication_timeout_ms = " << c.limits.authentication_timeout_ms
-     << "\nmax_unauthenticated_frame_bytes = " << c.limits.max_unauthenticated_frame_bytes
-     << "\nfailed_authentication_delay_ms = " << c.limits.failed_authentication_delay_ms
-     << "\nproduced_batch_cache_bytes = " << c.limits.produced_batch_cache_bytes
-     << "\nmemory_trim_interval_ms = " << c.limits.memory_trim_interval_ms
-     << "\nmemory_trim_min_free_bytes = " << c.limits.memory_trim_min_free_bytes << "\n\n[tls]\ncertificate_file = "
-     << q(c.tls.certificate_file) << "\nkey_file = " << q(c.tls.key_file) << "\nkey_password = "
-     << (c.tls.key_password.empty() ? "\"\"" : "\"<redacted>\"") << "\nca_file = " << q(c.tls.ca_file)
-     << "\nclient_auth = " << q(std::string(client_auth_name(c.tls.client_auth))) << "\nprotocols = [" << [&] {
-          std::string p;
-          for (size_t i = 0; i < c.tls.protocols.size(); ++i) p += (i ? ", " : "") + q(c.tls.protocols[i]);
-          return p;
-        }() << "]\ncipher_list = " << q(c.tls.cipher_list) << "\nciphersuites = " << q(c.tls.ciphersuites)
-     << "\nprincipal_mapping_rules = " << q(c.tls.principal_mapping_rules) << "\n\n[sasl]\nenabled_mechanisms = [";
-  for (size_t i = 0; i < c.sasl.enabled_mechanisms.size(); ++i) os << (i ? ", " : "") << q(c.sasl.enabled_mechanisms[i]);
-  os << "]\nconnections_max_reauth_ms = " << c.sasl.connections_max_reauth_ms
+     << "\nmax_recovery_scan_messages = " << c.transactions.max_recovery_scan_messages << "\n";
+}
+
+void render_limits(std::ostream& os, const LimitsConfig& l) {
+  os << "\n[limits]\nmax_frame_bytes = " << l.max_frame_bytes << "\nmax_connections = " << l.max_connections
+     << "\nidle_timeout_ms = " << l.idle_timeout_ms << "\nmax_pending_response_bytes = " << l.max_pending_response_bytes
+     << "\nmax_pending_response_bytes_total = " << l.max_pending_response_bytes_total
+     << "\nmax_response_bytes = " << l.max_response_bytes << "\nmax_inflight_requests = " << l.max_inflight_requests
+     << "\nmax_inflight_request_bytes = " << l.max_inflight_request_bytes
+     << "\nmax_decompressed_bytes_per_request = " << l.max_decompressed_bytes_per_request
+     << "\nshutdown_deadline_ms = " << l.shutdown_deadline_ms << "\nframe_read_timeout_ms = " << l.frame_read_timeout_ms
+     << "\nmax_connections_per_ip = " << l.max_connections_per_ip << "\nfetch_max_bytes = " << l.fetch_max_bytes
+     << "\nfetch_max_wait_ms = " << l.fetch_max_wait_ms
+     << "\nmax_iggy_queue_per_connection = " << l.max_iggy_queue_per_connection
+     << "\nauthentication_timeout_ms = " << l.authentication_timeout_ms
+     << "\nmax_unauthenticated_frame_bytes = " << l.max_unauthenticated_frame_bytes
+     << "\nfailed_authentication_delay_ms = " << l.failed_authentication_delay_ms
+     << "\nproduced_batch_cache_bytes = " << l.produced_batch_cache_bytes
+     << "\nmemory_trim_interval_ms = " << l.memory_trim_interval_ms
+     << "\nmemory_trim_min_free_bytes = " << l.memory_trim_min_free_bytes << "\n";
+}
+
+void render_tls_sasl(std::ostream& os, const Config& c) {
+  os << "\n[tls]\ncertificate_file = " << q(c.tls.certificate_file) << "\nkey_file = " << q(c.tls.key_file)
+     << "\nkey_password = " << secret(c.tls.key_password) << "\nca_file = " << q(c.tls.ca_file)
+     << "\nclient_auth = " << q(std::string(client_auth_name(c.tls.client_auth))) << "\nprotocols = ["
+     << strings(c.tls.protocols) << "]\ncipher_list = " << q(c.tls.cipher_list) << "\nciphersuites = "
+     << q(c.tls.ciphersuites) << "\nprincipal_mapping_rules = " << q(c.tls.principal_mapping_rules)
+     << "\n\n[sasl]\nenabled_mechanisms = [" << strings(c.sasl.enabled_mechanisms)
+     << "]\nconnections_max_reauth_ms = " << c.sasl.connections_max_reauth_ms
      << "\nscram_iterations = " << c.sasl.scram_iterations
-     << "\nmax_pending_password_checks = " << c.sasl.max_pending_password_checks << "\n\n[iggy]\naddress = "
-     << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username) << "\npassword = "
-     << (c.iggy.password.empty() ? "\"\"" : "\"<redacted>\"") << "\npersonal_access_token = "
-     << (c.iggy.personal_access_token.empty() ? "\"\"" : "\"<redacted>\"") << "\npool_size = " << c.iggy.pool_size
-     << "\nrequest_timeout_ms = " << c.iggy.request_timeout_ms << "\nstream = " << q(c.iggy.stream)
-     << "\n\n[principals]\niggy_identity = "
+     << "\nmax_pending_password_checks = " << c.sasl.max_pending_password_checks << "\n";
+}
+
+void render_iggy_and_the_rest(std::ostream& os, const Config& c) {
+  const char* unmapped = c.principals.unmapped == PrincipalsConfig::Unmapped::kRefuse   ? "refuse"
+                         : c.principals.unmapped == PrincipalsConfig::Unmapped::kCreate ? "create"
+                                                                                         : "shared";
+  os << "\n[iggy]\naddress = " << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username)
+     << "\npassword = " << secret(c.iggy.password) << "\npersonal_access_token = " << secret(c.iggy.personal_access_token)
+     << "\npool_size = " << c.iggy.pool_size << "\nrequest_timeout_ms = " << c.iggy.request_timeout_ms
+     << "\nstream = " << q(c.iggy.stream) << "\n\n[principals]\niggy_identity = "
      << q(c.principals.iggy_identity == PrincipalsConfig::Identity::kShared ? "shared" : "per_principal")
-     << "\nunmapped = "
-     << q(c.principals.unmapped == PrincipalsConfig::Unmapped::kRefuse   ? "refuse"
-          : c.principals.unmapped == PrincipalsConfig::Unmapped::kCreate ? "create"
-                                                                          : "shared")
-     << "\npool_size = " << c.principals.pool_size
-     << "\nsync_iggy_permissions = " << (c.principals.sync_iggy_permissions ? "true" : "false")
-     << "\n\n[state]\npath = " << q(c.state.path) << "\n\n[log]\nlevel = " << q(c.log.level)
-     << "\n\n[http]\nlisten = " << q(c.http.listen) << "\nmax_connections_per_ip = " << c.http.max_connections_per_ip
+     << "\nunmapped = " << q(unmapped) << "\npool_size = " << c.principals.pool_size
+     << "\nsync_iggy_permissions = " << boolean(c.principals.sync_iggy_permissions) << "\n\n[state]\npath = "
+     << q(c.state.path) << "\n\n[log]\nlevel = " << q(c.log.level) << "\n\n[http]\nlisten = " << q(c.http.listen)
+     << "\nmax_connections_per_ip = " << c.http.max_connections_per_ip
      << "\nmetrics_labels = " << q(std::string(metrics_labels_name(c.http.metrics_labels)))
      << "\nmetrics_bearer_token_file = " << q(c.http.metrics_bearer_token_file) << "\n";
-  os << "\n[authorization]\nenabled = " << (c.authorization.enabled ? "true" : "false") << "\nsuper_users = [";
-  for (size_t i = 0; i < c.authorization.super_users.size(); ++i)
-    os << (i ? ", " : "") << q(c.authorization.super_users[i]);
-  os << "]\nallow_everyone_if_no_acl_found = " << (c.authorization.allow_everyone_if_no_acl_found ? "true" : "false")
+  os << "\n[authorization]\nenabled = " << boolean(c.authorization.enabled) << "\nsuper_users = ["
+     << strings(c.authorization.super_users)
+     << "]\nallow_everyone_if_no_acl_found = " << boolean(c.authorization.allow_everyone_if_no_acl_found)
      << "\nmax_acls = " << c.authorization.max_acls
      << "\nmax_acl_filters_per_request = " << c.authorization.max_acl_filters_per_request << "\n";
+}
+
+}  // namespace
+
+std::string render_config(const Config& c) {
+  std::ostringstream os;
+  render_kafka(os, c);
+  render_topics_groups_transactions(os, c);
+  render_limits(os, c.limits);
+  render_tls_sasl(os, c);
+  render_iggy_and_the_rest(os, c);
   return os.str();
 }
 

@@ -320,70 +320,61 @@ bool has_repeated_name(const std::vector<kafka::RecordHeader>& headers, bool all
 
 }  // namespace
 
-Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch) {
-  MappedMessages out;
-  const auto& records = batch.records;
-  if (records.empty()) return out;
+namespace {
 
-  // The window starts at the earliest real timestamp; -1 and the epoch do not move it.
+// The window starts at the earliest real timestamp; -1 and the epoch do not move it.
+Result<TimestampWindow> timestamp_window(const kafka::DecodedBatch& batch) {
   TimestampWindow window;
   bool have_start = false;
-  for (size_t i = 0; i < records.size(); ++i) {
-    int64_t ms = batch.timestamp_of(records[i]);
+  for (size_t i = 0; i < batch.records.size(); ++i) {
+    int64_t ms = batch.timestamp_of(batch.records[i]);
     if (auto s = check_timestamp(i, ms); !s) return s.error();
     if (ms > kEpochTimestamp && (!have_start || native_us(ms) < window.start_us)) {
       window.start_us = native_us(ms);
       have_start = true;
     }
   }
+  return window;
+}
 
-  out.messages.resize(records.size());
-  std::vector<MessagePlan> plans(records.size());
-  iggy::UserHeadersBuilder headers;
-  // One kafka.v-only block, shared by every record that needs no other header (the common case).
-  if (auto s = add_version(headers); !s) return internal(s.error().message);
-  const size_t shared_version_len = headers.size();
-  size_t envelope_bytes = 0;
-
-  for (size_t i = 0; i < records.size(); ++i) {
-    const kafka::Record& r = records[i];
-    iggy::OutgoingMessage& m = out.messages[i];
-    MessagePlan& plan = plans[i];
-    const Stamp stamp = window.stamp(batch.timestamp_of(r));
-    m.origin_timestamp_us = stamp.origin_us;
-
-    for (const kafka::RecordHeader& h : r.headers)
-      if (!valid_utf8(h.key))
-        return kafka_error(ErrorCode::kInvalidRecord, fmt::format("record {} has a header name that is not UTF-8", i));
-
-    if (!r.key && r.headers.empty() && !stamp.has_header && r.value && !r.value->empty()) {
-      if (r.value->size() > kMaxPayloadBytes) return too_large(i, r.value->size());
-      m.payload = *r.value;
-      plan.headers_at = 0;
-      plan.headers_len = shared_version_len;
-      continue;
-    }
-
-    bool envelope = needs_envelope(r) || native_headers_size(r, stamp) > kMaxHeadersBytes;
-    plan.headers_at = headers.size();
-    if (envelope) {
-      size_t size = envelope_size(r);
-      if (size > kMaxPayloadBytes) return too_large(i, size);
-      if (auto s = add_envelope_headers(headers, stamp); !s) return internal(s.error().message);
-      plan.payload = PayloadSource::kEnvelope;
-      plan.envelope_len = size;
-      envelope_bytes += size;
-      ++out.envelopes;
-    } else {
-      if (r.value && r.value->size() > kMaxPayloadBytes) return too_large(i, r.value->size());
-      if (auto s = add_native_headers(headers, r, stamp); !s) return internal(s.error().message);
-      if (r.value && !r.value->empty()) m.payload = *r.value;
-      else plan.payload = PayloadSource::kPlaceholder;
-    }
-    plan.headers_len = headers.size() - plan.headers_at;
+// Plans record `i`'s message: its header block (the shared kafka.v-only block at 0, or one of its
+// own appended to `headers`) and where its payload comes from (the record's value, an envelope of
+// `plan.envelope_len` bytes, or the placeholder byte).
+Status plan_message(size_t i, const kafka::Record& r, const Stamp& stamp, size_t shared_version_len,
+                    iggy::UserHeadersBuilder& headers, iggy::OutgoingMessage& m, MessagePlan& plan) {
+  m.origin_timestamp_us = stamp.origin_us;
+  for (const kafka::RecordHeader& h : r.headers)
+    if (!valid_utf8(h.key))
+      return kafka_error(ErrorCode::kInvalidRecord, fmt::format("record {} has a header name that is not UTF-8", i));
+  if (!r.key && r.headers.empty() && !stamp.has_header && r.value && !r.value->empty()) {
+    if (r.value->size() > kMaxPayloadBytes) return too_large(i, r.value->size());
+    m.payload = *r.value;
+    plan.headers_at = 0;
+    plan.headers_len = shared_version_len;
+    return ok_status();
   }
+  const bool envelope = needs_envelope(r) || native_headers_size(r, stamp) > kMaxHeadersBytes;
+  plan.headers_at = headers.size();
+  if (envelope) {
+    const size_t size = envelope_size(r);
+    if (size > kMaxPayloadBytes) return too_large(i, size);
+    if (auto s = add_envelope_headers(headers, stamp); !s) return internal(s.error().message);
+    plan.payload = PayloadSource::kEnvelope;
+    plan.envelope_len = size;
+  } else {
+    if (r.value && r.value->size() > kMaxPayloadBytes) return too_large(i, r.value->size());
+    if (auto s = add_native_headers(headers, r, stamp); !s) return internal(s.error().message);
+    if (r.value && !r.value->empty()) m.payload = *r.value;
+    else plan.payload = PayloadSource::kPlaceholder;
+  }
+  plan.headers_len = headers.size() - plan.headers_at;
+  return ok_status();
+}
 
-  // Arena: [header blocks][placeholder byte][envelopes]. Spans are set only once it is final.
+// The arena: [header blocks][placeholder byte][envelopes]. Spans into it are set only once it is
+// final (appending would move it).
+Status lay_out_arena(MappedMessages& out, iggy::UserHeadersBuilder& headers, std::vector<MessagePlan>& plans,
+                     const std::vector<kafka::Record>& records, size_t envelope_bytes) {
   out.arena = headers.take();
   out.arena.reserve(out.arena.size() + 1 + envelope_bytes);
   const size_t placeholder_at = out.arena.size();
@@ -395,7 +386,6 @@ Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch) {
     if (out.arena.size() - plans[i].envelope_at != plans[i].envelope_len)
       return internal(fmt::format("record {} envelope size mismatch", i));
   }
-
   const uint8_t* base = out.arena.data();
   for (size_t i = 0; i < records.size(); ++i) {
     const MessagePlan& plan = plans[i];
@@ -404,6 +394,34 @@ Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch) {
     if (plan.payload == PayloadSource::kPlaceholder) m.payload = ByteSpan(base + placeholder_at, 1);
     else if (plan.payload == PayloadSource::kEnvelope) m.payload = ByteSpan(base + plan.envelope_at, plan.envelope_len);
   }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch) {
+  MappedMessages out;
+  const auto& records = batch.records;
+  if (records.empty()) return out;
+  auto window = timestamp_window(batch);
+  if (!window) return window.error();
+  out.messages.resize(records.size());
+  std::vector<MessagePlan> plans(records.size());
+  iggy::UserHeadersBuilder headers;
+  // One kafka.v-only block, shared by every record that needs no other header (the common case).
+  if (auto s = add_version(headers); !s) return internal(s.error().message);
+  const size_t shared_version_len = headers.size();
+  size_t envelope_bytes = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Stamp stamp = window->stamp(batch.timestamp_of(records[i]));
+    if (auto s = plan_message(i, records[i], stamp, shared_version_len, headers, out.messages[i], plans[i]); !s)
+      return s.error();
+    if (plans[i].payload == PayloadSource::kEnvelope) {
+      envelope_bytes += plans[i].envelope_len;
+      ++out.envelopes;
+    }
+  }
+  if (auto s = lay_out_arena(out, headers, plans, records, envelope_bytes); !s) return s.error();
   return out;
 }
 
@@ -412,6 +430,83 @@ Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch) {
 constexpr std::array<uint8_t, 18> kVersionOnlyBlock = {
     static_cast<uint8_t>(HeaderKind::kString), 7, 0, 0, 0, 'k', 'a', 'f', 'k', 'a', '.', 'v',
     static_cast<uint8_t>(HeaderKind::kRaw),    1, 0, 0, 0, kMappingVersion};
+
+namespace {
+
+// The kafka.* marker headers of a message (String-kind keys, as upstream looks them up).
+struct Markers {
+  const iggy::HeaderEntry* version = nullptr;
+  const iggy::HeaderEntry* key = nullptr;
+  const iggy::HeaderEntry* value = nullptr;
+  const iggy::HeaderEntry* timestamp = nullptr;
+  const iggy::HeaderEntry* envelope = nullptr;
+  bool repeated = false;
+};
+
+Markers find_markers(const std::vector<iggy::HeaderEntry>& entries) {
+  Markers m;
+  for (const iggy::HeaderEntry& e : entries) {
+    if (e.key_kind != HeaderKind::kString) continue;
+    std::string_view k = e.key_string();
+    const iggy::HeaderEntry** slot = k == kVersionHeader      ? &m.version
+                                     : k == kKeyHeader         ? &m.key
+                                     : k == kValueMarkerHeader ? &m.value
+                                     : k == kTimestampHeader   ? &m.timestamp
+                                     : k == kEnvelopeHeader    ? &m.envelope
+                                                               : nullptr;
+    if (!slot) continue;
+    if (*slot) m.repeated = true;
+    *slot = &e;
+  }
+  return m;
+}
+
+// Key, value and kafka.h.* headers of a message written without an envelope; why not, if it
+// cannot be read.
+std::optional<std::string> read_fields(const iggy::MessageView& message, const std::vector<iggy::HeaderEntry>& entries,
+                                       const Markers& markers, KafkaRecordView& out) {
+  if (markers.key) out.key = markers.key->value;
+  if (!markers.value) {
+    out.value = message.payload;
+  } else if (markers.value->value_string() == kMarkerNull) {
+    out.value = std::nullopt;
+  } else if (markers.value->value_string() == kMarkerEmpty) {
+    out.value = ByteSpan(message.payload.data(), 0);
+  } else {
+    return "kafka.value is neither \"null\" nor \"empty\"";
+  }
+  bool all_string_kind = true;
+  for (const iggy::HeaderEntry& e : entries) {
+    std::string_view k = e.key_string();
+    if (k.size() < kHeaderPrefix.size() || k.substr(0, kHeaderPrefix.size()) != kHeaderPrefix) continue;
+    if (!valid_utf8(k)) continue;
+    all_string_kind = all_string_kind && e.key_kind == HeaderKind::kString;
+    out.headers.push_back({k.substr(kHeaderPrefix.size()), e.value});
+  }
+  if (has_repeated_name(out.headers, all_string_kind)) return "two stored headers map to the same Kafka header name";
+  return std::nullopt;
+}
+
+// The record's timestamp: kafka.ts when the record had its own, else the message's origin (or
+// Iggy's) time; why not, if it cannot be read.
+std::optional<std::string> read_timestamp(const iggy::MessageView& message, const iggy::HeaderEntry* timestamp,
+                                          KafkaRecordView& out) {
+  if (!timestamp) {
+    out.timestamp_ms = origin_or_server_ms(message);
+    return std::nullopt;
+  }
+  if (timestamp->value_kind != HeaderKind::kInt64 || timestamp->value.size() != sizeof(int64_t))
+    return "kafka.ts is not an Int64";
+  uint64_t u = 0;
+  for (size_t i = 0; i < 8; ++i) u |= static_cast<uint64_t>(timestamp->value[i]) << (8 * i);
+  const auto ms = static_cast<int64_t>(u);
+  if (ms == kNoTimestamp) out.timestamp_ms = server_ms(message);
+  else if (ms >= kEpochTimestamp) out.timestamp_ms = ms;
+  else return fmt::format("kafka.ts {} is below -1", ms);
+  return std::nullopt;
+}
+
+}  // namespace
 
 Result<KafkaRecordView> map_iggy_to_record(const iggy::MessageView& message) {
   KafkaRecordView out;
@@ -426,29 +521,8 @@ Result<KafkaRecordView> map_iggy_to_record(const iggy::MessageView& message) {
   auto parsed = iggy::parse_user_headers(message.user_headers);
   if (!parsed) return unreadable(message.offset, "user headers: " + parsed.error().message);
   const std::vector<iggy::HeaderEntry>& entries = parsed.value();
-
-  // Markers are String-kind keys, as upstream looks them up.
-  const iggy::HeaderEntry* version = nullptr;
-  const iggy::HeaderEntry* key = nullptr;
-  const iggy::HeaderEntry* value_marker = nullptr;
-  const iggy::HeaderEntry* timestamp = nullptr;
-  const iggy::HeaderEntry* envelope = nullptr;
-  bool repeated_marker = false;
-  for (const iggy::HeaderEntry& e : entries) {
-    if (e.key_kind != HeaderKind::kString) continue;
-    std::string_view k = e.key_string();
-    const iggy::HeaderEntry** slot = k == kVersionHeader      ? &version
-                                     : k == kKeyHeader         ? &key
-                                     : k == kValueMarkerHeader ? &value_marker
-                                     : k == kTimestampHeader   ? &timestamp
-                                     : k == kEnvelopeHeader    ? &envelope
-                                                               : nullptr;
-    if (!slot) continue;
-    if (*slot) repeated_marker = true;
-    *slot = &e;
-  }
-
-  if (!version) {
+  const Markers markers = find_markers(entries);
+  if (!markers.version) {
     // Written by a native Iggy client: no marker means anything.
     out.value = message.payload;
     out.headers.reserve(entries.size());
@@ -457,51 +531,20 @@ Result<KafkaRecordView> map_iggy_to_record(const iggy::MessageView& message) {
     out.timestamp_ms = origin_or_server_ms(message);
     return out;
   }
-
-  if (version->value.size() != 1 || version->value[0] != kMappingVersion)
+  const iggy::HeaderEntry& version = *markers.version;
+  if (version.value.size() != 1 || version.value[0] != kMappingVersion)
     return unreadable(message.offset, fmt::format("kafka.v is {} byte(s) starting 0x{:02x}, this bridge reads 0x01",
-                                                  version->value.size(), version->value[0]));
-  if (repeated_marker) return unreadable(message.offset, "a kafka.* marker header appears twice");
-
-  if (envelope) {
-    if (envelope->value.size() != 1 || envelope->value[0] != kEnvelopeVersion)
-      return unreadable(message.offset, fmt::format("kafka.envelope layout 0x{:02x} is not 0x01", envelope->value[0]));
+                                                  version.value.size(), version.value[0]));
+  if (markers.repeated) return unreadable(message.offset, "a kafka.* marker header appears twice");
+  if (markers.envelope) {
+    if (markers.envelope->value.size() != 1 || markers.envelope->value[0] != kEnvelopeVersion)
+      return unreadable(message.offset,
+                        fmt::format("kafka.envelope layout 0x{:02x} is not 0x01", markers.envelope->value[0]));
     if (auto why = decode_envelope(message.payload, out)) return unreadable(message.offset, *why);
-  } else {
-    if (key) out.key = key->value;
-    if (!value_marker) {
-      out.value = message.payload;
-    } else if (value_marker->value_string() == kMarkerNull) {
-      out.value = std::nullopt;
-    } else if (value_marker->value_string() == kMarkerEmpty) {
-      out.value = ByteSpan(message.payload.data(), 0);
-    } else {
-      return unreadable(message.offset, "kafka.value is neither \"null\" nor \"empty\"");
-    }
-    bool all_string_kind = true;
-    for (const iggy::HeaderEntry& e : entries) {
-      std::string_view k = e.key_string();
-      if (k.size() < kHeaderPrefix.size() || k.substr(0, kHeaderPrefix.size()) != kHeaderPrefix) continue;
-      if (!valid_utf8(k)) continue;
-      all_string_kind = all_string_kind && e.key_kind == HeaderKind::kString;
-      out.headers.push_back({k.substr(kHeaderPrefix.size()), e.value});
-    }
-    if (has_repeated_name(out.headers, all_string_kind))
-      return unreadable(message.offset, "two stored headers map to the same Kafka header name");
+  } else if (auto why = read_fields(message, entries, markers, out)) {
+    return unreadable(message.offset, *why);
   }
-
-  if (!timestamp) {
-    out.timestamp_ms = origin_or_server_ms(message);
-  } else {
-    if (timestamp->value_kind != HeaderKind::kInt64 || timestamp->value.size() != sizeof(int64_t))
-      return unreadable(message.offset, "kafka.ts is not an Int64");
-    uint64_t u = 0;
-    for (size_t i = 0; i < 8; ++i) u |= static_cast<uint64_t>(timestamp->value[i]) << (8 * i);
-    const auto ms = static_cast<int64_t>(u);
-    if (ms == kNoTimestamp) out.timestamp_ms = server_ms(message);
-    else if (ms >= kEpochTimestamp) out.timestamp_ms = ms;
-    else return unreadable(message.offset, fmt::format("kafka.ts {} is below -1", ms));
-  }
+  if (auto why = read_timestamp(message, markers.timestamp, out)) return unreadable(message.offset, *why);
   return out;
 }
 

@@ -80,82 +80,108 @@ void ScramCredentials::describe(std::optional<std::vector<std::string>> users,
       });
 }
 
+namespace {
+
+// ScramControlManager.alterCredentials: a user may appear once per request; the first error of a
+// user is its answer and its later entries are ignored; accepted entries are applied by user, in
+// request order, and a second entry of a user withdraws the first.
+class AlterPlan {
+ public:
+  void add_deletions(SQLite::Database& db, const std::vector<ScramDeletion>& deletions) {
+    for (const auto& d : deletions) {
+      if (errors_.count(d.user)) continue;
+      if (withdraw(to_delete_, delete_index_, d.user)) {
+        refuse({d.user, ErrorCode::kDuplicateResource, kTwice});
+      } else if (auto e = check_name_and_mechanism(d.user, d.mechanism)) {
+        refuse(std::move(*e));
+      } else if (!state::load_scram_credential(db, d.user, mechanism_name(d.mechanism))) {
+        refuse({d.user, ErrorCode::kResourceNotFound, "Attempt to delete a user credential that does not exist"});
+      } else {
+        delete_index_[d.user] = to_delete_.size();
+        to_delete_.push_back(&d);
+      }
+    }
+  }
+
+  void add_upsertions(const std::vector<ScramUpsertion>& upsertions) {
+    for (const auto& u : upsertions) {
+      if (errors_.count(u.user)) continue;
+      if (withdraw(to_delete_, delete_index_, u.user) || withdraw(to_upsert_, upsert_index_, u.user)) {
+        refuse({u.user, ErrorCode::kDuplicateResource, kTwice});
+      } else if (auto e = check_name_and_mechanism(u.user, u.mechanism)) {
+        refuse(std::move(*e));
+      } else if (u.iterations < security::kScramMinIterations) {
+        refuse({u.user, ErrorCode::kUnacceptableCredential, "Too few iterations"});
+      } else if (u.iterations > security::kScramMaxIterations) {
+        refuse({u.user, ErrorCode::kUnacceptableCredential, "Too many iterations"});
+      } else if (u.salted_password.empty()) {
+        // Kafka fails this one with UNKNOWN_SERVER_ERROR (an empty HMAC key); it is the client's
+        // credential that is wrong.
+        refuse({u.user, ErrorCode::kUnacceptableCredential, "Salted password must not be empty"});
+      } else {
+        upsert_index_[u.user] = to_upsert_.size();
+        to_upsert_.push_back(&u);
+      }
+    }
+  }
+
+  // Writes the accepted entries; `out` gets their results, then the errors, in request order.
+  void apply(SQLite::Database& db, int64_t now, std::vector<ScramAlterResult>& out) const {
+    for (const ScramDeletion* d : to_delete_) {
+      if (!d) continue;
+      state::delete_scram_credential(db, d->user, mechanism_name(d->mechanism));
+      out.push_back({d->user, ErrorCode::kNone, std::nullopt});
+    }
+    for (const ScramUpsertion* u : to_upsert_) {
+      if (!u) continue;
+      const auto m = *security::scram_mechanism_from_type(u->mechanism);
+      security::ScramCredential c = security::scram_credential(m, u->salt, u->salted_password, u->iterations);
+      state::upsert_scram_credential(
+          db, state::ScramCredentialRow{u->user, mechanism_name(u->mechanism), c.salt, c.stored_key, c.server_key,
+                                        c.iterations},
+          now);
+      out.push_back({u->user, ErrorCode::kNone, std::nullopt});
+    }
+    for (const auto& user : error_order_)
+      if (auto it = errors_.find(user); it != errors_.end()) out.push_back(it->second);
+  }
+
+ private:
+  static constexpr const char* kTwice = "A user credential cannot be altered twice in the same request";
+
+  void refuse(ScramAlterResult r) {
+    error_order_.push_back(r.user);
+    errors_.emplace(r.user, std::move(r));
+  }
+  // An earlier accepted entry of `user` in `list`, withdrawn; false if there was none.
+  template <typename Entry>
+  static bool withdraw(std::vector<const Entry*>& list, std::map<std::string, size_t>& index, const std::string& user) {
+    auto it = index.find(user);
+    if (it == index.end()) return false;
+    list[it->second] = nullptr;
+    index.erase(it);
+    return true;
+  }
+
+  std::map<std::string, ScramAlterResult> errors_;
+  std::vector<std::string> error_order_;
+  std::vector<const ScramDeletion*> to_delete_;
+  std::vector<const ScramUpsertion*> to_upsert_;
+  std::map<std::string, size_t> delete_index_, upsert_index_;
+};
+
+}  // namespace
+
 void ScramCredentials::alter(std::vector<ScramDeletion> deletions, std::vector<ScramUpsertion> upsertions,
                              std::function<void(Result<std::vector<ScramAlterResult>>)> done) {
   auto out = std::make_shared<std::vector<ScramAlterResult>>();
   store_.write(
       [out, deletions = std::move(deletions), upsertions = std::move(upsertions)](SQLite::Database& db) mutable {
         out->clear();
-        // ScramControlManager.alterCredentials: a user may appear once per request; the first
-        // error of a user is its answer and its later entries are ignored.
-        std::map<std::string, ScramAlterResult> errors;
-        std::vector<std::string> error_order;
-        auto add_error = [&](ScramAlterResult r) {
-          error_order.push_back(r.user);
-          errors.emplace(r.user, std::move(r));
-        };
-        // Accepted entries by user, in request order; a second entry of a user withdraws the first.
-        std::vector<const ScramDeletion*> to_delete;
-        std::vector<const ScramUpsertion*> to_upsert;
-        std::map<std::string, size_t> delete_index, upsert_index;
-        auto take = [](auto& list, std::map<std::string, size_t>& index, const std::string& user) {
-          auto it = index.find(user);
-          if (it == index.end()) return false;
-          list[it->second] = nullptr;
-          index.erase(it);
-          return true;
-        };
-        const std::string kTwice = "A user credential cannot be altered twice in the same request";
-        for (const auto& d : deletions) {
-          if (errors.count(d.user)) continue;
-          if (take(to_delete, delete_index, d.user)) {
-            add_error({d.user, ErrorCode::kDuplicateResource, kTwice});
-          } else if (auto e = check_name_and_mechanism(d.user, d.mechanism)) {
-            add_error(std::move(*e));
-          } else if (!state::load_scram_credential(db, d.user, mechanism_name(d.mechanism))) {
-            add_error({d.user, ErrorCode::kResourceNotFound, "Attempt to delete a user credential that does not exist"});
-          } else {
-            delete_index[d.user] = to_delete.size();
-            to_delete.push_back(&d);
-          }
-        }
-        for (const auto& u : upsertions) {
-          if (errors.count(u.user)) continue;
-          if (take(to_delete, delete_index, u.user) || take(to_upsert, upsert_index, u.user)) {
-            add_error({u.user, ErrorCode::kDuplicateResource, kTwice});
-          } else if (auto e = check_name_and_mechanism(u.user, u.mechanism)) {
-            add_error(std::move(*e));
-          } else if (u.iterations < security::kScramMinIterations) {
-            add_error({u.user, ErrorCode::kUnacceptableCredential, "Too few iterations"});
-          } else if (u.iterations > security::kScramMaxIterations) {
-            add_error({u.user, ErrorCode::kUnacceptableCredential, "Too many iterations"});
-          } else if (u.salted_password.empty()) {
-            // Kafka fails this one with UNKNOWN_SERVER_ERROR (an empty HMAC key); it is the
-            // client's credential that is wrong.
-            add_error({u.user, ErrorCode::kUnacceptableCredential, "Salted password must not be empty"});
-          } else {
-            upsert_index[u.user] = to_upsert.size();
-            to_upsert.push_back(&u);
-          }
-        }
-        const int64_t now = now_ms();
-        for (const ScramDeletion* d : to_delete) {
-          if (!d) continue;
-          state::delete_scram_credential(db, d->user, mechanism_name(d->mechanism));
-          out->push_back({d->user, ErrorCode::kNone, std::nullopt});
-        }
-        for (const ScramUpsertion* u : to_upsert) {
-          if (!u) continue;
-          const auto m = *security::scram_mechanism_from_type(u->mechanism);
-          security::ScramCredential c = security::scram_credential(m, u->salt, u->salted_password, u->iterations);
-          state::upsert_scram_credential(
-              db, state::ScramCredentialRow{u->user, mechanism_name(u->mechanism), c.salt, c.stored_key, c.server_key,
-                                            c.iterations},
-              now);
-          out->push_back({u->user, ErrorCode::kNone, std::nullopt});
-        }
-        for (const auto& user : error_order)
-          if (auto it = errors.find(user); it != errors.end()) out->push_back(it->second);
+        AlterPlan plan;
+        plan.add_deletions(db, deletions);
+        plan.add_upsertions(upsertions);
+        plan.apply(db, now_ms(), *out);
         for (auto& u : upsertions) security::wipe(u.salted_password);
       },
       [alive = alive_.token(), out, done = std::move(done)](Status st) {
