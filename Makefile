@@ -5,6 +5,11 @@
 # integration-test binary, every tests/iggy_golden/*.cc into the golden-tier binary. Adding a file
 # needs no Makefile edit.
 
+# No built-in rules: every rule is written here. (With them, make's `%: %.o` offered to remake
+# the fuzz build's dependency files, included below, from a `main-<target>.d.o` it then failed to
+# compile on every build once build/fuzz existed.)
+MAKEFLAGS += --no-builtin-rules
+
 BUILD    ?= release
 BUILDDIR ?= build/$(BUILD)
 # Scoped builds (for working on one layer while others are mid-edit):
