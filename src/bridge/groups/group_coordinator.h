@@ -1,6 +1,10 @@
-// The group coordinator: Kafka's classic group protocol (JoinGroup, SyncGroup, Heartbeat,
-// LeaveGroup), for every group (the bridge coordinates them all), and who may commit or delete
-// offsets and when they expire; CommittedOffsets (committed_offsets.h) stores them.
+// The group coordinator: every group (the bridge coordinates them all), routed by group id.
+// It holds the groups and carries out what they decide: their timers, their writes to SQLite
+// (the StateStore), loading them at startup, and the answers to waiting requests. It also decides
+// who may commit or delete offsets (asking the group) and when offsets expire;
+// CommittedOffsets (committed_offsets.h) stores them. The groups are Kafka's classic group
+// protocol (classic_group.h: JoinGroup, SyncGroup, Heartbeat, LeaveGroup); the coordinator holds
+// them as Groups (group.h), so other group types can come next to them.
 // Semantics follow Kafka's GroupCoordinator/GroupMetadata (3.x) and its successor
 // GroupMetadataManager/ClassicGroup (4.x); docs/groups.md lists the differences.
 //
@@ -15,9 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "bridge/groups/committed_offsets.h"
@@ -35,6 +37,9 @@ class StateStore;
 }
 
 namespace kib::bridge {
+
+class Group;
+class ClassicGroup;
 
 class GroupCoordinator {
  public:
@@ -90,70 +95,25 @@ class GroupCoordinator {
   size_t pending_writes() const { return pending_writes_; }
 
  private:
-  struct Member;
-  struct Group;
+  class ClassicHost;
   struct Entry;
 
   Group* find(const std::string& group_id) const;
-  Group& create_group(const std::string& group_id);
-  void transition(Group& g, GroupState to);
+  ClassicGroup* find_classic(const std::string& group_id) const;
+  ClassicGroup& create_group(const std::string& group_id);
 
   // Answers run when the outermost public call (or timer, or store completion) returns.
   void answer(JoinCallback cb, JoinGroupResult r);
   void answer(SyncCallback cb, SyncGroupResult r);
-  void answer_join(Group& g, Member& m, JoinGroupResult r);
-  bool answer_sync(Member& m, SyncGroupResult r);
   void flush();
 
-  // Join paths (Kafka: doNewMemberJoinGroup, doCurrentMemberJoinGroup, ...).
-  bool accept_joining_member(const Group& g, const std::string& member_id) const;
-  void join_new_member(Group& g, JoinGroupParams& p, JoinCallback& done);
-  void join_existing_member(Group& g, JoinGroupParams& p, JoinCallback& done);
-  void update_static_member_and_rebalance(Group& g, const std::string& old_member_id, const std::string& new_member_id,
-                                          JoinGroupParams& p, JoinCallback& done);
-  Member& replace_static_member(Group& g, const std::string& instance_id, const std::string& old_member_id,
-                                const std::string& new_member_id);
-  void add_member(Group& g, std::unique_ptr<Member> m, JoinCallback done);
-  void add_member_and_rebalance(Group& g, const std::string& member_id, JoinGroupParams& p, JoinCallback done);
-  void update_member(Group& g, Member& m, std::vector<GroupProtocol> protocols, int32_t rebalance_timeout_ms,
-                     int32_t session_timeout_ms, JoinCallback done);
-  void update_member_and_rebalance(Group& g, Member& m, JoinGroupParams& p, JoinCallback done,
-                                   const std::string& reason);
-  std::optional<ErrorCode> validate_current_member(const Group& g, const std::string& member_id,
-                                                   const std::optional<std::string>& group_instance_id) const;
-  JoinGroupResult current_generation_result(const Group& g, const Member& m, bool with_members) const;
-
-  // Rebalance machinery.
-  void maybe_prepare_rebalance(Group& g, const std::string& reason);
-  void prepare_rebalance(Group& g, const std::string& reason);
-  void on_initial_join_delay(const std::string& group_id);
-  void maybe_complete_join(Group& g);
-  void complete_join(Group& g);
-  bool maybe_elect_new_joined_leader(Group& g);
-  void init_next_generation(Group& g);
-  void schedule_pending_sync(Group& g);
-  void expire_pending_sync(const std::string& group_id, int32_t generation);
-  void remove_pending_sync_member(Group& g, const std::string& member_id);
-  void propagate_assignment(Group& g, ErrorCode error);
-  void reset_and_propagate_assignment_error(Group& g, ErrorCode error);
-
-  // Liveness.
-  void schedule_heartbeat_expiration(Group& g, Member& m, int64_t timeout_ms);
-  void on_heartbeat_expired(const std::string& group_id, const std::string& member_id);
-  void add_pending_member(Group& g, const std::string& member_id, int32_t session_timeout_ms);
-  void on_pending_member_expired(const std::string& group_id, const std::string& member_id);
-  void remove_member_and_update_group(Group& g, const std::string& member_id, const std::string& reason);
-  void remove_member(Group& g, const std::string& member_id);
-
-  // Persistence. persist_group stores the group row and its members (with `assignment`
-  // instead of the members' current one, and `as_state` instead of the current state, if set).
-  void persist_group(Group& g, const std::map<std::string, Bytes>* assignment = nullptr,
-                     std::optional<GroupState> as_state = std::nullopt, std::function<void(Status)> done = nullptr);
+  // Stores the group row and its members (with `assignment` instead of the members' current
+  // one, and `as_state` instead of the current state, if set).
+  void persist_group(const ClassicGroup& g, const std::map<std::string, Bytes>* assignment,
+                     std::optional<GroupState> as_state, std::function<void(Status)> done);
   void write(std::function<void(SQLite::Database&)> job, std::function<void(Status)> done);
 
-  // Offsets.
-  std::optional<ErrorCode> validate_offset_commit(const Group& g, const OffsetCommitParams& p) const;
-  OffsetExpiration offset_expiration(const Group& g) const;
+  // Offsets retention.
   void arm_retention_timer();
   bool is_droppable(const Group& g) const;
   void maybe_drop_empty_group(Group& g);
@@ -164,7 +124,6 @@ class GroupCoordinator {
   GroupCoordinatorOptions options_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::unique_ptr<GroupTimer> retention_timer_;
-  uint64_t next_incarnation_ = 1;
   size_t pending_writes_ = 0;
   bool stopped_ = false;
   int depth_ = 0;

@@ -1,6 +1,6 @@
 // The types of the group APIs: what the handlers pass to the group coordinator and get back
-// (group_coordinator.h), and the coordinator's options; apart from the coordinator, so that the
-// groups it holds can work with them without knowing it.
+// (group_coordinator.h), and the coordinator's options. The groups the coordinator holds
+// (group.h, classic_group.h) work with them too, so they live apart from the coordinator.
 #pragma once
 
 #include <cstdint>
@@ -97,6 +97,19 @@ struct SyncGroupResult {
   Bytes assignment;
 };
 using SyncCallback = std::function<void(SyncGroupResult)>;
+
+// Answers that carry only an error (and, for JoinGroup, the member id they are about).
+inline JoinGroupResult join_error(ErrorCode e, std::string member_id) {
+  JoinGroupResult r;
+  r.error = e;
+  r.member_id = std::move(member_id);
+  return r;
+}
+inline SyncGroupResult sync_error(ErrorCode e) {
+  SyncGroupResult r;
+  r.error = e;
+  return r;
+}
 
 struct LeavingMember {
   std::string member_id;
