@@ -6,9 +6,16 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "bridge/groups/classic_group.h"
 #include "bridge/groups/group_coordinator.h"
 #include "kafka/protocol/generated/consumer_protocol_assignment.h"
 #include "kafka/protocol/generated/consumer_protocol_subscription.h"
@@ -197,6 +204,50 @@ void form_group(Harness& h, std::vector<Consumer*> cs) {
     BOOST_REQUIRE((*c->sync_result)->error == ErrorCode::kNone);
   }
 }
+
+// A ClassicGroupHost that only records what the group asks for: the test delivers answers,
+// passes deadlines and completes writes by hand.
+struct RecordingHost final : ClassicGroupHost {
+  int64_t now = kStart;
+  std::vector<std::function<void()>> answers;
+  std::map<std::string, int64_t> heartbeats;  // member id -> delay
+  std::map<std::string, int64_t> pending_members;
+  std::optional<int64_t> join_deadline;
+  std::optional<std::pair<int64_t, int32_t>> sync_deadline;  // delay, generation
+  struct Write {
+    std::optional<GroupState> as_state;
+    bool with_assignment = false;
+    std::function<void(Status)> done;
+  };
+  std::vector<Write> writes;
+
+  int64_t now_ms() const override { return now; }
+  void answer(JoinCallback cb, JoinGroupResult r) override {
+    answers.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
+  }
+  void answer(SyncCallback cb, SyncGroupResult r) override {
+    answers.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
+  }
+  void arm_heartbeat(const std::string& member_id, int64_t delay_ms) override { heartbeats[member_id] = delay_ms; }
+  void cancel_heartbeat(const std::string& member_id) override { heartbeats.erase(member_id); }
+  void arm_pending_member(const std::string& member_id, int64_t delay_ms) override {
+    pending_members[member_id] = delay_ms;
+  }
+  void cancel_pending_member(const std::string& member_id) override { pending_members.erase(member_id); }
+  void arm_join_deadline(int64_t delay_ms) override { join_deadline = delay_ms; }
+  void cancel_join_deadline() override { join_deadline.reset(); }
+  void arm_sync_deadline(int64_t delay_ms, int32_t generation) override { sync_deadline = {delay_ms, generation}; }
+  void cancel_sync_deadline() override { sync_deadline.reset(); }
+  void persist(const ClassicGroup&, const std::map<std::string, Bytes>* assignment, std::optional<GroupState> as_state,
+               std::function<void(Status)> done) override {
+    writes.push_back({as_state, assignment != nullptr, std::move(done)});
+  }
+  void deliver() {
+    auto batch = std::move(answers);
+    answers.clear();
+    for (auto& f : batch) f();
+  }
+};
 
 }  // namespace
 
@@ -812,6 +863,113 @@ BOOST_AUTO_TEST_CASE(member_ids_from_huge_client_or_instance_ids_stay_small_and_
   const std::string sid = (*s.join_result)->member_id;
   BOOST_TEST(sid.size() == 254u + 1 + 36);
   BOOST_TEST(sid.rfind(std::string(254, 'i') + "-", 0) == 0);
+}
+
+// Kafka's ClassicGroupState.validPreviousStates.
+BOOST_AUTO_TEST_CASE(state_transitions_are_checked_against_kafkas_valid_previous_states) {
+  using S = GroupState;
+  const S all[] = {S::kEmpty, S::kPreparingRebalance, S::kCompletingRebalance, S::kStable, S::kDead};
+  const std::map<S, std::set<S>> valid = {
+      {S::kEmpty, {S::kPreparingRebalance}},
+      {S::kPreparingRebalance, {S::kStable, S::kCompletingRebalance, S::kEmpty}},
+      {S::kCompletingRebalance, {S::kPreparingRebalance}},
+      {S::kStable, {S::kCompletingRebalance}},
+      {S::kDead, {S::kEmpty, S::kPreparingRebalance, S::kCompletingRebalance, S::kStable, S::kDead}},
+  };
+  for (S to : all)
+    for (S from : all)
+      BOOST_TEST(is_valid_transition(from, to) == (valid.at(to).count(from) != 0),
+                 group_state_name(from) << " -> " << group_state_name(to));
+}
+
+// The classic group's state machine on its own: it decides, and asks its host for deadlines,
+// answers and writes; here the test is the host (no coordinator, timers or SQLite).
+BOOST_AUTO_TEST_CASE(a_classic_group_runs_a_rebalance_for_a_host_driven_by_hand) {
+  GroupCoordinatorOptions options;
+  auto owned = std::make_unique<RecordingHost>();
+  RecordingHost& host = *owned;
+  ClassicGroup g("g", options, std::move(owned));
+  BOOST_TEST(g.state_name() == std::string("Empty"));
+
+  JoinGroupParams p;
+  p.group_id = "g";
+  p.require_known_member_id = true;
+  p.client_id = "c";
+  p.session_timeout_ms = kSession;
+  p.rebalance_timeout_ms = kRebalance;
+  p.protocol_type = "consumer";
+  p.protocols.push_back({"range", subscription({"orders"})});
+  std::optional<JoinGroupResult> joined;
+  auto on_join = [&](JoinGroupResult r) { joined = std::move(r); };
+
+  // KIP-394: a member id, pending for one session timeout.
+  JoinGroupParams first = p;
+  g.join(first, on_join);
+  host.deliver();
+  BOOST_REQUIRE(joined);
+  BOOST_TEST(int(joined->error) == int(ErrorCode::kMemberIdRequired));
+  const std::string id = joined->member_id;
+  BOOST_TEST(host.pending_members.at(id) == kSession);
+  BOOST_TEST(!host.join_deadline);
+
+  // Back with it: a member, the delayed first rebalance armed, the pending deadline gone.
+  joined.reset();
+  JoinGroupParams second = p;
+  second.member_id = id;
+  g.join(second, on_join);
+  host.deliver();
+  BOOST_TEST(!joined);
+  BOOST_TEST(host.pending_members.empty());
+  BOOST_TEST(host.heartbeats.at(id) == options.new_member_join_timeout_ms);
+  BOOST_TEST(host.join_deadline.value_or(-1) == options.initial_rebalance_delay_ms);
+  BOOST_TEST(g.state_name() == std::string("PreparingRebalance"));
+
+  // The delay passes: generation 1, this member leads, SyncGroup expected within the rebalance timeout.
+  g.on_join_deadline();
+  host.deliver();
+  BOOST_REQUIRE(joined);
+  BOOST_TEST(int(joined->error) == 0);
+  BOOST_TEST(joined->generation_id == 1);
+  BOOST_TEST(joined->leader_id == id);
+  BOOST_TEST(g.state_name() == std::string("CompletingRebalance"));
+  BOOST_TEST(host.heartbeats.at(id) == kSession);
+  BOOST_TEST((host.sync_deadline == std::pair<int64_t, int32_t>{kRebalance, 1}));
+  BOOST_TEST(host.writes.empty());
+
+  // The leader's assignment is answered once stored, and the group is Stable then.
+  std::optional<SyncGroupResult> synced;
+  SyncGroupParams sp;
+  sp.group_id = "g";
+  sp.generation_id = 1;
+  sp.member_id = id;
+  Bytes mine = assignment_of("orders", {0});
+  sp.assignments = {{id, mine}};
+  g.sync(sp, [&](SyncGroupResult r) { synced = std::move(r); });
+  host.deliver();
+  BOOST_TEST(!synced);
+  BOOST_TEST(!host.sync_deadline);
+  BOOST_REQUIRE(host.writes.size() == 1u);
+  BOOST_TEST((host.writes[0].as_state == GroupState::kStable));
+  BOOST_TEST(host.writes[0].with_assignment);
+  host.writes[0].done(ok_status());
+  host.deliver();
+  BOOST_REQUIRE(synced);
+  BOOST_TEST(int(synced->error) == 0);
+  BOOST_TEST((synced->assignment == mine));
+  BOOST_TEST(g.state_name() == std::string("Stable"));
+  BOOST_TEST(int(g.heartbeat(id, std::nullopt, 1)) == 0);
+
+  // Its session passes: the member goes, the group rebalances and ends Empty in generation 2,
+  // which is stored.
+  g.on_heartbeat_expired(id);
+  host.deliver();
+  BOOST_TEST(g.state_name() == std::string("Empty"));
+  BOOST_TEST(g.generation() == 2);
+  BOOST_TEST(host.heartbeats.empty());
+  BOOST_REQUIRE(host.writes.size() == 2u);
+  BOOST_TEST(!host.writes[1].as_state);
+  BOOST_TEST(!host.writes[1].done);
+  BOOST_TEST(g.is_empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,10 @@
-// The group coordinator: Kafka's classic group protocol (JoinGroup, SyncGroup, Heartbeat,
-// LeaveGroup), for every group (the bridge coordinates them all), and who may commit or delete
-// offsets and when they expire; CommittedOffsets (committed_offsets.h) stores them.
+// The group coordinator: every group (the bridge coordinates them all), routed by group id.
+// It holds the groups and carries out what they decide: their timers, their writes to SQLite
+// (the StateStore), loading them at startup, and the answers to waiting requests. It also decides
+// who may commit or delete offsets (asking the group) and when offsets expire;
+// CommittedOffsets (committed_offsets.h) stores them. The groups are Kafka's classic group
+// protocol (classic_group.h: JoinGroup, SyncGroup, Heartbeat, LeaveGroup); the coordinator holds
+// them as Groups (group.h), so other group types can come next to them.
 // Semantics follow Kafka's GroupCoordinator/GroupMetadata (3.x) and its successor
 // GroupMetadataManager/ClassicGroup (4.x); docs/groups.md lists the differences.
 //
@@ -15,18 +19,15 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_timers.h"
+#include "bridge/groups/group_types.h"
 #include "common/bytes.h"
 #include "common/liveness.h"
 #include "common/result.h"
-#include "config/config.h"
-#include "kafka/protocol/error_code.h"
 
 namespace SQLite {
 class Database;
@@ -37,128 +38,8 @@ class StateStore;
 
 namespace kib::bridge {
 
-using kafka::ErrorCode;
-
-struct GroupCoordinatorOptions {
-  // group.min.session.timeout.ms / group.max.session.timeout.ms (Kafka's defaults).
-  int32_t min_session_timeout_ms = static_cast<int32_t>(config::GroupsConfig{}.min_session_timeout_ms);
-  int32_t max_session_timeout_ms = static_cast<int32_t>(config::GroupsConfig{}.max_session_timeout_ms);
-  // group.max.size. Kafka's default is unlimited; a thousand members is far beyond any
-  // consumer group seen in practice and bounds what one group can hold.
-  int32_t max_size = static_cast<int32_t>(config::GroupsConfig{}.max_size);
-  // group.initial.rebalance.delay.ms: the first rebalance of an empty group waits this long
-  // (extended while members keep arriving, up to the rebalance timeout).
-  int32_t initial_rebalance_delay_ms = static_cast<int32_t>(config::GroupsConfig{}.initial_rebalance_delay_ms);
-  // A member that joined but never completed the rebalance is dropped after this long
-  // (Kafka's GroupCoordinator.NewMemberJoinTimeoutMs).
-  int32_t new_member_join_timeout_ms = 5 * 60 * 1000;
-  // offsets.retention.check.interval.ms (10 minutes); the retention itself is
-  // CommittedOffsetsOptions::offsets_retention_ms.
-  int64_t offsets_retention_check_interval_ms = 10 * 60 * 1000;
-};
-
-enum class GroupState { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
-// Kafka's names: "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead".
-const char* group_state_name(GroupState s);
-
-struct GroupProtocol {
-  std::string name;
-  Bytes metadata;
-};
-
-struct JoinGroupParams {
-  std::string group_id;
-  std::string member_id;  // "" = a new member
-  std::optional<std::string> group_instance_id;
-  bool require_known_member_id = false;  // JoinGroup v4+ (KIP-394)
-  bool supports_skip_assignment = false;  // JoinGroup v9+
-  std::string client_id;
-  std::string client_host;
-  int32_t session_timeout_ms = 0;
-  int32_t rebalance_timeout_ms = 0;
-  std::string protocol_type;
-  std::vector<GroupProtocol> protocols;
-  std::string reason;
-};
-
-struct JoinGroupResult {
-  ErrorCode error = ErrorCode::kNone;
-  std::string member_id;
-  int32_t generation_id = -1;
-  std::optional<std::string> protocol_type;
-  std::optional<std::string> protocol_name;
-  std::string leader_id;
-  bool skip_assignment = false;
-  struct Member {
-    std::string member_id;
-    std::optional<std::string> group_instance_id;
-    Bytes metadata;
-  };
-  std::vector<Member> members;  // only for the leader
-};
-using JoinCallback = std::function<void(JoinGroupResult)>;
-
-struct SyncGroupParams {
-  std::string group_id;
-  int32_t generation_id = -1;
-  std::string member_id;
-  std::optional<std::string> group_instance_id;
-  std::optional<std::string> protocol_type;  // v5+
-  std::optional<std::string> protocol_name;  // v5+
-  std::vector<std::pair<std::string, Bytes>> assignments;  // from the leader
-};
-
-struct SyncGroupResult {
-  ErrorCode error = ErrorCode::kNone;
-  std::optional<std::string> protocol_type;
-  std::optional<std::string> protocol_name;
-  Bytes assignment;
-};
-using SyncCallback = std::function<void(SyncGroupResult)>;
-
-struct LeavingMember {
-  std::string member_id;
-  std::optional<std::string> group_instance_id;
-  std::string reason;
-};
-
-struct LeaveGroupResult {
-  ErrorCode error = ErrorCode::kNone;   // group level
-  std::vector<ErrorCode> member_errors;  // one per leaving member, in order
-};
-
-struct OffsetCommitParams {
-  std::string group_id;
-  int32_t generation_id = -1;
-  std::string member_id;
-  std::optional<std::string> group_instance_id;
-  int64_t retention_time_ms = -1;  // v2-v4; -1 = the group's retention rules
-  bool group_id_not_found_error = false;  // v9+: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION
-  std::vector<OffsetCommitEntry> entries;
-};
-
-struct GroupMemberDescription {
-  std::string member_id;
-  std::optional<std::string> group_instance_id;
-  std::string client_id;
-  std::string client_host;
-  Bytes metadata;    // of the selected protocol, Stable groups only
-  Bytes assignment;  // Stable groups only
-};
-
-struct GroupDescription {
-  std::string group_id;
-  std::string state;  // "Dead" for a group that does not exist
-  std::string protocol_type;
-  std::string protocol_name;  // Stable groups only
-  std::vector<GroupMemberDescription> members;
-};
-
-struct GroupListing {
-  std::string group_id;
-  std::string protocol_type;
-  std::string state;
-};
+class Group;
+class ClassicGroup;
 
 class GroupCoordinator {
  public:
@@ -214,70 +95,25 @@ class GroupCoordinator {
   size_t pending_writes() const { return pending_writes_; }
 
  private:
-  struct Member;
-  struct Group;
+  class ClassicHost;
   struct Entry;
 
   Group* find(const std::string& group_id) const;
-  Group& create_group(const std::string& group_id);
-  void transition(Group& g, GroupState to);
+  ClassicGroup* find_classic(const std::string& group_id) const;
+  ClassicGroup& create_group(const std::string& group_id);
 
   // Answers run when the outermost public call (or timer, or store completion) returns.
   void answer(JoinCallback cb, JoinGroupResult r);
   void answer(SyncCallback cb, SyncGroupResult r);
-  void answer_join(Group& g, Member& m, JoinGroupResult r);
-  bool answer_sync(Member& m, SyncGroupResult r);
   void flush();
 
-  // Join paths (Kafka: doNewMemberJoinGroup, doCurrentMemberJoinGroup, ...).
-  bool accept_joining_member(const Group& g, const std::string& member_id) const;
-  void join_new_member(Group& g, JoinGroupParams& p, JoinCallback& done);
-  void join_existing_member(Group& g, JoinGroupParams& p, JoinCallback& done);
-  void update_static_member_and_rebalance(Group& g, const std::string& old_member_id, const std::string& new_member_id,
-                                          JoinGroupParams& p, JoinCallback& done);
-  Member& replace_static_member(Group& g, const std::string& instance_id, const std::string& old_member_id,
-                                const std::string& new_member_id);
-  void add_member(Group& g, std::unique_ptr<Member> m, JoinCallback done);
-  void add_member_and_rebalance(Group& g, const std::string& member_id, JoinGroupParams& p, JoinCallback done);
-  void update_member(Group& g, Member& m, std::vector<GroupProtocol> protocols, int32_t rebalance_timeout_ms,
-                     int32_t session_timeout_ms, JoinCallback done);
-  void update_member_and_rebalance(Group& g, Member& m, JoinGroupParams& p, JoinCallback done,
-                                   const std::string& reason);
-  std::optional<ErrorCode> validate_current_member(const Group& g, const std::string& member_id,
-                                                   const std::optional<std::string>& group_instance_id) const;
-  JoinGroupResult current_generation_result(const Group& g, const Member& m, bool with_members) const;
-
-  // Rebalance machinery.
-  void maybe_prepare_rebalance(Group& g, const std::string& reason);
-  void prepare_rebalance(Group& g, const std::string& reason);
-  void on_initial_join_delay(const std::string& group_id);
-  void maybe_complete_join(Group& g);
-  void complete_join(Group& g);
-  bool maybe_elect_new_joined_leader(Group& g);
-  void init_next_generation(Group& g);
-  void schedule_pending_sync(Group& g);
-  void expire_pending_sync(const std::string& group_id, int32_t generation);
-  void remove_pending_sync_member(Group& g, const std::string& member_id);
-  void propagate_assignment(Group& g, ErrorCode error);
-  void reset_and_propagate_assignment_error(Group& g, ErrorCode error);
-
-  // Liveness.
-  void schedule_heartbeat_expiration(Group& g, Member& m, int64_t timeout_ms);
-  void on_heartbeat_expired(const std::string& group_id, const std::string& member_id);
-  void add_pending_member(Group& g, const std::string& member_id, int32_t session_timeout_ms);
-  void on_pending_member_expired(const std::string& group_id, const std::string& member_id);
-  void remove_member_and_update_group(Group& g, const std::string& member_id, const std::string& reason);
-  void remove_member(Group& g, const std::string& member_id);
-
-  // Persistence. persist_group stores the group row and its members (with `assignment`
-  // instead of the members' current one, and `as_state` instead of the current state, if set).
-  void persist_group(Group& g, const std::map<std::string, Bytes>* assignment = nullptr,
-                     std::optional<GroupState> as_state = std::nullopt, std::function<void(Status)> done = nullptr);
+  // Stores the group row and its members (with `assignment` instead of the members' current
+  // one, and `as_state` instead of the current state, if set).
+  void persist_group(const ClassicGroup& g, const std::map<std::string, Bytes>* assignment,
+                     std::optional<GroupState> as_state, std::function<void(Status)> done);
   void write(std::function<void(SQLite::Database&)> job, std::function<void(Status)> done);
 
-  // Offsets.
-  std::optional<ErrorCode> validate_offset_commit(const Group& g, const OffsetCommitParams& p) const;
-  OffsetExpiration offset_expiration(const Group& g) const;
+  // Offsets retention.
   void arm_retention_timer();
   bool is_droppable(const Group& g) const;
   void maybe_drop_empty_group(Group& g);
@@ -288,7 +124,6 @@ class GroupCoordinator {
   GroupCoordinatorOptions options_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::unique_ptr<GroupTimer> retention_timer_;
-  uint64_t next_incarnation_ = 1;
   size_t pending_writes_ = 0;
   bool stopped_ = false;
   int depth_ = 0;
