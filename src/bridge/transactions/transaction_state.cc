@@ -100,7 +100,6 @@ InitProducerCheck check_init_producer(const Txn& t, std::optional<std::pair<Prod
   if (!existing) return InitProducerCheck::kBump;
   const bool is_current = existing->first() == t.pid && existing->second() == t.epoch;
   const bool is_retry = existing->first() == t.last_pid && existing->second() == t.last_epoch;
-  // An Ongoing transaction was begun after that InitProducerId: the client is not retrying it.
   if (is_retry && !is_current && t.state != TxnState::kOngoing) return InitProducerCheck::kRetried;
   return is_current ? InitProducerCheck::kBump : InitProducerCheck::kFenced;
 }
