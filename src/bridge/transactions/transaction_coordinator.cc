@@ -1,8 +1,6 @@
-#include "bridge/transactions/transaction_coordinator_impl.h"
+#include "bridge/transactions/transaction_coordinator.h"
 
 #include <array>
-
-#include "bridge/errors.h"
 
 namespace kib::bridge {
 namespace {

@@ -1,48 +1,88 @@
 // The transaction coordinator kept in SQLite (transaction_coordinator.h has the contract,
-// docs/transactions.md the design).
+// docs/transactions.md the design, "Where the code is" its files). This class routes: it checks
+// each request against the state machine (transaction_state.h), writes the transition to SQLite
+// and applies it, keeps the producer id and epoch of each transactional id (InitProducerId), and
+// runs the timer that aborts timed-out transactions and forgets idle ids; a transactional
+// Produce goes to BufferedProduce, the end of a transaction to TransactionCommitter, the start
+// to TransactionRecovery.
+//
+// One transactional id has at most one state change in flight (`busy`): a second request meets
+// CONCURRENT_TRANSACTIONS, the retriable answer Kafka gives while a transition is pending.
 #pragma once
 
-#include <uv.h>
-
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "bridge/transactions/buffered_produce.h"
+#include "bridge/transactions/transaction_committer.h"
+#include "bridge/transactions/transaction_context.h"
 #include "bridge/transactions/transaction_coordinator.h"
-#include "config/config.h"
-
-namespace kib::state {
-class StateStore;
-}
+#include "bridge/transactions/transaction_recovery.h"
+#include "uvx/timer.h"
 
 namespace kib::bridge {
 
-class ProducerRegistry;
-class PartitionLog;
-class CommittedOffsets;
-
-struct TransactionServices {
-  state::StateStore& store;
-  uv_loop_t* loop;
-  ProducerRegistry& producers;
-  PartitionLog& log;
-  CommittedOffsets& offsets;
-  const config::TransactionsConfig& config;
-  // Wall clock, ms since the epoch; the system clock if empty.
-  std::function<int64_t()> now_ms = {};
-};
-
-class PersistentTransactionCoordinator : public TransactionCoordinator {
+class PersistentTransactionCoordinator final : public TransactionCoordinator {
  public:
+  explicit PersistentTransactionCoordinator(TransactionServices services);
+  ~PersistentTransactionCoordinator() override;
+  PersistentTransactionCoordinator(const PersistentTransactionCoordinator&) = delete;
+  PersistentTransactionCoordinator& operator=(const PersistentTransactionCoordinator&) = delete;
+
   // Loads the transactional ids and their state (blocking: startup only). A commit decided
   // before a crash holds its partitions' last stable offsets from here on, and it and every
   // transaction open at the crash wait for recover() (their requests meet
   // CONCURRENT_TRANSACTIONS, which clients retry).
-  virtual Status load() = 0;
+  Status load();
   // Once Iggy is reachable: completes what a crash interrupted. Commits decided before it are
   // appended (without duplicates), transactions open at the crash are aborted. `done` runs once
   // every one is.
-  virtual void recover(std::function<void()> done) = 0;
+  void recover(std::function<void()> done);
   // Stops the timers; later requests get COORDINATOR_NOT_AVAILABLE (shutdown).
-  virtual void stop() = 0;
+  void stop();
+
+  void init_producer(const std::string& id, int32_t timeout_ms,
+                     std::optional<std::pair<ProducerId, ProducerEpoch>> existing,
+                     std::function<void(TxnInitResult)> done) override;
+  void add_partitions(const std::string& id, ProducerId producer_id, ProducerEpoch epoch,
+                      std::vector<TxnTopicPartition> partitions,
+                      std::function<void(std::vector<kafka::ErrorCode>)> done) override;
+  void add_offsets(const std::string& id, ProducerId producer_id, ProducerEpoch epoch, const std::string& group_id,
+                   std::function<void(kafka::ErrorCode)> done) override;
+  void txn_offset_commit(const std::string& id, const std::string& group_id, ProducerId producer_id,
+                         ProducerEpoch epoch, const TxnGroupMember& member, std::vector<TxnOffset> offsets,
+                         std::function<void(std::vector<kafka::ErrorCode>)> done) override;
+  void end_txn(const std::string& id, ProducerId producer_id, ProducerEpoch epoch, bool commit,
+               std::function<void(kafka::ErrorCode)> done) override;
+  void produce(const std::optional<std::string>& transactional_id, const std::string& topic, PartitionId partition,
+               std::vector<kafka::DecodedBatch> batches, std::shared_ptr<const void> input,
+               std::function<void(ProduceResult)> done) override;
+  kafka::ErrorCode check_non_transactional(ProducerId producer_id) const override;
+  bool has_pending_offset(const std::string& group_id, const std::string& topic, int32_t partition) const override;
+  std::optional<TransactionDescription> describe(const std::string& id) const override;
+  std::vector<TransactionListing> list() const override;
+  std::vector<OpenTransactionOnPartition> open_on_partition(const std::string& topic,
+                                                            PartitionId partition) const override;
+
+ private:
+  // InitProducerId: the producer id and epoch of a transactional id.
+  void issue_new_producer(Txn& t, std::function<void(Status)> done);
+  void bump_and_reset(Txn& t, std::function<void(Status)> done);
+  void reset_and_persist(Txn& t, std::function<void(Status)> done);
+  // AddPartitionsToTxn, AddOffsetsToTxn: the row that makes `t` Ongoing (started now if it was
+  // not), or nullopt when [transactions] max_open transactions are open already.
+  std::optional<state::TransactionRow> ongoing_row(const Txn& t) const;
+  void sweep();
+
+  TxnContext ctx_;
+  TransactionCommitter committer_;
+  BufferedProduce buffered_;
+  TransactionRecovery recovery_;
+  uv::Timer sweep_;
 };
 
 std::unique_ptr<PersistentTransactionCoordinator> make_transaction_coordinator(TransactionServices services);
