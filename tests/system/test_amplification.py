@@ -53,14 +53,6 @@ def wait_for(what, cond, timeout):
     raise AssertionError("timed out waiting for " + what)
 
 
-def vm_hwm_kb(bridge):
-    with open("/proc/%d/status" % bridge.proc.pid) as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmHWM")
-
-
 def string(s):
     b = s.encode()
     return struct.pack(">h", len(b)) + b
@@ -181,11 +173,11 @@ def test_metadata_repeating_one_topic_350000_times_answers_it_once_in_bounded_me
     topic = "amp-" + uuid.uuid4().hex[:6]
     assert create_topic(s, topic) == 1000
     limit_address_space(b, 4)
-    before = vm_hwm_kb(b)
+    before = b.vm_hwm_kb()
     s.sendall(metadata_v4(2, [topic] * 350000))
     topics = parse_metadata_v4(recv_frame(s))
     assert topics == [(0, topic, 1000)]
-    grown = vm_hwm_kb(b) - before
+    grown = b.vm_hwm_kb() - before
     # The request is 4 MB and its decoded names some 15 MB; 3.5e8 partition entries would be
     # tens of GB (the address-space limit above turns that into a failed allocation).
     assert grown < 256 * 1024, "peak RSS grew by %d KiB" % grown

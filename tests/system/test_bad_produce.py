@@ -193,16 +193,6 @@ def test_pipelined_produces_past_max_inflight_request_bytes_pause_reading_and_lo
         still_serving(s, b)
 
 
-def vm_hwm_kb(bridge):
-    """Peak resident set of the bridge process so far (VmHWM): catches a spike that RSS,
-    read after the fact, would miss."""
-    with open(f"/proc/{bridge.proc.pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmHWM in /proc/<pid>/status")
-
-
 def produce_v7_partitions(corr, topic, parts):
     """Produce v7, acks=1, one topic, `parts` = [(partition, records bytes)] (repeats allowed)."""
     t = topic.encode()
@@ -243,12 +233,12 @@ def test_many_partitions_each_claiming_256_mib_are_corrupt_without_zero_filling(
     b, s, topic = topic_conn
     bomb = batch(zstd_frame_claiming(256 << 20), 1, attributes=4)
     assert len(bomb) < 100
-    hwm = vm_hwm_kb(b)
+    hwm = b.vm_hwm_kb()
     s.sendall(produce_v7_partitions(20, topic, [(0, bomb)] * 64))
     corr, parts = parse_produce_v7_partitions(recv_frame(s))
     assert corr == 20 and len(parts) == 64
     assert all(err == CORRUPT_MESSAGE for _idx, err in parts), parts[:4]
-    grew = vm_hwm_kb(b) - hwm
+    grew = b.vm_hwm_kb() - hwm
     print(f"peak RSS (VmHWM) grew by {grew} KiB")
     assert grew < 64 * 1024, f"peak RSS grew by {grew} KiB"
     assert latest_offset(s, topic) == 0
@@ -286,10 +276,10 @@ def test_a_million_minimal_records_are_charged_at_their_decoded_size(bridge_fact
     create_topic(s, topic)
     packed = zstd.ZstdCompressor(level=3).compress(minimal_records(1_000_000))
     assert len(packed) < 1 << 20
-    hwm = vm_hwm_kb(b)
+    hwm = b.vm_hwm_kb()
     s.sendall(produce_v7(22, topic, 0, batch(packed, 1_000_000, attributes=4)))
     assert parse_produce_v7(recv_frame(s))[:2] == (22, MESSAGE_TOO_LARGE)
-    grew = vm_hwm_kb(b) - hwm
+    grew = b.vm_hwm_kb() - hwm
     print(f"peak RSS (VmHWM) grew by {grew} KiB")
     assert grew < 64 * 1024, f"peak RSS grew by {grew} KiB"
     assert latest_offset(s, topic) == 0
@@ -322,14 +312,14 @@ def test_a_produce_naming_more_partitions_than_the_budget_holds_is_closed_cleanl
     t = topic.encode()
     body = struct.pack(">hhi", -1, 1, 30000) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
     body += struct.pack(">i", 500_000) + struct.pack(">ii", 0, -1) * 500_000
-    hwm = vm_hwm_kb(b)
+    hwm = b.vm_hwm_kb()
     s.sendall(request(0, 7, 24, body))
     try:
         closed = s.recv(1) == b""
     except ConnectionResetError:
         closed = True
     assert closed, "expected the connection to be closed"
-    grew = vm_hwm_kb(b) - hwm
+    grew = b.vm_hwm_kb() - hwm
     print(f"peak RSS (VmHWM) grew by {grew} KiB")
     assert grew < 48 * 1024, f"peak RSS grew by {grew} KiB"
     s.close()

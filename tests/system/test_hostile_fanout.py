@@ -17,8 +17,8 @@ from admin_wire import Reader, array32, str16
 from conftest import free_port
 from hostile import assert_serves_others, probe_latencies
 from kafka_wire import connect, is_closed, recv_frame, request
-from test_amplification import create_topic, metric, vm_hwm_kb, with_http
-from test_hostile_pending_answers import metrics_text, rss_kb, sample
+from test_amplification import create_topic, metric, with_http
+from test_hostile_pending_answers import metrics_text, sample
 
 TOPIC_RESOURCE = 2
 INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION = 42, 3
@@ -94,7 +94,7 @@ def test_describe_configs_naming_one_topic_150000_times_is_answered_once(fanout_
     with connect(b.port) as s:
         create_topic(s, topic)
     idle = probe_latencies(b.port)
-    base_kb = rss_kb(b.proc.pid)
+    base_kb = b.rss_kb()
     req = describe_configs_v1(7, [topic] * 150_000)
     assert len(req) > 3_000_000
 
@@ -106,7 +106,7 @@ def test_describe_configs_naming_one_topic_150000_times_is_answered_once(fanout_
     assert len(results) == 1
     err, name, configs = results[0]
     assert (err, name) == (0, topic) and configs > 10
-    growth = (vm_hwm_kb(b) - base_kb) << 10
+    growth = (b.vm_hwm_kb() - base_kb) << 10
     assert growth < 64 << 20, "peak RSS grew by %.0f MiB" % (growth / 2**20)
     assert_serves_others(idle, during, "DescribeConfigs x150000")
     print("answered in %.3f s, RSS growth %.1f MiB" % (took, growth / 2**20))

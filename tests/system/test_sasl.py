@@ -3,11 +3,12 @@ SCRAM-SHA-256/512 and PLAIN client written here from RFC 5802/4616 and Kafka's w
 (not the bridge's code), users made with `kafka-iggy-bridge users`, the gate before
 authentication, the legacy SaslHandshake v0 path, KIP-368 re-authentication and session expiry,
 and real clients (confluent-kafka, kafka-python, kcat, the Java kafka-configs tool)."""
-import base64, hashlib, hmac, os, shutil, signal, socket, sqlite3, stat, struct, subprocess, time, uuid
+import base64, hashlib, hmac, os, shutil, socket, sqlite3, stat, struct, subprocess, time, uuid
 
 import pytest
 
-from conftest import BridgeProcess, ROOT, bridge_bin, free_port
+from conftest import ROOT, free_port, system_bridge
+from harness.bridge import BridgeProcess
 from kafka_wire import connect, is_closed, recv_frame, request, uvarint
 
 JAVA_LIB = os.path.join(ROOT, "tests", ".java", "lib")
@@ -19,26 +20,9 @@ class SaslBridge(BridgeProcess):
     """A bridge with a PLAINTEXT listener (its `port`, what start() waits for) and a
     SASL_PLAINTEXT one (`sasl_port`)."""
 
-    def __init__(self, workdir, sasl_toml="", **kw):
-        super().__init__(workdir, extra_toml=sasl_toml, **kw)
+    def __init__(self, workdir, **kw):
+        super().__init__(workdir, **kw)
         self.sasl_port = free_port()
-        with open(self.config) as f:
-            text = f.read()
-        text = text.replace(f'listeners = ["127.0.0.1:{self.port}"]',
-                            f'listeners = ["PLAINTEXT://127.0.0.1:{self.port}", '
-                            f'"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}"]')
-        with open(self.config, "w") as f:
-            f.write(text)
-
-    def users(self, *args, password=None):
-        """`kafka-iggy-bridge users ...` on this bridge's state database; the password on stdin."""
-        return subprocess.run([bridge_bin(), "users", *args, "--config", self.config], input=password,
-                              capture_output=True, text=True, timeout=60)
-
-    def add_user(self, name, mechanism, password):
-        r = self.users("add", name, "--mechanism", mechanism, "--password-file", "-", password=password + "\n")
-        assert r.returncode == 0, r.stderr
-        return r
 
 
 @pytest.fixture
@@ -47,13 +31,14 @@ def sasl_factory(workdir):
     made = []
 
     def make(sasl_toml="", **kw):
-        b = SaslBridge(tempfile.mkdtemp(dir=workdir), sasl_toml, **kw)
+        b = system_bridge(tempfile.mkdtemp(dir=workdir), sasl_toml, cls=SaslBridge, listeners=lambda b: [
+            f"PLAINTEXT://127.0.0.1:{b.port}", f"SASL_PLAINTEXT://127.0.0.1:{b.sasl_port}"], **kw)
         made.append(b)
         return b
 
     yield make
     for b in made:
-        b.stop(signal.SIGKILL)
+        b.kill()
 
 
 # ---- the wire: Kafka's SaslHandshake (17) and SaslAuthenticate (36), written by hand ----
