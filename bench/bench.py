@@ -26,7 +26,6 @@ import resource
 import shutil
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "clients"))
 from harness import util  # noqa: E402
 from harness.bridge import BridgeProcess, config_toml  # noqa: E402
+from harness.kafka_wire import request  # noqa: E402
 from harness.iggy_server import IggyServer, find_binary as find_iggy  # noqa: E402
 from harness.kafka_broker import READY_LINE, KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
 
@@ -698,8 +698,7 @@ class Bench:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, n * 3 + 256)), hard))
         # ApiVersions v0, correlation id 1, client id "idle": a connection the server has served.
-        body = struct.pack(">hhih", 18, 0, 1, 4) + b"idle"
-        frame = struct.pack(">i", len(body)) + body
+        frame = request(18, 0, 1, client_id="idle")
         for target in TARGETS:
             pid = self.env.pids[target]
             port = self.env.port(target)

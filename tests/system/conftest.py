@@ -1,7 +1,7 @@
 """System tier: the real bridge binary driven over TCP. Python stdlib + pytest only.
 
-The bridge launcher (harness/bridge.py) and the iggy-server are shared with the other tiers
-through tests/clients/harness."""
+The bridge launcher (harness/bridge.py), the Kafka wire helper (harness/kafka_wire) and the
+iggy-server are shared with the other tiers through tests/clients/harness."""
 import os, socket, sys, tempfile
 import pytest
 

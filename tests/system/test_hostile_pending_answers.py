@@ -17,7 +17,7 @@ import pytest
 
 from conftest import free_port
 from hostile import assert_serves_others, probe_latencies
-from kafka_wire import api_versions_request, connect, recv_frame
+from harness.kafka_wire import api_versions_request, connect, recv_frame
 from test_amplification import wait_for
 from test_tls import Pki
 
