@@ -45,7 +45,7 @@ _SESSION_START = time.monotonic()
 class Target:
     name: str  # "kafka", "bridge" or "bridge-rebuilt"
     bootstrap: str
-    server: object = None  # the harness's Bridge, for its /metrics
+    server: object = None  # the harness's BridgeProcess, for its /metrics
 
 
 def bridge_mode() -> str:
