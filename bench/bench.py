@@ -26,7 +26,6 @@ import resource
 import shutil
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "clients"))
 from harness import util  # noqa: E402
+from harness.bridge import BridgeProcess, config_toml  # noqa: E402
+from harness.kafka_wire import request  # noqa: E402
 from harness.iggy_server import IggyServer, find_binary as find_iggy  # noqa: E402
 from harness.kafka_broker import READY_LINE, KafkaBroker, classpath, java_bin, kafka_version  # noqa: E402
 
@@ -138,51 +139,30 @@ class TlsKafkaBroker(KafkaBroker):
         return READY_LINE in self._log_bytes() and all(util.port_accepts("127.0.0.1", p) for p in ports)
 
 
-class BridgeProcess:
-    def __init__(self, binary: Path, iggy_address: str, stream: str = "kafka", name: str = "bridge",
-                 pki: Pki | None = None):
-        self.binary, self.iggy_address, self.stream = binary, iggy_address, stream
-        self.tmp = util.make_temp_dir("kib-bench-bridge-")
-        self.port = util.free_port()
-        # With a PKI, an SSL listener beside the PLAINTEXT one, client certificates required.
-        self.ssl_port = util.free_port() if pki else 0
-        listeners = f'"PLAINTEXT://127.0.0.1:{self.port}"' + (f', "SSL://127.0.0.1:{self.ssl_port}"' if pki else "")
+def start_bridge(binary: Path, iggy_address: str, stream: str = "kafka", name: str = "bridge",
+                 pki: Pki | None = None) -> BridgeProcess:
+    """The bridge (harness/bridge.py's launcher) in a temporary directory, logging warnings only,
+    its log in the test-log directory; with a PKI, an SSL listener beside the PLAINTEXT one,
+    client certificates required. Started: its PLAINTEXT port accepts."""
+    log_path = util.log_dir() / f"bench-{name}.log"
+    log_path.unlink(missing_ok=True)
+    b = BridgeProcess(util.make_temp_dir("kib-bench-bridge-"), binary=binary, log_path=log_path, owns_workdir=True)
+    listeners = [f"PLAINTEXT://{b.bootstrap}"]
+    tls = ""
+    if pki:
+        b.ssl_port = util.free_port()
+        listeners.append(f"SSL://{b.ssl_bootstrap}")
         tls = (f'[tls]\ncertificate_file = "{pki.cert}"\nkey_file = "{pki.key}"\nca_file = "{pki.ca}"\n'
-               'client_auth = "required"\n') if pki else ""
-        cfg = self.tmp / "bridge.toml"
-        cfg.write_text(f"""{tls}[kafka]
-listeners = [{listeners}]
-auto_create_topics = true
-[groups]
-initial_rebalance_delay_ms = 0
-[iggy]
-address = "{iggy_address}"
-username = "iggy"
-password = "iggy"
-stream = "{stream}"
-[state]
-path = "{self.tmp / 'state.db'}"
-[log]
-level = "warn"
-[http]
-listen = ""
-""")
-        self.child = util.ChildProcess("kafka-iggy-bridge", [str(binary), "serve", "--config", str(cfg)],
-                                       env=dict(os.environ), cwd=self.tmp,
-                                       log_path=util.log_dir() / f"bench-{name}.log")
-        util.wait_until(lambda: util.port_accepts("127.0.0.1", self.port), 30, "the bridge to listen", self.child)
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def ssl_bootstrap(self) -> str:
-        return f"127.0.0.1:{self.ssl_port}"
-
-    def stop(self):
-        self.child.stop(timeout=15)
-        util.remove_tree(self.tmp)
+               'client_auth = "required"\n')
+    b.write_config(config_toml(listeners=listeners, iggy_address=iggy_address, state_path=b.state,
+                               kafka=dict(auto_create_topics=True), groups=dict(initial_rebalance_delay_ms=0),
+                               iggy=dict(username="iggy", password="iggy", stream=stream), log_level="warn",
+                               extra_toml=tls))
+    try:
+        return b.start(timeout=30, ports=[b.port])
+    except BaseException:
+        b.cleanup()
+        raise
 
 
 class Env:
@@ -196,12 +176,12 @@ class Env:
         log("starting iggy-server")
         self.iggy = IggyServer(iggy_bin, log_name="bench-iggy-server.log").start()
         log(f"iggy-server at {self.iggy.address}; starting the bridge")
-        self.bridge = BridgeProcess(build / "kafka-iggy-bridge", self.iggy.address, pki=self.pki)
+        self.bridge = start_bridge(build / "kafka-iggy-bridge", self.iggy.address, pki=self.pki)
         time.sleep(1.0)
-        self.bridge_idle_rss_kb = proc_status_kb(self.bridge.child.pid, "VmRSS")
+        self.bridge_idle_rss_kb = proc_status_kb(self.bridge.pid, "VmRSS")
         self.before = None
         if before:
-            self.before = BridgeProcess(before / "kafka-iggy-bridge", self.iggy.address, "kafka-before", "bridge-before")
+            self.before = start_bridge(before / "kafka-iggy-bridge", self.iggy.address, "kafka-before", "bridge-before")
             log(f"bridge (before: {before}) at {self.before.bootstrap}")
         log(f"bridge at {self.bridge.bootstrap} (idle RSS {self.bridge_idle_rss_kb / 1024:.1f} MiB); starting Kafka")
         broker = TlsKafkaBroker(self.pki, heap=heap, log_name="bench-kafka-broker.log") if self.pki else \
@@ -213,9 +193,9 @@ class Env:
         quiet.setLevel(logging.CRITICAL)  # connection-closed chatter when the servers stop
         self.admin = {t: AdminClient({"bootstrap.servers": self.bootstrap(t), "logger": quiet})
                       for t in KAFKA_TARGETS}
-        self.pids = {"bridge": self.bridge.child.pid, "kafka": self.kafka.child.pid, "iggy": self.iggy.child.pid}
+        self.pids = {"bridge": self.bridge.pid, "kafka": self.kafka.child.pid, "iggy": self.iggy.child.pid}
         if self.before:
-            self.pids["before"] = self.before.child.pid
+            self.pids["before"] = self.before.pid
 
     def bootstrap(self, target: str, tls: bool = False) -> str:
         server = {"bridge": self.bridge, "before": self.before, "kafka": self.kafka}[target]
@@ -251,9 +231,9 @@ class Env:
             log(f"  could not delete {target} topic {name}: {e}")
 
     def stop(self):
-        stops = [("kafka", self.kafka.stop), ("bridge", self.bridge.stop)]
+        stops = [("kafka", self.kafka.stop), ("bridge", self.bridge.cleanup)]
         if self.before:
-            stops.append(("before", self.before.stop))
+            stops.append(("before", self.before.cleanup))
         for name, stop in stops + [("iggy", self.iggy.stop)]:
             try:
                 stop()
@@ -718,8 +698,7 @@ class Bench:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, n * 3 + 256)), hard))
         # ApiVersions v0, correlation id 1, client id "idle": a connection the server has served.
-        body = struct.pack(">hhih", 18, 0, 1, 4) + b"idle"
-        frame = struct.pack(">i", len(body)) + body
+        frame = request(18, 0, 1, client_id="idle")
         for target in TARGETS:
             pid = self.env.pids[target]
             port = self.env.port(target)

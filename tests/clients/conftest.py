@@ -45,7 +45,7 @@ _SESSION_START = time.monotonic()
 class Target:
     name: str  # "kafka", "bridge" or "bridge-rebuilt"
     bootstrap: str
-    server: object = None  # the harness's Bridge, for its /metrics
+    server: object = None  # the harness's BridgeProcess, for its /metrics
 
 
 def bridge_mode() -> str:
@@ -112,19 +112,18 @@ def bridge(request):
         util.skip_loudly(f"no bridge binary at {os.environ.get('BRIDGE_BIN', 'build/release/kafka-iggy-bridge')} "
                          "(build it with make, or set BRIDGE_BIN to an executable)")
     srv = request.getfixturevalue("iggy")
-    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD, http=True)
     try:
-        br.start()
+        br = bridge_mod.start_client_tier_bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
+                                                 http=True)
     except BaseException as e:
-        br.stop()
         if mode == "xfail":
             pytest.xfail(f"bridge did not start (KIB_BRIDGE_TARGET=xfail): {e}")
         raise
-    TIMINGS["bridge_start_s"] = round(br.startup_seconds, 2)
+    TIMINGS["bridge_start_s"] = round(br.start_seconds[-1], 2)
     try:
         yield Target("bridge", br.bootstrap, br)
     finally:
-        br.stop()
+        br.cleanup()
 
 
 @pytest.fixture(scope="module")
@@ -133,14 +132,13 @@ def rebuilt_bridge(request):
     off ([limits] produced_batch_cache_bytes = 0): every batch it answers is rebuilt from Iggy."""
     binary = bridge_mod.binary_or_skip()
     srv = request.getfixturevalue("iggy")
-    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
-                           log_name="bridge-rebuilt.log", stream="kafka-rebuilt", http=True,
-                           extra_toml="\n[limits]\nproduced_batch_cache_bytes = 0\n")
+    br = bridge_mod.start_client_tier_bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
+                                             log_name="bridge-rebuilt.log", stream="kafka-rebuilt", http=True,
+                                             extra_toml="\n[limits]\nproduced_batch_cache_bytes = 0\n")
     try:
-        br.start()
         yield Target("bridge-rebuilt", br.bootstrap, br)
     finally:
-        br.stop()
+        br.cleanup()
 
 
 @dataclass(frozen=True)
@@ -198,22 +196,20 @@ def secure_bridge(request, security_certs):
         util.skip_loudly(f"no bridge binary at {os.environ.get('BRIDGE_BIN', 'build/release/kafka-iggy-bridge')} "
                          "(build it with make, or set BRIDGE_BIN to an executable)")
     srv = request.getfixturevalue("iggy")
-    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
-                           log_name="bridge-secure.log", stream="kafka-secure",
-                           security=bridge_mod.BridgeSecurity(security_certs, security.USERS, security.MECHANISMS,
-                                                              security.SCRAM_ITERATIONS, security.SUPER_USERS))
     try:
-        br.start()
+        sec = bridge_mod.BridgeSecurity(security_certs, security.USERS, security.MECHANISMS, security.SCRAM_ITERATIONS,
+                                        security.SUPER_USERS)
+        br = bridge_mod.start_client_tier_bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
+                                                 log_name="bridge-secure.log", stream="kafka-secure", security=sec)
     except BaseException as e:
-        br.stop()
         if mode == "xfail":
             pytest.xfail(f"secure bridge did not start (KIB_BRIDGE_TARGET=xfail): {e}")
         raise
-    TIMINGS["secure_bridge_start_s"] = round(br.startup_seconds, 2)
+    TIMINGS["secure_bridge_start_s"] = round(br.start_seconds[-1], 2)
     try:
         yield SecureTarget("bridge", br.bootstrap, br.sasl_ssl_bootstrap, br.ssl_bootstrap, security_certs)
     finally:
-        br.stop()
+        br.cleanup()
 
 
 @pytest.fixture(params=["kafka", "bridge"])

@@ -69,15 +69,11 @@ def acl_kafka():
 def acl_bridge(request):
     binary = bridge_mod.binary_or_skip()
     srv = request.getfixturevalue("iggy")
-    br = bridge_mod.Bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD, log_name="bridge-acls.log",
-                           extra_toml="\n[authorization]\nenabled = true\nallow_everyone_if_no_acl_found = true\n")
-    try:
-        br.start()
-    except BaseException:
-        br.stop()
-        raise
+    br = bridge_mod.start_client_tier_bridge(
+        binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD, log_name="bridge-acls.log",
+        extra_toml="\n[authorization]\nenabled = true\nallow_everyone_if_no_acl_found = true\n")
     yield br.bootstrap
-    br.stop()
+    br.cleanup()
 
 
 # ---- kafka-acls output, made canonical

@@ -36,7 +36,7 @@ ACLs made for the module (by admin, through CreateAcls):
    'SCRAM-SHA-512=[...]', described, able to log in; a mechanism deleted and refused after;
    alice refused. Outputs compared (masked as kafka-acls', and the order of users and
    mechanisms, which Kafka prints from hash maps, sorted).
-6. Raw requests (harness/kafka_wire.py): an API other than ApiVersions/SASL before
+6. Raw requests (harness/kafka_wire): an API other than ApiVersions/SASL before
    authentication closes the connection; a failed SaslAuthenticate (PLAIN, SCRAM with a wrong
    proof, an unknown user) is answered with SASL_AUTHENTICATION_FAILED and the connection is
    closed, even with a Metadata request pipelined behind the wrong proof; positive controls
@@ -56,6 +56,7 @@ import pytest
 import scenario as sc
 from conftest import TIMINGS
 from harness import kafka_wire as wire
+from harness.kafka_wire import sasl
 from harness import security, util
 from harness.bridge import target_mode
 from harness.group_tool import GroupToolSession
@@ -686,50 +687,57 @@ def host_port(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def metadata_event(c: wire.WireConnection, authenticated: bool = True) -> str:
+def topic_errors(frame: bytes) -> str:
+    return f"topic errors {[code for code, _, _ in wire.parse_metadata_v4(frame)]}"
+
+
+def wire_conn(host: str, port: int, **tls) -> wire.Conn:
+    return wire.Conn(port, host, timeout=15.0, **tls)
+
+
+def metadata_event(c: wire.Conn, authenticated: bool = True) -> str:
     """Metadata v4 for READABLE (a topic alice may not DESCRIBE): what came back, and for an
     unauthenticated connection whether the server closed it after answering."""
     c.send(wire.METADATA, 4, wire.metadata_v4_body([READABLE]))
-    return answer_event(c, "Metadata v4", lambda body: "topic errors "
-                        f"{[code for code, _ in wire.parse_metadata_v4_topics(body)]}", authenticated)
+    return answer_event(c, "Metadata v4", topic_errors, authenticated)
 
 
-def answer_event(c: wire.WireConnection, what: str, describe, authenticated: bool) -> str:
+def answer_event(c: wire.Conn, what: str, describe, authenticated: bool) -> str:
     r = c.receive()
     if r is None:
         return f"{what}: connection closed, no answer"
-    event = f"{what}: answered, {describe(r[1])}"
+    event = f"{what}: answered, {describe(r)}"
     if not authenticated:
         event += ", then " + ("connection closed" if c.closed_within(5.0) else "connection still open")
     return event
 
 
-def handshake_event(c: wire.WireConnection, mechanism: str) -> str:
-    c.send(wire.SASL_HANDSHAKE, 1, wire.sasl_handshake_body(mechanism))
+def handshake_event(c: wire.Conn, mechanism: str) -> str:
+    c.send(sasl.SASL_HANDSHAKE, 1, sasl.sasl_handshake_body(mechanism))
     r = c.receive()
     if r is None:
         return f"SaslHandshake v1 {mechanism}: connection closed, no answer"
-    code, mechanisms = wire.parse_sasl_handshake(r[1])
+    code, mechanisms = sasl.parse_sasl_handshake(r)
     # Kafka lists the mechanisms from a hash set: the order is not part of the answer.
     return f"SaslHandshake v1 {mechanism}: error {code}, mechanisms {sorted(mechanisms)}"
 
 
-def authenticate_event(c: wire.WireConnection, token: bytes, what: str):
-    c.send(wire.SASL_AUTHENTICATE, 2, wire.sasl_authenticate_body(token))
+def authenticate_event(c: wire.Conn, token: bytes, what: str):
+    c.send(sasl.SASL_AUTHENTICATE, 2, sasl.sasl_authenticate_body(token), flexible=True)
     return authenticate_answer(c, what)
 
 
-def authenticate_answer(c: wire.WireConnection, what: str):
+def authenticate_answer(c: wire.Conn, what: str):
     r = c.receive()
     if r is None:
         return f"SaslAuthenticate v2 {what}: connection closed, no answer", None
-    resp = wire.parse_sasl_authenticate(r[1])
+    resp = sasl.parse_sasl_authenticate(r)
     return (f"SaslAuthenticate v2 {what}: error {resp.error_code} {resp.error_message!r}, "
             f"session lifetime {resp.session_lifetime_ms}"), resp
 
 
 def plain_session(target, user: str, password: str) -> list[str]:
-    with wire.WireConnection(*host_port(target.sasl_ssl), ca_file=str(target.certs.ca)) as c:
+    with wire_conn(*host_port(target.sasl_ssl), ca_file=str(target.certs.ca)) as c:
         events = [handshake_event(c, "PLAIN")]
         ev, resp = authenticate_event(c, f"\0{user}\0{password}".encode(), f"PLAIN {user}")
         events.append(ev)
@@ -740,26 +748,25 @@ def plain_session(target, user: str, password: str) -> list[str]:
 def scram_session(target, mechanism: str, user: str, password: str, pipeline: bool) -> list[str]:
     """A SCRAM exchange; `pipeline`: the Metadata request goes right behind the
     client-final-message, before its answer is read (a client that ignores the server's error)."""
-    with wire.WireConnection(*host_port(target.sasl_ssl), ca_file=str(target.certs.ca)) as c:
+    with wire_conn(*host_port(target.sasl_ssl), ca_file=str(target.certs.ca)) as c:
         events = [handshake_event(c, mechanism)]
-        scram = wire.ScramClient(mechanism, user, password)
-        ev, first = authenticate_event(c, scram.first_message(), f"{mechanism} client-first {user}")
+        scram = sasl.ScramClient(mechanism, user, password)
+        ev, first = authenticate_event(c, scram.first(), f"{mechanism} client-first {user}")
         events.append(ev)
         if first is None or first.error_code != 0:
             events.append(metadata_event(c, authenticated=False))
             return events
-        c.send(wire.SASL_AUTHENTICATE, 2, wire.sasl_authenticate_body(scram.final_message(first.auth_bytes)))
+        c.send(sasl.SASL_AUTHENTICATE, 2, sasl.sasl_authenticate_body(scram.final(first.auth_bytes)), flexible=True)
         if pipeline:
             c.send(wire.METADATA, 4, wire.metadata_v4_body([READABLE]))
         ev, final = authenticate_answer(c, f"{mechanism} client-final {user}")
         events.append(ev)
         ok = final is not None and final.error_code == 0
         if ok:
-            verified = scram.verify_server_final(final.auth_bytes)
+            verified = scram.server_signature_ok(final.auth_bytes)
             events.append("server signature " + ("verified" if verified else "WRONG"))
         if pipeline:
-            events.append(answer_event(c, "Metadata v4 (sent behind the proof)", lambda body: "topic errors "
-                                       f"{[code for code, _ in wire.parse_metadata_v4_topics(body)]}", ok))
+            events.append(answer_event(c, "Metadata v4 (sent behind the proof)", topic_errors, ok))
         else:
             events.append(metadata_event(c, authenticated=ok))
     return events
@@ -811,25 +818,25 @@ WIRE_EXPECTED = {
 
 
 def wire_session(target, case: str) -> list[str]:
-    sasl, ssl_addr, ca = host_port(target.sasl_ssl), host_port(target.ssl), str(target.certs.ca)
+    sasl_addr, ssl_addr, ca = host_port(target.sasl_ssl), host_port(target.ssl), str(target.certs.ca)
     if case == "apiversions-then-metadata":
-        with wire.WireConnection(*sasl, ca_file=ca) as c:
+        with wire_conn(*sasl_addr, ca_file=ca) as c:
             c.send(wire.API_VERSIONS, 0, b"")
             r = c.receive()
             events = ["ApiVersions v0: connection closed, no answer" if r is None
-                      else f"ApiVersions v0: error {wire.Reader(r[1]).int16()}"]
+                      else f"ApiVersions v0: error {wire.Reader(r, 4).int16()}"]
             return events + [metadata_event(c, authenticated=False)]
     if case == "metadata-first":
-        with wire.WireConnection(*sasl, ca_file=ca) as c:
+        with wire_conn(*sasl_addr, ca_file=ca) as c:
             return [metadata_event(c, authenticated=False)]
     if case == "metadata-after-handshake":
-        with wire.WireConnection(*sasl, ca_file=ca) as c:
+        with wire_conn(*sasl_addr, ca_file=ca) as c:
             return [handshake_event(c, "PLAIN"), metadata_event(c, authenticated=False)]
     if case.startswith("ssl-"):
         alice = target.certs.clients["alice"] if case == "ssl-client-certificate" else None
         try:
-            with wire.WireConnection(*ssl_addr, ca_file=ca, cert_file=alice and str(alice.cert),
-                                     key_file=alice and str(alice.key)) as c:
+            with wire_conn(*ssl_addr, ca_file=ca, cert_file=alice and str(alice.cert),
+                           key_file=alice and str(alice.key)) as c:
                 return [metadata_event(c, authenticated=alice is not None)]
         except OSError:  # a TLS 1.2 server fails the handshake itself (ssl.SSLError is an OSError)
             return ["Metadata v4: connection closed, no answer"]

@@ -5,9 +5,9 @@ The session: --create (and again: already exists), --list, --describe by name an
 --topic-id, --alter --partitions (grow, same count, fewer), --delete, the errors for topics that
 do not exist (describe, delete, alter, an unknown topic id), and a topic deleted and created again
 under its name (its old id is unknown then). Then the same raw DeleteTopics v6, CreatePartitions
-v3 and DescribeTopicPartitions v0 requests to both (and __consumer_offsets after a group commit) (tests/system/admin_wire.py): Kafka's error
-codes and texts for duplicates, name and id together, unknown names and ids, bad assignments and
-the cursor pagination.
+v3 and DescribeTopicPartitions v0 requests to both (and __consumer_offsets after a group commit)
+(harness/kafka_wire/admin.py): Kafka's error codes and texts for duplicates, name and id together,
+unknown names and ids, bad assignments and the cursor pagination.
 
 Normalized, and only these: topic ids (TopicId: column, random on each side), and for the raw
 requests the ids in the answers. Topics carry the same run tag on both sides; --list output is
@@ -22,11 +22,9 @@ broker needs log.retention.ms=-1 (plan §3.3) for the Configs column to match.""
 from __future__ import annotations
 
 import difflib
-import os
 import re
 import socket
 import struct
-import sys
 import uuid
 
 import pytest
@@ -35,9 +33,8 @@ from harness import util
 from harness.bridge import target_mode
 from harness.tool_shell import TOPIC_COMMAND, ToolSession
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "system"))
-from admin_wire import Conn, kafka_id_text, random_id  # noqa: E402
-from kafka_wire import api_versions_request, parse_api_versions, recv_frame  # noqa: E402
+from harness.kafka_wire import api_versions_request, parse_api_versions, recv_frame
+from harness.kafka_wire.admin import AdminConn, kafka_id_text, random_id
 
 TAG = uuid.uuid4().hex[:8]
 T = f"topics-tool-{TAG}"
@@ -81,7 +78,7 @@ def advertises(bootstrap: str, key: int) -> bool:
 def wire_session(bootstrap: str, ids: dict[bytes, str]) -> list[tuple[str, str]]:
     """Raw requests: (label, repr of the answer with ids masked)."""
     host, port = host_port(bootstrap)
-    conn = Conn(port, host=host)
+    conn = AdminConn(port, host=host)
     out = []
 
     def mask(v):
@@ -158,7 +155,7 @@ def session(target) -> tuple[list, list]:
 
         def topic_id(name: str) -> bytes:
             host, port = host_port(bs)
-            c = Conn(port, host=host)
+            c = AdminConn(port, host=host)
             try:
                 topics, _ = c.describe_topic_partitions([name])
             finally:

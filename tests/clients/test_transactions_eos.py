@@ -54,7 +54,6 @@ from conftest import TIMINGS, bridge_mode
 from harness import bridge as bridge_mod
 from harness import iggy_server, util
 from harness.kafka_broker import java_bin
-from harness.restartable_bridge import RestartableBridge
 
 N_RECORDS = 1500
 TXN_SIZE = 25
@@ -75,6 +74,7 @@ MAX_COPIER_RUNS = 10
 # As the test broker's transaction.abort.timed.out.transaction.cleanup.interval.ms: a dead
 # producer's transaction is aborted about a second after its timeout.
 BRIDGE_TOML = "\n[transactions]\nabort_timed_out_interval_ms = 1000\n"
+START_TIMEOUT_S = 30.0  # each start of the bridge, until it listens
 
 JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=warn"]
@@ -84,7 +84,7 @@ JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
 class EosTarget:
     name: str
     bootstrap: str
-    bridge: RestartableBridge | None  # the bridge this test may kill (None on Kafka)
+    bridge: bridge_mod.BridgeProcess | None  # the bridge this test may kill (None on Kafka)
 
 
 @pytest.fixture(params=["kafka", "bridge"])
@@ -105,14 +105,16 @@ def target(request):
         util.skip_loudly(f"no bridge binary at {os.environ.get('BRIDGE_BIN', 'build/release/kafka-iggy-bridge')}")
     srv = request.getfixturevalue("iggy")
     test = "copier" if "copier" in request.node.originalname else "streams"
-    b = RestartableBridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
-                          stream=f"txn-{test}-{uuid.uuid4().hex[:8]}", log_name=f"txn-{test}-bridge.log",
-                          extra_toml=BRIDGE_TOML)
+    # KIB_RESTARTABLE_BRIDGE_LOG_LEVEL=trace logs every request.
+    b = bridge_mod.client_tier_bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
+                                      stream=f"txn-{test}-{uuid.uuid4().hex[:8]}", log_name=f"txn-{test}-bridge.log",
+                                      extra_toml=BRIDGE_TOML, restartable=True,
+                                      log_level=os.environ.get("KIB_RESTARTABLE_BRIDGE_LOG_LEVEL", "debug"))
     try:
-        b.start()
+        b.start(timeout=START_TIMEOUT_S)
         yield EosTarget("bridge", b.bootstrap, b)
     finally:
-        b.cleanup()
+        b.cleanup(keep_state=True)
 
 
 @contextlib.contextmanager
@@ -123,7 +125,7 @@ def bridge_state_on_failure(target: EosTarget):
     except AssertionError as e:
         if target.bridge is None:
             raise
-        raise AssertionError(f"{e}\n--- bridge state ({target.bridge.state_path}):\n"
+        raise AssertionError(f"{e}\n--- bridge state ({target.bridge.state}):\n"
                              f"{target.bridge.state_summary()}") from None
 
 
@@ -370,7 +372,7 @@ def copier_session(target: EosTarget):
                 if what == "copier":
                     copier.kill()  # the loop sees it exit and restarts it
                 else:
-                    target.bridge.kill_and_restart()
+                    target.bridge.kill_and_restart(timeout=START_TIMEOUT_S)
                 fired.append({"what": what, "at": round(progress, 3), "t": round(time.monotonic() - t0, 1)})
             if progress > last_progress:
                 last_progress, last_progress_t = progress, time.monotonic()
@@ -398,7 +400,7 @@ def copier_session(target: EosTarget):
     committed = committed_offset(target.bootstrap, group, input_topic)
     TIMINGS[f"txn_copier_{target.name}_s"] = round(time.monotonic() - t0, 1)
     diag = f"kills {fired}, copier runs {runs}, copy {copy_s}s" + \
-        (f", bridge starts (s) {target.bridge.start_seconds}, log {target.bridge.log_path}"
+        (f", bridge starts (s) {[round(t, 2) for t in target.bridge.start_seconds]}, log {target.bridge.log_path}"
          if target.bridge else "")
     print(f"\ncopier on {target.name}: {diag}; output {report}; committed {committed}; "
           f"transaction {txn_state}, hanging {hanging}")
@@ -474,9 +476,9 @@ def streams_session(target: EosTarget, tmp_path):
             if line.startswith("EVENT "):
                 ev = line.split()
                 if target.bridge and ev[1] == "produced" and int(ev[2]) == KILL_AFTER_LINES and not kills:
-                    target.bridge.kill_and_restart()
+                    target.bridge.kill_and_restart(timeout=START_TIMEOUT_S)
                     kills.append({"after_lines": KILL_AFTER_LINES, "t": round(time.monotonic() - t0, 1),
-                                  "restart_s": target.bridge.start_seconds[-1]})
+                                  "restart_s": round(target.bridge.start_seconds[-1], 2)})
             elif line.startswith("{"):
                 result = json.loads(line)
         rc = proc.wait(timeout=30)
@@ -487,7 +489,7 @@ def streams_session(target: EosTarget, tmp_path):
     TIMINGS[f"streams_eos_{target.name}_s"] = round(time.monotonic() - t0, 1)
     assert rc == 0 and result is not None, f"StreamsEosApp exit {rc}, log {log}:\n{util.tail(log, 60)}"
     diag = f"kills {kills}, recovered {result.get('recovered')}, log {log}" + \
-        (f", bridge starts (s) {target.bridge.start_seconds}, log {target.bridge.log_path}"
+        (f", bridge starts (s) {[round(t, 2) for t in target.bridge.start_seconds]}, log {target.bridge.log_path}"
          if target.bridge else "")
     print(f"\nstreams eos on {target.name}: {diag}; updates {result.get('updates')}")
     if target.bridge:

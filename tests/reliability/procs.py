@@ -1,9 +1,10 @@
 """The processes the checker kills: iggy-server and the bridge, each restartable on the same port
 and the same data (Iggy's system path, the bridge's state.db), logs appended across restarts.
+The bridge is the launcher of every tier (tests/clients/harness/bridge.py) with this runner's
+config; Proc runs iggy-server (and the migration rehearsal's MirrorMaker).
 
-Binaries are found as the other tiers find them: tests/clients/harness (iggy-server: $IGGY_SERVER,
-PATH, /usr/local/bin) and tests/system/conftest.py's bridge_bin() ($BRIDGE_BIN or
-build/release/kafka-iggy-bridge)."""
+Binaries are found as the other tiers find them, by tests/clients/harness (iggy-server:
+$IGGY_SERVER, PATH, /usr/local/bin; the bridge: $BRIDGE_BIN or build/release/kafka-iggy-bridge)."""
 from __future__ import annotations
 
 import os
@@ -17,13 +18,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "clients"))
 from harness import util  # noqa: E402
+from harness.bridge import BridgeProcess, bridge_bin, config_toml  # noqa: E402,F401
 from harness.iggy_server import PASSWORD, USERNAME  # noqa: E402
 from harness.iggy_server import find_binary as find_iggy  # noqa: E402,F401
-
-
-def bridge_bin() -> Path:
-    p = Path(os.environ.get("BRIDGE_BIN", ROOT / "build" / "release" / "kafka-iggy-bridge"))
-    return p if p.is_absolute() else ROOT / p
 
 
 class Proc:
@@ -139,32 +136,18 @@ class Iggy:
         self.proc.stop()
 
 
-def config_toml(port: int, iggy_address: str, state_path: Path, extra: str = "", limits: str = "",
-                auto_create_topics: bool = True) -> str:
-    return f"""\
-[kafka]
-listeners = ["127.0.0.1:{port}"]
-auto_create_topics = {"true" if auto_create_topics else "false"}
-default_partitions = 4
-
-[iggy]
-address = "{iggy_address}"
-username = "{USERNAME}"
-password = "{PASSWORD}"
-request_timeout_ms = 5000
-
-[state]
-path = "{state_path}"
-
-[log]
-level = "info"
-
-[http]
-listen = ""
-
-[limits]
-{limits}
-{extra}"""
+def bridge(workdir: Path, iggy_address: str, log_path: Path, state_path: Path | None = None,
+           limits: dict[str, str] | None = None, auto_create_topics: bool = True) -> BridgeProcess:
+    """The bridge on a fixed port with one state file, restartable (kill -9 or SIGTERM), its log
+    appended across restarts; info logs, 4 partitions a topic, `limits` ([limits] keys and
+    their TOML values) on top of the defaults."""
+    b = BridgeProcess(workdir, binary=bridge_bin(), log_path=log_path, state_path=state_path, log_markers=True)
+    lim = "".join(f"{k} = {v}\n" for k, v in (limits or {}).items())
+    return b.write_config(config_toml(
+        listeners=[b.bootstrap], iggy_address=iggy_address, state_path=b.state,
+        kafka=dict(auto_create_topics=auto_create_topics, default_partitions=4),
+        iggy=dict(username=USERNAME, password=PASSWORD, request_timeout_ms=5000), log_level="info",
+        extra_toml="[limits]\n" + lim))
 
 
 def known_keys(binary: Path, candidates: dict[str, str], workdir: Path) -> dict[str, str]:
@@ -180,54 +163,3 @@ def known_keys(binary: Path, candidates: dict[str, str], workdir: Path) -> dict[
             out[key] = value
         cfg.unlink()
     return out
-
-
-class Bridge:
-    """The bridge on a fixed port with one state file, restartable (kill -9 or SIGTERM)."""
-
-    def __init__(self, workdir: Path, iggy_address: str, log_path: Path, state_path: Path | None = None,
-                 limits: dict[str, str] | None = None, auto_create_topics: bool = True):
-        self.binary = bridge_bin()
-        self.port = util.free_port()
-        self.workdir = workdir
-        self.state_path = state_path or workdir / "state.db"
-        self.config = workdir / "bridge.toml"
-        lim = "\n".join(f"{k} = {v}" for k, v in (limits or {}).items())
-        self.config.write_text(config_toml(self.port, iggy_address, self.state_path, limits=lim,
-                                           auto_create_topics=auto_create_topics))
-        self.proc = Proc("kafka-iggy-bridge", [str(self.binary), "serve", "--config", str(self.config)],
-                         dict(os.environ), workdir, log_path)
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 60.0, ready: bool = True) -> tuple[float, float]:
-        """Returns (seconds to listening, seconds to "ready": logged in to Iggy, topics loaded)."""
-        t0 = time.monotonic()
-        self.proc.spawn()
-        wait_port(self.port, timeout, self.proc, "the bridge to listen")
-        t_listen = time.monotonic() - t0
-        if not ready:
-            return t_listen, t_listen
-        self.wait_ready(timeout - t_listen)
-        return t_listen, time.monotonic() - t0
-
-    def wait_ready(self, timeout: float = 60.0):
-        """Until this run of the bridge logged "ready" (logged in to Iggy, topics loaded)."""
-        deadline = time.monotonic() + timeout
-        while "kafka-iggy-bridge ready" not in self.proc.log_since_start():
-            if not self.proc.alive():
-                raise RuntimeError(f"bridge exited ({self.proc.proc.returncode}):\n{util.tail(self.proc.log_path)}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"bridge not ready after {timeout:.0f}s:\n{util.tail(self.proc.log_path)}")
-            time.sleep(0.02)
-
-    def kill9(self):
-        self.proc.kill9()
-
-    def stop(self):
-        return self.proc.stop()
-
-    def alive(self) -> bool:
-        return self.proc.alive()

@@ -10,7 +10,7 @@ decides more than the bridge does.
 """
 import socket, ssl, struct, time
 
-from kafka_wire import api_versions_request, recv_frame
+from harness.kafka_wire import api_versions_request, recv_frame
 
 IDLE_FLOOR_S = 0.001
 

@@ -1,6 +1,6 @@
 """ACLs on the real bridge (docs/security.md "Authorization"), with hand-written requests
-(acl_wire.py): CreateAcls, DescribeAcls and DeleteAcls answered as Kafka answers them and kept
-across a restart; on a real iggy-server, a produce without WRITE and a fetch without READ are
+(harness/kafka_wire/acl.py): CreateAcls, DescribeAcls and DeleteAcls answered as Kafka answers
+them and kept across a restart; on a real iggy-server, a produce without WRITE and a fetch without READ are
 refused with TOPIC_AUTHORIZATION_FAILED and nothing is written, Metadata lists only the topics the
 principal may describe, and the refusal is logged in the authorizer's form. The connection's
 principal is User:ANONYMOUS (a PLAINTEXT listener); `allow_everyone_if_no_acl_found` lets it
@@ -10,12 +10,11 @@ import uuid
 
 import pytest
 
-from acl_wire import (ALL, ALLOW, ANY, CLUSTER, DENY, DESCRIBE, GROUP, LITERAL, MATCH, OP_ANY, PERM_ANY, PREFIXED,
-                      READ, TOPIC, TRANSACTIONAL_ID, WRITE, create_acls, delete_acls, describe_acls, fetch_v4,
-                      metadata_v1)
-from admin_wire import Conn
-from test_bad_produce import batch, create_topic, latest_offset, parse_produce_v7, produce_v7, record
-from kafka_wire import recv_frame
+from harness.kafka_wire import (Conn, batch, create_topic, latest_offset, parse_produce_v7, produce_v7, record,
+                                recv_frame)
+from harness.kafka_wire.acl import (ALL, ALLOW, ANY, CLUSTER, DENY, DESCRIBE, GROUP, LITERAL, MATCH, OP_ANY, PERM_ANY,
+                                    PREFIXED, READ, TOPIC, TRANSACTIONAL_ID, WRITE, create_acls, delete_acls,
+                                    describe_acls, fetch_v4, metadata_v1)
 
 AUTHZ = "\n[authorization]\nenabled = true\nallow_everyone_if_no_acl_found = true\n"
 NONE, TOPIC_AUTHORIZATION_FAILED, INVALID_REQUEST, SECURITY_DISABLED = 0, 29, 42, 54
@@ -82,8 +81,8 @@ def test_produce_without_write_and_fetch_without_read_are_refused(authz_bridge):
     ro, wo = f"acl-ro-{tag}", f"acl-wo-{tag}"
     c = Conn(authz_bridge.port)
     try:
-        create_topic(c.sock, ro)
-        create_topic(c.sock, wo)
+        create_topic(c.sock, ro, check=False)
+        create_topic(c.sock, wo, check=False)
         assert create_acls(c, [anonymous(TOPIC, ro, READ), anonymous(TOPIC, wo, WRITE)]) == [(NONE, "")] * 2
         c.sock.sendall(produce_v7(11, ro, 0, batch(record(b"no"), 1)))
         assert parse_produce_v7(recv_frame(c.sock))[1] == TOPIC_AUTHORIZATION_FAILED
@@ -111,7 +110,7 @@ def test_metadata_lists_only_the_topics_the_principal_may_describe(authz_bridge)
     c = Conn(authz_bridge.port)
     try:
         for t in (shown, hidden, denied):
-            create_topic(c.sock, t)
+            create_topic(c.sock, t, check=False)
         assert create_acls(c, [anonymous(TOPIC, hidden, READ, principal="User:bob"),
                                anonymous(TOPIC, denied, DESCRIBE, perm=DENY)]) == [(NONE, "")] * 2
         listed = metadata_v1(c)

@@ -2,8 +2,9 @@
 requests at chosen versions (kafka-python's protocol classes encode and decode them), retention
 read back from Iggy through the native Python SDK, persistence across a restart, and
 cleanup.policy=compact (docs/mapping.md "Topic configs", "Compaction")."""
-import asyncio, signal, socket, struct, uuid
+import asyncio, signal, socket, uuid
 import pytest
+from harness.kafka_wire import recv_frame
 
 pytest.importorskip("kafka", reason="SKIPPED: kafka-python not installed (tests/clients/setup.sh)")
 iggy_sdk = pytest.importorskip("apache_iggy", reason="SKIPPED: apache-iggy not installed (tests/clients/setup.sh)")
@@ -20,19 +21,9 @@ def call(port, req, version):
     s = socket.create_connection(("127.0.0.1", port), timeout=30)
     try:
         s.sendall(req.encode(version=version, header=True, framed=True))
-        n = struct.unpack(">i", _recv(s, 4))[0]
-        return _decode(req, _recv(s, n), version)
+        return _decode(req, recv_frame(s), version)
     finally:
         s.close()
-
-
-def _recv(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        assert chunk, "connection closed"
-        buf += chunk
-    return buf
 
 
 def _decode(req, data, version):

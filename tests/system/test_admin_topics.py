@@ -1,9 +1,9 @@
 """Topic lifecycle admin APIs against a real iggy-server: DeleteTopics (v1 by name, v6 by name
 and by topic id, Kafka's INVALID_REQUEST texts, the state a delete removes), CreatePartitions
 (v0/v3: grow, same count, shrink, validate_only, duplicates, assignments) and
-DescribeTopicPartitions (v0 pagination with a cursor). Raw requests (admin_wire.py, not the
-bridge's codecs) for the exact answers; confluent-kafka for the producers and consumers whose
-state a delete must take along."""
+DescribeTopicPartitions (v0 pagination with a cursor). Raw requests (harness/kafka_wire/admin.py,
+not the bridge's codecs) for the exact answers; confluent-kafka for the producers and consumers
+whose state a delete must take along."""
 import os
 import sqlite3
 import time
@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from admin_wire import Conn, random_id
+from harness.kafka_wire.admin import AdminConn, random_id
 
 ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
@@ -90,7 +90,7 @@ def test_delete_by_name_and_by_id_answers_name_and_id(bridge):
     create(bridge, a, 2)
     create(bridge, b_, 1)
     id_a, id_b = topic_id(bridge, a), topic_id(bridge, b_)
-    conn = Conn(bridge.port)
+    conn = AdminConn(bridge.port)
     found = conn.metadata_by_id(id_a)
     assert [(t["error"], t["name"], t["id"], len(t["partitions"])) for t in found] == [(NONE, a, id_a, 2)]
     found = conn.metadata_by_id(id_a, name="")
@@ -112,7 +112,7 @@ def test_delete_by_name_and_by_id_answers_name_and_id(bridge):
 def test_delete_v1_by_names(bridge):
     a = unique("del-v1")
     create(bridge, a)
-    conn = Conn(bridge.port)
+    conn = AdminConn(bridge.port)
     assert conn.delete_topics(names=[a], version=1) == [(a, None, NONE, None)]
     assert conn.delete_topics(names=[a], version=1) == [(a, None, UNKNOWN_TOPIC_OR_PARTITION, None)]
 
@@ -122,7 +122,7 @@ def test_delete_refuses_duplicates_both_and_neither_as_kafka_does(bridge):
     create(bridge, a)
     create(bridge, b_)
     id_b = topic_id(bridge, b_)
-    conn = Conn(bridge.port)
+    conn = AdminConn(bridge.port)
     res = conn.delete_topics(entries=[(a, None), (a, None), (None, id_b), (None, id_b), (a, id_b), (None, None)])
     z = b"\x00" * 16
     assert sorted(res, key=repr) == sorted([
@@ -147,7 +147,7 @@ def test_recreated_topic_gets_new_id_and_no_old_offsets_or_producer_state(bridge
     while rows(bridge, "SELECT count(*) FROM producer_batches WHERE topic = ?", t)[0][0] == 0 and time.time() < deadline:
         time.sleep(0.1)
     assert rows(bridge, "SELECT count(*) FROM producer_batches WHERE topic = ?", t)[0][0] > 0
-    assert Conn(bridge.port).delete_topics(names=[t])[0][2] == NONE
+    assert AdminConn(bridge.port).delete_topics(names=[t])[0][2] == NONE
     # Kafka's onPartitionsDeleted: the committed offsets go, and the producer state with the log.
     assert rows(bridge, "SELECT count(*) FROM committed_offsets WHERE topic = ?", t) == [(0,)]
     assert rows(bridge, "SELECT count(*) FROM producer_batches WHERE topic = ?", t) == [(0,)]
@@ -228,7 +228,7 @@ def test_startup_sweep_removes_state_of_topics_iggy_no_longer_has(bridge):
 def test_create_partitions_grow_same_shrink_validate_only(bridge):
     t = unique("grow")
     create(bridge, t, 1)
-    conn = Conn(bridge.port)
+    conn = AdminConn(bridge.port)
     assert conn.create_partitions([(t, 3, None)], validate_only=True) == [(t, NONE, None)]
     assert metadata_partitions(bridge, t) == 1
     assert conn.create_partitions([(t, 3, None)]) == [(t, NONE, None)]
@@ -256,7 +256,7 @@ def test_create_partitions_grow_same_shrink_validate_only(bridge):
 def test_create_partitions_duplicates_unknown_and_assignments(bridge):
     t, u = unique("cp"), unique("cp-unknown")
     create(bridge, t, 1)
-    conn = Conn(bridge.port)
+    conn = AdminConn(bridge.port)
     res = conn.create_partitions([(t, 2, None), (t, 3, None), (u, 2, None)])
     assert sorted(res, key=repr) == sorted([(t, INVALID_REQUEST, "Duplicate topic name."),
                                             (u, UNKNOWN_TOPIC_OR_PARTITION, None)], key=repr)
@@ -274,7 +274,7 @@ def test_create_partitions_duplicates_unknown_and_assignments(bridge):
 def test_create_partitions_keeps_retention_bytes_per_partition(bridge):
     t = unique("cp-ret")
     create(bridge, t, 1, {"retention.bytes": "1073741824"})
-    assert Conn(bridge.port).create_partitions([(t, 2, None)]) == [(t, NONE, None)]
+    assert AdminConn(bridge.port).create_partitions([(t, 2, None)]) == [(t, NONE, None)]
     log = bridge.read_log()
     assert f"topic {t} grown to 2 partitions" in log
     assert "max_topic_size was not raised" not in log
@@ -287,7 +287,7 @@ def test_describe_topic_partitions_paginates_with_cursor(bridge):
     a, b_, missing = f"dtp-{tag}-a", f"dtp-{tag}-b", f"dtp-{tag}-c"
     create(bridge, a, 3)
     create(bridge, b_, 2)
-    conn = Conn(bridge.port)
+    conn = AdminConn(bridge.port)
     names = [b_, missing, a]  # answered sorted by name
 
     def short(topics):
@@ -323,7 +323,7 @@ def test_describe_topic_partitions_paginates_with_cursor(bridge):
 def test_consumer_offsets_is_listed_as_internal_once_a_group_was_used(bridge_factory, iggy):
     b = bridge_factory(kafka_extra="auto_create_topics = false\n", iggy_address=iggy.address,
                        extra_toml="[groups]\noffsets_topic_partitions = 3\n").start().wait_ready()
-    conn = Conn(b.port)
+    conn = AdminConn(b.port)
     topics, _ = conn.describe_topic_partitions(["__consumer_offsets"])
     assert (topics[0]["name"], topics[0]["error"]) == ("__consumer_offsets", UNKNOWN_TOPIC_OR_PARTITION)
     t = unique("co")
@@ -347,6 +347,6 @@ def test_consumer_offsets_is_listed_as_internal_once_a_group_was_used(bridge_fac
     # For good, with the same id.
     b.stop()
     b.start().wait_ready()
-    conn = Conn(b.port)
+    conn = AdminConn(b.port)
     topics, _ = conn.describe_topic_partitions(["__consumer_offsets"])
     assert (topics[0]["error"], topics[0]["id"]) == (NONE, co["id"])

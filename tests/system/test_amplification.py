@@ -1,5 +1,5 @@
 """Amplification and work that outlives its connection (issue 12), against the real bridge on a
-real iggy-server, with requests built by hand (kafka_wire), not by the bridge's codecs:
+real iggy-server, with requests built by hand (harness/kafka_wire), not by the bridge's codecs:
 
 * a Metadata request naming one 1,000-partition topic 350,000 times is answered with the topic
   once, and the bridge's peak RSS stays bounded;
@@ -10,15 +10,13 @@ real iggy-server, with requests built by hand (kafka_wire), not by the bridge's 
 * a connection whose one request queues 50,000 Iggy lookups does not hold up another client's
   Produce: it is answered while the first request is still being worked on.
 """
-import os, re, resource, select, socket, struct, time, urllib.request, uuid
+import os, re, resource, select, socket, time, urllib.request, uuid
 
 import pytest
 
 from conftest import bridge_bin, free_port
-from kafka_wire import connect, recv_frame, request
-from test_bad_produce import batch, parse_produce_v7, produce_v7, record
-
-INT32_MAX = 2**31 - 1
+from harness.kafka_wire import (INT32_MAX, batch, connect, create_topic, fetch_v4, fetch_v4_one_topic, metadata_v4,
+                                parse_fetch_v4, parse_metadata_v4, parse_produce_v7, produce_v7, record, recv_frame)
 
 
 # ---- helpers ----------------------------------------------------------------------------------
@@ -53,103 +51,6 @@ def wait_for(what, cond, timeout):
     raise AssertionError("timed out waiting for " + what)
 
 
-def vm_hwm_kb(bridge):
-    with open("/proc/%d/status" % bridge.proc.pid) as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmHWM")
-
-
-def string(s):
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
-
-def metadata_v4(corr, names, auto_create=True):
-    body = struct.pack(">i", len(names)) + b"".join(string(n) for n in names) + (b"\x01" if auto_create else b"\x00")
-    return request(3, 4, corr, body)
-
-
-def parse_metadata_v4(frame):
-    """[(error, name, partitions)] of a v4 Metadata response."""
-    pos = 8  # correlation id, throttle
-    (nb,) = struct.unpack_from(">i", frame, pos)
-    pos += 4
-    for _ in range(nb):
-        pos += 4
-        (hl,) = struct.unpack_from(">h", frame, pos)
-        pos += 2 + hl + 4
-        (rl,) = struct.unpack_from(">h", frame, pos)
-        pos += 2 + max(rl, 0)
-    (cl,) = struct.unpack_from(">h", frame, pos)
-    pos += 2 + max(cl, 0) + 4  # cluster id, controller id
-    (nt,) = struct.unpack_from(">i", frame, pos)
-    pos += 4
-    topics = []
-    for _ in range(nt):
-        err, nl = struct.unpack_from(">hh", frame, pos)
-        pos += 4
-        name = frame[pos:pos + nl].decode()
-        pos += nl + 1  # is_internal
-        (np_,) = struct.unpack_from(">i", frame, pos)
-        pos += 4
-        for _ in range(np_):
-            pos += 2 + 4 + 4  # error, index, leader
-            for _ in range(2):  # replicas, isr
-                (n,) = struct.unpack_from(">i", frame, pos)
-                pos += 4 + 4 * n
-        topics.append((err, name, np_))
-    return topics
-
-
-def fetch_v4(corr, entries, max_wait_ms=0, min_bytes=1, max_bytes=INT32_MAX):
-    """`entries`: [(topic, partition, fetch_offset, partition_max_bytes)], one topic entry each."""
-    body = struct.pack(">iiiib", -1, max_wait_ms, min_bytes, max_bytes, 0) + struct.pack(">i", len(entries))
-    for topic, partition, offset, pmb in entries:
-        body += string(topic) + struct.pack(">i", 1) + struct.pack(">iqi", partition, offset, pmb)
-    return request(1, 4, corr, body)
-
-
-def fetch_v4_one_topic(corr, topic, partitions, max_wait_ms=0, max_bytes=INT32_MAX):
-    """One topic entry naming `partitions`: [(partition, fetch_offset, partition_max_bytes)]."""
-    body = struct.pack(">iiiib", -1, max_wait_ms, 1, max_bytes, 0) + struct.pack(">i", 1) + string(topic)
-    body += struct.pack(">i", len(partitions)) + b"".join(struct.pack(">iqi", *p) for p in partitions)
-    return request(1, 4, corr, body)
-
-
-def parse_fetch_v4(frame):
-    """[(topic, partition, error, high_watermark, records bytes)] of a v4 Fetch response."""
-    pos = 8  # correlation id, throttle
-    (nt,) = struct.unpack_from(">i", frame, pos)
-    pos += 4
-    out = []
-    for _ in range(nt):
-        (tl,) = struct.unpack_from(">h", frame, pos)
-        topic = frame[pos + 2:pos + 2 + tl].decode()
-        pos += 2 + tl
-        (np_,) = struct.unpack_from(">i", frame, pos)
-        pos += 4
-        for _ in range(np_):
-            idx, err, hw, _lso = struct.unpack_from(">ihqq", frame, pos)
-            pos += 22
-            (na,) = struct.unpack_from(">i", frame, pos)
-            pos += 4 + 16 * max(na, 0)
-            (rl,) = struct.unpack_from(">i", frame, pos)
-            pos += 4
-            records = frame[pos:pos + max(rl, 0)]
-            pos += max(rl, 0)
-            out.append((topic, idx, err, hw, records))
-    return out
-
-
-def create_topic(sock, name, corr=1):
-    sock.sendall(metadata_v4(corr, [name]))
-    (err, got, parts), = parse_metadata_v4(recv_frame(sock))
-    assert (err, got) == (0, name)
-    return parts
-
-
 def produce_ok(sock, topic, values, corr=50):
     for i, v in enumerate(values):
         sock.sendall(produce_v7(corr + i, topic, 0, batch(record(v), 1)))
@@ -181,11 +82,11 @@ def test_metadata_repeating_one_topic_350000_times_answers_it_once_in_bounded_me
     topic = "amp-" + uuid.uuid4().hex[:6]
     assert create_topic(s, topic) == 1000
     limit_address_space(b, 4)
-    before = vm_hwm_kb(b)
+    before = b.vm_hwm_kb()
     s.sendall(metadata_v4(2, [topic] * 350000))
     topics = parse_metadata_v4(recv_frame(s))
     assert topics == [(0, topic, 1000)]
-    grown = vm_hwm_kb(b) - before
+    grown = b.vm_hwm_kb() - before
     # The request is 4 MB and its decoded names some 15 MB; 3.5e8 partition entries would be
     # tens of GB (the address-space limit above turns that into a failed allocation).
     assert grown < 256 * 1024, "peak RSS grew by %d KiB" % grown

@@ -1,88 +1,20 @@
 """Bad Produce input against the real bridge on a real iggy-server: each case gets its Kafka
 error code, the connection and the bridge survive, and nothing is written. Requests are built
-by hand here (not by the bridge's codecs) so a codec bug cannot hide itself."""
+by hand (harness/kafka_wire, not the bridge's codecs) so a codec bug cannot hide itself."""
 import struct, uuid
 import pytest
-from kafka_wire import api_versions_request, connect, parse_api_versions, recv_frame, request, uvarint
+from harness.kafka_wire import (api_versions_request, batch, connect, create_topic as create_topic_checked,
+                                latest_offset, metadata_v4, parse_api_versions, parse_metadata_v4, parse_produce_v7,
+                                parse_produce_v7_partitions, produce_v7, produce_v7_partitions, record, recv_frame,
+                                request, string)
 
 CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION, MESSAGE_TOO_LARGE, INVALID_TOPIC, INVALID_RECORD = 2, 3, 10, 17, 87
 INVALID_TIMESTAMP = 32
 
 
-def _crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-_T = _crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _T[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def zigzag(n):
-    return uvarint((n << 1) ^ (n >> 63))
-
-
-def record(value, offset_delta=0):
-    body = b"\x00" + zigzag(0) + zigzag(offset_delta) + zigzag(-1) + zigzag(len(value)) + value + uvarint(0)
-    return zigzag(len(body)) + body
-
-
-def batch(records_blob, count, attributes=0, corrupt_crc=False, claimed_count=None):
-    after_crc = struct.pack(">hiqqqhii", attributes, count - 1, 1700000000000, 1700000000000, -1, -1, -1,
-                            claimed_count if claimed_count is not None else count) + records_blob
-    crc = crc32c(after_crc) ^ (1 if corrupt_crc else 0)
-    head = struct.pack(">iBI", -1, 2, crc)  # partitionLeaderEpoch, magic, crc
-    return struct.pack(">qi", 0, len(head) + len(after_crc)) + head + after_crc
-
-
-def produce_v7(corr, topic, partition, records):
-    t = topic.encode()
-    body = struct.pack(">hhi", -1, 1, 30000) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
-    body += struct.pack(">i", 1) + struct.pack(">ii", partition, len(records)) + records
-    return request(0, 7, corr, body)
-
-
-def parse_produce_v7(frame):
-    corr, ntopics = struct.unpack_from(">ii", frame, 0)
-    pos = 8
-    (tl,) = struct.unpack_from(">h", frame, pos)
-    pos += 2 + tl
-    (nparts,) = struct.unpack_from(">i", frame, pos)
-    pos += 4
-    idx, err, base, _lat, _lso = struct.unpack_from(">ihqqq", frame, pos)
-    return corr, err, base
-
-
-def latest_offset(sock, topic, corr=900):
-    t = topic.encode()
-    body = struct.pack(">i", -1) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
-    body += struct.pack(">i", 1) + struct.pack(">iq", 0, -1)
-    sock.sendall(request(2, 1, corr, body))
-    f = recv_frame(sock)
-    pos = 4 + 4
-    (tl,) = struct.unpack_from(">h", f, pos)
-    pos += 2 + tl + 4
-    _idx, err, _ts, off = struct.unpack_from(">ihqq", f, pos)
-    assert err == 0
-    return off
-
-
 def create_topic(sock, name):
-    # Metadata v4 with auto-creation
-    t = name.encode()
-    sock.sendall(request(3, 4, 1, struct.pack(">i", 1) + struct.pack(">h", len(t)) + t + b"\x01"))
-    recv_frame(sock)
+    """Metadata v4 with auto-creation; the answer is not looked at."""
+    create_topic_checked(sock, name, check=False)
 
 
 def still_serving(sock, bridge):
@@ -148,23 +80,9 @@ def test_empty_topic_name_is_unknown_on_produce_and_invalid_on_metadata(topic_co
     b, s, topic = topic_conn
     s.sendall(produce_v7(14, "", 0, batch(record(b"x"), 1)))
     assert parse_produce_v7(recv_frame(s))[:2] == (14, UNKNOWN_TOPIC_OR_PARTITION)
-    s.sendall(request(3, 4, 15, struct.pack(">i", 1) + struct.pack(">h", 0) + b"\x01"))
-    f = recv_frame(s)
-    # v4: corr, throttle, brokers[...], cluster_id, controller, topics[error, name, ...]
-    pos = 8
-    (nb,) = struct.unpack_from(">i", f, pos)
-    pos += 4
-    for _ in range(nb):
-        pos += 4
-        (hl,) = struct.unpack_from(">h", f, pos)
-        pos += 2 + hl + 4
-        (rl,) = struct.unpack_from(">h", f, pos)
-        pos += 2 + max(rl, 0)
-    (cl,) = struct.unpack_from(">h", f, pos)
-    pos += 2 + max(cl, 0) + 4
-    (nt,) = struct.unpack_from(">i", f, pos)
-    (err,) = struct.unpack_from(">h", f, pos + 4)
-    assert (nt, err) == (1, INVALID_TOPIC)
+    s.sendall(metadata_v4(15, [""]))
+    topics = parse_metadata_v4(recv_frame(s))
+    assert (len(topics), topics[0][0]) == (1, INVALID_TOPIC)
     still_serving(s, b)
 
 
@@ -193,42 +111,6 @@ def test_pipelined_produces_past_max_inflight_request_bytes_pause_reading_and_lo
         still_serving(s, b)
 
 
-def vm_hwm_kb(bridge):
-    """Peak resident set of the bridge process so far (VmHWM): catches a spike that RSS,
-    read after the fact, would miss."""
-    with open(f"/proc/{bridge.proc.pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmHWM in /proc/<pid>/status")
-
-
-def produce_v7_partitions(corr, topic, parts):
-    """Produce v7, acks=1, one topic, `parts` = [(partition, records bytes)] (repeats allowed)."""
-    t = topic.encode()
-    body = struct.pack(">hhi", -1, 1, 30000) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
-    body += struct.pack(">i", len(parts))
-    for idx, recs in parts:
-        body += struct.pack(">ii", idx, len(recs)) + recs
-    return request(0, 7, corr, body)
-
-
-def parse_produce_v7_partitions(frame):
-    """[(partition, error)] of the first topic of a Produce v7 response."""
-    corr, _ntopics = struct.unpack_from(">ii", frame, 0)
-    pos = 8
-    (tl,) = struct.unpack_from(">h", frame, pos)
-    pos += 2 + tl
-    (nparts,) = struct.unpack_from(">i", frame, pos)
-    pos += 4
-    out = []
-    for _ in range(nparts):
-        idx, err = struct.unpack_from(">ih", frame, pos)
-        pos += 4 + 2 + 8 + 8 + 8
-        out.append((idx, err))
-    return corr, out
-
-
 def zstd_frame_claiming(claimed, content=10):
     """A zstd frame whose header claims `claimed` bytes (8-byte content size, 1 MiB window) and
     that holds one last raw block of `content` bytes: it ends far short of its claim."""
@@ -243,12 +125,12 @@ def test_many_partitions_each_claiming_256_mib_are_corrupt_without_zero_filling(
     b, s, topic = topic_conn
     bomb = batch(zstd_frame_claiming(256 << 20), 1, attributes=4)
     assert len(bomb) < 100
-    hwm = vm_hwm_kb(b)
+    hwm = b.vm_hwm_kb()
     s.sendall(produce_v7_partitions(20, topic, [(0, bomb)] * 64))
     corr, parts = parse_produce_v7_partitions(recv_frame(s))
     assert corr == 20 and len(parts) == 64
     assert all(err == CORRUPT_MESSAGE for _idx, err in parts), parts[:4]
-    grew = vm_hwm_kb(b) - hwm
+    grew = b.vm_hwm_kb() - hwm
     print(f"peak RSS (VmHWM) grew by {grew} KiB")
     assert grew < 64 * 1024, f"peak RSS grew by {grew} KiB"
     assert latest_offset(s, topic) == 0
@@ -269,11 +151,7 @@ def test_produce_to_a_partition_the_topic_lacks_is_refused_before_decoding(topic
 
 
 def minimal_records(n):
-    out = bytearray()
-    for i in range(n):
-        body = b"\x00" + zigzag(0) + zigzag(i) + zigzag(-1) + zigzag(-1) + uvarint(0)
-        out += zigzag(len(body)) + body
-    return bytes(out)
+    return b"".join(record(None, i) for i in range(n))
 
 
 def test_a_million_minimal_records_are_charged_at_their_decoded_size(bridge_factory, iggy):
@@ -286,10 +164,10 @@ def test_a_million_minimal_records_are_charged_at_their_decoded_size(bridge_fact
     create_topic(s, topic)
     packed = zstd.ZstdCompressor(level=3).compress(minimal_records(1_000_000))
     assert len(packed) < 1 << 20
-    hwm = vm_hwm_kb(b)
+    hwm = b.vm_hwm_kb()
     s.sendall(produce_v7(22, topic, 0, batch(packed, 1_000_000, attributes=4)))
     assert parse_produce_v7(recv_frame(s))[:2] == (22, MESSAGE_TOO_LARGE)
-    grew = vm_hwm_kb(b) - hwm
+    grew = b.vm_hwm_kb() - hwm
     print(f"peak RSS (VmHWM) grew by {grew} KiB")
     assert grew < 64 * 1024, f"peak RSS grew by {grew} KiB"
     assert latest_offset(s, topic) == 0
@@ -300,11 +178,7 @@ def test_a_million_minimal_records_are_charged_at_their_decoded_size(bridge_fact
 def test_timestamp_delta_overflowing_the_base_is_an_invalid_timestamp(topic_conn):
     """Kafka adds the two as Java longs and refuses the wrapped time: INVALID_TIMESTAMP."""
     b, s, topic = topic_conn
-    body = b"\x00" + zigzag(10) + zigzag(0) + zigzag(-1) + zigzag(1) + b"x" + uvarint(0)
-    rec = zigzag(len(body)) + body
-    after_crc = struct.pack(">hiqqqhii", 0, 0, 2**63 - 5, 2**63 - 5, -1, -1, -1, 1) + rec
-    head = struct.pack(">iBI", -1, 2, crc32c(after_crc))
-    blob = struct.pack(">qi", 0, len(head) + len(after_crc)) + head + after_crc
+    blob = batch(record(b"x", timestamp_delta=10), 1, timestamp=2**63 - 5)
     s.sendall(produce_v7(23, topic, 0, blob))
     assert parse_produce_v7(recv_frame(s))[:2] == (23, INVALID_TIMESTAMP)
     assert latest_offset(s, topic) == 0
@@ -319,17 +193,16 @@ def test_a_produce_naming_more_partitions_than_the_budget_holds_is_closed_cleanl
     s = connect(b.port, timeout=60)
     topic = "wide-" + uuid.uuid4().hex[:8]
     create_topic(s, topic)
-    t = topic.encode()
-    body = struct.pack(">hhi", -1, 1, 30000) + struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
-    body += struct.pack(">i", 500_000) + struct.pack(">ii", 0, -1) * 500_000
-    hwm = vm_hwm_kb(b)
+    body = struct.pack(">hhi", -1, 1, 30000) + struct.pack(">i", 1) + string(topic)
+    body += struct.pack(">i", 500_000) + struct.pack(">ii", 0, -1) * 500_000  # null records
+    hwm = b.vm_hwm_kb()
     s.sendall(request(0, 7, 24, body))
     try:
         closed = s.recv(1) == b""
     except ConnectionResetError:
         closed = True
     assert closed, "expected the connection to be closed"
-    grew = vm_hwm_kb(b) - hwm
+    grew = b.vm_hwm_kb() - hwm
     print(f"peak RSS (VmHWM) grew by {grew} KiB")
     assert grew < 48 * 1024, f"peak RSS grew by {grew} KiB"
     s.close()

@@ -1,8 +1,8 @@
 """The produced-batch cache (src/bridge/log/batch_cache.h), against the real bridge on a real
 iggy-server. Two bridges share one Iggy stream: "cached" (the default [limits]
 produced_batch_cache_bytes) takes the produces, "rebuilt" (produced_batch_cache_bytes = 0) reads
-the same partitions from Iggy and rebuilds their batches. Raw Fetch v4 requests (kafka_wire, not
-the bridge's codecs) read both, and a v2 batch decoder written here compares them:
+the same partitions from Iggy and rebuilds their batches. Raw Fetch v4 requests (harness/kafka_wire,
+not the bridge's codecs) read both, and its v2 batch decoder compares them:
 
 * a Fetch of recent data from the producing bridge answers with the producer's own batches
   (zstd and the producer id kept, the CRC valid, base offsets patched) and the same records,
@@ -14,78 +14,16 @@ the bridge's codecs) read both, and a v2 batch decoder written here compares the
 * a deleted and recreated topic answers its new records, never the old topic's cached batches;
 * with the cache off, the same reads are all misses and still correct.
 """
-import gzip, struct, time, uuid
+import struct, time, uuid
 
 import pytest
 
-from kafka_wire import connect, read_uvarint, recv_frame, request
-from test_amplification import fetch_v4, metric, parse_fetch_v4, with_http
-from test_bad_produce import crc32c
+from harness.kafka_wire import array, connect, decode_batches, fetch_v4, parse_fetch_v4, recv_frame, request, string
+from test_amplification import metric, with_http
 
 ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
 zstandard = pytest.importorskip("zstandard", reason="SKIPPED: zstandard not installed (tests/clients/setup.sh)")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-
-# ---- a v2 record batch decoder ------------------------------------------------------------------
-
-def read_varint(buf, pos):
-    value, pos = read_uvarint(buf, pos)
-    return (value >> 1) ^ -(value & 1), pos
-
-
-def decompress(codec, data):
-    if codec == 0:
-        return data
-    if codec == 1:
-        return gzip.decompress(data)
-    if codec == 4:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    raise AssertionError("codec %d not expected here" % codec)
-
-
-def decode_batches(blob):
-    """[(batch header dict, [records])] of the v2 batches in `blob`; each record a tuple
-    (offset, timestamp, key, value, headers). Checks every CRC."""
-    out, pos = [], 0
-    while pos + 12 <= len(blob):
-        base_offset, length = struct.unpack_from(">qi", blob, pos)
-        if pos + 12 + length > len(blob):
-            break  # a partial batch at the end (allowed by the protocol)
-        epoch, magic, crc = struct.unpack_from(">iBI", blob, pos + 12)
-        assert magic == 2
-        body = blob[pos + 21:pos + 12 + length]
-        assert crc32c(body) == crc, "CRC mismatch in the batch at %d" % base_offset
-        (attrs, last_delta, base_ts, max_ts, pid, pepoch, bseq, count) = struct.unpack_from(">hiqqqhii", body, 0)
-        data = decompress(attrs & 7, body[40:])
-        records, rp = [], 0
-        for _ in range(count):
-            length_r, rp = read_varint(data, rp)
-            end = rp + length_r
-            rp += 1  # attributes
-            ts_delta, rp = read_varint(data, rp)
-            off_delta, rp = read_varint(data, rp)
-            kl, rp = read_varint(data, rp)
-            key = None if kl < 0 else bytes(data[rp:rp + kl])
-            rp += max(kl, 0)
-            vl, rp = read_varint(data, rp)
-            value = None if vl < 0 else bytes(data[rp:rp + vl])
-            rp += max(vl, 0)
-            nh, rp = read_varint(data, rp)
-            headers = []
-            for _ in range(nh):
-                hk, rp = read_varint(data, rp)
-                name = bytes(data[rp:rp + hk]).decode()
-                rp += hk
-                hv, rp = read_varint(data, rp)
-                headers.append((name, None if hv < 0 else bytes(data[rp:rp + hv])))
-                rp += max(hv, 0)
-            assert rp == end
-            records.append((base_offset + off_delta, base_ts + ts_delta, key, value, tuple(headers)))
-        out.append(({"base_offset": base_offset, "epoch": epoch, "codec": attrs & 7, "producer_id": pid,
-                     "base_sequence": bseq, "count": count, "last_offset_delta": last_delta}, records))
-        pos += 12 + length
-    return out
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -141,8 +79,7 @@ def delete(port, topic):
 
 
 def delete_records_v0(port, topic, offset):
-    t = topic.encode()
-    body = struct.pack(">i", 1) + struct.pack(">h", len(t)) + t + struct.pack(">iiq", 1, 0, offset) + struct.pack(">i", 30000)
+    body = array([string(topic) + array([struct.pack(">iq", 0, offset)])]) + struct.pack(">i", 30000)
     s = connect(port)
     try:
         s.sendall(request(21, 0, 7, body))

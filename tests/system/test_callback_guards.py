@@ -6,32 +6,20 @@ process. Also: client strings in log lines are escaped (terminal/log injection).
 Each case asserts the bridge stays up and keeps serving another client."""
 import socket, struct, threading, time
 import pytest
-from kafka_wire import api_versions_request, connect, is_closed, parse_api_versions, recv_frame
+from harness.kafka_wire import api_versions_request, connect, is_closed, parse_api_versions, recv_frame, request, string
 
 CREATE_TOPICS, JOIN_GROUP = 19, 11
 INVALID_CONFIG, MEMBER_ID_REQUIRED = 40, 79
-
-
-def frame(api_key, version, corr, body, client_id=b"kib-test"):
-    """A non-flexible request (header v1); `client_id` is raw bytes, any length up to 32767."""
-    hdr = struct.pack(">hhih", api_key, version, corr, len(client_id)) + client_id
-    payload = hdr + body
-    return struct.pack(">i", len(payload)) + payload
-
-
-def kstr(s):
-    b = s if isinstance(s, bytes) else s.encode()
-    return struct.pack(">h", len(b)) + b
 
 
 def create_topics_v4(topics, validate_only=False, timeout_ms=30000):
     """topics: [(name, partitions, {config name: value})]."""
     body = struct.pack(">i", len(topics))
     for name, partitions, configs in topics:
-        body += kstr(name) + struct.pack(">ih", partitions, -1) + struct.pack(">i", 0)  # no assignments
+        body += string(name) + struct.pack(">ih", partitions, -1) + struct.pack(">i", 0)  # no assignments
         body += struct.pack(">i", len(configs))
         for k, v in configs.items():
-            body += kstr(k) + kstr(v)
+            body += string(k) + string(v)
     return body + struct.pack(">i?", timeout_ms, validate_only)
 
 
@@ -54,9 +42,9 @@ def parse_create_topics_v4(resp):
 
 
 def join_group_v5(group, member_id="", session_timeout_ms=10000):
-    body = kstr(group) + struct.pack(">ii", session_timeout_ms, 30000) + kstr(member_id)
+    body = string(group) + struct.pack(">ii", session_timeout_ms, 30000) + string(member_id)
     body += struct.pack(">h", -1)  # group_instance_id null
-    body += kstr("consumer") + struct.pack(">i", 1) + kstr("range") + struct.pack(">i", 0)
+    body += string("consumer") + struct.pack(">i", 1) + string("range") + struct.pack(">i", 0)
     return body
 
 
@@ -91,7 +79,7 @@ def test_config_name_near_the_string_bound_gets_invalid_config_with_a_bounded_me
     # "Unknown topic config name: " + a 32,760-byte name is 32,787 bytes: more than a Kafka STRING
     # holds. The response could not be encoded and the connection was closed instead.
     long_name = "x" * 32760
-    req = frame(CREATE_TOPICS, 4, 71, create_topics_v4([("ok-topic", 1, {}), ("bad-topic", 1, {long_name: "1"})],
+    req = request(CREATE_TOPICS, 4, 71, create_topics_v4([("ok-topic", 1, {}), ("bad-topic", 1, {long_name: "1"})],
                                                          validate_only=True))
     corr, topics = parse_create_topics_v4(call(bridge, req))
     assert corr == 71
@@ -104,7 +92,7 @@ def test_config_name_near_the_string_bound_gets_invalid_config_with_a_bounded_me
 
 def test_a_config_value_above_int64_is_invalid_config_not_an_internal_error(bridge):
     # std::stoll threw std::out_of_range for 19 digits above INT64_MAX.
-    req = frame(CREATE_TOPICS, 4, 72, create_topics_v4([("t-overflow", 1, {"retention.ms": "9999999999999999999"})],
+    req = request(CREATE_TOPICS, 4, 72, create_topics_v4([("t-overflow", 1, {"retention.ms": "9999999999999999999"})],
                                                          validate_only=True))
     corr, topics = parse_create_topics_v4(call(bridge, req))
     assert corr == 72
@@ -116,7 +104,7 @@ def test_a_config_value_above_int64_is_invalid_config_not_an_internal_error(brid
 
 
 def test_a_huge_config_value_is_quoted_bounded(bridge):
-    req = frame(CREATE_TOPICS, 4, 73, create_topics_v4([("t-big", 1, {"retention.ms": "1" * 32000})],
+    req = request(CREATE_TOPICS, 4, 73, create_topics_v4([("t-big", 1, {"retention.ms": "1" * 32000})],
                                                          validate_only=True))
     corr, topics = parse_create_topics_v4(call(bridge, req))
     name, err, msg = topics[0]
@@ -131,12 +119,13 @@ def test_join_group_with_a_client_id_near_the_string_bound_is_answered(bridge):
     # Kafka's memberId is clientId + "-" + UUID: 32,750 + 37 bytes did not fit the response's
     # STRING, the encoder threw inside the group coordinator and JoinGroup was never answered.
     client_id = b"c" * 32750
-    req = frame(JOIN_GROUP, 5, 81, join_group_v5("g-long-client"), client_id=client_id)
+    req = request(JOIN_GROUP, 5, 81, join_group_v5("g-long-client"), client_id=client_id)
     corr, err, member_id = parse_join_group_v5(call(bridge, req, timeout=15.0))
     assert (corr, err) == (81, MEMBER_ID_REQUIRED)
     assert member_id.startswith("ccc") and len(member_id) < 1024
     # The member joins with that id and the group works as usual.
-    req = frame(JOIN_GROUP, 5, 82, join_group_v5("g-long-client", member_id, session_timeout_ms=6000), client_id=client_id)
+    req = request(JOIN_GROUP, 5, 82, join_group_v5("g-long-client", member_id, session_timeout_ms=6000),
+                  client_id=client_id)
     with connect(bridge.port, timeout=15.0) as s:
         s.sendall(req)
         s.settimeout(15.0)
@@ -151,14 +140,14 @@ def test_client_ids_and_group_ids_are_escaped_in_the_log(bridge):
     evil = b"evil\x1b[31m\nFORGED ERROR line\x07\xff"
     # An unsupported version: the close reason names the client id.
     with connect(bridge.port) as s:
-        s.sendall(frame(JOIN_GROUP, 99, 1, b"", client_id=evil))
+        s.sendall(request(JOIN_GROUP, 99, 1, b"", client_id=evil))
         assert is_closed(s)
     # A group id with a newline reaches the coordinator's info lines.
     group = "grp\nINFO forged\x1b]0;title\x07"
     with connect(bridge.port, timeout=15.0) as s:
         # JoinGroup v3: no group_instance_id, and a new member is added at once.
-        body = kstr(group) + struct.pack(">ii", 10000, 30000) + kstr("") + kstr("consumer")
-        s.sendall(frame(JOIN_GROUP, 3, 2, body + struct.pack(">i", 1) + kstr("range") + struct.pack(">i", 0)))
+        body = string(group) + struct.pack(">ii", 10000, 30000) + string("") + string("consumer")
+        s.sendall(request(JOIN_GROUP, 3, 2, body + struct.pack(">i", 1) + string("range") + struct.pack(">i", 0)))
         deadline = time.time() + 10
         while time.time() < deadline and "preparing to rebalance" not in bridge.read_log():
             time.sleep(0.05)
@@ -178,7 +167,7 @@ def test_create_topics_mixing_a_new_topic_and_a_huge_config_name_does_not_kill_t
     # 32,787-byte error message of the other topic threw std::length_error there: terminate.
     import uuid
     name = "guard-" + uuid.uuid4().hex[:8]
-    req = frame(CREATE_TOPICS, 4, 91, create_topics_v4([(name, 1, {}), ("bad-" + name, 1, {"y" * 32760: "1"})]))
+    req = request(CREATE_TOPICS, 4, 91, create_topics_v4([(name, 1, {}), ("bad-" + name, 1, {"y" * 32760: "1"})]))
     corr, topics = parse_create_topics_v4(call(bridge_on_iggy, req))
     assert corr == 91
     assert topics[0] == (name, 0, None)
@@ -256,7 +245,7 @@ def test_a_deferred_create_with_an_overflowing_config_value_is_invalid_config(br
     try:
         b = bridge_factory(iggy_address=proxy.address).start()
         with connect(b.port, timeout=60.0) as s:
-            s.sendall(frame(CREATE_TOPICS, 4, 95, create_topics_v4(
+            s.sendall(request(CREATE_TOPICS, 4, 95, create_topics_v4(
                 [("deferred-overflow", 1, {"retention.ms": "9999999999999999999"})])))
             time.sleep(0.5)  # the request is waiting for the catalog
             assert "kafka-iggy-bridge ready" not in b.read_log()

@@ -1,10 +1,10 @@
 """OffsetForLeaderEpoch and DescribeLogDirs over the wire against a real iggy-server, with raw
-requests (kafka_wire.py, not the bridge's codecs): the answers of a single Kafka broker whose
+requests (harness/kafka_wire, not the bridge's codecs): the answers of a single Kafka broker whose
 partitions have only ever had leader epoch 0, and the bridge's one log dir (the Iggy stream)."""
 import os, shutil, socket, struct, subprocess, uuid
 import pytest
 from conftest import ROOT
-from kafka_wire import recv_frame, request, uvarint, read_uvarint
+from harness.kafka_wire import Reader, array, recv_frame, request, string
 
 ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Producer  # noqa: E402
@@ -13,50 +13,20 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 3, 74, 75
 
 
-class Reader:
-    def __init__(self, buf, pos=0, flexible=False):
-        self.buf, self.pos, self.flexible = buf, pos, flexible
-
-    def unpack(self, fmt):
-        v = struct.unpack_from(">" + fmt, self.buf, self.pos)
-        self.pos += struct.calcsize(">" + fmt)
-        return v[0] if len(v) == 1 else v
-
-    def uvarint(self):
-        v, self.pos = read_uvarint(self.buf, self.pos)
-        return v
-
-    def length(self):  # array length; -1 = null
-        return self.uvarint() - 1 if self.flexible else self.unpack("i")
-
-    def string(self):
-        n = self.uvarint() - 1 if self.flexible else self.unpack("h")
-        s = self.buf[self.pos:self.pos + n].decode()
-        self.pos += n
-        return s
-
-    def tags(self):
-        if self.flexible:
-            assert self.uvarint() == 0
-
-
-def string(s, flexible):
-    b = s.encode()
-    return (uvarint(len(b) + 1) if flexible else struct.pack(">h", len(b))) + b
-
-
-def array(items, flexible):
-    return (uvarint(len(items) + 1) if flexible else struct.pack(">i", len(items))) + b"".join(items)
-
-
 def call(port, api_key, version, body, flexible):
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         s.sendall(request(api_key, version, 7, body, flexible=flexible))
         frame = recv_frame(s)
     r = Reader(frame, 0, flexible)
     assert r.unpack("i") == 7
-    r.tags()  # response header v1
+    no_tags(r)  # response header v1
     return r
+
+
+def no_tags(r):
+    """No tagged fields end a flexible structure of these answers."""
+    if r.flexible:
+        assert r.tagged_fields() == 0
 
 
 def offset_for_leader_epoch(port, version, topic, partitions):
@@ -73,9 +43,9 @@ def offset_for_leader_epoch(port, version, topic, partitions):
         assert r.string() == topic
         for _ in range(r.length()):
             err, p, epoch, end = r.unpack("hiiq")
-            r.tags()
+            no_tags(r)
             out[p] = (err, epoch, end)
-        r.tags()
+        no_tags(r)
     return out
 
 
@@ -101,14 +71,14 @@ def describe_log_dirs(port, version, topics=None):
             got[name] = {}
             for _ in range(r.length()):
                 p, size, lag, future = r.unpack("iqq?")
-                r.tags()
+                no_tags(r)
                 assert lag == 0 and not future
                 got[name][p] = size
-            r.tags()
+            no_tags(r)
         total = usable = None
         if version >= 4:
             total, usable = r.unpack("qq")
-        r.tags()
+        no_tags(r)
         results.append((err, log_dir, got, total, usable))
     return top, results
 

@@ -1,11 +1,11 @@
-"""DescribeCluster (key 60) v0-2 on the wire, with the hand-written codec of kafka_wire: the one
-broker (advertised address, no rack, not fenced), controller = own node id, the configured
-cluster id, EndpointType errors and the authorized-operations field, as a single KRaft broker
-answers (tests/clients/test_admin_clients.py compares the tools' output with Kafka's). Needs no
-iggy-server: DescribeCluster reads only the config and the cluster id."""
+"""DescribeCluster (key 60) v0-2 on the wire, with the hand-written codec of harness/kafka_wire:
+the one broker (advertised address, no rack, not fenced), controller = own node id, the
+configured cluster id, EndpointType errors and the authorized-operations field, as a single
+KRaft broker answers (tests/clients/test_admin_clients.py compares the tools' output with
+Kafka's). Needs no iggy-server: DescribeCluster reads only the config and the cluster id."""
 import struct
 
-from kafka_wire import connect, read_uvarint, recv_frame, request
+from harness.kafka_wire import Reader, connect, recv_frame, request
 
 CLUSTER_ID = "kib-describe-cluster-test"
 INT32_MIN = -2147483648
@@ -23,46 +23,27 @@ def describe_cluster_body(version, include_ops=False, endpoint_type=1, include_f
     return body + b"\x00"
 
 
-def compact_string(buf, pos):
-    n, pos = read_uvarint(buf, pos)
-    if n == 0:
-        return None, pos
-    return buf[pos:pos + n - 1].decode(), pos + n - 1
-
-
 def parse_describe_cluster(frame, version):
-    corr = struct.unpack_from(">i", frame, 0)[0]
-    pos = 5  # correlation id + empty tagged fields (response header v1)
-    throttle, err = struct.unpack_from(">ih", frame, pos)
-    pos += 6
-    msg, pos = compact_string(frame, pos)
-    out = {"corr": corr, "throttle": throttle, "error": err, "message": msg, "endpoint_type": 1}
+    r = Reader(frame, flexible=True)
+    corr = r.int32()
+    r.tagged_fields()  # response header v1
+    throttle, err = r.int32(), r.int16()
+    out = {"corr": corr, "throttle": throttle, "error": err, "message": r.compact_string(), "endpoint_type": 1}
     if version >= 1:
-        out["endpoint_type"] = struct.unpack_from(">b", frame, pos)[0]
-        pos += 1
-    out["cluster_id"], pos = compact_string(frame, pos)
-    out["controller_id"] = struct.unpack_from(">i", frame, pos)[0]
-    pos += 4
-    n, pos = read_uvarint(frame, pos)
-    brokers = []
-    for _ in range(n - 1):
-        b = {"id": struct.unpack_from(">i", frame, pos)[0]}
-        pos += 4
-        b["host"], pos = compact_string(frame, pos)
-        b["port"] = struct.unpack_from(">i", frame, pos)[0]
-        pos += 4
-        b["rack"], pos = compact_string(frame, pos)
+        out["endpoint_type"] = r.int8()
+    out["cluster_id"] = r.compact_string()
+    out["controller_id"] = r.int32()
+
+    def broker():
+        b = {"id": r.int32(), "host": r.compact_string(), "port": r.int32(), "rack": r.compact_string()}
         if version >= 2:
-            b["fenced"] = struct.unpack_from(">?", frame, pos)[0]
-            pos += 1
-        assert frame[pos] == 0, "broker tagged fields"
-        pos += 1
-        brokers.append(b)
-    out["brokers"] = brokers
-    out["ops"] = struct.unpack_from(">i", frame, pos)[0]
-    pos += 4
-    assert frame[pos] == 0, "tagged fields"
-    assert pos + 1 == len(frame), "trailing bytes"
+            b["fenced"] = r.unpack("?")
+        assert r.uvarint() == 0, "broker tagged fields"
+        return b
+    out["brokers"] = r.compact_array(broker)
+    out["ops"] = r.int32()
+    assert r.uvarint() == 0, "tagged fields"
+    assert r.pos == len(frame), "trailing bytes"
     return out
 
 
@@ -133,7 +114,7 @@ def test_unknown_endpoint_type_is_unsupported(bridge):
 
 
 def test_advertised_in_api_versions(bridge):
-    from kafka_wire import api_versions_request, parse_api_versions
+    from harness.kafka_wire import api_versions_request, parse_api_versions
     with connect(bridge.port) as s:
         s.sendall(api_versions_request(3, 1))
         _, err, apis = parse_api_versions(recv_frame(s), 3)

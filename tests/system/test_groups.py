@@ -5,7 +5,7 @@ import os, re, shutil, signal, sqlite3, subprocess, threading, time, uuid
 import socket, struct
 import pytest
 from conftest import ROOT
-from kafka_wire import recv_frame, request
+from harness.kafka_wire import recv_frame, request
 
 JAVA_LIB = os.path.join(ROOT, "tests", ".java", "lib")
 GROUP_TOOL = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"

@@ -13,19 +13,19 @@ import struct, threading, time, uuid
 
 import pytest
 
-from admin_wire import Reader, array32, str16
 from conftest import free_port
 from hostile import assert_serves_others, probe_latencies
-from kafka_wire import connect, is_closed, recv_frame, request
-from test_amplification import create_topic, metric, vm_hwm_kb, with_http
-from test_hostile_pending_answers import metrics_text, rss_kb, sample
+from harness.kafka_wire import (Reader, array, connect, create_topic, is_closed, list_offsets_v1, parse_list_offsets_v1,
+                                recv_frame, request, string)
+from test_amplification import metric, with_http
+from test_hostile_pending_answers import metrics_text, sample
 
 TOPIC_RESOURCE = 2
 INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION = 42, 3
 
 
 def describe_configs_v1(corr, names, synonyms=True):
-    body = array32([struct.pack(">b", TOPIC_RESOURCE) + str16(n) + struct.pack(">i", -1) for n in names])
+    body = array([struct.pack(">b", TOPIC_RESOURCE) + string(n) + struct.pack(">i", -1) for n in names])
     return request(32, 1, corr, body + struct.pack(">?", synonyms))
 
 
@@ -37,29 +37,17 @@ def parse_describe_configs_v1(frame):
         r.str16()
         r.str16()
         r.boolean()
-        r.i8()
+        r.int8()
         r.boolean()
-        r.array32(lambda: (r.str16(), r.str16(), r.i8()))
+        r.array32(lambda: (r.str16(), r.str16(), r.int8()))
 
     def result():
-        err = r.i16()
+        err = r.int16()
         r.str16()
-        r.i8()
+        r.int8()
         name = r.str16()
         return err, name, len(r.array32(config))
     return r.array32(result)
-
-
-def list_offsets_v1(corr, topic, partitions):
-    body = struct.pack(">i", -1) + array32([str16(topic) + array32([struct.pack(">iq", p, -1) for p in partitions])])
-    return request(2, 1, corr, body)
-
-
-def parse_list_offsets_v1(frame):
-    """[(partition, error, offset)] of the one topic."""
-    r = Reader(frame, 4)
-    (_name, parts), = r.array32(lambda: (r.str16(), r.array32(lambda: (r.i32(), r.i16(), r.take(">q"), r.take(">q")))))
-    return [(p, e, o) for p, e, _ts, o in parts]
 
 
 def timed_call(sock, data):
@@ -94,7 +82,7 @@ def test_describe_configs_naming_one_topic_150000_times_is_answered_once(fanout_
     with connect(b.port) as s:
         create_topic(s, topic)
     idle = probe_latencies(b.port)
-    base_kb = rss_kb(b.proc.pid)
+    base_kb = b.rss_kb()
     req = describe_configs_v1(7, [topic] * 150_000)
     assert len(req) > 3_000_000
 
@@ -106,7 +94,7 @@ def test_describe_configs_naming_one_topic_150000_times_is_answered_once(fanout_
     assert len(results) == 1
     err, name, configs = results[0]
     assert (err, name) == (0, topic) and configs > 10
-    growth = (vm_hwm_kb(b) - base_kb) << 10
+    growth = (b.vm_hwm_kb() - base_kb) << 10
     assert growth < 64 << 20, "peak RSS grew by %.0f MiB" % (growth / 2**20)
     assert_serves_others(idle, during, "DescribeConfigs x150000")
     print("answered in %.3f s, RSS growth %.1f MiB" % (took, growth / 2**20))

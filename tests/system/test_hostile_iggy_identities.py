@@ -129,15 +129,15 @@ def grant_data_rights(b, principal, topic):
 _REFUSED_FETCHER = r"""
 import json, os, select, struct, sys
 os.nice(10)
-sys.path.insert(0, sys.argv[1])
-from admin_wire import array32, str16
-from kafka_wire import recv_frame, request
-from test_sasl import Conn, scram_login
+sys.path[:0] = [sys.argv[1], os.path.join(sys.argv[1], "..", "clients")]
+from harness.kafka_wire import fetch_v4_body, recv_frame, request
+from harness.kafka_wire.sasl import SaslConn
+from test_sasl import scram_login
 port, user, password, topic, n = int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
-body = struct.pack(">iiiib", -1, 0, 0, 1 << 20, 0) + array32([str16(topic) + array32([struct.pack(">iqi", 0, 0, 1 << 20)])])
+body = fetch_v4_body([(topic, 0, 0, 1 << 20)], min_bytes=0, max_bytes=1 << 20)
 conns = []
 for _ in range(n):
-    c = Conn(port)
+    c = SaslConn(port)
     err, msg, _ = scram_login(c, "SCRAM-SHA-512", user, password)
     assert err == 0, msg
     conns.append(c)

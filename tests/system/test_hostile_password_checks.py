@@ -15,10 +15,11 @@ import multiprocessing, os, select, socket, struct, time, urllib.request
 import pytest
 
 from hostile import assert_serves_others, probe_latencies
-from kafka_wire import recv_frame, request
-from test_amplification import vm_hwm_kb, with_http
-from test_hostile_pending_answers import metrics_text, rss_kb, sample
-from test_sasl import SASL_AUTHENTICATION_FAILED, Conn, plain, sasl_factory  # noqa: F401  (a fixture)
+from harness.kafka_wire import recv_frame, request
+from harness.kafka_wire.sasl import SaslConn, plain, sasl_authenticate_body, sasl_handshake_body
+from test_amplification import with_http
+from test_hostile_pending_answers import metrics_text, sample
+from test_sasl import SASL_AUTHENTICATION_FAILED, sasl_factory  # noqa: F401  (a fixture)
 
 MAX_PENDING = 16
 
@@ -34,11 +35,11 @@ def plain_bridge(sasl_factory):
 
 
 def handshake_frame(corr):
-    return request(17, 1, corr, struct.pack(">h", 5) + b"PLAIN")
+    return request(17, 1, corr, sasl_handshake_body("PLAIN"))
 
 
 def authenticate_frame(corr, token):
-    return request(36, 1, corr, struct.pack(">i", len(token)) + token)
+    return request(36, 1, corr, sasl_authenticate_body(token, 1))
 
 
 class Flood:
@@ -115,7 +116,7 @@ def flood_for(port, attempts, parallel):
 
 def timed_login(port, password="alice-secret"):
     t0 = time.perf_counter()
-    conn = Conn(port)
+    conn = SaslConn(port)
     try:
         err, _ = conn.handshake("PLAIN")
         assert err == 0
@@ -172,10 +173,10 @@ def test_checks_of_closed_connections_are_dropped_and_big_passwords_do_not_pile_
     """900 attempts with 500 KB passwords whose connections close before their turn: the bridge
     holds at most the bound's worth of passwords, and the checks are dropped unhashed."""
     b = plain_bridge
-    base_kb = rss_kb(b.proc.pid)
+    base_kb = b.rss_kb()
     flood = Flood(b.sasl_port, password_bytes=500_000, close_early=True)
     flood.run(900, parallel=16)
-    growth = (vm_hwm_kb(b) - base_kb) << 10
+    growth = (b.vm_hwm_kb() - base_kb) << 10
     # Per check under way: the password and the frame it came in (~1 MB), the bound's worth;
     # plus what 16 connections receiving a 500 KB frame hold at once, and the allocator's slack.
     allowance = MAX_PENDING * (1 << 20) + 16 * (1 << 20) + (32 << 20)

@@ -17,8 +17,8 @@ import pytest
 
 from conftest import free_port
 from hostile import assert_serves_others, probe_latencies
-from kafka_wire import api_versions_request, connect, recv_frame
-from test_amplification import vm_hwm_kb, wait_for
+from harness.kafka_wire import api_versions_request, connect, recv_frame
+from test_amplification import wait_for
 from test_tls import Pki
 
 TOTAL_BOUND = 32 << 20
@@ -27,14 +27,6 @@ TOTAL_BOUND = 32 << 20
 ALLOWANCE = 32 << 20
 CONNECTIONS = 16
 ATTACK_SECONDS = 8.5
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 def metrics_text(b):
@@ -135,7 +127,7 @@ def test_clients_that_never_read_their_answers_take_no_more_than_the_total_bound
     probes = {"PLAINTEXT": (b.port, None), "SASL_PLAINTEXT": (b.sasl_port, None), "SSL": (b.ssl_port, tls),
               "SASL_SSL": (b.sasl_ssl_port, tls)}
     idle = {k: probe_latencies(port, tls_context=ctx) for k, (port, ctx) in probes.items()}
-    base_kb = rss_kb(b.proc.pid)
+    base_kb = b.rss_kb()
     attackers = [Attacker(port, CONNECTIONS, ctx) for port, ctx in probes.values()]
     try:
         start = time.time()
@@ -148,7 +140,7 @@ def test_clients_that_never_read_their_answers_take_no_more_than_the_total_bound
         # gets its answers at its idle pace, while the attack's connections stay open.
         for kind, (port, ctx) in probes.items():
             assert_serves_others(idle[kind], probe_latencies(port, tls_context=ctx), kind)
-        growth = (vm_hwm_kb(b) - base_kb) << 10
+        growth = (b.vm_hwm_kb() - base_kb) << 10
         sent = sum(a.sent for a in attackers)
         print("RSS growth %.1f MiB, %d bytes of requests sent" % (growth / 2**20, sent))
         assert sent > 1 << 20, "the attack sent only %d bytes" % sent
@@ -174,7 +166,7 @@ def test_before_authentication_a_connection_holds_one_request_at_a_time(four_lis
     only once the previous answer is written: 1,000 pipelined ApiVersions from a client that
     does not read leave at most one answer queued in the bridge."""
     b = four_listeners
-    base_kb = rss_kb(b.proc.pid)
+    base_kb = b.rss_kb()
     a = Attacker(b.sasl_port, 1)
     try:
         a.run(3)
@@ -183,7 +175,7 @@ def test_before_authentication_a_connection_holds_one_request_at_a_time(four_lis
         # one answer being written (before the fix: up to the 64 MiB per-connection bound).
         assert "kib_pending_response_bytes " in m
         assert sample(m, "kib_pending_response_bytes") <= 4096
-        assert (vm_hwm_kb(b) - base_kb) << 10 < 8 << 20
+        assert (b.vm_hwm_kb() - base_kb) << 10 < 8 << 20
         # And it was never paused for pending answers: it never got as far as queuing two.
         assert sample(m, "kib_connection_read_pauses_total", 'reason="pending_answers"') == 0
     finally:

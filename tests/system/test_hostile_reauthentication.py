@@ -14,9 +14,10 @@ import pytest
 
 from test_amplification import with_http
 from hostile import assert_serves_others, probe_latencies
-from kafka_wire import is_closed
+from harness.kafka_wire import is_closed
 from test_hostile_pending_answers import metrics_text, sample
-from test_sasl import Conn, ScramClient, sasl_factory  # noqa: F401  (a fixture)
+from harness.kafka_wire.sasl import SaslConn, ScramClient
+from test_sasl import sasl_factory  # noqa: F401  (a fixture)
 
 AUTH_TIMEOUT_MS = 1000
 
@@ -44,7 +45,7 @@ def scram(conn, user="alice", password="alice-secret"):
 def test_a_reauthentication_started_and_never_finished_is_closed_after_authentication_timeout_ms(reauth_bridge):
     b = reauth_bridge
     idle = probe_latencies(b.port)
-    conn = Conn(b.sasl_port)
+    conn = SaslConn(b.sasl_port)
     assert scram(conn) == 60000
     assert conn.describe_cluster() == 0
     # Authenticated well within the deadline: the connection stays past it.
@@ -63,7 +64,7 @@ def test_a_reauthentication_started_and_never_finished_is_closed_after_authentic
     assert sample(m, "kib_connections_closed_total", 'reason="authentication_timeout"') >= 1, m
     assert_serves_others(idle, during, "unfinished re-authentication")
     # A re-authentication that completes keeps the connection.
-    conn = Conn(b.sasl_port)
+    conn = SaslConn(b.sasl_port)
     scram(conn)
     time.sleep(1.1)  # Kafka's minimum interval between re-authentications
     scram(conn)

@@ -16,7 +16,6 @@ import re
 import signal
 import socket
 import ssl
-import struct
 import time
 import types
 
@@ -24,7 +23,7 @@ import pytest
 
 from conftest import free_port
 from hostile import assert_serves_others, probe_latencies
-from kafka_wire import api_versions_request, request
+from harness.kafka_wire import api_versions_request, metadata_v4
 from test_metrics import scrape, value
 from test_tls import api_versions, client_context, metadata_brokers, pki, tls_bridge, tls_connect, wait_log  # noqa: F401
 
@@ -85,7 +84,7 @@ def session_from(port, ctx):
 
 
 def metadata_request(corr):
-    return request(3, 4, corr, struct.pack(">i", 0) + b"\x00")
+    return metadata_v4(corr, [], auto_create=False)
 
 
 def offer(port, ctx, session):

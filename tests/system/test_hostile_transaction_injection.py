@@ -15,123 +15,79 @@ import struct, uuid
 
 import pytest
 
-from acl_wire import ALLOW, LITERAL, READ, TOPIC, TRANSACTIONAL_ID, WRITE, create_acls
-from admin_wire import Conn as WireConn, array32, str16
 from hostile import assert_serves_others, probe_latencies
-from kafka_wire import read_uvarint, uvarint
-from test_bad_produce import create_topic, crc32c, zigzag
-from test_sasl import Conn as SaslConn, plain, sasl_factory  # noqa: F401  (a fixture)
+from harness.kafka_wire import (TRANSACTIONAL, Conn, array, batch as batch_of, create_topic, decode_batches,
+                                fetch_v4_body, init_producer_id_v1, produce_v7_body, record, string)
+from harness.kafka_wire.acl import ALLOW, LITERAL, READ, TOPIC, TRANSACTIONAL_ID, WRITE, create_acls
+from harness.kafka_wire.sasl import SaslConn, plain
+from test_sasl import sasl_factory  # noqa: F401  (a fixture)
 
 NONE, INVALID_REQUEST, INVALID_PRODUCER_ID_MAPPING, TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 0, 42, 49, 53
-TRANSACTIONAL = 0x10
 
 
 def login(port, user, password):
     """A wire connection authenticated with SASL/PLAIN as `user`."""
-    s = SaslConn(port)
-    err, _ = s.handshake("PLAIN")
+    c = SaslConn(port)
+    err, _ = c.handshake("PLAIN")
     assert err == 0
-    err, msg, _, _ = s.authenticate(plain("", user, password))
+    err, msg, _, _ = c.authenticate(plain("", user, password))
     assert err == 0, msg
-    c = WireConn.__new__(WireConn)
-    c.sock, c.corr = s.sock, s.corr
+    c.client_id = "kib-admin-test"
     return c
 
 
-def nstr16(s):
-    return struct.pack(">h", -1) if s is None else str16(s)
-
-
 def init_producer_id(c, txn_id):
-    r = c.call(22, 1, nstr16(txn_id) + struct.pack(">i", 60000), False)
-    r.i32()
-    err = r.i16()
-    pid, epoch = r.take(">q"), r.take(">h")
-    return err, pid, epoch
+    return init_producer_id_v1(c, txn_id)
 
 
 def add_partitions(c, txn_id, pid, epoch, topic, partition=0):
-    body = str16(txn_id) + struct.pack(">qh", pid, epoch) + array32([str16(topic) + array32([struct.pack(">i", partition)])])
+    body = string(txn_id) + struct.pack(">qh", pid, epoch)
+    body += array([string(topic) + array([struct.pack(">i", partition)])])
     r = c.call(24, 1, body, False)
-    r.i32()
-    return r.array32(lambda: (r.str16(), r.array32(lambda: (r.i32(), r.i16()))))
+    r.int32()
+    return r.array32(lambda: (r.str16(), r.array32(lambda: (r.int32(), r.int16()))))
 
 
 def end_txn(c, txn_id, pid, epoch, commit):
-    r = c.call(26, 1, str16(txn_id) + struct.pack(">qh?", pid, epoch, commit), False)
-    r.i32()
-    return r.i16()
-
-
-def record(value, delta):
-    body = b"\x00" + zigzag(0) + zigzag(delta) + zigzag(-1) + zigzag(len(value)) + value + uvarint(0)
-    return zigzag(len(body)) + body
+    r = c.call(26, 1, string(txn_id) + struct.pack(">qh?", pid, epoch, commit), False)
+    r.int32()
+    return r.int16()
 
 
 def batch(pid, epoch, seq, values, attributes):
     recs = b"".join(record(v, i) for i, v in enumerate(values))
-    after_crc = struct.pack(">hiqqqhii", attributes, len(values) - 1, 1700000000000, 1700000000000, pid, epoch, seq,
-                            len(values)) + recs
-    head = struct.pack(">iBI", -1, 2, crc32c(after_crc))
-    return struct.pack(">qi", 0, len(head) + len(after_crc)) + head + after_crc
+    return batch_of(recs, len(values), attributes, producer_id=pid, producer_epoch=epoch, base_sequence=seq)
 
 
 def produce_error(c, txn_id, topic, records, partition=0):
-    body = nstr16(txn_id) + struct.pack(">hi", -1, 30000)
-    body += array32([str16(topic) + array32([struct.pack(">ii", partition, len(records)) + records])])
-    r = c.call(0, 7, body, False)
-    r.i32()  # topics
+    r = c.call(0, 7, produce_v7_body(topic, [(partition, records)], transactional_id=txn_id, acks=-1), False)
+    r.int32()  # topics
     r.str16()
-    r.i32()  # partitions
-    r.i32()  # index
-    return r.i16()
+    r.int32()  # partitions
+    r.int32()  # index
+    return r.int16()
 
 
 def values_in(records):
-    """The values of the records of v2 batches, in order."""
-    out, pos = [], 0
-    while pos + 12 <= len(records):
-        (length,) = struct.unpack_from(">i", records, pos + 8)
-        b = records[pos + 12:pos + 12 + length]
-        pos += 12 + length
-        if len(b) < length:
-            break
-        (attributes,) = struct.unpack_from(">h", b, 9)
-        if attributes & 0x20:  # a control batch
-            continue
-        (count,) = struct.unpack_from(">i", b, 45)
-        at = 49
-        for _ in range(count):
-            n, at = read_uvarint(b, at)
-            n = (n >> 1) ^ -(n & 1)
-            rec = b[at:at + n]
-            at += n
-            p = 1
-            for _ in range(3):  # timestamp delta, offset delta, key length (null: -1)
-                v, p = read_uvarint(rec, p)
-            klen = (v >> 1) ^ -(v & 1)
-            p += max(klen, 0)
-            v, p = read_uvarint(rec, p)
-            vlen = (v >> 1) ^ -(v & 1)
-            out.append(rec[p:p + vlen])
-    return out
+    """The values of the records of v2 batches, in order (control batches left out)."""
+    return [rec[3] for header, recs in decode_batches(records, check_crc=False) if not header["control"]
+            for rec in recs]
 
 
 def fetch_values(c, topic, partition=0):
-    body = struct.pack(">iiiib", -1, 0, 0, 1 << 20, 1)  # read_committed
-    body += array32([str16(topic) + array32([struct.pack(">iqi", partition, 0, 1 << 20)])])
+    read_committed = 1
+    body = fetch_v4_body([(topic, partition, 0, 1 << 20)], min_bytes=0, max_bytes=1 << 20, isolation=read_committed)
     r = c.call(1, 4, body, False)
-    r.i32()
-    r.i32()
+    r.int32()
+    r.int32()
     r.str16()
-    r.i32()
-    r.i32()
-    err, _hw, _lso = r.i16(), r.take(">q"), r.take(">q")
-    for _ in range(max(r.i32(), 0)):
-        r.take(">q")
-        r.take(">q")
-    n = r.i32()
-    return err, values_in(r.take("%ds" % max(n, 0)) if n > 0 else b"")
+    r.int32()
+    r.int32()
+    err = r.int16()
+    r.unpack("qq")  # high watermark, last stable offset
+    r.array32(lambda: r.unpack("qq"))  # aborted transactions
+    records = r.nbytes()
+    return err, values_in(records or b"")
 
 
 @pytest.fixture
@@ -147,7 +103,7 @@ def test_a_transactional_id_must_own_the_producer_id_of_its_batches(secured):
     b = secured
     topic = "shared-" + uuid.uuid4().hex[:8]
     admin = login(b.sasl_port, "admin", "admin-secret")
-    create_topic(admin.sock, topic)
+    create_topic(admin.sock, topic, check=False)
     admin.corr = 10
     assert create_acls(admin, [(TRANSACTIONAL_ID, "alice-tx", LITERAL, "User:alice", "*", WRITE, ALLOW),
                                (TOPIC, topic, LITERAL, "User:alice", "*", WRITE, ALLOW),
@@ -191,8 +147,8 @@ def test_without_authorization_the_mapping_is_checked_all_the_same(bridge_on_igg
     """No ACLs to stop anyone: the coordinator's own check is what refuses the batch."""
     b = bridge_on_iggy
     topic = "shared-" + uuid.uuid4().hex[:8]
-    c = WireConn(b.port)
-    create_topic(c.sock, topic)
+    c = Conn(b.port, client_id="kib-admin-test")
+    create_topic(c.sock, topic, check=False)
     c.corr = 10
     err, pid, epoch = init_producer_id(c, "owner-tx")
     assert err == NONE

@@ -34,6 +34,7 @@ producer id, epoch and sequence), so the client's retry is still a duplicate.
 import os, shutil, signal, socket, struct, subprocess, threading, time, uuid
 import pytest
 from conftest import ROOT
+from harness.kafka_wire import Reader, recv_frame
 
 ck = pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not installed (tests/clients/setup.sh)")
 
@@ -47,107 +48,46 @@ JVM_FAST = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx
 N = 20
 
 
-# ---- Kafka frame parsing (independent of the bridge's codecs) ----
-
-def _uvarint(buf, pos):
-    shift = result = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _skip_tags(buf, pos):
-    n, pos = _uvarint(buf, pos)
-    for _ in range(n):
-        _tag, pos = _uvarint(buf, pos)
-        size, pos = _uvarint(buf, pos)
-        pos += size
-    return pos
-
+# ---- Kafka frame parsing (harness/kafka_wire, independent of the bridge's codecs) ----
 
 def parse_produce_request(payload):
     """payload = a request frame without its 4-byte size. Returns (acks, [(partition, producer_id,
     epoch, base_sequence, record_count)]) for Produce v3..v13."""
-    api_key, version, _corr, cid_len = struct.unpack_from(">hhih", payload, 0)
+    r = Reader(payload)
+    api_key, version, _corr = r.unpack("hhi")
     assert api_key == 0 and version >= 3, (api_key, version)
-    pos = 10 + max(cid_len, 0)
-    flexible = version >= 9
-    if flexible:
-        pos = _skip_tags(payload, pos)
-        n, pos = _uvarint(payload, pos)  # transactional_id, compact nullable
-        pos += max(n - 1, 0)
-    else:
-        (n,) = struct.unpack_from(">h", payload, pos)
-        pos += 2 + max(n, 0)
-    acks, _timeout = struct.unpack_from(">hi", payload, pos)
-    pos += 6
-
-    def count():
-        nonlocal pos
-        if flexible:
-            c, pos = _uvarint(payload, pos)
-            return c - 1
-        (c,) = struct.unpack_from(">i", payload, pos)
-        pos += 4
-        return c
-
+    r.raw(max(r.int16(), 0))  # client id
+    r.flexible = version >= 9
+    r.tags()  # request header v2
+    r.string()  # transactional_id
+    acks, _timeout = r.unpack("hi")
     batches = []
-    for _ in range(count()):
+    for _ in range(r.length()):
         if version >= 13:
-            pos += 16  # topic id
-        elif flexible:
-            n, pos = _uvarint(payload, pos)
-            pos += n - 1
+            r.uuid()
         else:
-            (n,) = struct.unpack_from(">h", payload, pos)
-            pos += 2 + n
-        for _ in range(count()):
-            (index,) = struct.unpack_from(">i", payload, pos)
-            pos += 4
-            if flexible:
-                n, pos = _uvarint(payload, pos)
-                size = n - 1
-            else:
-                (size,) = struct.unpack_from(">i", payload, pos)
-                pos += 4
-            end = pos + max(size, 0)
-            b = pos
-            while b + 61 <= end:
-                (blen,) = struct.unpack_from(">i", payload, b + 8)
-                pid, epoch, seq, nrec = struct.unpack_from(">qhii", payload, b + 43)
+            r.string()
+        for _ in range(r.length()):
+            index = r.int32()
+            records = r.nbytes() or b""
+            b = 0
+            while b + 61 <= len(records):
+                (blen,) = struct.unpack_from(">i", records, b + 8)
+                pid, epoch, seq, nrec = struct.unpack_from(">qhii", records, b + 43)
                 batches.append((index, pid, epoch, seq, nrec))
                 b += 12 + blen
-            pos = end
-            if flexible:
-                pos = _skip_tags(payload, pos)
-        if flexible:
-            pos = _skip_tags(payload, pos)
+            r.tags()
+        r.tags()
     return acks, batches
 
 
 def _read_frame(sock):
     """One size-prefixed Kafka frame (size included), or None at EOF / error."""
-    buf = b""
     try:
-        while len(buf) < 4:
-            chunk = sock.recv(4 - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        (size,) = struct.unpack(">i", buf)
-        need = 4 + size
-        while len(buf) < need:
-            chunk = sock.recv(min(65536, need - len(buf)))
-            if not chunk:
-                return None
-            buf += chunk
+        payload = recv_frame(sock)
     except OSError:
         return None
-    return buf
+    return struct.pack(">i", len(payload)) + payload
 
 
 def _close(sock):

@@ -247,14 +247,14 @@ def test_produce_partition_errors_are_counted_per_partition(http_bridge_on_iggy)
     # Before, only a response's top-level error_code was counted, and Produce has none: 64
     # partitions refused as CORRUPT_MESSAGE left kib_request_errors_total untouched.
     import uuid
-    from test_bad_produce import (CORRUPT_MESSAGE, batch, create_topic, parse_produce_v7_partitions,
-                                  produce_v7_partitions, zstd_frame_claiming)
-    from kafka_wire import connect, recv_frame
+    from test_bad_produce import CORRUPT_MESSAGE, zstd_frame_claiming
+    from harness.kafka_wire import (batch, connect, create_topic, parse_produce_v7_partitions, produce_v7_partitions,
+                                    recv_frame)
     b = http_bridge_on_iggy
     wait_ready(b)
     s = connect(b.port)
     topic = "cnt-" + uuid.uuid4().hex[:8]
-    create_topic(s, topic)
+    create_topic(s, topic, check=False)
     before = value(scrape(b)[0], "kib_request_errors_total", api="Produce", code="CORRUPT_MESSAGE")
     s.sendall(produce_v7_partitions(30, topic, [(0, batch(zstd_frame_claiming(256 << 20), 1, attributes=4))] * 5))
     _corr, parts = parse_produce_v7_partitions(recv_frame(s))

@@ -3,7 +3,7 @@ NOTIFY_SOCKET, as systemd runs a Type=notify unit with WatchdogSec=) and what SI
 without a restart ([limits])."""
 import os, re, signal, socket, struct, time
 import pytest
-from kafka_wire import recv_frame, request
+from harness.kafka_wire import recv_frame, request
 
 
 def set_key(b, section, key, value):

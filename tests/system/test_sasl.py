@@ -1,14 +1,17 @@
 """SASL on a SASL_PLAINTEXT listener of the real bridge binary (docs/security.md "SASL"): a
-SCRAM-SHA-256/512 and PLAIN client written here from RFC 5802/4616 and Kafka's wire format
-(not the bridge's code), users made with `kafka-iggy-bridge users`, the gate before
-authentication, the legacy SaslHandshake v0 path, KIP-368 re-authentication and session expiry,
-and real clients (confluent-kafka, kafka-python, kcat, the Java kafka-configs tool)."""
-import base64, hashlib, hmac, os, shutil, signal, socket, sqlite3, stat, struct, subprocess, time, uuid
+SCRAM-SHA-256/512 and PLAIN client written from RFC 5802/4616 and Kafka's wire format
+(harness/kafka_wire/sasl.py, not the bridge's code), users made with `kafka-iggy-bridge users`,
+the gate before authentication, the legacy SaslHandshake v0 path, KIP-368 re-authentication and
+session expiry, and real clients (confluent-kafka, kafka-python, kcat, the Java kafka-configs
+tool)."""
+import hashlib, os, shutil, socket, sqlite3, stat, struct, subprocess, time, uuid
 
 import pytest
 
-from conftest import BridgeProcess, ROOT, bridge_bin, free_port
-from kafka_wire import connect, is_closed, recv_frame, request, uvarint
+from conftest import ROOT, free_port, system_bridge
+from harness.bridge import BridgeProcess
+from harness.kafka_wire import api_versions_request, is_closed, parse_api_versions, recv_frame, request
+from harness.kafka_wire.sasl import SaslConn, ScramClient, plain
 
 JAVA_LIB = os.path.join(ROOT, "tests", ".java", "lib")
 SASL_AUTHENTICATION_FAILED, ILLEGAL_SASL_STATE, UNSUPPORTED_SASL_MECHANISM = 58, 34, 33
@@ -19,26 +22,9 @@ class SaslBridge(BridgeProcess):
     """A bridge with a PLAINTEXT listener (its `port`, what start() waits for) and a
     SASL_PLAINTEXT one (`sasl_port`)."""
 
-    def __init__(self, workdir, sasl_toml="", **kw):
-        super().__init__(workdir, extra_toml=sasl_toml, **kw)
+    def __init__(self, workdir, **kw):
+        super().__init__(workdir, **kw)
         self.sasl_port = free_port()
-        with open(self.config) as f:
-            text = f.read()
-        text = text.replace(f'listeners = ["127.0.0.1:{self.port}"]',
-                            f'listeners = ["PLAINTEXT://127.0.0.1:{self.port}", '
-                            f'"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}"]')
-        with open(self.config, "w") as f:
-            f.write(text)
-
-    def users(self, *args, password=None):
-        """`kafka-iggy-bridge users ...` on this bridge's state database; the password on stdin."""
-        return subprocess.run([bridge_bin(), "users", *args, "--config", self.config], input=password,
-                              capture_output=True, text=True, timeout=60)
-
-    def add_user(self, name, mechanism, password):
-        r = self.users("add", name, "--mechanism", mechanism, "--password-file", "-", password=password + "\n")
-        assert r.returncode == 0, r.stderr
-        return r
 
 
 @pytest.fixture
@@ -47,121 +33,17 @@ def sasl_factory(workdir):
     made = []
 
     def make(sasl_toml="", **kw):
-        b = SaslBridge(tempfile.mkdtemp(dir=workdir), sasl_toml, **kw)
+        b = system_bridge(tempfile.mkdtemp(dir=workdir), sasl_toml, cls=SaslBridge, listeners=lambda b: [
+            f"PLAINTEXT://127.0.0.1:{b.port}", f"SASL_PLAINTEXT://127.0.0.1:{b.sasl_port}"], **kw)
         made.append(b)
         return b
 
     yield make
     for b in made:
-        b.stop(signal.SIGKILL)
+        b.kill()
 
 
-# ---- the wire: Kafka's SaslHandshake (17) and SaslAuthenticate (36), written by hand ----
-
-class Conn:
-    def __init__(self, port):
-        self.sock = connect(port)
-        self.corr = 0
-
-    def close(self):
-        self.sock.close()
-
-    def send(self, api, version, body, flexible=False):
-        self.corr += 1
-        self.sock.sendall(request(api, version, self.corr, body, flexible=flexible))
-        return self.corr
-
-    def handshake(self, mechanism, version=1):
-        m = mechanism.encode()
-        corr = self.send(17, version, struct.pack(">h", len(m)) + m)
-        frame = recv_frame(self.sock)
-        got, err, n = struct.unpack_from(">ihi", frame, 0)
-        assert got == corr
-        pos, mechs = 10, []
-        for _ in range(n):
-            (ln,) = struct.unpack_from(">h", frame, pos)
-            mechs.append(frame[pos + 2:pos + 2 + ln].decode())
-            pos += 2 + ln
-        return err, mechs
-
-    def authenticate(self, token, version=1):
-        """(error_code, error_message, auth_bytes, session_lifetime_ms or None)."""
-        if version >= 2:
-            body = uvarint(len(token) + 1) + token + b"\x00"
-        else:
-            body = struct.pack(">i", len(token)) + token
-        corr = self.send(36, version, body, flexible=version >= 2)
-        frame = recv_frame(self.sock)
-        (got,) = struct.unpack_from(">i", frame, 0)
-        assert got == corr
-        pos = 4 + (1 if version >= 2 else 0)  # response header v1 has tagged fields
-        (err,) = struct.unpack_from(">h", frame, pos)
-        pos += 2
-        if version >= 2:
-            from kafka_wire import read_uvarint
-            n, pos = read_uvarint(frame, pos)
-            msg = None if n == 0 else frame[pos:pos + n - 1].decode()
-            pos += max(n - 1, 0)
-            n, pos = read_uvarint(frame, pos)
-            data = frame[pos:pos + n - 1]
-            pos += n - 1
-        else:
-            (n,) = struct.unpack_from(">h", frame, pos)
-            pos += 2
-            msg = None if n < 0 else frame[pos:pos + n].decode()
-            pos += max(n, 0)
-            (n,) = struct.unpack_from(">i", frame, pos)
-            pos += 4
-            data = frame[pos:pos + n]
-            pos += n
-        lifetime = struct.unpack_from(">q", frame, pos)[0] if version >= 1 else None
-        return err, msg, data, lifetime
-
-    def describe_cluster(self):
-        """DescribeCluster v0 (flexible), a request served only once authenticated: its error code."""
-        corr = self.send(60, 0, b"\x00\x00", flexible=True)
-        frame = recv_frame(self.sock)
-        got, _tags, _throttle, err = struct.unpack_from(">ibih", frame, 0)
-        assert got == corr
-        return err
-
-    def raw(self, token):
-        """A bare length-prefixed token (after SaslHandshake v0), and the bare answer."""
-        self.sock.sendall(struct.pack(">i", len(token)) + token)
-        return recv_frame(self.sock)
-
-
-class ScramClient:
-    """RFC 5802's client side."""
-
-    def __init__(self, mechanism, user, password):
-        self.h = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}[mechanism]
-        self.user, self.password = user, password
-        self.nonce = base64.b64encode(os.urandom(18)).decode()
-        self.bare = "n=%s,r=%s" % (user.replace("=", "=3D").replace(",", "=2C"), self.nonce)
-
-    def first(self):
-        return ("n,," + self.bare).encode()
-
-    def final(self, server_first, tamper=False):
-        attrs = dict(a.split("=", 1) for a in server_first.decode().split(","))
-        assert attrs["r"].startswith(self.nonce)
-        salted = hashlib.pbkdf2_hmac(self.h, self.password.encode(), base64.b64decode(attrs["s"]), int(attrs["i"]))
-        client_key = hmac.new(salted, b"Client Key", self.h).digest()
-        stored_key = hashlib.new(self.h, client_key).digest()
-        self.server_key = hmac.new(salted, b"Server Key", self.h).digest()
-        without_proof = "c=biws,r=" + attrs["r"]
-        self.auth_message = ",".join([self.bare, server_first.decode(), without_proof]).encode()
-        signature = hmac.new(stored_key, self.auth_message, self.h).digest()
-        proof = bytearray(a ^ b for a, b in zip(client_key, signature))
-        if tamper:
-            proof[0] ^= 1
-        return (without_proof + ",p=" + base64.b64encode(bytes(proof)).decode()).encode()
-
-    def server_signature_ok(self, server_final):
-        expected = hmac.new(self.server_key, self.auth_message, self.h).digest()
-        return server_final == b"v=" + base64.b64encode(expected)
-
+# ---- the wire: harness/kafka_wire/sasl.py (SaslHandshake, SaslAuthenticate, SCRAM) ----
 
 def scram_login(conn, mechanism, user, password, version=1, tamper=False):
     err, _ = conn.handshake(mechanism)
@@ -176,10 +58,6 @@ def scram_login(conn, mechanism, user, password, version=1, tamper=False):
     return err, msg, lifetime
 
 
-def plain(authzid, user, password):
-    return b"\0".join(s.encode() for s in (authzid, user, password))
-
-
 # ---- the exchange ----
 
 def test_scram_logins_with_users_made_by_the_cli(sasl_factory):
@@ -189,7 +67,7 @@ def test_scram_logins_with_users_made_by_the_cli(sasl_factory):
     b.start()
     for mechanism, password in (("SCRAM-SHA-256", "alice-256"), ("SCRAM-SHA-512", "alice-512")):
         for version in (0, 1, 2):
-            c = Conn(b.sasl_port)
+            c = SaslConn(b.sasl_port)
             err, msg, lifetime = scram_login(c, mechanism, "alice", password, version)
             assert (err, msg) == (0, ""), msg
             assert lifetime == (None if version == 0 else 0)
@@ -204,12 +82,12 @@ def test_a_wrong_password_gets_sasl_authentication_failed_and_the_connection_clo
     b = sasl_factory()
     b.add_user("bob", "SCRAM-SHA-512", "right")
     b.start()
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     err, msg, _ = scram_login(c, "SCRAM-SHA-512", "bob", "wrong")
     assert (err, msg) == (SASL_AUTHENTICATION_FAILED, GENERIC + "SCRAM-SHA-512")
     assert is_closed(c.sock)
     # An unknown user gets the same answer.
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     err, msg, _ = scram_login(c, "SCRAM-SHA-512", "nobody", "x")
     assert (err, msg) == (SASL_AUTHENTICATION_FAILED, GENERIC + "SCRAM-SHA-512")
     assert is_closed(c.sock)
@@ -242,7 +120,7 @@ def correlation_ids(data):
 
 def wrong_proof_exchange(b):
     """A connection whose SCRAM client-final message (with a wrong proof) is the next thing to send."""
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert c.handshake("SCRAM-SHA-256")[0] == 0
     scram = ScramClient("SCRAM-SHA-256", "carol", "pw")
     err, _, server_first, _ = c.authenticate(scram.first())
@@ -280,8 +158,7 @@ def test_a_wrong_proof_whose_error_is_ignored_gets_no_api(sasl_factory):
 
 def test_a_request_other_than_api_versions_or_sasl_before_authentication_closes_the_connection(sasl_factory):
     b = sasl_factory().start()
-    c = Conn(b.sasl_port)
-    from kafka_wire import api_versions_request, parse_api_versions
+    c = SaslConn(b.sasl_port)
     c.sock.sendall(api_versions_request(3, 7))
     corr, err, apis = parse_api_versions(recv_frame(c.sock), 3)
     assert (corr, err) == (7, 0)
@@ -295,11 +172,11 @@ def test_plain_logins(sasl_factory):
     b = sasl_factory()
     b.add_user("dave", "PLAIN", "plain-pw")
     b.start()
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert c.handshake("PLAIN")[0] == 0
     assert c.authenticate(plain("", "dave", "plain-pw"))[:2] == (0, "")
     assert c.describe_cluster() == 0
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert c.handshake("PLAIN")[0] == 0
     assert c.authenticate(plain("", "dave", "nope"))[:2] == (SASL_AUTHENTICATION_FAILED,
                                                               "Authentication failed: Invalid username or password")
@@ -312,18 +189,18 @@ def test_legacy_v0_handshake_with_bare_tokens(sasl_factory):
     b.add_user("erin", "SCRAM-SHA-256", "pw256")
     b.add_user("erin", "PLAIN", "pwplain")
     b.start()
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert c.handshake("SCRAM-SHA-256", version=0)[0] == 0
     scram = ScramClient("SCRAM-SHA-256", "erin", "pw256")
     server_first = c.raw(scram.first())
     assert scram.server_signature_ok(c.raw(scram.final(server_first)))
     assert c.describe_cluster() == 0
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert c.handshake("PLAIN", version=0)[0] == 0
     assert c.raw(plain("", "erin", "pwplain")) == b""  # Kafka answers PLAIN with an empty token
     assert c.describe_cluster() == 0
     # A failure has no room for an error code: the connection closes without an answer.
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert c.handshake("PLAIN", version=0)[0] == 0
     token = plain("", "erin", "wrong")
     c.sock.sendall(struct.pack(">i", len(token)) + token)
@@ -335,7 +212,7 @@ def test_session_lifetime_reauthentication_and_expiry(sasl_factory):
     b.add_user("frank", "SCRAM-SHA-512", "pw")
     b.add_user("grace", "SCRAM-SHA-512", "pw2")
     b.start()
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     err, _, lifetime = scram_login(c, "SCRAM-SHA-512", "frank", "pw", version=1)
     assert (err, lifetime) == (0, 2000)
     assert c.describe_cluster() == 0
@@ -350,7 +227,7 @@ def test_session_lifetime_reauthentication_and_expiry(sasl_factory):
     assert is_closed(c.sock)
     assert "after the SASL session expired" in b.read_log()
     # Re-authenticating as someone else fails and closes.
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "frank", "pw")[0] == 0
     err, msg, _ = scram_login(c, "SCRAM-SHA-512", "grace", "pw2")
     assert (err, msg) == (SASL_AUTHENTICATION_FAILED,
@@ -360,10 +237,10 @@ def test_session_lifetime_reauthentication_and_expiry(sasl_factory):
 
 def test_an_unsupported_mechanism_and_the_plaintext_listener(sasl_factory):
     b = sasl_factory('[sasl]\nenabled_mechanisms = ["SCRAM-SHA-512"]\n').start()
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert c.handshake("PLAIN") == (UNSUPPORTED_SASL_MECHANISM, ["SCRAM-SHA-512"])
     assert is_closed(c.sock)
-    c = Conn(b.port)  # PLAINTEXT: already authenticated, as on a Kafka broker
+    c = SaslConn(b.port)  # PLAINTEXT: already authenticated, as on a Kafka broker
     assert c.handshake("SCRAM-SHA-512") == (ILLEGAL_SASL_STATE, [])
     assert c.describe_cluster() == 0
 
@@ -372,14 +249,14 @@ def test_an_unsupported_mechanism_and_the_plaintext_listener(sasl_factory):
 
 def test_users_cli_changes_apply_to_the_next_login_without_a_restart(sasl_factory):
     b = sasl_factory().start()
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "hank", "pw")[0] == SASL_AUTHENTICATION_FAILED
     pwfile = os.path.join(b.workdir, "pw")
     with open(pwfile, "w") as f:
         f.write("pw\n")
     r = b.users("add", "hank", "--mechanism", "SCRAM-SHA-512", "--password-file", pwfile, "--iterations", "4096")
     assert r.returncode == 0 and "Added SCRAM-SHA-512 credential for user hank (4096 iterations)" in r.stdout
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "hank", "pw")[0] == 0
     listed = b.users("list")
     assert listed.returncode == 0
@@ -389,13 +266,13 @@ def test_users_cli_changes_apply_to_the_next_login_without_a_restart(sasl_factor
     assert json.loads(b.users("list", "--json").stdout)[0]["user"] == "hank"
     # A new password replaces the old one.
     b.add_user("hank", "SCRAM-SHA-512", "pw-new")
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "hank", "pw")[0] == SASL_AUTHENTICATION_FAILED
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "hank", "pw-new")[0] == 0
     r = b.users("delete", "hank")
     assert r.returncode == 0 and "Deleted SCRAM-SHA-512 credential of user hank" in r.stdout
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "hank", "pw-new")[0] == SASL_AUTHENTICATION_FAILED
     assert b.users("delete", "hank").returncode == 1
     assert stat.S_IMODE(os.stat(b.state).st_mode) == 0o600
@@ -555,15 +432,15 @@ def test_kafka_configs_adds_describes_and_deletes_scram_credentials(sasl_factory
     r = tool("--describe", "--entity-type", "users")
     assert "SCRAM credential configs for user-principal 'admin' are SCRAM-SHA-512=iterations=8192" in r.stdout
     assert "user-principal 'mia'" in r.stdout
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "mia", "mia-pw")[0] == 0
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-256", "mia", "mia-256")[0] == 0
     r = tool("--alter", "--delete-config", "SCRAM-SHA-512", "--entity-type", "users", "--entity-name", "mia")
     assert r.returncode == 0, r.stdout + r.stderr
     r = tool("--describe", "--entity-type", "users", "--entity-name", "mia")
     assert "SCRAM credential configs for user-principal 'mia' are SCRAM-SHA-256=iterations=4096" in r.stdout
-    c = Conn(b.sasl_port)
+    c = SaslConn(b.sasl_port)
     assert scram_login(c, "SCRAM-SHA-512", "mia", "mia-pw")[0] == SASL_AUTHENTICATION_FAILED
     # Too many iterations: the broker's refusal (UNACCEPTABLE_CREDENTIAL), as the tool prints it
     # (too few the tool refuses itself).

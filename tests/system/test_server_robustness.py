@@ -2,7 +2,7 @@
 behaviour, the process stays up and memory stays bounded (issue: foundation)."""
 import os, signal, socket, struct, subprocess, time
 import pytest
-from kafka_wire import (api_versions_request, connect, is_closed, parse_api_versions, recv_frame, request)
+from harness.kafka_wire import (api_versions_request, connect, is_closed, parse_api_versions, recv_frame, request)
 
 
 def assert_still_serving(bridge):

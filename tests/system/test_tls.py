@@ -14,7 +14,8 @@ import urllib.request
 import pytest
 
 from conftest import bridge_bin, free_port
-from kafka_wire import api_versions_request, connect, is_closed, parse_api_versions, recv_frame, request
+from harness.kafka_wire import (api_versions_request, connect, is_closed, metadata_v4, parse_api_versions,
+                                parse_metadata_v4_brokers, recv_frame)
 
 
 # ---- a throw-away PKI (the openssl command) ----
@@ -99,24 +100,10 @@ def api_versions(sock, corr=1):
 
 def metadata_brokers(sock, corr=2):
     """Metadata v4 for no topics: [(node_id, host, port)]."""
-    sock.sendall(request(3, 4, corr, struct.pack(">i", 0) + b"\x00"))
+    sock.sendall(metadata_v4(corr, [], auto_create=False))
     frame = recv_frame(sock)
     assert struct.unpack_from(">i", frame, 0)[0] == corr
-    pos = 8
-    (n,) = struct.unpack_from(">i", frame, pos)
-    pos += 4
-    brokers = []
-    for _ in range(n):
-        node, hl = struct.unpack_from(">ih", frame, pos)
-        pos += 6
-        host = frame[pos:pos + hl].decode()
-        pos += hl
-        (port,) = struct.unpack_from(">i", frame, pos)
-        pos += 4
-        (rl,) = struct.unpack_from(">h", frame, pos)
-        pos += 2 + max(rl, 0)
-        brokers.append((node, host, port))
-    return brokers
+    return parse_metadata_v4_brokers(frame)
 
 
 def subject_o(sock):
