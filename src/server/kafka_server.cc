@@ -204,45 +204,26 @@ std::shared_ptr<Session> KafkaServer::new_session(const net::Connection& conn) c
   return s;
 }
 
-void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame) {
-  if (!conn->attachment) conn->attachment = new_session(*conn);
-  auto* session = static_cast<Session*>(conn->attachment.get());
+namespace {
 
-  ByteReader peek(frame);
-  RequestHeaderInfo info;
-  info.received_at = std::chrono::steady_clock::now();
-  metrics::record_frame_received(frame.size() + 4);
-  // SASL (server/security/sasl_session.h): after SaslHandshake v0 the exchange's tokens come as bare
-  // frames, without a request header.
-  if (session->sasl.raw_tokens) {
-    try {
-      serve_raw_sasl_token(services_, conn, seq, std::move(frame), *session);
-    } catch (const std::exception& e) {
-      spdlog::error("conn={} SASL token failed: {}", conn->id(), esc(e.what(), 1024));
-      conn->close(std::string("internal error in a SASL token: ") + escape(e.what(), 1024));
-    }
-    return;
-  }
+// The request header's first fields, enough to find the handler and its versions; false (the
+// connection closed) when the frame is too short for them.
+bool peek_header(net::Connection& conn, const Bytes& frame, RequestHeaderInfo& info) {
   try {
+    ByteReader peek(frame);
     info.api_key = peek.be<int16_t>("request_api_key");
     info.api_version = peek.be<int16_t>("request_api_version");
     info.correlation_id = peek.be<int32_t>("correlation_id");
+    return true;
   } catch (const DecodeError& e) {
-    conn->close(std::string("malformed request header: ") + e.what());
-    return;
+    conn.close(std::string("malformed request header: ") + e.what());
+    return false;
   }
+}
 
-  const HandlerSpec* spec = find_handler(info.api_key);
-  if (!spec) {
-    metrics::record_request_error("Unknown", "unsupported_api");
-    conn->close(fmt::format("unsupported api key {} v{} from client={}", info.api_key, info.api_version,
-                            esc(session->client_id)));
-    return;
-  }
-  bool version_ok = info.api_version >= spec->min_version && info.api_version <= spec->max_version;
-  bool is_api_versions = info.api_key == msg::ApiVersionsRequest::kApiKey;
-
-  Request req;
+// The whole request header: the client id into `info`, and where the body starts; nullopt (the
+// connection closed) when it does not decode.
+std::optional<size_t> read_header(net::Connection& conn, const Bytes& frame, bool version_ok, RequestHeaderInfo& info) {
   try {
     // An unknown ApiVersions version has an unknown header layout too; v0-v2 headers agree
     // on everything up to client_id, which is all we need to answer it.
@@ -251,54 +232,105 @@ void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_
     msg::RequestHeader h;
     h.decode(r, hv);
     info.client_id = h.client_id.value_or("");
-    req.body_offset = r.position();
+    return r.position();
   } catch (const DecodeError& e) {
-    conn->close(fmt::format("malformed request header (api={} v={}): {}", info.api_key, info.api_version, e.what()));
+    conn.close(fmt::format("malformed request header (api={} v={}): {}", info.api_key, info.api_version, e.what()));
+    return std::nullopt;
+  }
+}
+
+// A SASL listener serves only ApiVersions and the SASL requests until the connection
+// authenticated, and nothing but a re-authentication once its session expired. True when the
+// request is refused (answered if Kafka answers it, and the connection closed).
+bool refused_by_sasl_gate(const std::shared_ptr<net::Connection>& conn, uint64_t seq, const RequestHeaderInfo& info,
+                          const Bytes& frame, size_t body_offset, bool version_ok, const Session& session) {
+  if (!config::uses_sasl(session.protocol)) return false;
+  auto refusal = sasl_admission(session.sasl, info.api_key, sasl_clock_ms());
+  if (!refusal) return false;
+  metrics::record_request_error(msg::api_name(info.api_key), refusal->metric_reason);
+  metrics::record_connection_closed(refusal->metric_reason);
+  const std::string why = fmt::format("{} (v{} client={} principal={})", refusal->reason, info.api_version,
+                                      esc(info.client_id), esc(session.principal.str()));
+  if (refusal->answer_illegal_sasl_state && version_ok && answer_illegal_sasl_state(conn, seq, info, frame, body_offset))
+    conn->close_after_responses(why);
+  else
+    conn->close(why);
+  return true;
+}
+
+// A version the API does not serve: ApiVersions is answered (KIP-511), any other API's
+// connection closed.
+void refuse_version(const std::shared_ptr<net::Connection>& conn, uint64_t seq, const RequestHeaderInfo& info,
+                    const HandlerSpec& spec) {
+  metrics::record_request_error(msg::api_name(info.api_key), "unsupported_version");
+  if (info.api_key == msg::ApiVersionsRequest::kApiKey) {
+    Responder r(conn, seq, info, 0);
+    reply_unsupported_api_versions(r, spec);
     return;
   }
+  conn->close(fmt::format("unsupported version: api={} ({}) v{} served v{}-v{} client={}", msg::api_name(info.api_key),
+                          info.api_key, info.api_version, spec.min_version, spec.max_version, esc(info.client_id)));
+}
+
+}  // namespace
+
+void KafkaServer::on_frame(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame) {
+  if (!conn->attachment) conn->attachment = new_session(*conn);
+  auto* session = static_cast<Session*>(conn->attachment.get());
+
+  RequestHeaderInfo info;
+  info.received_at = std::chrono::steady_clock::now();
+  metrics::record_frame_received(frame.size() + 4);
+  // SASL (server/security/sasl_session.h): after SaslHandshake v0 the exchange's tokens come as bare
+  // frames, without a request header.
+  if (session->sasl.raw_tokens) return on_raw_sasl_token(conn, seq, std::move(frame), *session);
+  if (!peek_header(*conn, frame, info)) return;
+
+  const HandlerSpec* spec = find_handler(info.api_key);
+  if (!spec) {
+    metrics::record_request_error("Unknown", "unsupported_api");
+    conn->close(fmt::format("unsupported api key {} v{} from client={}", info.api_key, info.api_version,
+                            esc(session->client_id)));
+    return;
+  }
+  const bool version_ok = info.api_version >= spec->min_version && info.api_version <= spec->max_version;
+  const std::optional<size_t> body_offset = read_header(*conn, frame, version_ok, info);
+  if (!body_offset) return;
   if (session->client_id.empty()) session->client_id = info.client_id;
+  if (refused_by_sasl_gate(conn, seq, info, frame, *body_offset, version_ok, *session)) return;
+  if (!version_ok) return refuse_version(conn, seq, info, *spec);
+  dispatch(conn, seq, *spec, std::move(info), std::move(frame), *body_offset, session);
+}
 
-  // A SASL listener serves only ApiVersions and the SASL requests until the connection
-  // authenticated, and nothing but a re-authentication once its session expired.
-  if (config::uses_sasl(session->protocol)) {
-    if (auto refusal = sasl_admission(session->sasl, info.api_key, sasl_clock_ms())) {
-      metrics::record_request_error(msg::api_name(info.api_key), refusal->metric_reason);
-      metrics::record_connection_closed(refusal->metric_reason);
-      const std::string why = fmt::format("{} (v{} client={} principal={})", refusal->reason, info.api_version,
-                                         esc(info.client_id), esc(session->principal.str()));
-      if (refusal->answer_illegal_sasl_state && version_ok &&
-          answer_illegal_sasl_state(conn, seq, info, frame, req.body_offset))
-        conn->close_after_responses(why);
-      else
-        conn->close(why);
-      return;
-    }
+void KafkaServer::on_raw_sasl_token(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame,
+                                    Session& session) {
+  try {
+    serve_raw_sasl_token(services_, conn, seq, std::move(frame), session);
+  } catch (const std::exception& e) {
+    spdlog::error("conn={} SASL token failed: {}", conn->id(), esc(e.what(), 1024));
+    conn->close(std::string("internal error in a SASL token: ") + escape(e.what(), 1024));
   }
+}
 
-  if (!version_ok) {
-    metrics::record_request_error(msg::api_name(info.api_key), "unsupported_version");
-    if (is_api_versions) {
-      Responder r(conn, seq, info, 0);
-      reply_unsupported_api_versions(r, *spec);
-      return;
-    }
-    conn->close(fmt::format("unsupported version: api={} ({}) v{} served v{}-v{} client={}", msg::api_name(info.api_key),
-                            info.api_key, info.api_version, spec->min_version, spec->max_version, esc(info.client_id)));
-    return;
-  }
-
+// Hands a request that passed every check to its handler. A handler that throws has its
+// connection closed: a body that does not decode as malformed, anything else as an internal error.
+void KafkaServer::dispatch(const std::shared_ptr<net::Connection>& conn, uint64_t seq, const HandlerSpec& spec,
+                           RequestHeaderInfo info, Bytes frame, size_t body_offset, Session* session) {
   metrics::record_request(msg::api_name(info.api_key), info.api_version);
+  Request req;
+  req.body_offset = body_offset;
   req.header = info;
   req.frame = std::make_shared<const Bytes>(std::move(frame));
   req.conn = conn;
   req.session = session;
+  req.authorizer = &services_.authorizer;
   req.respond = Responder(conn, seq, info, msg::response_header_version(info.api_key, info.api_version));
   spdlog::trace("conn={} client={} api={} v={} corr={}", conn->id(), esc(info.client_id), msg::api_name(info.api_key),
                 info.api_version, info.correlation_id);
   Responder fallback = req.respond;
   try {
     uv::OwnerScope owner(conn->id());  // Iggy work this request starts is this connection's
-    spec->handle(services_, std::move(req));
+    spec.handle(services_, std::move(req));
   } catch (const DecodeError& e) {
     metrics::record_request_error(msg::api_name(fallback.header().api_key), "malformed_request");
     fallback.close(std::string("malformed request: ") + escape(e.what(), 1024));

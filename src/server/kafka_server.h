@@ -13,6 +13,8 @@
 
 namespace kib::kafka {
 
+struct HandlerSpec;
+
 class KafkaServer {
  public:
   KafkaServer(const Services& services, uv_loop_t* loop, net::ServerLimits limits);
@@ -33,6 +35,9 @@ class KafkaServer {
 
  private:
   void on_frame(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame);
+  void on_raw_sasl_token(const std::shared_ptr<net::Connection>& conn, uint64_t seq, Bytes frame, Session& session);
+  void dispatch(const std::shared_ptr<net::Connection>& conn, uint64_t seq, const HandlerSpec& spec,
+                RequestHeaderInfo info, Bytes frame, size_t body_offset, Session* session);
   std::shared_ptr<Session> new_session(const net::Connection& conn) const;
 
   const Services& services_;

@@ -6,16 +6,27 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/bytes.h"
 #include "config/config.h"
 #include "server/context/session.h"
 #include "net/tcp_server.h"
+#include "security/acl.h"
 #include "security/principal.h"
+
+namespace kib::bridge {
+class Authorizer;
+enum class Audit;  // bridge/security/authorizer.h: whether a denial is logged as one or filters
+}  // namespace kib::bridge
 
 namespace kib::kafka {
 
 struct Services;
+
+// Kafka's ACL names, as handlers write them: req.authorized(Op::kWrite, Res::kTopic, name).
+using Op = security::AclOperation;
+using Res = security::ResourceType;
 
 struct RequestHeaderInfo {
   int16_t api_key = 0;
@@ -102,6 +113,8 @@ struct Request {
   size_t body_offset = 0;  // where the request body starts in `frame`
   std::shared_ptr<net::Connection> conn;
   Session* session = nullptr;
+  // Who answers the request's authorized() questions: the one authorizer, set by KafkaServer.
+  bridge::Authorizer* authorizer = nullptr;
   Responder respond;
 
   ByteReader body() const { return ByteReader(frame ? ByteSpan(*frame).subspan(body_offset) : ByteSpan()); }
@@ -116,6 +129,21 @@ struct Request {
     m.decode(r, header.api_version);
     return m;
   }
+
+  // Whether the request's principal, from its client's address, may `op` the named resource (or
+  // the cluster), as Redpanda's request_context::authorized and KafkaApis' authHelper ask it. A
+  // refusal is logged and counted as one unless `audit` is bridge::Audit::kFilter (a list
+  // filtered by what the principal may see).
+  //
+  // Declared here, defined in server/security/authorization.cc: the answer is
+  // bridge::Authorizer's, and this layer sits below bridge/ (docs/architecture.md's table), so it
+  // only names the authorizer, as services.h names every service. An interface the layer above
+  // implements would keep the arrows down as well, but there is one authorizer and nothing else
+  // to stand in for it (handler tests run the real one), so it would be a virtual call for no one.
+  bool authorized(Op op, Res type, std::string_view name) const;
+  bool authorized(Op op, Res type, std::string_view name, bridge::Audit audit) const;
+  bool authorized_cluster(Op op) const;
+  bool authorized_cluster(Op op, bridge::Audit audit) const;
 };
 
 }  // namespace kib::kafka

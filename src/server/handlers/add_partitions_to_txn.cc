@@ -9,14 +9,13 @@
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/producer_fenced.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/add_partitions_to_txn.h"
 #include "server/context/services.h"
 
 namespace kib::kafka {
 namespace {
-
-constexpr int16_t kFirstProducerFencedVersion = 2;  // KIP-588
 
 // Kafka's Topic.isInternal: AddPartitionsToTxn never authorizes these.
 bool internal_topic(const std::string& name) {
@@ -49,12 +48,12 @@ void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer
             Request&& req) {
   auto body = std::make_shared<msg::AddPartitionsToTxnRequest>(req.decode<msg::AddPartitionsToTxnRequest>());
   if (authorizer.enabled()) {
-    if (!authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId, body->v3_and_below_transactional_id))
+    if (!req.authorized(Op::kWrite, Res::kTransactionalId, body->v3_and_below_transactional_id))
       return refuse(req, *body, catalog, {}, true);
     std::vector<bool> topic_denied;
     bool any = false;
     for (const auto& t : body->v3_and_below_topics) {
-      topic_denied.push_back(internal_topic(t.name) || !authorizer.authorize(auth(req), Op::kWrite, Res::kTopic, t.name));
+      topic_denied.push_back(internal_topic(t.name) || !req.authorized(Op::kWrite, Res::kTopic, t.name));
       any = any || topic_denied.back();
     }
     if (any) return refuse(req, *body, catalog, topic_denied, false);
@@ -71,11 +70,10 @@ void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer
                           msg::AddPartitionsToTxnResponse::AddPartitionsToTxnTopicResult tr;
                           tr.name = t.name;
                           for (int32_t p : t.partitions) {
-                            ErrorCode e = i < errors.size() ? errors[i] : ErrorCode::kUnknownServerError;
+                            const ErrorCode e = fenced_as_known(
+                                i < errors.size() ? errors[i] : ErrorCode::kUnknownServerError, respond,
+                                kProducerFencedSinceV2);
                             ++i;
-                            if (e == ErrorCode::kProducerFenced &&
-                                respond.header().api_version < kFirstProducerFencedVersion)
-                              e = ErrorCode::kInvalidProducerEpoch;
                             if (e != ErrorCode::kNone) respond.count_error(to_int16(e));
                             tr.results_by_partition.push_back({p, to_int16(e)});
                           }

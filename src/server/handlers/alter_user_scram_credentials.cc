@@ -15,7 +15,7 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::ScramCredentials& credentials, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::ScramCredentials& credentials, Request&& req) {
   auto body = req.decode<msg::AlterUserScramCredentialsRequest>();
   std::vector<bridge::ScramDeletion> deletions;
   std::vector<bridge::ScramUpsertion> upsertions;
@@ -30,7 +30,7 @@ void handle(bridge::ScramCredentials& credentials, bridge::Authorizer& authorize
     if (seen.insert(u.user).second) users.push_back(u.user);
   // ControllerApis: ALTER on the cluster, else getErrorResponse (each user once, sorted). Kafka's
   // message names its internal request object; none is sent, as the other cluster refusals.
-  if (!authorizer.authorize_cluster(auth(req), Op::kAlter)) {
+  if (!req.authorized_cluster(Op::kAlter)) {
     std::sort(users.begin(), users.end());
     msg::AlterUserScramCredentialsResponse resp;
     for (auto& user : users) {
@@ -67,7 +67,7 @@ void handle(bridge::ScramCredentials& credentials, bridge::Authorizer& authorize
 
 HandlerSpec alter_user_scram_credentials_handler() {
   return serve<msg::AlterUserScramCredentialsRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(s.scram_credentials, s.authorizer, std::move(req));
+    handle(s.scram_credentials, std::move(req));
   });
 }
 

@@ -30,7 +30,7 @@ void handle(bridge::Authorizer& authorizer, Request&& req) {
                                "permission type");
   if (!authorizer.enabled())
     return answer_all(req, body.creations.size(), ErrorCode::kSecurityDisabled, "No Authorizer is configured.");
-  if (!authorizer.authorize_cluster(auth(req), Op::kAlter))
+  if (!req.authorized_cluster(Op::kAlter))
     return answer_all(req, body.creations.size(), ErrorCode::kClusterAuthorizationFailed, std::nullopt);
   std::vector<security::AclBinding> bindings;
   bindings.reserve(body.creations.size());

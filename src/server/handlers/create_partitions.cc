@@ -13,6 +13,7 @@
 #include "common/text.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/fan_in_answer.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/create_partitions.h"
 #include "server/context/services.h"
@@ -20,14 +21,9 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::TopicCatalog& catalog, Request&& req) {
   auto body = req.decode<msg::CreatePartitionsRequest>();
-  struct Call {
-    Request req;
-    msg::CreatePartitionsResponse resp;
-    size_t pending = 0;
-  };
-  auto call = std::make_shared<Call>();
+  auto call = std::make_shared<FanInAnswer<msg::CreatePartitionsResponse>>(req.respond);
   auto& out = call->resp.results;
 
   std::set<std::string> names, duplicates;
@@ -46,17 +42,13 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
 
   const size_t first = out.size();
   out.resize(first + todo.size());
-  call->pending = todo.size();
   const bool validate_only = body.validate_only;
-  call->req = std::move(req);
-  if (call->pending == 0) return call->req.respond.send(call->resp);
   for (size_t i = 0; i < todo.size(); ++i) {
     const auto& t = *todo[i];
     out[first + i].name = t.name;
-    if (!authorizer.authorize(auth(call->req), Op::kAlter, Res::kTopic, t.name)) {
+    if (!req.authorized(Op::kAlter, Res::kTopic, t.name)) {
       out[first + i].error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
       out[first + i].error_message = std::nullopt;
-      if (--call->pending == 0) call->req.respond.send(call->resp);
       continue;
     }
     std::optional<std::vector<std::vector<int32_t>>> assignments;
@@ -64,6 +56,7 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
       assignments.emplace();
       for (const auto& a : *t.assignments) assignments->push_back(a.broker_ids);
     }
+    call->add();
     catalog.create_partitions(
         t.name, t.count, validate_only,
         [call, k = first + i](Status s) {
@@ -79,17 +72,18 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
                                   ? std::nullopt
                                   : std::optional<std::string>(truncate_message(s.error().message));
           }
-          if (--call->pending == 0) call->req.respond.send(call->resp);
+          call->done();
         },
         std::move(assignments));
   }
+  call->done();
 }
 
 }  // namespace
 
 HandlerSpec create_partitions_handler() {
   return serve<msg::CreatePartitionsRequest>(0, 3, [](const Services& s, Request&& req) {
-    handle(s.catalog, s.authorizer, std::move(req));
+    handle(s.catalog, std::move(req));
   });
 }
 

@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/fan_in_answer.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/create_topics.h"
 #include "server/context/services.h"
@@ -16,34 +17,24 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::TopicCatalog& catalog, Request&& req) {
   auto body = req.decode<msg::CreateTopicsRequest>();
-  struct Call {
-    Request req;
-    msg::CreateTopicsResponse resp;
-    size_t pending = 0;
-  };
-  auto call = std::make_shared<Call>();
+  auto call = std::make_shared<FanInAnswer<msg::CreateTopicsResponse>>(req.respond);
   call->resp.topics.resize(body.topics.size());
-  call->pending = body.topics.size();
-  const bool cluster_create =
-      !authorizer.enabled() || authorizer.authorize_cluster(auth(req), Op::kCreate, bridge::Audit::kFilter);
-  call->req = std::move(req);
-  if (call->pending == 0) return call->req.respond.send(call->resp);
+  const bool cluster_create = req.authorized_cluster(Op::kCreate, bridge::Audit::kFilter);
   for (size_t i = 0; i < body.topics.size(); ++i) {
     const auto& ct = body.topics[i];
     auto& out = call->resp.topics[i];
     out.name = ct.name;
     out.error_message = std::nullopt;
     out.configs = std::nullopt;
-    if (!cluster_create && !authorizer.authorize(auth(call->req), Op::kCreate, Res::kTopic, ct.name)) {
+    if (!cluster_create && !req.authorized(Op::kCreate, Res::kTopic, ct.name)) {
       out.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
       out.error_message = "Authorization failed.";
-      if (--call->pending == 0) call->req.respond.send(call->resp);
       continue;
     }
     const bool may_describe_configs =
-        authorizer.authorize(auth(call->req), Op::kDescribeConfigs, Res::kTopic, ct.name, bridge::Audit::kFilter);
+        req.authorized(Op::kDescribeConfigs, Res::kTopic, ct.name, bridge::Audit::kFilter);
     bridge::CreateTopicRequest cr;
     cr.name = ct.name;
     cr.partitions = ct.num_partitions;
@@ -54,12 +45,12 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
       if (ct.num_partitions != -1 || ct.replication_factor != -1) {
         out.error_code = to_int16(ErrorCode::kInvalidRequest);
         out.error_message = "Both numPartitions or replicationFactor and replicasAssignments were set.";
-        if (--call->pending == 0) call->req.respond.send(call->resp);
         continue;
       }
       cr.partitions = static_cast<int32_t>(ct.assignments.size());
       cr.replication_factor = static_cast<int16_t>(ct.assignments.front().broker_ids.size());
     }
+    call->add();
     catalog.create(cr, [call, i, &catalog, may_describe_configs](Result<bridge::TopicMetadata> r) {
       auto& o = call->resp.topics[i];
       if (r && !may_describe_configs) {
@@ -87,16 +78,17 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
         // Catalog messages quote client input (names, config keys and values).
         o.error_message = truncate_message(r.error().message);
       }
-      if (--call->pending == 0) call->req.respond.send(call->resp);
+      call->done();
     });
   }
+  call->done();
 }
 
 }  // namespace
 
 HandlerSpec create_topics_handler() {
   return serve<msg::CreateTopicsRequest>(2, 7, [](const Services& s, Request&& req) {
-    handle(s.catalog, s.authorizer, std::move(req));
+    handle(s.catalog, std::move(req));
   });
 }
 

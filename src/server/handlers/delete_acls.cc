@@ -33,7 +33,7 @@ void handle(bridge::Authorizer& authorizer, Request&& req) {
                                "permission type");
   if (!authorizer.enabled())
     return answer_all(req, body.filters.size(), ErrorCode::kSecurityDisabled, "No Authorizer is configured.");
-  if (!authorizer.authorize_cluster(auth(req), Op::kAlter))
+  if (!req.authorized_cluster(Op::kAlter))
     return answer_all(req, body.filters.size(), ErrorCode::kClusterAuthorizationFailed, std::nullopt);
   std::vector<security::AclBindingFilter> filters;
   filters.reserve(body.filters.size());

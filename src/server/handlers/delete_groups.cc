@@ -11,12 +11,12 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::DeleteGroupsRequest>();
   std::vector<std::string> allowed;
   std::vector<bool> denied(body.groups_names.size(), false);
   for (size_t i = 0; i < body.groups_names.size(); ++i) {
-    if (authorizer.authorize(auth(req), Op::kDelete, Res::kGroup, body.groups_names[i])) allowed.push_back(body.groups_names[i]);
+    if (req.authorized(Op::kDelete, Res::kGroup, body.groups_names[i])) allowed.push_back(body.groups_names[i]);
     else denied[i] = true;
   }
   auto reply = [respond = req.respond, ids = body.groups_names, denied](std::vector<ErrorCode> errors) {
@@ -34,7 +34,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec delete_groups_handler() {
   return serve<msg::DeleteGroupsRequest>(0, 2, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

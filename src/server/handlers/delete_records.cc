@@ -11,6 +11,7 @@
 #include "bridge/log/partition_log.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/fan_in_answer.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/delete_records.h"
 #include "server/context/services.h"
@@ -18,20 +19,9 @@
 namespace kib::kafka {
 namespace {
 
-struct DeleteRecordsCall {
-  msg::DeleteRecordsResponse resp;
-  Responder respond;
-  size_t pending = 1;  // +1 until every partition has started
-
-  void done() {
-    if (--pending == 0) respond.send(resp);
-  }
-};
-
-void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::PartitionLog& log, Request&& req) {
   auto body = req.decode<msg::DeleteRecordsRequest>();
-  auto call = std::make_shared<DeleteRecordsCall>();
-  call->respond = req.respond;
+  auto call = std::make_shared<FanInAnswer<msg::DeleteRecordsResponse>>(req.respond);
   call->resp.topics.resize(body.topics.size());
   for (size_t t = 0; t < body.topics.size(); ++t) {
     call->resp.topics[t].name = body.topics[t].name;
@@ -39,7 +29,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&&
   }
   for (size_t t = 0; t < body.topics.size(); ++t) {
     const auto& topic = body.topics[t];
-    const bool may_delete = authorizer.authorize(auth(req), Op::kDelete, Res::kTopic, topic.name);
+    const bool may_delete = req.authorized(Op::kDelete, Res::kTopic, topic.name);
     for (size_t p = 0; p < topic.partitions.size(); ++p) {
       const auto& rq = topic.partitions[p];
       call->resp.topics[t].partitions[p].partition_index = rq.partition_index;
@@ -48,7 +38,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&&
         call->resp.topics[t].partitions[p].low_watermark = -1;
         continue;
       }
-      ++call->pending;
+      call->add();
       log.delete_records(topic.name, PartitionId(rq.partition_index), KafkaOffset(rq.offset),
                          [call, t, p, name = topic.name](bridge::DeleteRecordsResult r) {
                            auto& pr = call->resp.topics[t].partitions[p];
@@ -67,7 +57,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&&
 
 HandlerSpec delete_records_handler() {
   return serve<msg::DeleteRecordsRequest>(0, 2, [](const Services& s, Request&& req) {
-    handle(s.log, s.authorizer, std::move(req));
+    handle(s.log, std::move(req));
   });
 }
 

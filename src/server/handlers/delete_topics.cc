@@ -19,6 +19,7 @@
 #include "common/text.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/fan_in_answer.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/delete_topics.h"
 #include "server/context/services.h"
@@ -38,41 +39,37 @@ TopicResult result(std::optional<std::string> name, const msg::Uuid& id, ErrorCo
   return r;
 }
 
-void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Request&& req) {
-  auto body = req.decode<msg::DeleteTopicsRequest>();
-  struct Call {
-    Request req;
-    msg::DeleteTopicsResponse resp;
-    size_t pending = 0;
-  };
-  auto call = std::make_shared<Call>();
-  auto& out = call->resp.responses;
-
-  // Gathered as ControllerApis does: names and ids to resolve, duplicates answered (once per
-  // repeat) and never deleted.
+// What a request names, gathered as ControllerApis does: names and ids to resolve (each set
+// holds those named once), duplicates and malformed entries answered into `out` (once per
+// repeat) and never deleted.
+struct Named {
   std::vector<std::string> names;  // in request order
   std::set<std::string> name_set, dup_names;
   std::vector<msg::Uuid> ids;
   std::set<msg::Uuid> id_set, dup_ids;
-  auto add_name = [&](const std::string& n) {
-    if (dup_names.count(n) || !name_set.insert(n).second) {
-      out.push_back(result(n, msg::Uuid{}, ErrorCode::kInvalidRequest, "Duplicate topic name."));
-      name_set.erase(n);
-      dup_names.insert(n);
+};
+
+Named gather(const msg::DeleteTopicsRequest& body, std::vector<TopicResult>& out) {
+  Named n;
+  auto add_name = [&](const std::string& name) {
+    if (n.dup_names.count(name) || !n.name_set.insert(name).second) {
+      out.push_back(result(name, msg::Uuid{}, ErrorCode::kInvalidRequest, "Duplicate topic name."));
+      n.name_set.erase(name);
+      n.dup_names.insert(name);
       return;
     }
-    names.push_back(n);
+    n.names.push_back(name);
   };
   auto add_id = [&](const msg::Uuid& id) {
-    if (dup_ids.count(id) || !id_set.insert(id).second) {
+    if (n.dup_ids.count(id) || !n.id_set.insert(id).second) {
       out.push_back(result(std::nullopt, id, ErrorCode::kInvalidRequest, "Duplicate topic id."));
-      id_set.erase(id);
-      dup_ids.insert(id);
+      n.id_set.erase(id);
+      n.dup_ids.insert(id);
       return;
     }
-    ids.push_back(id);
+    n.ids.push_back(id);
   };
-  for (const auto& n : body.topic_names) add_name(n);
+  for (const auto& name : body.topic_names) add_name(name);
   for (const auto& t : body.topics) {
     const bool no_id = t.topic_id == msg::Uuid{};
     if (!t.name) {
@@ -88,24 +85,24 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
                            "You may not specify both topic name and topic id."));
     }
   }
+  return n;
+}
 
-  const bool cluster_delete =
-      !authorizer.enabled() || authorizer.authorize_cluster(auth(req), Op::kDelete, bridge::Audit::kFilter);
-  auto deletable = [&](const std::string& n) {
-    return cluster_delete || authorizer.authorize(auth(req), Op::kDelete, Res::kTopic, n);
-  };
+// The topics to delete, in order: ids resolve through the catalog's cache (every topic id was
+// minted there), a topic named both ways is deleted once, and the refused and unknown ones are
+// answered into `out`. `known_ids`: the ids of topics given by id, answered even if the delete fails.
+std::vector<std::string> resolve(const Named& named, const bridge::TopicCatalog& catalog, const Request& req,
+                                 std::vector<TopicResult>& out, std::map<std::string, msg::Uuid>& known_ids) {
+  const bool cluster_delete = req.authorized_cluster(Op::kDelete, bridge::Audit::kFilter);
+  auto deletable = [&](const std::string& n) { return cluster_delete || req.authorized(Op::kDelete, Res::kTopic, n); };
   auto describable = [&](const std::string& n) {
-    return cluster_delete || authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, n);
+    return cluster_delete || req.authorized(Op::kDescribe, Res::kTopic, n);
   };
   const std::string kDenied = error_message(ErrorCode::kTopicAuthorizationFailed);
-
-  // Ids resolve through the catalog's cache (every topic id was minted there); a topic named
-  // both ways is deleted once.
   std::vector<std::string> to_delete;
-  std::map<std::string, msg::Uuid> known_ids;  // of topics given by id: answered even if the delete fails
   std::set<std::string> seen;
-  for (const auto& id : ids) {
-    if (!id_set.count(id)) continue;  // turned out a duplicate
+  for (const auto& id : named.ids) {
+    if (!named.id_set.count(id)) continue;  // turned out a duplicate
     const bridge::TopicMetadata* t = catalog.find(id);
     if (const bridge::TopicMetadata* o = catalog.offsets_topic(); !t && o && o->topic_id == id) t = o;
     if (!t) {
@@ -120,8 +117,8 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
     if (seen.insert(t->name).second) to_delete.push_back(t->name);
     known_ids[t->name] = id;
   }
-  for (const auto& n : names) {
-    if (!name_set.count(n) || seen.count(n)) continue;
+  for (const auto& n : named.names) {
+    if (!named.name_set.count(n) || seen.count(n)) continue;
     if (!deletable(n)) {
       // Whether it exists is said only to a principal that may DESCRIBE it.
       const bool unknown = describable(n) && !catalog.find(n);
@@ -132,15 +129,23 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
     seen.insert(n);
     to_delete.push_back(n);
   }
+  return to_delete;
+}
+
+void handle(bridge::TopicCatalog& catalog, Request&& req) {
+  auto body = req.decode<msg::DeleteTopicsRequest>();
+  auto call = std::make_shared<FanInAnswer<msg::DeleteTopicsResponse>>(req.respond);
+  auto& out = call->resp.responses;
+  const Named named = gather(body, out);
+  std::map<std::string, msg::Uuid> known_ids;
+  const std::vector<std::string> to_delete = resolve(named, catalog, req, out, known_ids);
 
   const size_t first = out.size();
   out.resize(first + to_delete.size());
-  call->pending = to_delete.size();
-  call->req = std::move(req);
-  if (call->pending == 0) return call->req.respond.send(call->resp);
   for (size_t i = 0; i < to_delete.size(); ++i) {
     out[first + i].name = to_delete[i];
     if (auto k = known_ids.find(to_delete[i]); k != known_ids.end()) out[first + i].topic_id = k->second;
+    call->add();
     catalog.remove(to_delete[i], [call, k = first + i](Result<bridge::RemovedTopic> r) {
       auto& o = call->resp.responses[k];
       if (r) {
@@ -154,16 +159,17 @@ void handle(bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer, Reque
                               ? std::string(error_message(code))
                               : truncate_message(r.error().message);
       }
-      if (--call->pending == 0) call->req.respond.send(call->resp);
+      call->done();
     });
   }
+  call->done();
 }
 
 }  // namespace
 
 HandlerSpec delete_topics_handler() {
   return serve<msg::DeleteTopicsRequest>(1, 6, [](const Services& s, Request&& req) {
-    handle(s.catalog, s.authorizer, std::move(req));
+    handle(s.catalog, std::move(req));
   });
 }
 

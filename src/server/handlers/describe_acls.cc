@@ -26,7 +26,7 @@ void handle(bridge::Authorizer& authorizer, Request&& req) {
     resp.error_message = "No Authorizer is configured on the broker";
     return req.respond.send(resp);
   }
-  if (!authorizer.authorize_cluster(auth(req), Op::kDescribe)) {
+  if (!req.authorized_cluster(Op::kDescribe)) {
     resp.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
     resp.error_message = std::nullopt;
     return req.respond.send(resp);

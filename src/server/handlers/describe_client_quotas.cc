@@ -57,11 +57,11 @@ std::optional<Refusal> check_filter(const msg::DescribeClientQuotasRequest& req)
   return std::nullopt;
 }
 
-void handle(bridge::Authorizer& authorizer, Request&& req) {
+void handle(Request&& req) {
   auto body = req.decode<msg::DescribeClientQuotasRequest>();
   msg::DescribeClientQuotasResponse resp;
   // KafkaApis: DESCRIBE_CONFIGS on the cluster, else getErrorResponse (no entries).
-  if (!authorizer.authorize_cluster(auth(req), Op::kDescribeConfigs)) {
+  if (!req.authorized_cluster(Op::kDescribeConfigs)) {
     resp.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
     resp.error_message = error_message(ErrorCode::kClusterAuthorizationFailed);
     resp.entries = std::nullopt;
@@ -77,7 +77,7 @@ void handle(bridge::Authorizer& authorizer, Request&& req) {
 
 HandlerSpec describe_client_quotas_handler() {
   return serve<msg::DescribeClientQuotasRequest>(0, 1, [](const Services& s, Request&& req) {
-    handle(s.authorizer, std::move(req));
+    handle(std::move(req));
   });
 }
 

@@ -56,7 +56,7 @@ void handle(const config::Config& config, bridge::Authorizer& authorizer, const 
   // cluster supports (AclEntry.supportedOperations(CLUSTER)).
   if (body.include_cluster_authorized_operations)
     resp.cluster_authorized_operations =
-        authorizer.authorize_cluster(auth(req), Op::kDescribe)
+        req.authorized_cluster(Op::kDescribe)
             ? authorizer.authorized_operations(auth(req), Res::kCluster, security::kClusterName)
             : 0;
   req.respond.send(resp);

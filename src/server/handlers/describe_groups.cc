@@ -33,7 +33,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, ui
     auto& g = resp.groups.emplace_back();
     g.group_id = id;
     g.authorized_operations = std::numeric_limits<int32_t>::min();
-    if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, id)) {
+    if (!req.authorized(Op::kDescribe, Res::kGroup, id)) {
       // DescribeGroupsResponse.groupError: no state, protocol or members.
       g.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
       continue;

@@ -16,9 +16,9 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::PartitionLog& log, Request&& req) {
   auto body = req.decode<msg::DescribeLogDirsRequest>();
-  if (!authorizer.authorize_cluster(auth(req), Op::kDescribe)) {
+  if (!req.authorized_cluster(Op::kDescribe)) {
     msg::DescribeLogDirsResponse resp;
     resp.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
     return req.respond.send(resp);
@@ -54,7 +54,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&&
 
 HandlerSpec describe_log_dirs_handler() {
   return serve<msg::DescribeLogDirsRequest>(1, 4, [](const Services& s, Request&& req) {
-    handle(s.log, s.authorizer, std::move(req));
+    handle(s.log, std::move(req));
   });
 }
 

@@ -132,7 +132,7 @@ void handle(const Services& s, Request&& req) {
           });
     };
     if (!bridge::TopicCatalog::invalid_topic_name(tr.name) &&
-        !s.authorizer.authorize(auth(req), Op::kRead, Res::kTopic, tr.name)) {
+        !req.authorized(Op::kRead, Res::kTopic, tr.name)) {
       for (auto& pr : tr.partitions) {
         pr.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
         pr.error_message = error_message(ErrorCode::kTopicAuthorizationFailed);

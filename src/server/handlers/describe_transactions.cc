@@ -12,13 +12,13 @@
 namespace kib::kafka {
 namespace {
 
-void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, Request&& req) {
+void handle(const bridge::TransactionCoordinator& txns, Request&& req) {
   auto body = req.decode<msg::DescribeTransactionsRequest>();
   msg::DescribeTransactionsResponse resp;
   for (const std::string& id : body.transactional_ids) {
     auto& st = resp.transaction_states.emplace_back();
     st.transactional_id = id;
-    if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTransactionalId, id)) {
+    if (!req.authorized(Op::kDescribe, Res::kTransactionalId, id)) {
       st.error_code = to_int16(ErrorCode::kTransactionalIdAuthorizationFailed);
       req.respond.count_error(st.error_code);
       continue;
@@ -41,7 +41,7 @@ void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& auth
     // Partitions come sorted by topic, then partition: one entry per topic.
     for (const bridge::TxnTopicPartition& tp : d->partitions) {
       if ((st.topics.empty() || st.topics.back().topic != tp.topic) &&
-          !authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, tp.topic, bridge::Audit::kFilter))
+          !req.authorized(Op::kDescribe, Res::kTopic, tp.topic, bridge::Audit::kFilter))
         continue;
       if (st.topics.empty() || st.topics.back().topic != tp.topic) st.topics.emplace_back().topic = tp.topic;
       st.topics.back().partitions.push_back(tp.partition());
@@ -55,7 +55,7 @@ void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& auth
 HandlerSpec describe_transactions_handler() {
   return serve<msg::DescribeTransactionsRequest>(
       0, 0, [](const Services& s, Request&& req) {
-        handle(s.transactions, s.authorizer, std::move(req));
+        handle(s.transactions, std::move(req));
       });
 }
 

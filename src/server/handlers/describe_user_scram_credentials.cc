@@ -10,10 +10,10 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::ScramCredentials& credentials, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::ScramCredentials& credentials, Request&& req) {
   auto body = req.decode<msg::DescribeUserScramCredentialsRequest>();
   // KafkaApis: DESCRIBE on the cluster, else getErrorResponse (every user named, with the error).
-  if (!authorizer.authorize_cluster(auth(req), Op::kDescribe)) {
+  if (!req.authorized_cluster(Op::kDescribe)) {
     msg::DescribeUserScramCredentialsResponse resp;
     resp.error_code = to_int16(ErrorCode::kClusterAuthorizationFailed);
     resp.error_message = error_message(ErrorCode::kClusterAuthorizationFailed);
@@ -54,7 +54,7 @@ void handle(bridge::ScramCredentials& credentials, bridge::Authorizer& authorize
 
 HandlerSpec describe_user_scram_credentials_handler() {
   return serve<msg::DescribeUserScramCredentialsRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(s.scram_credentials, s.authorizer, std::move(req));
+    handle(s.scram_credentials, std::move(req));
   });
 }
 

@@ -5,6 +5,7 @@
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/producer_fenced.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/end_txn.h"
 #include "server/context/services.h"
@@ -12,21 +13,17 @@
 namespace kib::kafka {
 namespace {
 
-constexpr int16_t kFirstProducerFencedVersion = 2;  // KIP-588
-
-void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::TransactionCoordinator& txns, Request&& req) {
   auto body = req.decode<msg::EndTxnRequest>();
-  if (!authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId, body.transactional_id)) {
+  if (!req.authorized(Op::kWrite, Res::kTransactionalId, body.transactional_id)) {
     msg::EndTxnResponse resp;
     resp.error_code = to_int16(ErrorCode::kTransactionalIdAuthorizationFailed);
     return req.respond.send(resp);
   }
   txns.end_txn(body.transactional_id, ProducerId(body.producer_id), ProducerEpoch(body.producer_epoch),
                body.committed, [respond = req.respond](ErrorCode e) {
-                 if (e == ErrorCode::kProducerFenced && respond.header().api_version < kFirstProducerFencedVersion)
-                   e = ErrorCode::kInvalidProducerEpoch;
                  msg::EndTxnResponse resp;
-                 resp.error_code = to_int16(e);
+                 resp.error_code = to_int16(fenced_as_known(e, respond, kProducerFencedSinceV2));
                  respond.send(resp);
                });
 }
@@ -35,7 +32,7 @@ void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer
 
 HandlerSpec end_txn_handler() {
   return serve<msg::EndTxnRequest>(0, 4,
-                                   [](const Services& s, Request&& req) { handle(s.transactions, s.authorizer, std::move(req)); });
+                                   [](const Services& s, Request&& req) { handle(s.transactions, std::move(req)); });
 }
 
 }  // namespace kib::kafka

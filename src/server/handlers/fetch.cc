@@ -36,7 +36,7 @@ constexpr int32_t kFinalSessionEpoch = -1;
 constexpr int32_t kDenied = -1;  // a partition's result slot when it is not read
 
 // `identity`: the Iggy identity the polls run as, or the error every partition gets.
-void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const config::LimitsConfig& limits,
+void handle(bridge::PartitionLog& log, const config::LimitsConfig& limits,
             Request&& req, const Result<bridge::IggyIdentityRef>& identity) {
   auto body = req.decode<msg::FetchRequest>();
   if (req.header.api_version >= 7 && body.session_epoch != kInitialSessionEpoch &&
@@ -56,11 +56,11 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const con
   std::vector<std::pair<std::string, std::vector<std::pair<int32_t, int32_t>>>> shape;
   std::map<std::pair<std::string_view, int32_t>, int32_t> index;
   const bool from_replica = body.replica_id >= 0 || body.replica_state.replica_id >= 0;
-  const bool replica_allowed = !from_replica || authorizer.authorize_cluster(auth(req), Op::kClusterAction);
+  const bool replica_allowed = !from_replica || req.authorized_cluster(Op::kClusterAction);
   for (auto& topic : body.topics) {
     std::vector<std::pair<int32_t, int32_t>>* ids = nullptr;
     const bool may_read =
-        from_replica ? replica_allowed : authorizer.authorize(auth(req), Op::kRead, Res::kTopic, topic.topic);
+        from_replica ? replica_allowed : req.authorized(Op::kRead, Res::kTopic, topic.topic);
     for (const auto& p : topic.partitions) {
       const int32_t slot = may_read ? static_cast<int32_t>(partitions.size()) : kDenied;
       auto [it, inserted] = index.try_emplace({topic.topic, p.partition}, slot);
@@ -144,7 +144,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, const con
 HandlerSpec fetch_handler() {
   return serve<msg::FetchRequest>(4, 12, [](const Services& s, Request&& req) {
     with_iggy_identity(s.identities, std::move(req), [&s](Request&& req, const Result<bridge::IggyIdentityRef>& id) {
-      handle(s.log, s.authorizer, s.config.limits, std::move(req), id);
+      handle(s.log, s.config.limits, std::move(req), id);
     });
   });
 }

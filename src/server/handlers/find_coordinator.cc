@@ -15,16 +15,15 @@ namespace kib::kafka {
 namespace {
 
 // The error a key's coordinator lookup gets from the authorizer (kNone when allowed).
-ErrorCode denial(bridge::Authorizer& authorizer, const Request& req, int8_t key_type, const std::string& key) {
-  if (key_type == 0 && !authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, key))
+ErrorCode denial(const Request& req, int8_t key_type, const std::string& key) {
+  if (key_type == 0 && !req.authorized(Op::kDescribe, Res::kGroup, key))
     return ErrorCode::kGroupAuthorizationFailed;
-  if (key_type == 1 && !authorizer.authorize(auth(req), Op::kDescribe, Res::kTransactionalId, key))
+  if (key_type == 1 && !req.authorized(Op::kDescribe, Res::kTransactionalId, key))
     return ErrorCode::kTransactionalIdAuthorizationFailed;
   return ErrorCode::kNone;
 }
 
-void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer,
-            Request&& req) {
+void handle(const config::Config& config, bridge::TopicCatalog& catalog, Request&& req) {
   auto body = req.decode<msg::FindCoordinatorRequest>();
   auto adv = config.advertised(req.session->listener);
   msg::FindCoordinatorResponse resp;
@@ -53,7 +52,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge:
     for (const auto& key : body.coordinator_keys) {
       msg::FindCoordinatorResponse::Coordinator c;
       c.key = key;
-      if (const ErrorCode e = denial(authorizer, req, body.key_type, key); e != ErrorCode::kNone) {
+      if (const ErrorCode e = denial(req, body.key_type, key); e != ErrorCode::kNone) {
         c.error_code = to_int16(e);
         c.node_id = -1;
         c.host = "";
@@ -69,7 +68,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge:
       c.error_message = std::nullopt;
       resp.coordinators.push_back(std::move(c));
     }
-  } else if (const ErrorCode e = denial(authorizer, req, body.key_type, body.key); e != ErrorCode::kNone) {
+  } else if (const ErrorCode e = denial(req, body.key_type, body.key); e != ErrorCode::kNone) {
     // FindCoordinatorResponse.prepareOldResponse(error, Node.noNode()).
     resp.error_code = to_int16(e);
     resp.error_message = error_message(e);
@@ -90,7 +89,7 @@ void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge:
 
 HandlerSpec find_coordinator_handler() {
   return serve<msg::FindCoordinatorRequest>(0, 6, [](const Services& s, Request&& req) {
-    handle(s.config, s.catalog, s.authorizer, std::move(req));
+    handle(s.config, s.catalog, std::move(req));
   });
 }
 

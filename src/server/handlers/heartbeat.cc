@@ -10,10 +10,10 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::HeartbeatRequest>();
   msg::HeartbeatResponse resp;
-  if (!authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id)) {
+  if (!req.authorized(Op::kRead, Res::kGroup, body.group_id)) {
     resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
     return req.respond.send(resp);
   }
@@ -26,7 +26,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec heartbeat_handler() {
   return serve<msg::HeartbeatRequest>(0, 4, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

@@ -12,6 +12,7 @@
 #include "common/text.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/producer_fenced.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/init_producer_id.h"
 #include "server/context/services.h"
@@ -19,13 +20,9 @@
 namespace kib::kafka {
 namespace {
 
-constexpr int16_t kFirstProducerFencedVersion = 4;  // KIP-588: older clients know INVALID_PRODUCER_EPOCH
-
 void reply_error(const Responder& respond, ErrorCode code) {
-  if (code == ErrorCode::kProducerFenced && respond.header().api_version < kFirstProducerFencedVersion)
-    code = ErrorCode::kInvalidProducerEpoch;
   msg::InitProducerIdResponse resp;
-  resp.error_code = to_int16(code);
+  resp.error_code = to_int16(fenced_as_known(code, respond, kProducerFencedSinceV4));
   resp.producer_id = -1;
   resp.producer_epoch = -1;
   respond.send(resp);
@@ -35,13 +32,13 @@ void handle(bridge::ProducerRegistry& producers, bridge::TransactionCoordinator&
             bridge::Authorizer& authorizer, Request&& req) {
   auto body = req.decode<msg::InitProducerIdRequest>();
   if (body.transactional_id) {
-    if (!authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId, *body.transactional_id))
+    if (!req.authorized(Op::kWrite, Res::kTransactionalId, *body.transactional_id))
       return reply_error(req.respond, ErrorCode::kTransactionalIdAuthorizationFailed);
   } else if (authorizer.enabled() &&
-             !authorizer.authorize_cluster(auth(req), Op::kIdempotentWrite, bridge::Audit::kFilter) &&
+             !req.authorized_cluster(Op::kIdempotentWrite, bridge::Audit::kFilter) &&
              !authorizer.authorize_by_resource_type(auth(req), Op::kWrite, Res::kTopic)) {
     // Asked again only to log and count the refusal the client gets.
-    authorizer.authorize_cluster(auth(req), Op::kIdempotentWrite);
+    req.authorized_cluster(Op::kIdempotentWrite);
     return reply_error(req.respond, ErrorCode::kClusterAuthorizationFailed);
   }
   // KafkaApis.handleInitProducerIdRequest: id and epoch are both -1 or both set.

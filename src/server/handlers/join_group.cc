@@ -19,10 +19,10 @@ std::string client_host(const Request& req) {
   return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
 }
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::JoinGroupRequest>();
   const int16_t v = req.header.api_version;
-  if (!authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id)) {
+  if (!req.authorized(Op::kRead, Res::kGroup, body.group_id)) {
     msg::JoinGroupResponse resp;
     resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
     resp.generation_id = -1;
@@ -65,7 +65,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec join_group_handler() {
   return serve<msg::JoinGroupRequest>(0, 9, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

@@ -10,10 +10,10 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::LeaveGroupRequest>();
   const int16_t v = req.header.api_version;
-  if (!authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id)) {
+  if (!req.authorized(Op::kRead, Res::kGroup, body.group_id)) {
     msg::LeaveGroupResponse resp;
     resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
     return req.respond.send(resp);
@@ -45,7 +45,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec leave_group_handler() {
   return serve<msg::LeaveGroupRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

@@ -11,12 +11,12 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::ListGroupsRequest>();
   msg::ListGroupsResponse resp;
-  const bool all = authorizer.authorize_cluster(auth(req), Op::kDescribe, bridge::Audit::kFilter);
+  const bool all = req.authorized_cluster(Op::kDescribe, bridge::Audit::kFilter);
   for (auto& g : groups.list_groups(body.states_filter, body.types_filter)) {
-    if (!all && !authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, g.group_id, bridge::Audit::kFilter))
+    if (!all && !req.authorized(Op::kDescribe, Res::kGroup, g.group_id, bridge::Audit::kFilter))
       continue;
     resp.groups.push_back({std::move(g.group_id), std::move(g.protocol_type), std::move(g.state), "classic"});
   }
@@ -27,7 +27,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec list_groups_handler() {
   return serve<msg::ListGroupsRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

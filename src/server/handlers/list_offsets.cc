@@ -16,6 +16,7 @@
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
 #include "server/handlers/fanout.h"
+#include "server/handlers/fan_in_answer.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/list_offsets.h"
 #include "server/context/services.h"
@@ -23,20 +24,9 @@
 namespace kib::kafka {
 namespace {
 
-struct ListOffsetsCall {
-  msg::ListOffsetsResponse resp;
-  Responder respond;
-  size_t pending = 1;  // +1 until every lookup has started
-
-  void done() {
-    if (--pending == 0) respond.send(resp);
-  }
-};
-
-void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, uint64_t max_response_bytes, Request&& req) {
+void handle(bridge::PartitionLog& log, uint64_t max_response_bytes, Request&& req) {
   auto body = std::make_shared<msg::ListOffsetsRequest>(req.decode<msg::ListOffsetsRequest>());
-  auto call = std::make_shared<ListOffsetsCall>();
-  call->respond = req.respond;
+  auto call = std::make_shared<FanInAnswer<msg::ListOffsetsResponse>>(req.respond);
 
   // Kafka answers INVALID_REQUEST for every occurrence of a partition listed twice.
   std::map<std::pair<std::string_view, int32_t>, int> seen;
@@ -64,7 +54,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, uint64_t 
     const auto& topic = body->topics[t];
     call->resp.topics[t].name = topic.name;
     call->resp.topics[t].partitions.resize(topic.partitions.size());
-    const bool may_describe = authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, topic.name);
+    const bool may_describe = req.authorized(Op::kDescribe, Res::kTopic, topic.name);
     for (size_t p = 0; p < topic.partitions.size(); ++p)
       todo->push_back({t, p, may_describe, seen[{topic.name, topic.partitions[p].partition_index}] > 1});
   }
@@ -86,7 +76,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, uint64_t 
       pr.error_code = to_int16(ErrorCode::kInvalidRequest);
       return;
     }
-    ++call->pending;
+    call->add();
     const size_t t = e.t, p = e.p;
     log.list_offsets(topic.name, PartitionId(rq.partition_index), TimestampMs(rq.timestamp),
                      [call, t, p](bridge::OffsetLookup r) {
@@ -113,7 +103,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, uint64_t 
 
 HandlerSpec list_offsets_handler() {
   return serve<msg::ListOffsetsRequest>(1, 8, [](const Services& s, Request&& req) {
-    handle(s.log, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
+    handle(s.log, s.config.limits.max_response_bytes, std::move(req));
   });
 }
 

@@ -30,7 +30,7 @@ int64_t wall_ms() {
       .count();
 }
 
-void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, uint32_t max_pattern_bytes,
+void handle(const bridge::TransactionCoordinator& txns, uint32_t max_pattern_bytes,
             uint64_t max_response_bytes, Request&& req) {
   auto body = req.decode<msg::ListTransactionsRequest>();
   msg::ListTransactionsResponse resp;
@@ -80,7 +80,7 @@ void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& auth
       // Kafka compares against the start of the last transaction, whatever the state.
       if (body.duration_filter >= 0 && now - t.start_ms() <= body.duration_filter) continue;
       if (pattern && !std::regex_match(t.transactional_id, *pattern)) continue;
-      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTransactionalId, t.transactional_id,
+      if (!req.authorized(Op::kDescribe, Res::kTransactionalId, t.transactional_id,
                                 bridge::Audit::kFilter))
         continue;
       if (!budget.add(sizeof(msg::ListTransactionsResponse::TransactionState) + t.transactional_id.size())) break;
@@ -99,7 +99,7 @@ void handle(const bridge::TransactionCoordinator& txns, bridge::Authorizer& auth
 HandlerSpec list_transactions_handler() {
   return serve<msg::ListTransactionsRequest>(
       0, 2, [](const Services& s, Request&& req) {
-        handle(s.transactions, s.authorizer, s.config.transactions.max_id_pattern_bytes,
+        handle(s.transactions, s.config.transactions.max_id_pattern_bytes,
                s.config.limits.max_response_bytes, std::move(req));
       });
 }

@@ -14,18 +14,18 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::OffsetCommitRequest>();
   const int16_t v = req.header.api_version;
   // The answer mirrors the request: every topic and partition, in order.
   auto resp = std::make_shared<msg::OffsetCommitResponse>();
-  const bool group_allowed = authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id);
+  const bool group_allowed = req.authorized(Op::kRead, Res::kGroup, body.group_id);
   bridge::OffsetCommitParams p;
   for (auto& t : body.topics) {
     auto& rt = resp->topics.emplace_back();
     rt.name = t.name;
     const ErrorCode denied = !group_allowed ? ErrorCode::kGroupAuthorizationFailed
-                             : authorizer.authorize(auth(req), Op::kRead, Res::kTopic, t.name)
+                             : req.authorized(Op::kRead, Res::kTopic, t.name)
                                  ? ErrorCode::kNone
                                  : ErrorCode::kTopicAuthorizationFailed;
     for (auto& part : t.partitions) {
@@ -58,7 +58,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec offset_commit_handler() {
   return serve<msg::OffsetCommitRequest>(2, 9, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

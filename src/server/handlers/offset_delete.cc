@@ -12,9 +12,9 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::OffsetDeleteRequest>();
-  if (!authorizer.authorize(auth(req), Op::kDelete, Res::kGroup, body.group_id)) {
+  if (!req.authorized(Op::kDelete, Res::kGroup, body.group_id)) {
     msg::OffsetDeleteResponse resp;
     resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
     return req.respond.send(resp);
@@ -22,7 +22,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
   std::vector<bridge::TopicPartitionIndex> tps;
   std::vector<bool> may_read;
   for (const auto& t : body.topics) {
-    may_read.push_back(authorizer.authorize(auth(req), Op::kRead, Res::kTopic, t.name));
+    may_read.push_back(req.authorized(Op::kRead, Res::kTopic, t.name));
     if (may_read.back())
       for (const auto& p : t.partitions) tps.push_back({t.name, p.partition_index});
   }
@@ -49,7 +49,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec offset_delete_handler() {
   return serve<msg::OffsetDeleteRequest>(0, 0, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

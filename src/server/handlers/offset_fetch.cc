@@ -41,7 +41,7 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
     std::set<std::pair<std::string_view, int32_t>> seen;
     std::map<std::string_view, size_t> denied_at;  // a denied topic named twice is answered once too
     for (const auto& t : *topics) {
-      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, t.name)) {
+      if (!req.authorized(Op::kDescribe, Res::kTopic, t.name)) {
         auto [at, fresh] = denied_at.try_emplace(t.name, denied.size());
         if (fresh) denied.emplace_back().name = t.name;
         auto& d = denied[at->second];
@@ -67,7 +67,7 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
       std::erase_if(fetched, [&](const bridge::FetchedOffset& f) {
         if (last.empty() || f.topic != last) {
           last = f.topic;
-          may = authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, f.topic, bridge::Audit::kFilter);
+          may = req.authorized(Op::kDescribe, Res::kTopic, f.topic, bridge::Audit::kFilter);
         }
         return !may;
       });
@@ -106,7 +106,7 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
   if (v <= 7) {
     using Topic = msg::OffsetFetchResponse::OffsetFetchResponseTopic;
     // v1 has no top-level error: a denied group reads as an empty answer there, as on Kafka.
-    if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, body.group_id))
+    if (!req.authorized(Op::kDescribe, Res::kGroup, body.group_id))
       resp.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
     else
       resp.topics = fetch_group<Topic>(offsets, pending, authorizer, req, body.group_id, body.topics, budget);
@@ -117,7 +117,7 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
       if (!groups_seen.insert(g.group_id).second) continue;
       auto& rg = resp.groups.emplace_back();
       rg.group_id = g.group_id;
-      if (!authorizer.authorize(auth(req), Op::kDescribe, Res::kGroup, g.group_id)) {
+      if (!req.authorized(Op::kDescribe, Res::kGroup, g.group_id)) {
         rg.error_code = to_int16(ErrorCode::kGroupAuthorizationFailed);
         continue;
       }

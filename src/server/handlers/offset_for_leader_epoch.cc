@@ -11,6 +11,7 @@
 #include "bridge/log/partition_log.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/fan_in_answer.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/offset_for_leader_epoch.h"
 #include "server/context/services.h"
@@ -18,22 +19,11 @@
 namespace kib::kafka {
 namespace {
 
-struct EpochCall {
-  msg::OffsetForLeaderEpochResponse resp;
-  Responder respond;
-  size_t pending = 1;  // +1 until every partition has started
-
-  void done() {
-    if (--pending == 0) respond.send(resp);
-  }
-};
-
-void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::PartitionLog& log, Request&& req) {
   auto body = req.decode<msg::OffsetForLeaderEpochRequest>();
   const bool cluster_action =
-      !authorizer.enabled() || authorizer.authorize_cluster(auth(req), Op::kClusterAction, bridge::Audit::kFilter);
-  auto call = std::make_shared<EpochCall>();
-  call->respond = req.respond;
+      req.authorized_cluster(Op::kClusterAction, bridge::Audit::kFilter);
+  auto call = std::make_shared<FanInAnswer<msg::OffsetForLeaderEpochResponse>>(req.respond);
   call->resp.topics.resize(body.topics.size());
   for (size_t t = 0; t < body.topics.size(); ++t) {
     call->resp.topics[t].topic = body.topics[t].topic;
@@ -42,7 +32,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&&
   for (size_t t = 0; t < body.topics.size(); ++t) {
     const auto& topic = body.topics[t];
     const bool may_describe =
-        cluster_action || authorizer.authorize(auth(req), Op::kDescribe, Res::kTopic, topic.topic);
+        cluster_action || req.authorized(Op::kDescribe, Res::kTopic, topic.topic);
     for (size_t p = 0; p < topic.partitions.size(); ++p) {
       const auto& rq = topic.partitions[p];
       call->resp.topics[t].partitions[p].partition = rq.partition;
@@ -53,7 +43,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&&
         pr.end_offset = -1;
         continue;
       }
-      ++call->pending;
+      call->add();
       log.end_offset_for_epoch(topic.topic, PartitionId(rq.partition), rq.current_leader_epoch, rq.leader_epoch,
                                [call, t, p, rq, name = topic.topic](bridge::EpochEndOffset r) {
                                  spdlog::debug("OffsetForLeaderEpoch {}-{} epoch {} (current {}): error {}, epoch {}, end {}",
@@ -74,7 +64,7 @@ void handle(bridge::PartitionLog& log, bridge::Authorizer& authorizer, Request&&
 
 HandlerSpec offset_for_leader_epoch_handler() {
   return serve<msg::OffsetForLeaderEpochRequest>(2, 4, [](const Services& s, Request&& req) {
-    handle(s.log, s.authorizer, std::move(req));
+    handle(s.log, std::move(req));
   });
 }
 

@@ -143,7 +143,7 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
   }
 
   if (authorizer.enabled() && has_transactional_records(*body) &&
-      (!body->transactional_id || !authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId,
+      (!body->transactional_id || !req.authorized(Op::kWrite, Res::kTransactionalId,
                                                         *body->transactional_id))) {
     for (auto& topic : call->resp.responses)
       for (auto& pr : topic.partition_responses) call->fail(pr, ErrorCode::kTransactionalIdAuthorizationFailed, "");
@@ -154,7 +154,7 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
   size_t refused_at_decode = 0;  // logged once per request, with the count when there are more
   for (size_t t = 0; t < body->topic_data.size(); ++t) {
     const auto& topic = body->topic_data[t];
-    const bool may_write = authorizer.authorize(auth(req), Op::kWrite, Res::kTopic, topic.name);
+    const bool may_write = req.authorized(Op::kWrite, Res::kTopic, topic.name);
     for (size_t p = 0; p < topic.partition_data.size(); ++p) {
       const auto& data = topic.partition_data[p];
       auto& pr = call->resp.responses[t].partition_responses[p];

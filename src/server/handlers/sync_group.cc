@@ -11,7 +11,7 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::SyncGroupRequest>();
   const int16_t v = req.header.api_version;
   auto reply = [respond = req.respond](bridge::SyncGroupResult r) {
@@ -24,7 +24,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
   };
   // KafkaApis checks the v5 protocol fields first, then the group's READ.
   if (!(v >= 5 && (!body.protocol_type || !body.protocol_name)) &&
-      !authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body.group_id)) {
+      !req.authorized(Op::kRead, Res::kGroup, body.group_id)) {
     bridge::SyncGroupResult error;
     error.error = ErrorCode::kGroupAuthorizationFailed;
     return reply(std::move(error));
@@ -50,7 +50,7 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, Re
 
 HandlerSpec sync_group_handler() {
   return serve<msg::SyncGroupRequest>(0, 5, [](const Services& s, Request&& req) {
-    handle(s.groups, s.authorizer, std::move(req));
+    handle(s.groups, std::move(req));
   });
 }
 

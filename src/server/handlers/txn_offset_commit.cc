@@ -6,6 +6,7 @@
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/producer_fenced.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/txn_offset_commit.h"
 #include "server/context/services.h"
@@ -13,20 +14,20 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, Request&& req) {
+void handle(bridge::TransactionCoordinator& txns, Request&& req) {
   auto body = std::make_shared<msg::TxnOffsetCommitRequest>(req.decode<msg::TxnOffsetCommitRequest>());
   // Per topic: kNone, or the error its partitions get without being committed.
   std::vector<ErrorCode> denied(body->topics.size(), ErrorCode::kNone);
   ErrorCode all = ErrorCode::kNone;
-  if (!authorizer.authorize(auth(req), Op::kWrite, Res::kTransactionalId, body->transactional_id))
+  if (!req.authorized(Op::kWrite, Res::kTransactionalId, body->transactional_id))
     all = ErrorCode::kTransactionalIdAuthorizationFailed;
-  else if (!authorizer.authorize(auth(req), Op::kRead, Res::kGroup, body->group_id))
+  else if (!req.authorized(Op::kRead, Res::kGroup, body->group_id))
     all = ErrorCode::kGroupAuthorizationFailed;
   std::vector<bridge::TxnOffset> offsets;
   for (size_t t = 0; t < body->topics.size(); ++t) {
     const auto& topic = body->topics[t];
     denied[t] = all != ErrorCode::kNone ? all
-                : authorizer.authorize(auth(req), Op::kRead, Res::kTopic, topic.name)
+                : req.authorized(Op::kRead, Res::kTopic, topic.name)
                     ? ErrorCode::kNone
                     : ErrorCode::kTopicAuthorizationFailed;
     if (denied[t] != ErrorCode::kNone) continue;
@@ -42,10 +43,9 @@ void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer
       for (const auto& p : body->topics[t].partitions) {
         ErrorCode e = denied[t];
         if (e == ErrorCode::kNone) {
-          e = i < errors.size() ? errors[i] : ErrorCode::kUnknownServerError;
+          e = fenced_as_known(i < errors.size() ? errors[i] : ErrorCode::kUnknownServerError, respond,
+                              kProducerFencedNever);
           ++i;
-          // The group coordinator's answer to a fenced producer (GroupMetadataManager).
-          if (e == ErrorCode::kProducerFenced) e = ErrorCode::kInvalidProducerEpoch;
         }
         if (e != ErrorCode::kNone) respond.count_error(to_int16(e));
         tr.partitions.push_back({p.partition_index, to_int16(e)});
@@ -67,7 +67,7 @@ void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer
 
 HandlerSpec txn_offset_commit_handler() {
   return serve<msg::TxnOffsetCommitRequest>(
-      0, 4, [](const Services& s, Request&& req) { handle(s.transactions, s.authorizer, std::move(req)); });
+      0, 4, [](const Services& s, Request&& req) { handle(s.transactions, std::move(req)); });
 }
 
 }  // namespace kib::kafka
