@@ -500,3 +500,47 @@ BOOST_AUTO_TEST_CASE(decompression_budget_is_shared_by_the_batches_of_a_request)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The header-only checks Produce makes before it decompresses anything.
+BOOST_AUTO_TEST_SUITE(record_batch_header_checks)
+
+BOOST_AUTO_TEST_CASE(a_codec_is_found_in_any_batch_of_the_records) {
+  SampleRecords s;
+  ByteWriter w;
+  encode_record_batch(w, BatchSettings{}, s.records);
+  BOOST_TEST(!any_batch_compressed_with(w.buffer(), Compression::kZstd));
+  BatchSettings zstd;
+  zstd.compression = Compression::kZstd;
+  encode_record_batch(w, zstd, s.records);  // the second batch of two
+  BOOST_TEST(any_batch_compressed_with(w.buffer(), Compression::kZstd));
+  BOOST_TEST(!any_batch_compressed_with(w.buffer(), Compression::kLz4));
+}
+
+BOOST_AUTO_TEST_CASE(framing_the_decoder_refuses_is_left_to_it) {
+  SampleRecords s;
+  BatchSettings zstd;
+  zstd.compression = Compression::kZstd;
+  ByteWriter w;
+  encode_record_batch(w, zstd, s.records);
+  const auto& b = w.buffer();
+  BOOST_TEST(!any_batch_compressed_with(ByteSpan(b).first(kRecordBatchHeaderSize - 1), Compression::kZstd));
+  BOOST_TEST(!any_batch_compressed_with(ByteSpan(), Compression::kZstd));
+  BOOST_TEST(!first_batch_is_transactional(ByteSpan(b).first(kRecordBatchHeaderSize - 1)));
+}
+
+BOOST_AUTO_TEST_CASE(only_the_first_batch_says_whether_the_records_are_transactional) {
+  RecordToEncode rec{10, span_of("k"), span_of("v"), {}};
+  BatchSettings txn;
+  txn.transactional = true;
+  txn.producer_id = 5;
+  txn.producer_epoch = 0;
+  txn.base_sequence = 0;
+  ByteWriter plain_first, txn_first;
+  encode_record_batch(plain_first, BatchSettings{}, std::span(&rec, 1));
+  encode_record_batch(plain_first, txn, std::span(&rec, 1));
+  encode_record_batch(txn_first, txn, std::span(&rec, 1));
+  BOOST_TEST(!first_batch_is_transactional(plain_first.buffer()));
+  BOOST_TEST(first_batch_is_transactional(txn_first.buffer()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -214,6 +214,28 @@ struct BatchDecoder {
   }
 };
 
+bool any_batch_compressed_with(ByteSpan records, Compression codec) {
+  size_t at = 0;
+  while (records.size() - at >= kRecordBatchHeaderSize) {
+    ByteReader r(records.subspan(at));
+    r.skip(kBatchLengthAt, "baseOffset");
+    const int32_t batch_length = r.be<int32_t>("batchLength");
+    r.skip(kAttributesAt - (kBatchLengthAt + 4), "partitionLeaderEpoch, magic, crc");
+    const int16_t attributes = r.be<int16_t>("attributes");
+    if ((attributes & BatchAttributes::kCompressionMask) == static_cast<int16_t>(codec)) return true;
+    if (batch_length <= 0) return false;
+    at += kRecordBatchLogOverhead + static_cast<size_t>(batch_length);
+    if (at > records.size()) return false;
+  }
+  return false;
+}
+
+bool first_batch_is_transactional(ByteSpan records) {
+  if (records.size() < kRecordBatchHeaderSize) return false;
+  ByteReader r(records.subspan(kAttributesAt));
+  return (r.be<int16_t>("attributes") & BatchAttributes::kTransactional) != 0;
+}
+
 Result<std::vector<DecodedBatch>> decode_record_batches(ByteSpan records, DecompressionBudget& budget) {
   std::vector<DecodedBatch> batches;
   size_t pos = 0;

@@ -159,6 +159,14 @@ struct DecompressionBudget {
 // exactly.
 Result<std::vector<DecodedBatch>> decode_record_batches(ByteSpan records, DecompressionBudget& budget);
 
+// Checks on a Produce partition's raw `records` that read batch headers only, so a request can be
+// refused before any decompression; malformed framing is left for decode_record_batches to report.
+//   * whether any batch names `codec` (Produce refuses zstd below v7, KIP-110);
+bool any_batch_compressed_with(ByteSpan records, Compression codec);
+//   * whether the first batch is transactional (Kafka's RequestUtils.hasTransactionalRecords
+//     asks it of every partition: such a request needs WRITE on its transactional id).
+bool first_batch_is_transactional(ByteSpan records);
+
 // ---- encoding -------------------------------------------------------------------------------
 
 struct BatchSettings {
