@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/fan_in.h"
+
 namespace kib::bridge {
 
 std::string log_dir_name(const std::string& iggy_address, const std::string& stream) {
@@ -14,11 +16,17 @@ std::string log_dir_name(const std::string& iggy_address, const std::string& str
 }
 
 namespace {
+// One DescribeLogDirs, answered when its last GetTopic (and GetStats) is in. Held by shared_ptr
+// and never moved: its FanIn points back at it.
 struct Describe {
   LogDirDescription out;
   std::vector<std::pair<std::string, std::optional<std::set<int32_t>>>> wanted;  // nullopt: every partition
   std::function<void(LogDirDescription)> cb;
-  size_t pending = 1;  // +1 until every request has gone out
+  FanIn<> parts{[this] {
+    // Topics none of whose partitions exist are left out, as Kafka does.
+    std::erase_if(out.topics, [](const LogDirTopic& t) { return t.partitions.empty(); });
+    cb(std::move(out));
+  }};
 };
 }  // namespace
 
@@ -38,17 +46,11 @@ void LogDirs::describe(LogDirQuery query, bool with_totals, std::function<void(L
   }
   d->out.topics.resize(d->wanted.size());
 
-  auto finish = [d] {
-    if (--d->pending > 0) return;
-    // Topics none of whose partitions exist are left out, as Kafka does.
-    std::erase_if(d->out.topics, [](const LogDirTopic& t) { return t.partitions.empty(); });
-    d->cb(std::move(d->out));
-  };
   for (size_t i = 0; i < d->wanted.size(); ++i) {
-    ++d->pending;
+    d->parts.add();
     const std::string topic = d->wanted[i].first;
     const int32_t count = known[topic];
-    offsets_.refresh_topic(topic, [this, d, i, topic, count, finish](Status s) {
+    offsets_.refresh_topic(topic, [this, d, i, topic, count](Status s) {
       LogDirTopic& t = d->out.topics[i];
       t.name = topic;
       if (!s) {
@@ -61,22 +63,22 @@ void LogDirs::describe(LogDirQuery query, bool with_totals, std::function<void(L
           t.partitions.push_back({p->id(), static_cast<int64_t>(p->size_bytes)});
         }
       }
-      finish();
+      d->parts.done();
     });
   }
   if (with_totals) {
-    ++d->pending;
-    backend_.get_stats([d, finish](Result<iggy::Stats> r) {
+    d->parts.add();
+    backend_.get_stats([d](Result<iggy::Stats> r) {
       if (r) {
         d->out.total_bytes = static_cast<int64_t>(r->total_disk_space);
         d->out.usable_bytes = static_cast<int64_t>(r->free_disk_space);
       } else {
         spdlog::debug("DescribeLogDirs: GetStats failed (total and usable bytes unknown): {}", r.error().message);
       }
-      finish();
+      d->parts.done();
     });
   }
-  finish();
+  d->parts.done();
 }
 
 }  // namespace kib::bridge

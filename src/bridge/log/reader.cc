@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bridge/errors.h"
+#include "common/fan_in.h"
 #include "uvx/timer.h"
 
 namespace kib::bridge {
@@ -26,7 +27,7 @@ struct Reader::FetchOp {
   std::vector<PartitionRead> reads;           // of the pass in progress
   std::vector<FetchPartitionResult> results;  // of the last complete pass
   std::vector<KafkaOffset> seen_high_watermark;  // per request, at the last pass
-  size_t pending = 0;
+  FanIn<> reads_in{[] {}};  // of the pass in progress: its answer once every partition's read is in
   uint32_t passes = 0;  // started so far
   Phase phase = Phase::kReading;
   bool rerun = false;  // an append arrived while reading or checking
@@ -132,8 +133,9 @@ void Reader::run_pass(uint64_t op_id) {
   ++op.passes;
   op.reads.assign(op.requests.size(), {});
   op.read_budget = static_cast<uint64_t>(std::max(0, op.params.max_bytes));
-  op.pending = op.requests.size() + 1;  // +1: released below, after every read has started
+  op.reads_in = FanIn<>([this, op_id] { pass_done(op_id); });
   for (size_t i = 0; i < op.requests.size(); ++i) {
+    op.reads_in.add();
     const FetchPartitionRequest& rq = op.requests[i];
     lookup_(rq.topic, rq.partition, [this, op_id, i](Status known) {
       auto it = fetches_.find(op_id);
@@ -181,7 +183,7 @@ void Reader::run_pass(uint64_t op_id) {
 void Reader::read_finished(uint64_t op_id) {
   auto it = fetches_.find(op_id);
   if (it == fetches_.end()) return;
-  if (--it->second->pending == 0) pass_done(op_id);
+  it->second->reads_in.done();
 }
 
 void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max_bytes, bool refreshed, uint64_t owner,
@@ -311,9 +313,7 @@ void Reader::check_for_news(uint64_t op_id) {
   std::set<std::string> topics;
   for (size_t i = 0; i < op.requests.size(); ++i)
     if (op.states[i]) topics.insert(op.requests[i].topic);
-  auto pending = std::make_shared<size_t>(topics.size() + 1);
-  auto checked = [this, op_id, pending](Status) {
-    if (--*pending > 0) return;
+  auto checked_all = std::make_shared<FanIn<>>([this, op_id] {
     auto it = fetches_.find(op_id);
     if (it == fetches_.end()) return;
     FetchOp& op = *it->second;
@@ -328,7 +328,7 @@ void Reader::check_for_news(uint64_t op_id) {
       op.recheck = std::min(op.recheck * 2, kMaxRecheck);
       arm_wait(op_id);
     }
-  };
+  });
   // A failed GetTopic just means no news this round; the next pass reports real errors.
   // Many fetches long-polling one topic share GetTopic replies younger than half their
   // re-check interval, which bounds the load on Iggy whatever the number of consumers.
@@ -336,13 +336,11 @@ void Reader::check_for_news(uint64_t op_id) {
   const auto max_age = static_cast<uint64_t>(op.recheck.count() / 2);
   for (const std::string& t : topics) {
     std::optional<uint64_t> fresh = offsets_.refreshed_at(t);
-    if (fresh && now - *fresh < max_age) {
-      --*pending;
-      continue;
-    }
-    offsets_.refresh_topic(t, checked);
+    if (fresh && now - *fresh < max_age) continue;
+    checked_all->add();
+    offsets_.refresh_topic(t, [checked_all](Status) { checked_all->done(); });
   }
-  checked(ok_status());
+  checked_all->done();
 }
 
 // Takes the op out of the table and out of its partitions' waiters.

@@ -13,6 +13,7 @@
 
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
+#include "common/fan_in.h"
 #include "bridge/producers/producer_registry.h"
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
@@ -58,15 +59,16 @@ void fill(const bridge::ProducerRegistry& producers, const bridge::TransactionCo
   for (auto& [pid, st] : by_pid) pr.active_producers.push_back(std::move(st));
 }
 
+// One request's topics, answered when the last is in. Held by shared_ptr and never moved: its
+// FanIn points back at it.
 struct Call {
+  explicit Call(uint64_t max) : budget(max) {}
   msg::DescribeProducersResponse resp;
   Responder respond;
-  size_t pending = 1;
   AnswerBudget budget;
-  bool refused = false;
-  explicit Call(uint64_t max) : budget(max) {}
-  void done() {
-    if (--pending != 0 || refused) return;
+  FanIn<> parts{[this] { answer(); }};
+
+  void answer() {
     // Each partition's producers are known only now: the answer's variable part.
     for (const auto& t : resp.topics)
       for (const auto& p : t.partitions)
@@ -125,7 +127,7 @@ void handle(const Services& s, Request&& req) {
             }
             fill(producers, txns, *transactional, tr.name, pr);
           },
-          [call] { call->done(); },
+          [call] { call->parts.done(); },
           [conn] {
             auto c = conn.lock();
             return c && !c->closed();
@@ -140,7 +142,7 @@ void handle(const Services& s, Request&& req) {
       }
       continue;
     }
-    ++call->pending;
+    call->parts.add();
     // __consumer_offsets, listed by Metadata once a group coordinator was asked for: no producer
     // writes to it (kafka-transactions find-hanging asks for every partition Metadata lists).
     if (const bridge::TopicMetadata* o = s.catalog.offsets_topic(); o && o->name == tr.name) {
@@ -149,7 +151,7 @@ void handle(const Services& s, Request&& req) {
     }
     s.catalog.ensure(tr.name, /*auto_create=*/false, std::move(answer));
   }
-  call->done();
+  call->parts.done();
 }
 
 }  // namespace
