@@ -76,7 +76,7 @@ void handle(Request&& req) {
 }  // namespace
 
 HandlerSpec describe_client_quotas_handler() {
-  return serve<msg::DescribeClientQuotasRequest>(0, 1, [](const Services& s, Request&& req) {
+  return serve<msg::DescribeClientQuotasRequest>(0, 1, [](const Services&, Request&& req) {
     handle(std::move(req));
   });
 }

@@ -13,7 +13,7 @@
 #include "bridge/catalog/config_service.h"
 #include "bridge/errors.h"
 #include "common/text.h"
-#include "bridge/security/authorizer.h"
+#include "common/fan_in.h"
 #include "server/security/authorization.h"
 #include "server/handlers/fanout.h"
 #include "server/handlers/registry.h"
@@ -53,18 +53,17 @@ uint64_t answer_bytes(const Response::DescribeConfigsResourceResult& r) {
   return n;
 }
 
-void handle(bridge::ConfigService& configs, bridge::Authorizer& authorizer, uint64_t max_response_bytes,
-            Request&& req) {
-  auto body = req.decode<msg::DescribeConfigsRequest>();
-  // A resource named twice is described once, with the keys of every mention (null or empty
-  // in any of them: all keys); the answer lists it once (AdminClient keys its results by
-  // resource either way), so a request's work and answer follow its distinct resources
-  // (server/handlers/fanout.h).
-  struct Wanted {
-    const msg::DescribeConfigsRequest::DescribeConfigsResource* resource;
-    bool all_keys = false;
-    std::set<std::string> keys;
-  };
+// A resource named twice is described once, with the keys of every mention (null or empty in
+// any of them: all keys); the answer lists it once (AdminClient keys its results by resource
+// either way), so a request's work and answer follow its distinct resources
+// (server/handlers/fanout.h).
+struct Wanted {
+  const msg::DescribeConfigsRequest::DescribeConfigsResource* resource;
+  bool all_keys = false;
+  std::set<std::string> keys;
+};
+
+std::vector<Wanted> distinct_resources(const msg::DescribeConfigsRequest& body) {
   std::vector<Wanted> wanted;
   std::map<std::pair<int8_t, std::string_view>, size_t> index;
   for (const auto& res : body.resources) {
@@ -74,75 +73,86 @@ void handle(bridge::ConfigService& configs, bridge::Authorizer& authorizer, uint
     if (!res.configuration_keys || res.configuration_keys->empty()) w.all_keys = true;
     else w.keys.insert(res.configuration_keys->begin(), res.configuration_keys->end());
   }
-  struct Call {
-    Request req;
-    msg::DescribeConfigsRequest body;
-    std::vector<Wanted> wanted;
-    Response resp;
-    size_t pending = 1;  // +1 until every describe has started
-    AnswerBudget budget;
-    bool refused = false;
-    explicit Call(uint64_t max) : budget(max) {}
-    void done() {
-      if (--pending == 0 && !refused) req.respond.send(resp);
+  return wanted;
+}
+
+// One request's describes, answered when the last is in unless the budget refused the answer.
+// Held by shared_ptr and never moved: its FanIn points back at it.
+struct Call {
+  explicit Call(uint64_t max) : budget(max) {}
+  Request req;
+  msg::DescribeConfigsRequest body;  // what `wanted` points into
+  std::vector<Wanted> wanted;
+  Response resp;
+  AnswerBudget budget;
+  bool refused = false;
+  FanIn<> parts{[this] {
+    if (!refused) req.respond.send(resp);
+  }};
+};
+
+// Resource i's configs from the config service: every config, or those asked for, in config
+// order; false (the answer refused, the connection closing) once they pass the budget.
+bool fill(Call& call, size_t i, const std::vector<bridge::topic_configs::Entry>& entries) {
+  const Wanted& w = call.wanted[i];
+  auto& o = call.resp.results[i];
+  o.error_code = to_int16(ErrorCode::kNone);
+  for (const auto& e : entries) {
+    if (!w.all_keys && !w.keys.count(e.name)) continue;
+    o.configs.push_back(encode_entry(e, call.body.include_synonyms, call.body.include_documentation));
+    if (!call.budget.add(answer_bytes(o.configs.back()))) {
+      call.refused = true;
+      call.resp = Response{};  // what was built goes now
+      refuse_oversized_answer(call.req.respond, fmt::format("DescribeConfigs naming {} resources", call.wanted.size()),
+                              call.budget);
+      return false;
     }
-  };
+  }
+  return true;
+}
+
+// Resource i: refused here, or described by the config service.
+void describe_one(const std::shared_ptr<Call>& call, bridge::ConfigService& configs, size_t i) {
+  const auto& res = *call->wanted[i].resource;
+  auto& out = call->resp.results[i];
+  out.resource_type = res.resource_type;
+  out.resource_name = res.resource_name;
+  if (const ErrorCode e = config_resource_denial(call->req, res.resource_type, res.resource_name, Op::kDescribeConfigs);
+      e != ErrorCode::kNone) {
+    out.error_code = to_int16(e);
+    out.error_message = error_message(e);
+    return;
+  }
+  call->parts.add();
+  configs.describe(res.resource_type, res.resource_name, [call, i](Result<std::vector<bridge::topic_configs::Entry>> r) {
+    if (call->refused) return;
+    if (!r) {
+      auto& o = call->resp.results[i];
+      o.error_code = to_int16(bridge::to_kafka_error(r.error()));
+      o.error_message = truncate_message(r.error().message);
+    } else if (!fill(*call, i, *r)) {
+      return;
+    }
+    call->parts.done();
+  });
+}
+
+void handle(bridge::ConfigService& configs, uint64_t max_response_bytes, Request&& req) {
+  auto body = req.decode<msg::DescribeConfigsRequest>();
   auto call = std::make_shared<Call>(max_response_bytes);
-  call->resp.results.resize(wanted.size());
-  if (!call->budget.add(wanted.size() * sizeof(Response::DescribeConfigsResult) + body.resources.size() / 8)) {
-    refuse_oversized_answer(req.respond, fmt::format("DescribeConfigs naming {} resources", wanted.size()),
+  call->wanted = distinct_resources(body);
+  call->resp.results.resize(call->wanted.size());
+  if (!call->budget.add(call->wanted.size() * sizeof(Response::DescribeConfigsResult) + body.resources.size() / 8)) {
+    refuse_oversized_answer(req.respond, fmt::format("DescribeConfigs naming {} resources", call->wanted.size()),
                             call->budget);
     return;
   }
   call->req = std::move(req);
-  call->body = std::move(body);
-  call->wanted = std::move(wanted);
-  const bool synonyms = call->body.include_synonyms, docs = call->body.include_documentation;
-  auto describe_one = [call, &configs, &authorizer, synonyms, docs](size_t i) {
-    const Wanted& w = call->wanted[i];
-    const auto& res = *w.resource;
-    auto& out = call->resp.results[i];
-    out.resource_type = res.resource_type;
-    out.resource_name = res.resource_name;
-    if (const ErrorCode e =
-            config_resource_denial(authorizer, call->req, res.resource_type, res.resource_name, Op::kDescribeConfigs);
-        e != ErrorCode::kNone) {
-      out.error_code = to_int16(e);
-      out.error_message = error_message(e);
-      return;
-    }
-    ++call->pending;
-    configs.describe(res.resource_type, res.resource_name,
-                     [call, i, synonyms, docs](Result<std::vector<bridge::topic_configs::Entry>> r) {
-                       if (call->refused) return;
-                       const Wanted& w = call->wanted[i];
-                       auto& o = call->resp.results[i];
-                       if (!r) {
-                         o.error_code = to_int16(bridge::to_kafka_error(r.error()));
-                         o.error_message = truncate_message(r.error().message);
-                       } else {
-                         o.error_code = to_int16(ErrorCode::kNone);
-                         // Every config, or those asked for, in config order.
-                         for (const auto& e : *r) {
-                           if (!w.all_keys && !w.keys.count(e.name)) continue;
-                           o.configs.push_back(encode_entry(e, synonyms, docs));
-                           if (!call->budget.add(answer_bytes(o.configs.back()))) {
-                             call->refused = true;
-                             call->resp = Response{};  // what was built goes now
-                             refuse_oversized_answer(call->req.respond,
-                                                     fmt::format("DescribeConfigs naming {} resources",
-                                                                 call->wanted.size()),
-                                                     call->budget);
-                             return;
-                           }
-                         }
-                       }
-                       call->done();
-                     });
-  };
+  call->body = std::move(body);  // a vector's move keeps its elements where they are
   const std::shared_ptr<net::Connection> conn = call->req.conn;
   in_slices(
-      conn ? conn->loop() : nullptr, call->wanted.size(), describe_one, [call] { call->done(); },
+      conn ? conn->loop() : nullptr, call->wanted.size(),
+      [call, &configs](size_t i) { describe_one(call, configs, i); }, [call] { call->parts.done(); },
       [call] { return !call->refused && call->req.conn && !call->req.conn->closed(); });
 }
 
@@ -150,7 +160,7 @@ void handle(bridge::ConfigService& configs, bridge::Authorizer& authorizer, uint
 
 HandlerSpec describe_configs_handler() {
   return serve<msg::DescribeConfigsRequest>(1, 4, [](const Services& s, Request&& req) {
-    handle(s.configs, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
+    handle(s.configs, s.config.limits.max_response_bytes, std::move(req));
   });
 }
 

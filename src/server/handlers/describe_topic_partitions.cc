@@ -22,6 +22,7 @@
 #include "bridge/errors.h"
 #include "bridge/log/fetch_records.h"
 #include "bridge/security/authorizer.h"
+#include "common/fan_in.h"
 #include "server/security/authorization.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/describe_topic_partitions.h"
@@ -103,90 +104,106 @@ Resp build(int32_t node, const std::vector<Found>& topics, const std::optional<m
   return resp;
 }
 
+// What one answer's page is cut by, and who it is for.
+struct Page {
+  int32_t node = 0;
+  std::optional<msg::DescribeTopicPartitionsRequest::Cursor> cursor;
+  int32_t limit = 0;
+  bridge::Authorizer* authorizer = nullptr;
+  Asker asker;
+  Resp answer(const std::vector<Found>& topics) const { return build(node, topics, cursor, limit, *authorizer, asker); }
+};
+
+// A cursor whose topic is not in a non-empty list, or with a negative partition: every requested
+// topic gets INVALID_REQUEST. True when the request was answered so.
+bool refused_cursor(const msg::DescribeTopicPartitionsRequest& body, const std::set<std::string>& names,
+                    const Responder& respond) {
+  if (!body.cursor) return false;
+  if ((body.topics.empty() || names.count(body.cursor->topic_name)) && body.cursor->partition_index >= 0) return false;
+  Resp resp;
+  for (const auto& t : body.topics) {
+    Resp::DescribeTopicPartitionsResponseTopic out;
+    out.name = t.name;
+    out.error_code = to_int16(ErrorCode::kInvalidRequest);
+    out.topic_id = msg::Uuid{};
+    resp.topics.push_back(std::move(out));
+  }
+  respond.send(resp);
+  return true;
+}
+
+// Every topic from the cursor's on that the principal may DESCRIBE (the others are left out).
+void describe_all(bridge::TopicCatalog& catalog, Request&& req, Page page, std::string from) {
+  auto shared = std::make_shared<Request>(std::move(req));
+  std::optional<bridge::TopicMetadata> offsets_topic;
+  if (const auto* o = catalog.offsets_topic()) offsets_topic = *o;
+  catalog.list_all([shared, page = std::move(page), from = std::move(from),
+                    offsets_topic](std::vector<const bridge::TopicMetadata*> topics) {
+    std::vector<Found> found;
+    auto may_describe = [&](const std::string& name) {
+      return page.authorizer->authorize(page.asker.auth(), Op::kDescribe, Res::kTopic, name, bridge::Audit::kFilter);
+    };
+    for (const auto* t : topics)
+      if (t->name >= from && may_describe(t->name)) found.push_back({t->name, *t, ErrorCode::kNone});
+    if (offsets_topic && offsets_topic->name >= from && may_describe(offsets_topic->name))
+      found.push_back({offsets_topic->name, *offsets_topic, ErrorCode::kNone});
+    std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.name < b.name; });
+    shared->respond.send(page.answer(found));
+  });
+}
+
+// Named topics: the cache, or Iggy for a topic created natively that the cache has not seen.
+// Held by shared_ptr and never moved: its FanIn points back at it.
+struct NamedCall {
+  explicit NamedCall(Page p) : page(std::move(p)) {}
+  Page page;
+  Responder respond;
+  std::vector<Found> found;
+  FanIn<> parts{[this] { respond.send(page.answer(found)); }};
+};
+
+void describe_named(bridge::TopicCatalog& catalog, const Request& req, Page page, const std::set<std::string>& names) {
+  auto call = std::make_shared<NamedCall>(std::move(page));
+  call->respond = req.respond;
+  for (const auto& n : names) call->found.push_back({n, std::nullopt, ErrorCode::kUnknownTopicOrPartition});  // sorted
+  for (size_t i = 0; i < call->found.size(); ++i) {
+    Found& f = call->found[i];
+    // Whether it exists is not disclosed to a principal that may not DESCRIBE it.
+    if (!req.authorized(Op::kDescribe, Res::kTopic, f.name)) {
+      f.denied = true;
+      continue;
+    }
+    if (f.name == bridge::TopicCatalog::kOffsetsTopic) {
+      if (const auto* o = catalog.offsets_topic()) f.topic = *o;
+      continue;
+    }
+    call->parts.add();
+    catalog.ensure(f.name, /*auto_create=*/false, [call, i](Result<const bridge::TopicMetadata*> r) {
+      if (r) {
+        call->found[i].topic = **r;
+      } else {
+        // Iggy unreachable is not "unknown": the retriable error says so.
+        ErrorCode e = bridge::to_kafka_error(r.error());
+        if (e != ErrorCode::kInvalidTopicException) call->found[i].error = e;
+      }
+      call->parts.done();
+    });
+  }
+  call->parts.done();
+}
+
 void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer,
             Request&& req) {
   auto body = req.decode<msg::DescribeTopicPartitionsRequest>();
-  const Asker asker{req.session->principal, req.session->client_host, req.header.api_key};
-  const int32_t node = config.kafka.node_id;
-  const int32_t limit = std::clamp(body.response_partition_limit, 1, kMaxPartitionLimit);
-  const std::string from = body.cursor ? body.cursor->topic_name : std::string();
-
+  Page page{config.kafka.node_id, body.cursor, std::clamp(body.response_partition_limit, 1, kMaxPartitionLimit),
+            &authorizer, Asker{req.session->principal, req.session->client_host, req.header.api_key}};
+  std::string from = body.cursor ? body.cursor->topic_name : std::string();
   std::set<std::string> names;
   for (const auto& t : body.topics)
     if (t.name >= from) names.insert(t.name);
-  const bool all_topics = body.topics.empty();
-  if (body.cursor && ((!all_topics && !names.count(body.cursor->topic_name)) || body.cursor->partition_index < 0)) {
-    Resp resp;
-    for (const auto& t : body.topics) {
-      Resp::DescribeTopicPartitionsResponseTopic out;
-      out.name = t.name;
-      out.error_code = to_int16(ErrorCode::kInvalidRequest);
-      out.topic_id = msg::Uuid{};
-      resp.topics.push_back(std::move(out));
-    }
-    return req.respond.send(resp);
-  }
-
-  if (all_topics) {
-    auto shared = std::make_shared<Request>(std::move(req));
-    auto cursor = body.cursor;
-    std::optional<bridge::TopicMetadata> offsets_topic;
-    if (const auto* o = catalog.offsets_topic()) offsets_topic = *o;
-    catalog.list_all([shared, node, cursor, limit, from, offsets_topic, &authorizer,
-                      asker](std::vector<const bridge::TopicMetadata*> topics) {
-      std::vector<Found> found;
-      auto may_describe = [&](const std::string& name) {
-        return authorizer.authorize(asker.auth(), Op::kDescribe, Res::kTopic, name, bridge::Audit::kFilter);
-      };
-      for (const auto* t : topics)
-        if (t->name >= from && may_describe(t->name)) found.push_back({t->name, *t, ErrorCode::kNone});
-      if (offsets_topic && offsets_topic->name >= from && may_describe(offsets_topic->name))
-        found.push_back({offsets_topic->name, *offsets_topic, ErrorCode::kNone});
-      std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.name < b.name; });
-      shared->respond.send(build(node, found, cursor, limit, authorizer, asker));
-    });
-    return;
-  }
-
-  // Named topics: the cache, or Iggy for a topic created natively that the cache has not seen.
-  struct Call {
-    Request req;
-    std::vector<Found> found;
-    size_t pending = 0;
-  };
-  auto call = std::make_shared<Call>();
-  for (const auto& n : names) call->found.push_back({n, std::nullopt, ErrorCode::kUnknownTopicOrPartition});  // a std::set: sorted
-  call->pending = call->found.size();
-  call->req = std::move(req);
-  auto cursor = body.cursor;
-  auto finish = [call, node, cursor, limit, &authorizer, asker] {
-    call->req.respond.send(build(node, call->found, cursor, limit, authorizer, asker));
-  };
-  if (call->pending == 0) return finish();
-  for (size_t i = 0; i < call->found.size(); ++i) {
-    // Whether it exists is not disclosed to a principal that may not DESCRIBE it.
-    if (!authorizer.authorize(asker.auth(), Op::kDescribe, Res::kTopic, call->found[i].name)) {
-      call->found[i].denied = true;
-      if (--call->pending == 0) finish();
-      continue;
-    }
-    if (call->found[i].name == bridge::TopicCatalog::kOffsetsTopic) {
-      if (const auto* o = catalog.offsets_topic()) call->found[i].topic = *o;
-      if (--call->pending == 0) finish();
-      continue;
-    }
-    catalog.ensure(call->found[i].name, /*auto_create=*/false,
-                   [call, i, finish](Result<const bridge::TopicMetadata*> r) {
-                     if (r) {
-                       call->found[i].topic = **r;
-                     } else {
-                       // Iggy unreachable is not "unknown": the retriable error says so.
-                       ErrorCode e = bridge::to_kafka_error(r.error());
-                       if (e != ErrorCode::kInvalidTopicException) call->found[i].error = e;
-                     }
-                     if (--call->pending == 0) finish();
-                   });
-  }
+  if (refused_cursor(body, names, req.respond)) return;
+  if (body.topics.empty()) return describe_all(catalog, std::move(req), std::move(page), std::move(from));
+  describe_named(catalog, req, std::move(page), names);
 }
 
 }  // namespace

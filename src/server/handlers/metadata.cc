@@ -14,6 +14,7 @@
 #include "bridge/errors.h"
 #include "bridge/log/fetch_records.h"
 #include "bridge/security/authorizer.h"
+#include "common/fan_in.h"
 #include "server/security/authorization.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/metadata.h"
@@ -29,16 +30,27 @@ bool by_id(const msg::MetadataRequest::MetadataRequestTopic& rt) {
   return !rt.name.has_value() || (rt.name->empty() && rt.topic_id != msg::Uuid{});
 }
 
+// One Metadata request's answer, sent when the last topic is in. Held by shared_ptr and never
+// moved: its FanIn points back at it.
 struct MetadataCall {
+  explicit MetadataCall(bridge::Authorizer& a) : authorizer(a) {}
+  bridge::Authorizer& authorizer;
   Request req;
   msg::MetadataResponse resp;
-  size_t pending = 0;
+  int32_t node = 0;
   bool topic_operations = false;  // include_topic_authorized_operations (v8+)
   // Who asks, kept for the answers that come after the request's connection may have gone.
   security::KafkaPrincipal principal;
   std::string host;
   int16_t api_key = 0;
+  FanIn<> parts{[this] { req.respond.send(resp); }};
+
   bridge::AuthContext auth() const { return {principal, host, api_key}; }
+  // Every answered topic the principal may see gets its operations when asked.
+  void operations(msg::MetadataResponse::MetadataResponseTopic& out) const {
+    if (topic_operations && out.name)
+      out.topic_authorized_operations = authorizer.authorized_operations(auth(), Res::kTopic, *out.name);
+  }
 };
 
 void fill_topic(int32_t node, msg::MetadataResponse::MetadataResponseTopic& out, const bridge::TopicMetadata& t) {
@@ -58,8 +70,6 @@ void fill_topic(int32_t node, msg::MetadataResponse::MetadataResponseTopic& out,
   }
 }
 
-void finish(const std::shared_ptr<MetadataCall>& call) { call->req.respond.send(call->resp); }
-
 // A topic the principal may not see or create (MetadataResponseTopic with no partitions).
 void deny(msg::MetadataResponse::MetadataResponseTopic& out, std::optional<std::string> name, msg::Uuid id,
           bool internal) {
@@ -70,129 +80,136 @@ void deny(msg::MetadataResponse::MetadataResponseTopic& out, std::optional<std::
   out.partitions.clear();
 }
 
-void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer,
-            const std::string& cluster_id, Request&& req) {
-  auto body = req.decode<msg::MetadataRequest>();
-  int16_t v = req.header.api_version;
-  auto call = std::make_shared<MetadataCall>();
-  call->principal = req.session->principal;
-  call->host = req.session->client_host;
-  call->api_key = req.header.api_key;
-  call->topic_operations = v >= 8 && body.include_topic_authorized_operations;
+// The answer's broker, cluster and controller; the cluster's authorized operations when asked.
+void describe_cluster(MetadataCall& call, const config::Config& config, const std::string& cluster_id,
+                      const Request& req, const msg::MetadataRequest& body) {
+  const int16_t v = req.header.api_version;
   // Kafka fills the cluster's only for v8-10 (v11 dropped the field for DescribeCluster).
   if (v >= 8 && v <= 10 && body.include_cluster_authorized_operations)
-    call->resp.cluster_authorized_operations =
-        authorizer.authorize_cluster(call->auth(), Op::kDescribe)
-            ? authorizer.authorized_operations(call->auth(), Res::kCluster, security::kClusterName)
+    call.resp.cluster_authorized_operations =
+        req.authorized_cluster(Op::kDescribe)
+            ? call.authorizer.authorized_operations(call.auth(), Res::kCluster, security::kClusterName)
             : 0;
-  // Every answered topic the principal may see gets its operations when asked.
-  auto operations = [call, &authorizer](msg::MetadataResponse::MetadataResponseTopic& out) {
-    if (call->topic_operations && out.name)
-      out.topic_authorized_operations = authorizer.authorized_operations(call->auth(), Res::kTopic, *out.name);
-  };
-  const int32_t node = config.kafka.node_id;
   auto advertised = config.advertised(req.session->listener);
   msg::MetadataResponse::MetadataResponseBroker broker;
-  broker.node_id = node;
+  broker.node_id = call.node;
   broker.host = advertised.host;
   broker.port = advertised.port;
   broker.rack = std::nullopt;
-  call->resp.brokers.push_back(broker);
-  call->resp.cluster_id = cluster_id;
-  call->resp.controller_id = node;
+  call.resp.brokers.push_back(broker);
+  call.resp.cluster_id = cluster_id;
+  call.resp.controller_id = call.node;
+}
 
-  bool all_topics = !body.topics.has_value() || (v == 0 && body.topics->empty());
-  if (all_topics) {
-    call->req = std::move(req);
-    catalog.list_all([call, node, offsets_topic = catalog.offsets_topic(), &authorizer,
-                      operations](std::vector<const bridge::TopicMetadata*> topics) {
-      if (const bridge::TopicMetadata* o = offsets_topic) topics.push_back(o);
-      for (const auto* t : topics) {
-        // Topics the principal may not DESCRIBE are not listed (not even as errors).
-        if (!authorizer.authorize(call->auth(), Op::kDescribe, Res::kTopic, t->name, bridge::Audit::kFilter)) continue;
-        msg::MetadataResponse::MetadataResponseTopic mt;
-        fill_topic(node, mt, *t);
-        operations(mt);
-        call->resp.topics.push_back(std::move(mt));
-      }
-      finish(call);
-    });
-    return;
-  }
-
-  // A topic named more than once is answered once, as Kafka does (KafkaApis takes the requested
-  // names as a set): 350,000 repeats of a 1,000-partition topic in one 1 MiB request would
-  // otherwise build 3.5e8 partition entries. Kept in first-request order.
-  std::vector<const msg::MetadataRequest::MetadataRequestTopic*> topics;
-  {
-    std::set<std::string_view> names;
-    std::set<msg::Uuid> ids;
-    for (const auto& rt : *body.topics) {
-      const bool first = by_id(rt) ? ids.insert(rt.topic_id).second : names.insert(std::string_view(*rt.name)).second;
-      if (first) topics.push_back(&rt);
+// Every topic the principal may DESCRIBE; the others are not listed (not even as errors).
+void list_all(const std::shared_ptr<MetadataCall>& call, bridge::TopicCatalog& catalog) {
+  catalog.list_all([call, offsets_topic = catalog.offsets_topic()](std::vector<const bridge::TopicMetadata*> topics) {
+    if (const bridge::TopicMetadata* o = offsets_topic) topics.push_back(o);
+    for (const auto* t : topics) {
+      if (!call->authorizer.authorize(call->auth(), Op::kDescribe, Res::kTopic, t->name, bridge::Audit::kFilter))
+        continue;
+      msg::MetadataResponse::MetadataResponseTopic mt;
+      fill_topic(call->node, mt, *t);
+      call->operations(mt);
+      call->resp.topics.push_back(std::move(mt));
     }
+    call->parts.done();
+  });
+}
+
+// A topic named more than once is answered once, as Kafka does (KafkaApis takes the requested
+// names as a set): 350,000 repeats of a 1,000-partition topic in one 1 MiB request would
+// otherwise build 3.5e8 partition entries. Kept in first-request order.
+std::vector<const msg::MetadataRequest::MetadataRequestTopic*> distinct_topics(const msg::MetadataRequest& body) {
+  std::vector<const msg::MetadataRequest::MetadataRequestTopic*> topics;
+  std::set<std::string_view> names;
+  std::set<msg::Uuid> ids;
+  for (const auto& rt : *body.topics) {
+    const bool first = by_id(rt) ? ids.insert(rt.topic_id).second : names.insert(std::string_view(*rt.name)).second;
+    if (first) topics.push_back(&rt);
   }
-  bool auto_create = config.kafka.auto_create_topics && (v < 4 || body.allow_auto_topic_creation);
-  call->resp.topics.resize(topics.size());
-  call->pending = topics.size();
+  return topics;
+}
+
+// v10+: lookup by topic id. Topic ids are not secret: a denied one is answered with its id and
+// without its name.
+void answer_by_id(MetadataCall& call, bridge::TopicCatalog& catalog, const msg::Uuid& id,
+                  msg::MetadataResponse::MetadataResponseTopic& out) {
+  const bridge::TopicMetadata* t = catalog.find(id);
+  if (const bridge::TopicMetadata* o = catalog.offsets_topic(); !t && o && o->topic_id == id) t = o;
+  if (!t) {
+    out.error_code = to_int16(ErrorCode::kUnknownTopicId);
+  } else if (!call.authorizer.authorize(call.auth(), Op::kDescribe, Res::kTopic, t->name)) {
+    deny(out, std::nullopt, id, false);
+  } else {
+    fill_topic(call.node, out, *t);
+    call.operations(out);
+  }
+}
+
+// Topic i, asked for by name: refused, __consumer_offsets, or the catalog's (created when
+// `auto_create` and the principal may create it).
+void answer_by_name(const std::shared_ptr<MetadataCall>& call, bridge::TopicCatalog& catalog, bool auto_create,
+                    size_t i) {
+  auto& out = call->resp.topics[i];
+  const std::string& name = *out.name;
+  bridge::Authorizer& authorizer = call->authorizer;
+  // Whether the topic exists or not is not disclosed to a principal that may not DESCRIBE it.
+  if (!authorizer.authorize(call->auth(), Op::kDescribe, Res::kTopic, name))
+    return deny(out, name, msg::Uuid{}, false);
+  if (name == bridge::TopicCatalog::kOffsetsTopic) {
+    // Never an Iggy topic: listed once used, else unknown (and never auto-created).
+    if (const bridge::TopicMetadata* o = catalog.offsets_topic()) fill_topic(call->node, out, *o);
+    else out.error_code = to_int16(ErrorCode::kUnknownTopicOrPartition);
+    return call->operations(out);
+  }
+  // Auto-creation needs CREATE on the cluster or on the topic; without it a topic the bridge
+  // does not know is answered TOPIC_AUTHORIZATION_FAILED instead of being created.
+  const bool may_create = !auto_create || !authorizer.enabled() || catalog.find(name) ||
+                          authorizer.authorize_cluster(call->auth(), Op::kCreate, bridge::Audit::kFilter) ||
+                          authorizer.authorize(call->auth(), Op::kCreate, Res::kTopic, name);
+  call->parts.add();
+  catalog.ensure(name, auto_create && may_create, [call, i, auto_create, may_create](Result<const bridge::TopicMetadata*> r) {
+    auto& o = call->resp.topics[i];
+    if (r) {
+      fill_topic(call->node, o, **r);
+      call->operations(o);
+    } else if (auto_create && !may_create && bridge::to_kafka_error(r.error()) == ErrorCode::kUnknownTopicOrPartition) {
+      deny(o, o.name, msg::Uuid{}, false);
+    } else {
+      o.error_code = to_int16(bridge::to_kafka_metadata_error(r.error()));
+      call->operations(o);
+    }
+    call->parts.done();
+  });
+}
+
+void handle(const config::Config& config, bridge::TopicCatalog& catalog, bridge::Authorizer& authorizer,
+            const std::string& cluster_id, Request&& req) {
+  auto body = req.decode<msg::MetadataRequest>();
+  const int16_t v = req.header.api_version;
+  auto call = std::make_shared<MetadataCall>(authorizer);
+  call->principal = req.session->principal;
+  call->host = req.session->client_host;
+  call->api_key = req.header.api_key;
+  call->node = config.kafka.node_id;
+  call->topic_operations = v >= 8 && body.include_topic_authorized_operations;
+  describe_cluster(*call, config, cluster_id, req, body);
   call->req = std::move(req);
-  if (call->pending == 0) return finish(call);
+  if (!body.topics.has_value() || (v == 0 && body.topics->empty())) return list_all(call, catalog);
+
+  const auto topics = distinct_topics(body);
+  const bool auto_create = config.kafka.auto_create_topics && (v < 4 || body.allow_auto_topic_creation);
+  call->resp.topics.resize(topics.size());
   for (size_t i = 0; i < topics.size(); ++i) {
     const auto& rt = *topics[i];
     auto& out = call->resp.topics[i];
     out.topic_id = rt.topic_id;
     out.name = rt.name;
-    if (by_id(rt)) {
-      // v10+: lookup by topic id. Topic ids are not secret: a denied one is answered with its
-      // id and without its name.
-      const bridge::TopicMetadata* t = catalog.find(rt.topic_id);
-      if (const bridge::TopicMetadata* o = catalog.offsets_topic(); !t && o && o->topic_id == rt.topic_id) t = o;
-      if (!t) {
-        out.error_code = to_int16(ErrorCode::kUnknownTopicId);
-      } else if (!authorizer.authorize(call->auth(), Op::kDescribe, Res::kTopic, t->name)) {
-        deny(out, std::nullopt, rt.topic_id, false);
-      } else {
-        fill_topic(node, out, *t);
-        operations(out);
-      }
-      if (--call->pending == 0) finish(call);
-      continue;
-    }
-    // Whether the topic exists or not is not disclosed to a principal that may not DESCRIBE it.
-    if (!authorizer.authorize(call->auth(), Op::kDescribe, Res::kTopic, *rt.name)) {
-      deny(out, *rt.name, msg::Uuid{}, false);
-      if (--call->pending == 0) finish(call);
-      continue;
-    }
-    if (*rt.name == bridge::TopicCatalog::kOffsetsTopic) {
-      // Never an Iggy topic: listed once used, else unknown (and never auto-created).
-      if (const bridge::TopicMetadata* o = catalog.offsets_topic()) fill_topic(node, out, *o);
-      else out.error_code = to_int16(ErrorCode::kUnknownTopicOrPartition);
-      operations(out);
-      if (--call->pending == 0) finish(call);
-      continue;
-    }
-    // Auto-creation needs CREATE on the cluster or on the topic; without it a topic the bridge
-    // does not know is answered TOPIC_AUTHORIZATION_FAILED instead of being created.
-    const bool may_create = !auto_create || !authorizer.enabled() || catalog.find(*rt.name) ||
-                            authorizer.authorize_cluster(call->auth(), Op::kCreate, bridge::Audit::kFilter) ||
-                            authorizer.authorize(call->auth(), Op::kCreate, Res::kTopic, *rt.name);
-    catalog.ensure(*rt.name, auto_create && may_create,
-                   [call, i, node, auto_create, may_create, operations](Result<const bridge::TopicMetadata*> r) {
-                     auto& o = call->resp.topics[i];
-                     if (r) {
-                       fill_topic(node, o, **r);
-                       operations(o);
-                     } else if (auto_create && !may_create &&
-                                bridge::to_kafka_error(r.error()) == ErrorCode::kUnknownTopicOrPartition) {
-                       deny(o, o.name, msg::Uuid{}, false);
-                     } else {
-                       o.error_code = to_int16(bridge::to_kafka_metadata_error(r.error()));
-                       operations(o);
-                     }
-                     if (--call->pending == 0) finish(call);
-                   });
+    if (by_id(rt)) answer_by_id(*call, catalog, rt.topic_id, out);
+    else answer_by_name(call, catalog, auto_create, i);
   }
+  call->parts.done();
 }
 
 }  // namespace
