@@ -35,7 +35,7 @@ struct Coordinator : test::IdleKafkaServer {
   ~Coordinator() { close(); }
 
   std::unique_ptr<PersistentTransactionCoordinator> make() {
-    auto c = make_transaction_coordinator(TransactionServices{*store, &loop, *idle->producers, idle->log,
+    auto c = make_transaction_coordinator(TransactionServices{*store, &loop, idle->producers, idle->log,
                                                               idle->offsets, idle->config.transactions,
                                                               [this] { return clock; }});
     BOOST_REQUIRE(c->load().ok());
