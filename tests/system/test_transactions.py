@@ -141,7 +141,7 @@ def test_a_commit_decided_before_a_crash_is_completed_once(bridge_factory, iggy)
     with sqlite3.connect(b.state) as db:
         db.execute("UPDATE transactions SET state = 'PrepareCommit'")
         db.execute("UPDATE transaction_partitions SET append_from = 0")
-    decided = b.state + ".decided"
+    decided = f"{b.state}.decided"
     # The backup API, not a file copy: the state database is in WAL mode and the rows may still
     # be in its -wal file.
     with sqlite3.connect(b.state) as src, sqlite3.connect(decided) as dst:
@@ -158,8 +158,8 @@ def test_a_commit_decided_before_a_crash_is_completed_once(bridge_factory, iggy)
 
     b.stop(signal.SIGKILL)
     for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(b.state + suffix):
-            os.remove(b.state + suffix)
+        if os.path.exists(f"{b.state}{suffix}"):
+            os.remove(f"{b.state}{suffix}")
     with sqlite3.connect(decided) as src, sqlite3.connect(b.state) as dst:
         src.backup(dst)
     b.start().wait_ready()
