@@ -24,7 +24,7 @@ def served_by_registry() -> dict[int, tuple[int, int]]:
                     r"\s*static constexpr int16_t kMinVersion = (\d+);.*?"
                     r"static constexpr int16_t kApiVersionsMinVersion = (\d+);", text, re.S):
                 specs[m] = (int(k), int(lo), int(adv))
-    handlers = os.path.join(ROOT, "src", "kafka", "handlers")
+    handlers = os.path.join(ROOT, "src", "server", "handlers")
     served = {}
     for name in sorted(os.listdir(handlers)):
         if name.endswith(".cc"):
