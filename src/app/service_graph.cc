@@ -79,7 +79,7 @@ ServiceGraph::ServiceGraph(uv_loop_t* loop, const config::Config& cfg, state::St
   catalog_->adopt_listener(std::make_unique<TopicStateListener>(*offsets_, *producers_));
   groups_ = std::make_unique<bridge::GroupCoordinator>(state, *group_timers_, *offsets_, group_options(cfg));
   transactions_ = bridge::make_transaction_coordinator(
-      bridge::TransactionServices{state, loop, *producers_, *log_, *offsets_, cfg.transactions});
+      bridge::TransactionServices{state, loop, *producers_, *log_, *offsets_, *groups_, cfg.transactions});
   authorizer_ = std::make_unique<bridge::Authorizer>(cfg.authorization, state, loop);
   // The mapped Iggy users' permissions follow the ACLs (docs/security.md "ACLs as Iggy permissions").
   identities_->use_authorizer(*authorizer_);

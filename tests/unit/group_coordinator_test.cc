@@ -488,6 +488,53 @@ BOOST_AUTO_TEST_CASE(generation_and_membership_fencing_errors) {
   BOOST_TEST(int(sr->error) == int(ErrorCode::kInconsistentGroupProtocol));
 }
 
+// KIP-447: a transactional producer's offsets are checked against the group as its consumer's
+// would be, so that a member that lost its partitions in a rebalance cannot commit their input.
+BOOST_AUTO_TEST_CASE(transactional_offset_commits_are_fenced_by_generation_member_and_instance) {
+  Harness h;
+  Consumer a(h, "g", "a", {"orders"}, std::string("instance-a"));
+  form_group(h, {&a});
+  auto txn = [](std::string group, int32_t generation, std::string member, std::optional<std::string> instance) {
+    OffsetCommitParams p;
+    p.group_id = std::move(group);
+    p.generation_id = generation;
+    p.member_id = std::move(member);
+    p.group_instance_id = std::move(instance);
+    p.transactional = true;
+    return p;
+  };
+  auto check = [&](const OffsetCommitParams& p) { return int(h.gc->validate_txn_offset_commit(p).value_or(ErrorCode::kNone)); };
+  BOOST_TEST(check(txn("g", a.generation, a.member_id, std::string("instance-a"))) == 0);
+  BOOST_TEST(check(txn("g", a.generation - 1, a.member_id, std::string("instance-a"))) == int(ErrorCode::kIllegalGeneration));
+  BOOST_TEST(check(txn("g", a.generation, "stranger", std::nullopt)) == int(ErrorCode::kUnknownMemberId));
+  BOOST_TEST(check(txn("g", a.generation, "stranger", std::string("instance-a"))) == int(ErrorCode::kFencedInstanceId));
+  BOOST_TEST(check(txn("g", a.generation, a.member_id, std::string("instance-z"))) == int(ErrorCode::kUnknownMemberId));
+  // No group metadata (TxnOffsetCommit v0-2, or a producer given none): not fenced, even though
+  // the group has members; an OffsetCommit like it is refused.
+  BOOST_TEST(check(txn("g", -1, "", std::nullopt)) == 0);
+  std::optional<std::vector<ErrorCode>> errs;
+  h.gc->commit_offsets({"g", -1, "", std::nullopt, -1, false, {{"orders", 0, 5, -1, ""}}},
+                       [&](std::vector<ErrorCode> e) { errs = e; });
+  h.settle();
+  BOOST_REQUIRE(errs);
+  BOOST_TEST(int((*errs)[0]) == int(ErrorCode::kUnknownMemberId));
+  // An unknown group takes a commit without generation only.
+  BOOST_TEST(check(txn("nope", -1, "", std::nullopt)) == 0);
+  BOOST_TEST(check(txn("nope", 3, "m", std::nullopt)) == int(ErrorCode::kIllegalGeneration));
+
+  // A second member: while the group completes its rebalance, the member of the new generation
+  // may commit transactionally (Kafka does not enforce the group's state for those); the old
+  // generation may not.
+  int32_t old_gen = a.generation;
+  Consumer b(h, "g", "b");
+  b.join();
+  a.send_join();
+  BOOST_REQUIRE(a.joined() && b.joined());
+  BOOST_TEST(group_state_name(*h.gc->group_state("g")) == std::string("CompletingRebalance"));
+  BOOST_TEST(check(txn("g", a.generation, a.member_id, std::string("instance-a"))) == 0);
+  BOOST_TEST(check(txn("g", old_gen, a.member_id, std::string("instance-a"))) == int(ErrorCode::kIllegalGeneration));
+}
+
 BOOST_AUTO_TEST_CASE(a_restarted_static_member_gets_its_assignment_back_without_a_rebalance) {
   Harness h;
   Consumer a(h, "g", "a", {"orders"}, std::string("instance-a"));

@@ -36,7 +36,7 @@ struct Coordinator : test::IdleKafkaServer {
 
   std::unique_ptr<PersistentTransactionCoordinator> make() {
     auto c = make_transaction_coordinator(TransactionServices{*store, &loop, idle->producers, idle->log,
-                                                              idle->offsets, idle->config.transactions,
+                                                              idle->offsets, idle->groups, idle->config.transactions,
                                                               [this] { return clock; }});
     BOOST_REQUIRE(c->load().ok());
     return c;

@@ -334,11 +334,14 @@ std::optional<ErrorCode> ClassicGroup::validate_offset_commit(const OffsetCommit
   if (p.generation_id >= 0 || !p.member_id.empty() || p.group_instance_id) {
     if (auto err = validate_current_member(p.member_id, p.group_instance_id)) return err;
     if (p.generation_id != generation_) return ErrorCode::kIllegalGeneration;
-  } else if (state_ != GroupState::kEmpty) {
+  } else if (!p.transactional && state_ != GroupState::kEmpty) {
+    // Without member id and generation (OffsetCommit v0) only an empty group takes commits; a
+    // transactional commit may come from a producer that was given no group metadata.
     return ErrorCode::kUnknownMemberId;
   }
-  // The member knows the new generation but has no assignment yet.
-  if (state_ == GroupState::kCompletingRebalance) return ErrorCode::kRebalanceInProgress;
+  // The member knows the new generation but has no assignment yet. Not asked of a transactional
+  // commit: its offsets only count once the transaction commits.
+  if (!p.transactional && state_ == GroupState::kCompletingRebalance) return ErrorCode::kRebalanceInProgress;
   return std::nullopt;
 }
 

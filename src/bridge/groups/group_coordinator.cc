@@ -328,6 +328,13 @@ void GroupCoordinator::commit_offsets(OffsetCommitParams p, std::function<void(s
   offsets_.commit(p.group_id, std::move(p.entries), p.retention_time_ms, std::move(done));
 }
 
+std::optional<ErrorCode> GroupCoordinator::validate_txn_offset_commit(const OffsetCommitParams& p) const {
+  if (stopped_) return ErrorCode::kCoordinatorNotAvailable;
+  const Group* g = find(p.group_id);
+  if (!g) return p.generation_id < 0 ? std::nullopt : std::optional<ErrorCode>(ErrorCode::kIllegalGeneration);
+  return g->validate_offset_commit(p);
+}
+
 void GroupCoordinator::delete_offsets(const std::string& group_id, const std::vector<TopicPartitionIndex>& partitions,
                                       std::function<void(ErrorCode, std::vector<ErrorCode>)> done) {
   Entry entry(*this);

@@ -69,6 +69,12 @@ class GroupCoordinator {
   // through CommittedOffsets. `done` gets one error per entry, in order, once the accepted
   // offsets are durable.
   void commit_offsets(OffsetCommitParams params, std::function<void(std::vector<ErrorCode>)> done);
+  // TxnOffsetCommit's fencing (KIP-447, Kafka's validateTransactionalOffsetCommit): the
+  // committer's generation, member id and group instance id against the group, so that a zombie
+  // that lost its partitions in a rebalance cannot commit their input. An unknown group takes a
+  // commit without generation and refuses one with (ILLEGAL_GENERATION). The error every
+  // partition gets, if refused. `params.transactional` must be set.
+  std::optional<ErrorCode> validate_txn_offset_commit(const OffsetCommitParams& params) const;
   // Checks the group may lose offsets (it exists; empty, or a consumer group not subscribed to
   // the topic), then deletes through CommittedOffsets. Group level error, then one error per
   // partition; answered once durable.

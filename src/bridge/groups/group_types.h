@@ -130,6 +130,10 @@ struct OffsetCommitParams {
   int64_t retention_time_ms = -1;  // v2-v4; -1 = the group's retention rules
   bool group_id_not_found_error = false;  // v9+: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION
   std::vector<OffsetCommitEntry> entries;
+  // TxnOffsetCommit (KIP-447): a transactional producer commits for the group's member. Without
+  // a member id and generation (v0-2, or a producer given no group metadata) it may commit to a
+  // group that has members, and a rebalance in progress does not refuse it.
+  bool transactional = false;
 };
 
 struct GroupMemberDescription {

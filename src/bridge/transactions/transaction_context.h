@@ -22,6 +22,7 @@ namespace kib::bridge {
 class ProducerRegistry;
 class PartitionLog;
 class CommittedOffsets;
+class GroupCoordinator;
 
 struct TransactionServices {
   state::StateStore& store;
@@ -29,6 +30,7 @@ struct TransactionServices {
   ProducerRegistry& producers;
   PartitionLog& log;
   CommittedOffsets& offsets;
+  const GroupCoordinator& groups;  // TxnOffsetCommit's fencing asks the group (KIP-447)
   const config::TransactionsConfig& config;
   // Wall clock, ms since the epoch; the system clock if empty.
   std::function<int64_t()> now_ms = {};

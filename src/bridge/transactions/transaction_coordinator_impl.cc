@@ -12,6 +12,7 @@
 
 #include "bridge/errors.h"
 #include "bridge/groups/committed_offsets.h"
+#include "bridge/groups/group_coordinator.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "common/text.h"
@@ -256,13 +257,29 @@ void PersistentTransactionCoordinator::add_offsets(const std::string& id, Produc
 
 void PersistentTransactionCoordinator::txn_offset_commit(const std::string& id, const std::string& group_id,
                                                          ProducerId producer_id, ProducerEpoch epoch,
-                                                         const TxnGroupMember& /*member*/,
+                                                         const TxnGroupMember& member,
                                                          std::vector<TxnOffset> offsets,
                                                          std::function<void(std::vector<ErrorCode>)> done) {
   const size_t n = offsets.size();
   Txn* t = ctx_.txns.find(id);
-  const ErrorCode refuse =
+  ErrorCode refuse =
       ctx_.stopped ? ErrorCode::kCoordinatorNotAvailable : check_txn_offset_commit(t, producer_id, epoch, group_id);
+  // Then the group's fencing (KIP-447): a zombie whose partitions went to another member in a
+  // rebalance keeps a live producer (its transactional id is its own), so only the group can
+  // tell its commit from the new owner's.
+  if (refuse == ErrorCode::kNone) {
+    OffsetCommitParams as_member;
+    as_member.group_id = group_id;
+    as_member.generation_id = member.generation_id;
+    as_member.member_id = member.member_id;
+    as_member.group_instance_id = member.group_instance_id;
+    as_member.transactional = true;
+    if (std::optional<ErrorCode> e = ctx_.s.groups.validate_txn_offset_commit(as_member)) {
+      spdlog::info("transactions: '{}' may not commit offsets of group={} as member={} generation={}: {}", esc(id),
+                   esc(group_id), esc(member.member_id), member.generation_id, kafka::error_name(*e));
+      refuse = *e;
+    }
+  }
   if (refuse != ErrorCode::kNone) return ctx_.later(done, std::vector<ErrorCode>(n, refuse));
 
   std::vector<ErrorCode> errors(n, ErrorCode::kNone);
