@@ -49,7 +49,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import time
 import uuid
 
@@ -691,6 +693,161 @@ def test_franz_go_group_transact_session(txn_target):
     assert obs["end_committed"] is True and obs["end_error"] is None and obs["committed"] == 3, \
         f"{obs}{bridge_log_hint(target)}"
     assert obs["out0"]["values"] == ["o0", "o2", "END"] and obs["out1"]["values"] == ["o1", "END"], obs
+
+
+# ---------------------------------------------------------------------------------------------
+# 3b. KIP-447: a zombie copier is fenced by the group, not by its producer (confluent-kafka)
+
+# Copier A, in a child process the test stops: consumes a few records of the input as a group
+# member, opens a transaction, copies them, keeps its group metadata (member id, generation),
+# says READY and waits for GO on stdin. Then it sends the offsets with that metadata and
+# commits, and prints what happened as one JSON line.
+_ZOMBIE = r"""
+import json, sys
+import confluent_kafka as kafka
+bs, topic_in, topic_out, group, txid = sys.argv[1:6]
+c = kafka.Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False,
+                    "auto.offset.reset": "earliest", "isolation.level": "read_committed",
+                    "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000, "max.poll.interval.ms": 10000})
+p = kafka.Producer({"bootstrap.servers": bs, "transactional.id": txid, "linger.ms": 0})
+p.init_transactions(30)
+c.subscribe([topic_in])
+got = []
+while len(got) < 5:
+    for m in c.consume(5 - len(got), 1.0):
+        if m.error() is None:
+            got.append(m)
+p.begin_transaction()
+for m in got:
+    p.produce(topic_out, m.value(), key=m.key(), partition=0)
+p.flush(30)
+meta = c.consumer_group_metadata()
+position = got[-1].offset() + 1
+print("READY", flush=True)
+sys.stdin.readline()
+out = {"position": position}
+try:
+    p.send_offsets_to_transaction([kafka.TopicPartition(topic_in, 0, position)], meta, 30)
+    p.commit_transaction(30)
+    out["result"] = "committed"
+except kafka.KafkaException as e:
+    err = e.args[0]
+    out.update(result="refused", name=err.name(), fatal=err.fatal(), abortable=err.txn_requires_abort())
+    if err.txn_requires_abort():
+        p.abort_transaction(30)
+print(json.dumps(out), flush=True)
+c.close()
+"""
+
+
+def ck_copy_all(bs: str, topic_in: str, topic_out: str, group: str, txid: str, n: int, timeout: float = 90.0) -> int:
+    """Copier B: copies the input from the group's committed offset to its end in transactions
+    with the offsets, as a live member; the group generation it committed with."""
+    kafka = ck()
+    c = kafka.Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False,
+                        "auto.offset.reset": "earliest", "isolation.level": "read_committed",
+                        "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000})
+    p = ck_tx_producer(bs, txid)
+    p.init_transactions(30)
+    c.subscribe([topic_in])
+    position = -1
+    deadline = time.monotonic() + timeout
+    try:
+        while position < n:
+            assert time.monotonic() < deadline, f"copier B reached {position} of {n} in {timeout:.0f} s"
+            batch = [m for m in c.consume(10, 0.5) if m.error() is None]
+            if not batch:
+                continue
+            p.begin_transaction()
+            for m in batch:
+                p.produce(topic_out, m.value(), key=m.key(), partition=0)
+            position = batch[-1].offset() + 1
+            p.send_offsets_to_transaction([kafka.TopicPartition(topic_in, 0, position)], c.consumer_group_metadata(), 30)
+            p.commit_transaction(30)
+        return position
+    finally:
+        c.close()
+
+
+def ck_read_all(bs: str, topic: str, want: int, timeout: float = 60.0) -> list[str]:
+    kafka = ck()
+    c = kafka.Consumer({"bootstrap.servers": bs, "group.id": f"{TAG}-reader", "isolation.level": "read_committed",
+                        "enable.auto.commit": False})
+    c.assign([kafka.TopicPartition(topic, 0, kafka.OFFSET_BEGINNING)])
+    values: list[str] = []
+    deadline = time.monotonic() + timeout
+    try:
+        # Everything committed, then a little more: a duplicate would come after the expected count.
+        quiet_until = None
+        while time.monotonic() < deadline:
+            m = c.poll(0.3)
+            if m is not None and m.error() is None:
+                values.append(m.value().decode())
+                continue
+            if len(values) >= want:
+                quiet_until = quiet_until or time.monotonic() + 2
+                if time.monotonic() >= quiet_until:
+                    break
+    finally:
+        c.close()
+    return values
+
+
+def test_zombie_copier_is_fenced_by_the_group(txn_target):
+    """Two consume-transform-produce copiers in one group, each with its own transactional id
+    (exactly_once_v2's layout). Copier A copies 5 records in an open transaction and is stopped
+    (SIGSTOP) past its session timeout; copier B takes the partition over and copies the whole
+    input, committing the offsets with its transactions. A, resumed, sends its offsets with the
+    group metadata it had: its producer is not fenced (nobody shares its transactional id), so
+    only the group can refuse it (TxnOffsetCommit v3+: UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION,
+    KIP-447). The output then holds every input record once and the group's offset is the
+    input's end; without the check A's records would be there twice and the offset would go back."""
+    target = txn_target
+    ck()
+    bs = target.bootstrap
+    name = f"{TAG}-{target.name}-zombie"
+    topic_in, topic_out, group = f"{name}-in", f"{name}-out", f"{name}-group"
+    n = 20
+    ck_create_topic(bs, topic_in)
+    ck_create_topic(bs, topic_out)
+    for i in range(n):
+        ck_plain(bs, topic_in, f"r{i}".encode())
+    zombie = subprocess.Popen([sys.executable, "-c", _ZOMBIE, bs, topic_in, topic_out, group, f"{name}-a"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready = zombie.stdout.readline().strip()
+        assert ready == "READY", f"copier A: {ready!r} {zombie.stderr.read() if zombie.poll() is not None else ''}"
+        os.kill(zombie.pid, signal.SIGSTOP)
+        copied_to = ck_copy_all(bs, topic_in, topic_out, group, f"{name}-b", n)
+        os.kill(zombie.pid, signal.SIGCONT)
+        out, err = zombie.communicate("GO\n", timeout=90)
+    finally:
+        if zombie.poll() is None:
+            os.kill(zombie.pid, signal.SIGCONT)
+            zombie.kill()
+            zombie.wait()
+    result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {"stderr": err[-2000:]}
+    OBSERVED[("zombie", target.name)] = result
+    save(f"zombie-{target.name}", result)
+    assert copied_to == n
+    assert result.get("result") == "refused", f"{result}{bridge_log_hint(target)}"
+    assert result["name"] in ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION"), result
+    assert result["abortable"] and not result["fatal"], result
+    values = ck_read_all(bs, topic_out, n)
+    assert sorted(values, key=lambda v: int(v[1:])) == [f"r{i}" for i in range(n)], values
+    kafka = ck()
+    c = kafka.Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False})
+    try:
+        assert c.committed([kafka.TopicPartition(topic_in, 0)], timeout=30)[0].offset == n
+    finally:
+        c.close()
+
+
+def test_zombie_copier_gets_the_same_error_on_kafka_and_the_bridge(request):
+    got = {t: OBSERVED.get(("zombie", t)) for t in ("kafka", "bridge")}
+    if any(v is None for v in got.values()):
+        util.skip_loudly(f"the zombie scenario did not run on both targets: {got}")
+    assert got["bridge"] == got["kafka"], got
 
 
 # ---------------------------------------------------------------------------------------------
