@@ -769,7 +769,7 @@ struct WirePath : DataPath {
     groups = std::make_unique<bridge::GroupCoordinator>(*state, *group_timers, *offsets);
     configs = std::make_unique<bridge::ConfigService>(cfg, *catalog, *state);
     transactions = bridge::make_transaction_coordinator(
-        bridge::TransactionServices{*state, ctx.loop(), producers, *log, *offsets, cfg.transactions});
+        bridge::TransactionServices{*state, ctx.loop(), producers, *log, *offsets, *groups, cfg.transactions});
     identities = std::make_unique<bridge::IggyIdentities>(ctx.loop(), cfg, *state, ctx.client(), kib::test::harness_pool_config());
     sasl = std::make_unique<bridge::SaslAuthenticator>(*state, ctx.loop(), cfg.sasl);
     scram_credentials = std::make_unique<bridge::ScramCredentials>(*state);
