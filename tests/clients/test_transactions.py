@@ -5,8 +5,9 @@ is the reference the two are compared.
 The reference broker runs with the `transaction.version` feature at 1 for this module (the
 `kafka_tv1` fixture downgrades it and restores it afterwards): Kafka 4.1 formats a new cluster
 at 2 (KIP-890 part 2: no AddPartitionsToTxn, EndTxn v5, an epoch bump per transaction), while
-the bridge does not advertise the feature, so clients use transaction version 1 against it, as
-against a Kafka 3.x broker. The comparison is with Kafka speaking the same protocol.
+the session's bridge finalizes the feature at 1 (`[transactions] transaction_version`'s default),
+so clients use transaction version 1 on both. The comparison is with Kafka speaking the same
+protocol; version 2 is test_transactions_tv2.py's.
 
 1. Visibility, per client (kafka-clients: java/TxnClient.java; confluent-kafka and
    kafka-python in process; franz-go v1.22.3: go/main.go, built into build/clients/):

@@ -70,14 +70,17 @@ struct Coordinator : test::IdleKafkaServer {
         [&](auto done) { coord->add_offsets(id, p.producer_id, p.producer_epoch, group, done); });
   }
   std::vector<ErrorCode> commit_offset(const std::string& id, const TxnInitResult& p, const std::string& group,
-                                       int64_t offset) {
+                                       int64_t offset, bool add_group = false) {
     return wait<std::vector<ErrorCode>>([&](auto done) {
       coord->txn_offset_commit(id, group, p.producer_id, p.producer_epoch, TxnGroupMember{},
-                               {TxnOffset{"in", 0, offset, -1, std::nullopt}}, done);
+                               {TxnOffset{"in", 0, offset, -1, std::nullopt}}, add_group, done);
     });
   }
   ErrorCode end(const std::string& id, const TxnInitResult& p, bool commit) {
     return wait<ErrorCode>([&](auto done) { coord->end_txn(id, p.producer_id, p.producer_epoch, commit, done); });
+  }
+  EndTxnResult end_v2(const std::string& id, ProducerId pid, ProducerEpoch epoch, bool commit) {
+    return wait<EndTxnResult>([&](auto done) { coord->end_txn_v2(id, pid, epoch, commit, done); });
   }
   TxnState state_of(const std::string& id) const { return coord->describe(id).value().state; }
   int64_t committed(const std::string& group) const {
@@ -175,7 +178,7 @@ BOOST_FIXTURE_TEST_CASE(transactional_produce_is_checked_against_the_transaction
   const TxnInitResult theirs = init("theirs");
   auto produce = [&](std::optional<std::string> id, Batch b) {
     return wait<ProduceResult>([&](auto done) {
-      coord->produce(id, "t", PartitionId(0), std::move(b.decoded), b.wire, done);
+      coord->produce(id, "t", PartitionId(0), std::move(b.decoded), b.wire, false, done);
     });
   };
   BOOST_TEST((produce(std::nullopt, batch_of(mine)).error == ErrorCode::kInvalidRequest));
@@ -225,6 +228,61 @@ BOOST_FIXTURE_TEST_CASE(a_restart_keeps_an_open_transaction_and_completes_an_int
   BOOST_TEST((state_of("aborting") == TxnState::kCompleteAbort));
   BOOST_TEST((end("open", open, true) == ErrorCode::kNone));
   BOOST_TEST(committed("g") == 7);
+}
+
+// Transaction version 2 (KIP-890): no AddOffsetsToTxn (TxnOffsetCommit v5 adds the group), and
+// every EndTxn v5 ends the transaction with the producer's epoch bumped, fencing its last one.
+BOOST_FIXTURE_TEST_CASE(transaction_version_2_adds_implicitly_and_bumps_the_epoch_at_every_end, Coordinator) {
+  const TxnInitResult p = init("tx");
+  BOOST_TEST((commit_offset("tx", p, "g", 5) == std::vector{ErrorCode::kInvalidTxnState}));  // v0-4: no group added
+  BOOST_TEST((commit_offset("tx", p, "g", 5, true) == std::vector{ErrorCode::kNone}));
+  BOOST_TEST((state_of("tx") == TxnState::kOngoing));
+  const EndTxnResult first = end_v2("tx", p.producer_id, p.producer_epoch, true);
+  BOOST_TEST((first.error == ErrorCode::kNone));
+  BOOST_TEST(first.producer_id() == p.producer_id());
+  BOOST_TEST(first.producer_epoch() == p.producer_epoch() + 1);
+  BOOST_TEST(committed("g") == 5);
+  BOOST_TEST((state_of("tx") == TxnState::kCompleteCommit));
+  // The client retries the EndTxn whose answer it lost: the same answer, nothing ends twice.
+  const EndTxnResult retry = end_v2("tx", p.producer_id, p.producer_epoch, true);
+  BOOST_TEST((retry.error == ErrorCode::kNone));
+  BOOST_TEST(retry.producer_epoch() == first.producer_epoch());
+  BOOST_TEST((end_v2("tx", p.producer_id, p.producer_epoch, false).error == ErrorCode::kInvalidTxnState));
+  // The bumped epoch has no transaction to end yet; the old one is fenced from the next.
+  BOOST_TEST((end_v2("tx", p.producer_id, first.producer_epoch, true).error == ErrorCode::kProducerFenced));
+  TxnInitResult next = p;
+  next.producer_epoch = first.producer_epoch;
+  BOOST_TEST((commit_offset("tx", p, "g", 6, true) == std::vector{ErrorCode::kProducerFenced}));
+  BOOST_TEST((commit_offset("tx", next, "g", 6, true) == std::vector{ErrorCode::kNone}));
+  const EndTxnResult aborted = end_v2("tx", next.producer_id, next.producer_epoch, false);
+  BOOST_TEST((aborted.error == ErrorCode::kNone));
+  BOOST_TEST(aborted.producer_epoch() == next.producer_epoch() + 1);
+  BOOST_TEST(committed("g") == 5);
+  // Transaction version 1's EndTxn on the same id keeps its epoch, as before.
+  next.producer_epoch = aborted.producer_epoch;
+  BOOST_TEST((add_offsets("tx", next, "g") == ErrorCode::kNone));
+  BOOST_TEST((end("tx", next, true) == ErrorCode::kNone));
+  BOOST_TEST(coord->describe("tx")->producer_epoch() == next.producer_epoch());
+}
+
+BOOST_FIXTURE_TEST_CASE(an_exhausted_epoch_ends_with_a_new_producer_id, Coordinator) {
+  const TxnInitResult p = init("tx");
+  close();
+  sql("UPDATE transactions SET producer_epoch = 32766 WHERE transactional_id = 'tx'");
+  restart();
+  TxnInitResult old = p;
+  old.producer_epoch = ProducerEpoch(32766);
+  BOOST_TEST((commit_offset("tx", old, "g", 9, true) == std::vector{ErrorCode::kNone}));
+  const EndTxnResult r = end_v2("tx", old.producer_id, old.producer_epoch, true);
+  BOOST_TEST((r.error == ErrorCode::kNone));
+  BOOST_TEST(r.producer_id() != p.producer_id());
+  BOOST_TEST(r.producer_epoch() == 0);
+  BOOST_TEST(committed("g") == 9);
+  BOOST_TEST((coord->check_non_transactional(r.producer_id) == ErrorCode::kInvalidProducerIdMapping));
+  // The retry of that EndTxn, with the old producer id and epoch, gets the new ones again.
+  const EndTxnResult retry = end_v2("tx", old.producer_id, old.producer_epoch, true);
+  BOOST_TEST((retry.error == ErrorCode::kNone));
+  BOOST_TEST(retry.producer_id() == r.producer_id());
 }
 
 BOOST_FIXTURE_TEST_CASE(a_stopped_coordinator_answers_coordinator_not_available, Coordinator) {

@@ -246,6 +246,18 @@ void TransactionCommitter::finish(const std::string& id, uint64_t generation) {
   state::TransactionRow row = row_of(*t);
   row.state = "CompleteCommit";
   row.updated_at_ms = ctx_.now();
+  // Transaction version 2: the commit ends with the producer's next epoch (or id), stored with it.
+  const bool bumped = t->bump_at_end;
+  if (bumped) {
+    bump_producer(*t, row);
+    t->last_pid = row.last_producer_id;
+    t->last_epoch = static_cast<int16_t>(row.last_epoch);
+    if (row.producer_id != t->pid) ctx_.txns.set_pid(*t, row.producer_id);
+    t->epoch = static_cast<int16_t>(row.producer_epoch);
+    t->bump_at_end = false;
+    t->next_pid = -1;
+  }
+  t->ended_bumping = bumped;
   t->clear_open();
   t->state = TxnState::kCompleteCommit;
   t->updated_ms = row.updated_at_ms;
@@ -279,6 +291,8 @@ void TransactionCommitter::end_commit(Txn& t, ErrorCode answer) {
 }
 
 void TransactionCommitter::commit_failed(Txn& t) {
+  t.bump_at_end = false;
+  t.next_pid = -1;
   release_holds(t);
   end_commit(t, ErrorCode::kCoordinatorNotAvailable);
 }
@@ -291,7 +305,9 @@ void TransactionCommitter::abort(Txn& t, bool bump_epoch, std::function<void(Err
   state::TransactionRow row = row_of(t);
   row.state = "CompleteAbort";
   row.updated_at_ms = ctx_.now();
-  if (bump_epoch && t.epoch < kMaxTxnEpoch) {
+  if (t.bump_at_end) {
+    bump_producer(t, row);
+  } else if (bump_epoch && t.epoch < kMaxTxnEpoch) {
     row.last_producer_id = t.pid;
     row.last_epoch = t.epoch;
     row.producer_epoch = t.epoch + 1;
@@ -305,11 +321,16 @@ void TransactionCommitter::abort(Txn& t, bool bump_epoch, std::function<void(Err
         Txn* t = ctx_.txns.find(row.transactional_id);
         if (!t) return done(ErrorCode::kCoordinatorNotAvailable);
         t->busy = t->ending = false;
+        const bool bumped = t->bump_at_end;
+        t->bump_at_end = false;
+        t->next_pid = -1;
         if (!st) {
           spdlog::warn("transactions: abort of '{}' not stored: {}", esc(row.transactional_id), st.error().message);
           return done(ErrorCode::kCoordinatorNotAvailable);
         }
+        if (row.producer_id != t->pid) ctx_.txns.set_pid(*t, row.producer_id);
         t->complete_abort(row);
+        t->ended_bumping = bumped;
         done(ErrorCode::kNone);
       });
 }

@@ -85,6 +85,13 @@ struct TxnGroupMember {
   std::optional<std::string> group_instance_id;
 };
 
+// EndTxn v5's answer (transaction version 2): the producer id and epoch the next transaction uses.
+struct EndTxnResult {
+  kafka::ErrorCode error = kafka::ErrorCode::kNone;
+  ProducerId producer_id{-1};
+  ProducerEpoch producer_epoch{-1};
+};
+
 class TransactionCoordinator {
  public:
   virtual ~TransactionCoordinator() = default;
@@ -104,13 +111,22 @@ class TransactionCoordinator {
   virtual void add_offsets(const std::string& transactional_id, ProducerId producer_id, ProducerEpoch epoch,
                            const std::string& group_id, std::function<void(kafka::ErrorCode)> done) = 0;
   // TxnOffsetCommit: offsets pending until the transaction ends; one error per entry.
+  // `add_group` (v5+, transaction version 2): a group the transaction does not have yet is added
+  // first, as AddOffsetsToTxn would.
   virtual void txn_offset_commit(const std::string& transactional_id, const std::string& group_id,
                                  ProducerId producer_id, ProducerEpoch epoch, const TxnGroupMember& member,
-                                 std::vector<TxnOffset> offsets,
+                                 std::vector<TxnOffset> offsets, bool add_group,
                                  std::function<void(std::vector<kafka::ErrorCode>)> done) = 0;
   // EndTxn: commit (records appended to Iggy, pending offsets committed) or abort (discarded).
   virtual void end_txn(const std::string& transactional_id, ProducerId producer_id, ProducerEpoch epoch, bool commit,
                        std::function<void(kafka::ErrorCode)> done) = 0;
+  // EndTxn v5 (transaction version 2, KIP-890): as end_txn, and the transaction ends with the
+  // producer's epoch bumped (a new producer id at epoch 0 once the epoch is exhausted), which the
+  // answer carries: the producer's next transaction is fenced from its last one. A retry of the
+  // EndTxn that ended the last transaction, with the producer id and epoch it had, gets the same
+  // answer again.
+  virtual void end_txn_v2(const std::string& transactional_id, ProducerId producer_id, ProducerEpoch epoch,
+                          bool commit, std::function<void(EndTxnResult)> done) = 0;
 
   // Produce of a transactional batch (attributes bit 4): buffered in SQLite, answered with base
   // offset -1 once durable (docs/transactions.md says why). `input` keeps alive the bytes the
@@ -118,9 +134,13 @@ class TransactionCoordinator {
   // producer id (INVALID_PRODUCER_ID_MAPPING otherwise, as Kafka's partition verification
   // answers), so a principal allowed to write one transactional id cannot write into another's
   // transaction by naming its own id and the other's producer id.
+  // `add_partition` (Produce v12+, transaction version 2): a partition the transaction does not
+  // have yet is added first, as AddPartitionsToTxn would (a conflicting change in flight is
+  // answered NOT_ENOUGH_REPLICAS, which every producer retries).
   virtual void produce(const std::optional<std::string>& transactional_id, const std::string& topic,
                        PartitionId partition, std::vector<kafka::DecodedBatch> batches,
-                       std::shared_ptr<const void> input, std::function<void(ProduceResult)> done) = 0;
+                       std::shared_ptr<const void> input, bool add_partition,
+                       std::function<void(ProduceResult)> done) = 0;
   // A non-transactional (idempotent) batch of `producer_id`: refused (INVALID_PRODUCER_ID_MAPPING)
   // when a transactional id owns that producer id, whose producer only writes transactionally;
   // kNone otherwise. Without it a client could append under another transaction's producer id and

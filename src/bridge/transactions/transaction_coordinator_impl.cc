@@ -258,8 +258,27 @@ void PersistentTransactionCoordinator::add_offsets(const std::string& id, Produc
 void PersistentTransactionCoordinator::txn_offset_commit(const std::string& id, const std::string& group_id,
                                                          ProducerId producer_id, ProducerEpoch epoch,
                                                          const TxnGroupMember& member,
-                                                         std::vector<TxnOffset> offsets,
+                                                         std::vector<TxnOffset> offsets, bool add_group,
                                                          std::function<void(std::vector<ErrorCode>)> done) {
+  const Txn* t = ctx_.txns.find(id);
+  // Transaction version 2 sends no AddOffsetsToTxn: the commit adds its group (Kafka's
+  // coordinator does it through the group coordinator's transaction verification).
+  if (!add_group || !t || t->groups.count(group_id) || ctx_.stopped)
+    return commit_txn_offsets(id, group_id, producer_id, epoch, member, std::move(offsets), std::move(done));
+  const size_t n = offsets.size();
+  add_offsets(id, producer_id, epoch, group_id,
+              [this, id, group_id, producer_id, epoch, member, offsets = std::move(offsets),
+               done = std::move(done), n](ErrorCode e) mutable {
+                if (e != ErrorCode::kNone) return done(std::vector<ErrorCode>(n, e));
+                commit_txn_offsets(id, group_id, producer_id, epoch, member, std::move(offsets), std::move(done));
+              });
+}
+
+void PersistentTransactionCoordinator::commit_txn_offsets(const std::string& id, const std::string& group_id,
+                                                          ProducerId producer_id, ProducerEpoch epoch,
+                                                          const TxnGroupMember& member,
+                                                          std::vector<TxnOffset> offsets,
+                                                          std::function<void(std::vector<ErrorCode>)> done) {
   const size_t n = offsets.size();
   Txn* t = ctx_.txns.find(id);
   ErrorCode refuse =
@@ -321,12 +340,92 @@ void PersistentTransactionCoordinator::end_txn(const std::string& id, ProducerId
     committer_.abort(*t, false, std::move(done));
 }
 
+void PersistentTransactionCoordinator::end_txn_v2(const std::string& id, ProducerId producer_id, ProducerEpoch epoch,
+                                                  bool commit, std::function<void(EndTxnResult)> done) {
+  auto answer = [this, done](ErrorCode e, const Txn* t) {
+    EndTxnResult r;
+    r.error = e;
+    if (e == ErrorCode::kNone && t) {
+      r.producer_id = ProducerId(t->pid);
+      r.producer_epoch = ProducerEpoch(t->epoch);
+    }
+    ctx_.later(done, r);
+  };
+  if (ctx_.stopped) return answer(ErrorCode::kCoordinatorNotAvailable, nullptr);
+  Txn* t = ctx_.txns.find(id);
+  if (std::optional<ErrorCode> now = check_end_txn_v2(t, producer_id, epoch, commit)) return answer(*now, t);
+  t->busy = t->ending = true;  // nothing else starts while a new producer id is fetched
+  if (!t->epoch_exhausted()) return end_bumping(*t, commit, std::move(done));
+  // Kafka's prepareAbortOrCommit with an exhausted epoch: the next transaction gets a new producer
+  // id at epoch 0, allocated before the transaction ends.
+  ctx_.s.producers.init_producer(std::nullopt, [this, alive = ctx_.alive.token(), id, commit,
+                                                done = std::move(done)](Result<ProducerIdAndEpoch> r) mutable {
+    if (!alive) return;
+    Txn* t = ctx_.txns.find(id);
+    if (!t) return done(EndTxnResult{ErrorCode::kCoordinatorNotAvailable});
+    if (!r) {
+      t->busy = t->ending = false;
+      spdlog::warn("transactions: EndTxn of '{}' found no new producer id: {}", esc(id), r.error().message);
+      return done(EndTxnResult{ErrorCode::kCoordinatorNotAvailable});
+    }
+    t->next_pid = r->producer_id();
+    end_bumping(*t, commit, std::move(done));
+  });
+}
+
+void PersistentTransactionCoordinator::end_bumping(Txn& t, bool commit, std::function<void(EndTxnResult)> done) {
+  t.busy = t.ending = false;
+  t.bump_at_end = true;
+  auto answered = [this, id = t.id, done = std::move(done)](ErrorCode e) {
+    const Txn* t = ctx_.txns.find(id);
+    EndTxnResult r;
+    r.error = e;
+    if (e == ErrorCode::kNone && t) {
+      r.producer_id = ProducerId(t->pid);
+      r.producer_epoch = ProducerEpoch(t->epoch);
+    }
+    done(r);
+  };
+  if (commit)
+    committer_.commit(t, std::move(answered));
+  else
+    committer_.abort(t, false, std::move(answered));
+}
+
 void PersistentTransactionCoordinator::produce(const std::optional<std::string>& transactional_id,
                                                const std::string& topic, PartitionId partition,
                                                std::vector<kafka::DecodedBatch> batches,
-                                               std::shared_ptr<const void> input,
+                                               std::shared_ptr<const void> input, bool add_partition,
                                                std::function<void(ProduceResult)> done) {
-  buffered_.produce(transactional_id, topic, partition, std::move(batches), std::move(input), std::move(done));
+  const Txn* t = transactional_id ? ctx_.txns.find(*transactional_id) : nullptr;
+  const TxnTopicPartition tp{topic, partition};
+  // Transaction version 2 sends no AddPartitionsToTxn: the first batch for a partition adds it,
+  // as Kafka's partition leader asks the coordinator to. Only for the transaction's own producer
+  // at its current epoch: anything else is refused by the buffered produce's checks as it was.
+  const bool adds = add_partition && t && !batches.empty() && t->pid == batches.front().header.producer_id &&
+                    t->epoch == batches.front().header.producer_epoch && !t->partitions.count(tp) && !ctx_.stopped;
+  if (!adds)
+    return buffered_.produce(transactional_id, topic, partition, std::move(batches), std::move(input), std::move(done));
+  const ProducerId pid(t->pid);
+  const ProducerEpoch epoch(t->epoch);
+  auto shared = std::make_shared<std::vector<kafka::DecodedBatch>>(std::move(batches));
+  add_partitions(*transactional_id, pid, epoch, {tp},
+                 [this, transactional_id, tp, shared, input = std::move(input),
+                  done = std::move(done)](std::vector<ErrorCode> errors) mutable {
+                   ErrorCode e = errors.empty() ? ErrorCode::kUnknownServerError : errors.front();
+                   // Another change of the transaction in flight: a retriable answer every producer
+                   // knows, where Produce has no CONCURRENT_TRANSACTIONS.
+                   if (e == ErrorCode::kConcurrentTransactions) e = ErrorCode::kNotEnoughReplicas;
+                   if (e != ErrorCode::kNone) {
+                     ProduceResult r;
+                     r.error = e;
+                     r.message = std::string("the partition could not be added to the transaction: ") +
+                                 kafka::error_name(e);
+                     return done(std::move(r));
+                   }
+                   buffered_.produce(transactional_id, tp.topic, tp.partition, std::move(*shared), std::move(input),
+                                     std::move(done));
+                 });
 }
 
 ErrorCode PersistentTransactionCoordinator::check_non_transactional(ProducerId producer_id) const {

@@ -55,11 +55,13 @@ class PersistentTransactionCoordinator final : public TransactionCoordinator {
                    std::function<void(kafka::ErrorCode)> done) override;
   void txn_offset_commit(const std::string& id, const std::string& group_id, ProducerId producer_id,
                          ProducerEpoch epoch, const TxnGroupMember& member, std::vector<TxnOffset> offsets,
-                         std::function<void(std::vector<kafka::ErrorCode>)> done) override;
+                         bool add_group, std::function<void(std::vector<kafka::ErrorCode>)> done) override;
   void end_txn(const std::string& id, ProducerId producer_id, ProducerEpoch epoch, bool commit,
                std::function<void(kafka::ErrorCode)> done) override;
+  void end_txn_v2(const std::string& id, ProducerId producer_id, ProducerEpoch epoch, bool commit,
+                  std::function<void(EndTxnResult)> done) override;
   void produce(const std::optional<std::string>& transactional_id, const std::string& topic, PartitionId partition,
-               std::vector<kafka::DecodedBatch> batches, std::shared_ptr<const void> input,
+               std::vector<kafka::DecodedBatch> batches, std::shared_ptr<const void> input, bool add_partition,
                std::function<void(ProduceResult)> done) override;
   kafka::ErrorCode check_non_transactional(ProducerId producer_id) const override;
   bool has_pending_offset(const std::string& group_id, const std::string& topic, int32_t partition) const override;
@@ -69,6 +71,12 @@ class PersistentTransactionCoordinator final : public TransactionCoordinator {
                                                             PartitionId partition) const override;
 
  private:
+  // TxnOffsetCommit once the group is in the transaction.
+  void commit_txn_offsets(const std::string& id, const std::string& group_id, ProducerId producer_id,
+                          ProducerEpoch epoch, const TxnGroupMember& member, std::vector<TxnOffset> offsets,
+                          std::function<void(std::vector<kafka::ErrorCode>)> done);
+  // EndTxn v5 once a new producer id is at hand when the epoch is exhausted.
+  void end_bumping(Txn& t, bool commit, std::function<void(EndTxnResult)> done);
   // InitProducerId: the producer id and epoch of a transactional id.
   void issue_new_producer(Txn& t, std::function<void(Status)> done);
   void bump_and_reset(Txn& t, std::function<void(Status)> done);

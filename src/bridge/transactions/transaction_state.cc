@@ -87,6 +87,27 @@ std::optional<ErrorCode> check_end_txn(const Txn* t, ProducerId producer_id, Pro
   }
 }
 
+std::optional<ErrorCode> check_end_txn_v2(const Txn* t, ProducerId producer_id, ProducerEpoch epoch, bool commit) {
+  if (!t) return ErrorCode::kInvalidProducerIdMapping;
+  const bool ended = t->state == TxnState::kCompleteCommit || t->state == TxnState::kCompleteAbort;
+  if (ended && !t->busy && t->last_epoch >= 0 && t->last_pid == producer_id() && t->last_epoch == epoch())
+    return (t->state == TxnState::kCompleteCommit) == commit ? ErrorCode::kNone : ErrorCode::kInvalidTxnState;
+  if (t->pid != producer_id()) return ErrorCode::kInvalidProducerIdMapping;
+  if (ended && t->ended_bumping && t->epoch == epoch()) return ErrorCode::kProducerFenced;
+  return check_end_txn(t, producer_id, epoch, commit);
+}
+
+void bump_producer(const Txn& t, state::TransactionRow& row) {
+  row.last_producer_id = t.pid;
+  row.last_epoch = t.epoch;
+  if (t.epoch < kMaxTxnEpoch) {
+    row.producer_epoch = t.epoch + 1;
+  } else {
+    row.producer_id = t.next_pid;
+    row.producer_epoch = 0;
+  }
+}
+
 ErrorCode check_txn_offset_commit(const Txn* t, ProducerId producer_id, ProducerEpoch epoch,
                                   const std::string& group_id) {
   if (!t || t->pid != producer_id()) return ErrorCode::kInvalidProducerIdMapping;

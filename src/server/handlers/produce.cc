@@ -1,5 +1,6 @@
 // Produce (key 0): decodes each partition's record batches within the request's decompression
-// budget and hands them to the partition log, which applies Kafka's append rules. Served v3-11,
+// budget and hands them to the partition log, which applies Kafka's append rules. Served v3-12
+// (v12: transaction version 2, a transactional batch adds its partition to the transaction),
 // advertised from v0 (KAFKA-18659: librdkafka < 2.11 disables compression otherwise); a v0-2
 // request (legacy message sets, removed by KIP-896) has its connection closed by the dispatcher,
 // as Kafka 4 closes it.
@@ -34,6 +35,8 @@ namespace kib::kafka {
 namespace {
 
 constexpr int16_t kFirstZstdVersion = 7;  // KIP-110
+// Transaction version 2 (KIP-890): a transactional batch adds its partition to the transaction.
+constexpr int16_t kFirstImplicitAddVersion = 12;
 
 ErrorCode produce_error_for(RecordError e) {
   switch (e) {
@@ -192,7 +195,7 @@ struct ProduceRun {
     // A transactional batch waits in the transaction's buffer until EndTxn (docs/transactions.md).
     if (!decoded->empty() && decoded->front().header.is_transactional())
       txns.produce(body->transactional_id, topic.name, PartitionId(data.index), std::move(decoded.value()), body,
-                   std::move(answered));
+                   req.header.api_version >= kFirstImplicitAddVersion, std::move(answered));
     else
       log.produce(topic.name, PartitionId(data.index), std::move(decoded.value()), input, body->acks,
                   std::move(answered), identity.value()->pool);
@@ -237,7 +240,7 @@ void handle(bridge::PartitionLog& log, bridge::TransactionCoordinator& txns, bri
 
 HandlerSpec produce_handler() {
   // Served from v3, the spec's lowest version, so advertised from v0 like Kafka (KAFKA-18659).
-  return serve<msg::ProduceRequest>(3, 11, [](const Services& s, Request&& req) {
+  return serve<msg::ProduceRequest>(3, 12, [](const Services& s, Request&& req) {
     with_iggy_identity(s.identities, std::move(req), [&s](Request&& req, const Result<bridge::IggyIdentityRef>& id) {
       handle(s.log, s.transactions, s.authorizer, s.config.limits, std::move(req), id);
     });

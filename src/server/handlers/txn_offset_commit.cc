@@ -1,8 +1,9 @@
 // TxnOffsetCommit (key 28): offsets a transaction commits when it commits (Kafka Streams and
-// sendOffsetsToTransaction), pending until EndTxn (docs/transactions.md). Served v0-4; v5 is
-// transaction version 2 (KIP-890). Needs WRITE on the transactional id, then READ on the group
-// (every partition gets TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED), then READ on each
-// topic (its partitions TOPIC_AUTHORIZATION_FAILED, not committed).
+// sendOffsetsToTransaction), pending until EndTxn (docs/transactions.md). Served v0-5; v5 is
+// transaction version 2 (KIP-890), whose client sends no AddOffsetsToTxn: the commit adds the
+// group. v3+ is fenced by the group (KIP-447). Needs WRITE on the transactional id, then READ on
+// the group (every partition gets TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED), then READ on
+// each topic (its partitions TOPIC_AUTHORIZATION_FAILED, not committed).
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
@@ -59,7 +60,7 @@ void handle(bridge::TransactionCoordinator& txns, Request&& req) {
   bridge::TxnGroupMember member{body->generation_id, body->member_id, body->group_instance_id};
   txns.txn_offset_commit(
       body->transactional_id, body->group_id, ProducerId(body->producer_id), ProducerEpoch(body->producer_epoch),
-      member, std::move(offsets),
+      member, std::move(offsets), req.header.api_version >= 5,
       [respond = req.respond, answer](std::vector<ErrorCode> errors) { answer(respond, errors); });
 }
 
@@ -67,7 +68,7 @@ void handle(bridge::TransactionCoordinator& txns, Request&& req) {
 
 HandlerSpec txn_offset_commit_handler() {
   return serve<msg::TxnOffsetCommitRequest>(
-      0, 4, [](const Services& s, Request&& req) { handle(s.transactions, std::move(req)); });
+      0, 5, [](const Services& s, Request&& req) { handle(s.transactions, std::move(req)); });
 }
 
 }  // namespace kib::kafka
