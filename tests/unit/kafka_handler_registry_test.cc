@@ -17,7 +17,7 @@ BOOST_AUTO_TEST_SUITE(kafka_handler_registry)
 BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
   // api key, min served, max served, min advertised
   const std::vector<std::array<int16_t, 4>> expected{
-      {0, 3, 11, 0},  // Produce: v0-2 refused but advertised, for librdkafka < 2.11 (KAFKA-18659)
+      {0, 3, 12, 0},  // Produce: v0-2 refused but advertised, for librdkafka < 2.11 (KAFKA-18659)
       {1, 4, 12, 4},  {2, 1, 8, 1},   {3, 0, 12, 0},
       {8, 2, 9, 2},   // OffsetCommit: Kafka 4 serves it from v2 (KIP-896)
       {9, 1, 9, 1},   {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},
@@ -30,8 +30,8 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {23, 2, 4, 2},  // OffsetForLeaderEpoch (v0-1 removed in Kafka 4.0)
       {24, 0, 3, 0},  // AddPartitionsToTxn (v4+ broker-to-broker, KIP-890)
       {25, 0, 4, 0},  // AddOffsetsToTxn
-      {26, 0, 4, 0},  // EndTxn (v5 is transaction version 2)
-      {28, 0, 4, 0},  // TxnOffsetCommit
+      {26, 0, 5, 0},  // EndTxn (v5: transaction version 2)
+      {28, 0, 5, 0},  // TxnOffsetCommit (v5: transaction version 2)
       {29, 1, 3, 1},  // DescribeAcls (v0 removed in Kafka 4.0)
       {30, 1, 3, 1},  // CreateAcls
       {31, 1, 3, 1},  // DeleteAcls

@@ -69,7 +69,7 @@ struct Served {
 
 // Mirrors the handler registry, src/server/handlers (api key, lowest and highest version served).
 constexpr std::array kServed{
-    Served{ProduceRequest::kApiKey, 3, 11, &body<ProduceRequest>},
+    Served{ProduceRequest::kApiKey, 3, 12, &body<ProduceRequest>},
     Served{FetchRequest::kApiKey, 4, 12, &body<FetchRequest>},
     Served{ListOffsetsRequest::kApiKey, 1, 8, &body<ListOffsetsRequest>},
     Served{MetadataRequest::kApiKey, 0, 12, &body<MetadataRequest>},
@@ -99,8 +99,8 @@ constexpr std::array kServed{
     Served{DescribeTopicPartitionsRequest::kApiKey, 0, 0, &body<DescribeTopicPartitionsRequest>},
     Served{AddPartitionsToTxnRequest::kApiKey, 0, 3, &body<AddPartitionsToTxnRequest>},
     Served{AddOffsetsToTxnRequest::kApiKey, 0, 4, &body<AddOffsetsToTxnRequest>},
-    Served{EndTxnRequest::kApiKey, 0, 4, &body<EndTxnRequest>},
-    Served{TxnOffsetCommitRequest::kApiKey, 0, 4, &body<TxnOffsetCommitRequest>},
+    Served{EndTxnRequest::kApiKey, 0, 5, &body<EndTxnRequest>},
+    Served{TxnOffsetCommitRequest::kApiKey, 0, 5, &body<TxnOffsetCommitRequest>},
     Served{DescribeProducersRequest::kApiKey, 0, 0, &body<DescribeProducersRequest>},
     Served{DescribeTransactionsRequest::kApiKey, 0, 0, &body<DescribeTransactionsRequest>},
     Served{ListTransactionsRequest::kApiKey, 0, 2, &body<ListTransactionsRequest>},
