@@ -457,4 +457,49 @@ BOOST_AUTO_TEST_CASE(random_records_read_back_equal_to_what_was_produced) {
   BOOST_TEST(envelopes < records_checked - 100);
 }
 
+BOOST_AUTO_TEST_CASE(an_aborted_record_placeholder_reads_back_as_its_marker_and_no_data) {
+  const bridge::MappedMessages mapped = bridge::map_aborted_placeholders({123456789012, 32766}, 2, 1'700'000'000'000'000);
+  BOOST_REQUIRE(mapped.messages.size() == 2u);
+  for (const iggy::OutgoingMessage& out : mapped.messages) {
+    BOOST_TEST(out.payload.size() == 1u);  // Iggy refuses empty payloads
+    iggy::MessageView m;
+    m.offset = 9;
+    m.origin_timestamp_us = out.origin_timestamp_us;
+    m.payload = out.payload;
+    m.user_headers = out.user_headers;
+    auto r = bridge::map_iggy_to_record(m);
+    BOOST_REQUIRE(r.ok());
+    BOOST_REQUIRE(r->aborted.has_value());
+    BOOST_TEST(r->aborted->producer_id == 123456789012);
+    BOOST_TEST(r->aborted->producer_epoch == 32766);
+    BOOST_TEST(!r->value.has_value());
+    BOOST_TEST(r->headers.empty());
+    BOOST_TEST(r->timestamp_ms == 1'700'000'000'000);
+    // What a native Iggy consumer sees: the headers in Iggy's order, the marker as text.
+    auto parsed = iggy::parse_user_headers(out.user_headers);
+    BOOST_REQUIRE(parsed.ok());
+    BOOST_REQUIRE(parsed->size() == 3u);
+    BOOST_TEST(parsed->at(2).key_string() == "kib.aborted");
+    BOOST_TEST(parsed->at(2).value_string() == "123456789012/32766");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_aborted_marker_that_does_not_parse_is_refused) {
+  for (std::string_view bad : {"12", "12/", "/3", "x/1", "1/x", "1/2/3", "1/99999"}) {
+    iggy::UserHeadersBuilder b;
+    BOOST_REQUIRE(b.add_raw("kafka.v", one()).ok());
+    BOOST_REQUIRE(b.add(iggy::HeaderKind::kString, span_of("kib.aborted"), iggy::HeaderKind::kString, span_of(bad)).ok());
+    require_refused(stored(std::string_view("\0", 1), b));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(kib_aborted_on_a_native_message_is_just_a_header) {
+  iggy::UserHeadersBuilder b;
+  BOOST_REQUIRE(b.add(iggy::HeaderKind::kString, span_of("kib.aborted"), iggy::HeaderKind::kString, span_of("1/0")).ok());
+  const Stored s = stored("payload", b);
+  auto r = read_ok(s);
+  BOOST_TEST(!r.aborted.has_value());
+  BOOST_TEST(str(r.value) == "'payload'");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -236,4 +236,98 @@ BOOST_AUTO_TEST_CASE(mapping_stops_before_the_first_unreadable_message) {
   BOOST_TEST(none.unmappable.has_value());
 }
 
+// Views of `mapped`'s messages at offsets from `first`, as a poll would return them.
+std::vector<iggy::MessageView> views_at(const MappedMessages& mapped, uint64_t first) {
+  std::vector<iggy::MessageView> out;
+  for (const iggy::OutgoingMessage& m : mapped.messages) {
+    iggy::MessageView v;
+    v.offset = first + out.size();
+    v.origin_timestamp_us = m.origin_timestamp_us;
+    v.timestamp_us = m.origin_timestamp_us;
+    v.payload = m.payload;
+    v.user_headers = m.user_headers;
+    out.push_back(v);
+  }
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(a_run_of_aborted_placeholders_reads_as_one_marker_at_its_last_offset) {
+  // Offsets 0-1 committed, 2-4 aborted by producer 7 epoch 3, 5 committed, 6-7 aborted by 8/0.
+  std::string v = "value";
+  const MappedMessages aborted7 = map_aborted_placeholders({7, 3}, 3, 1'700'000'000'000'000);
+  const MappedMessages aborted8 = map_aborted_placeholders({8, 0}, 2, 1'700'000'000'000'000);
+  std::vector<iggy::MessageView> msgs;
+  for (uint64_t o : {0, 1}) {
+    iggy::MessageView m;
+    m.offset = o;
+    m.payload = span_of(v);
+    msgs.push_back(m);
+  }
+  for (const auto& m : views_at(aborted7, 2)) msgs.push_back(m);
+  iggy::MessageView five;
+  five.offset = 5;
+  five.payload = span_of(v);
+  msgs.push_back(five);
+  for (const auto& m : views_at(aborted8, 6)) msgs.push_back(m);
+
+  PolledRecords polled = map_polled_messages(msgs, 0);
+  BOOST_TEST(!polled.unmappable.has_value());
+  std::vector<int64_t> offsets;
+  for (const auto& r : polled.records) offsets.push_back(r.offset);
+  BOOST_TEST(offsets == (std::vector<int64_t>{0, 1, 4, 5, 7}), boost::test_tools::per_element());
+  BOOST_REQUIRE(polled.records[2].record.aborted.has_value());
+  BOOST_TEST(polled.records[2].record.aborted->producer_id == 7);
+  BOOST_TEST(polled.records[2].record.aborted->producer_epoch == 3);
+  BOOST_TEST(!polled.records[3].record.aborted.has_value());
+  BOOST_TEST(polled.records[4].record.aborted->producer_id == 8);
+
+  // Encoded: data 0-1, ABORT control batch at 4, data 5, ABORT control batch at 7; a consumer's
+  // next offset is 8.
+  EncodedRecords enc = encode_fetched_records(polled.records, 1 << 20, true);
+  BOOST_TEST(enc.records == 5u);
+  BOOST_TEST(enc.next_offset == 8);
+  auto batches = decode(enc.bytes);
+  BOOST_REQUIRE(batches.size() == 4u);
+  BOOST_TEST(batches[0].header.base_offset == 0);
+  BOOST_TEST(!batches[0].header.is_control());
+  BOOST_TEST(batches[1].header.base_offset == 4);
+  BOOST_TEST(batches[1].header.is_control());
+  BOOST_TEST(batches[1].header.is_transactional());
+  BOOST_TEST(batches[1].header.producer_id == 7);
+  BOOST_TEST(batches[1].header.producer_epoch == 3);
+  BOOST_REQUIRE(batches[1].records.size() == 1u);
+  // Kafka's EndTransactionMarker: key version 0, type 0 (ABORT).
+  BOOST_TEST(str(batches[1].records[0].key) == std::string("\0\0\0\0", 4));
+  BOOST_TEST(batches[2].header.base_offset == 5);
+  BOOST_TEST(batches[3].header.base_offset == 7);
+  BOOST_TEST(batches[3].header.is_control());
+}
+
+BOOST_AUTO_TEST_CASE(a_fetch_of_aborted_records_only_still_moves_the_consumer_past_them) {
+  const MappedMessages aborted = map_aborted_placeholders({5, 0}, 4, 0);
+  std::vector<iggy::MessageView> msgs = views_at(aborted, 10);
+  // From the middle of the run: the marker at its last offset.
+  PolledRecords polled = map_polled_messages(msgs, 11);
+  BOOST_REQUIRE(polled.records.size() == 1u);
+  BOOST_TEST(polled.records[0].offset == 13);
+  // Even with a tiny budget, the first partition with data gets its marker (KIP-74).
+  EncodedRecords enc = encode_fetched_records(polled.records, 1, true);
+  BOOST_TEST(enc.records == 1u);
+  BOOST_TEST(enc.next_offset == 14);
+  // Not the first partition with data and no room: nothing.
+  BOOST_TEST(encode_fetched_records(polled.records, 1, false).records == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(placeholders_of_two_producers_side_by_side_are_two_markers) {
+  const MappedMessages a = map_aborted_placeholders({1, 0}, 2, 0);
+  const MappedMessages b = map_aborted_placeholders({2, 0}, 2, 0);
+  std::vector<iggy::MessageView> msgs = views_at(a, 0);
+  for (const auto& m : views_at(b, 2)) msgs.push_back(m);
+  PolledRecords polled = map_polled_messages(msgs, 0);
+  BOOST_REQUIRE(polled.records.size() == 2u);
+  BOOST_TEST(polled.records[0].offset == 1);
+  BOOST_TEST(polled.records[1].offset == 3);
+  BOOST_TEST(decode(encode_fetched_records(polled.records, 1 << 20, true).bytes).size() == 2u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

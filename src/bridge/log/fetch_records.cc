@@ -1,6 +1,7 @@
 #include "bridge/log/fetch_records.h"
 
 #include <algorithm>
+#include <array>
 
 namespace kib::bridge {
 namespace {
@@ -18,6 +19,29 @@ size_t nullable_size(const std::optional<ByteSpan>& b) { return b ? varint_size(
 
 kafka::RecordToEncode to_encode(const FetchedRecord& r) {
   return {r.record.timestamp_ms, r.record.key, r.record.value, r.record.headers};
+}
+
+// Kafka's EndTransactionMarker: key = version 0, type 0 (ABORT); value = version 0, coordinator
+// epoch 0 (the bridge's transaction coordinator never moves).
+constexpr std::array<uint8_t, 4> kAbortMarkerKey = {0, 0, 0, 0};
+constexpr std::array<uint8_t, 6> kAbortMarkerValue = {0, 0, 0, 0, 0, 0};
+
+kafka::RecordToEncode abort_marker_record(const FetchedRecord& r) {
+  return {r.record.timestamp_ms, ByteSpan(kAbortMarkerKey), ByteSpan(kAbortMarkerValue), {}};
+}
+
+// The control batch that stands for a run of aborted records ending at `r`.
+size_t encode_abort_marker(ByteWriter& w, const FetchedRecord& r) {
+  kafka::BatchSettings settings;
+  settings.base_offset = r.offset;
+  settings.partition_leader_epoch = kPartitionLeaderEpoch;
+  settings.transactional = true;
+  settings.control = true;
+  settings.producer_id = r.record.aborted->producer_id;
+  settings.producer_epoch = r.record.aborted->producer_epoch;
+  kafka::RecordBatchBuilder builder(w, settings);
+  builder.add(abort_marker_record(r));
+  return builder.finish();
 }
 
 }  // namespace
@@ -50,6 +74,11 @@ PolledRecords map_polled_messages(std::span<const iggy::MessageView> messages, i
       out.unmappable_offset = offset;
       break;
     }
+    if (mapped->aborted && !out.records.empty()) {
+      // The run goes on: only its last placeholder stays (the offsets before it become a gap).
+      const FetchedRecord& prev = out.records.back();
+      if (prev.record.aborted == mapped->aborted && prev.offset + 1 == offset) out.records.pop_back();
+    }
     out.records.push_back({offset, std::move(mapped.value())});
   }
   return out;
@@ -70,13 +99,24 @@ EncodedRecords encode_fetched_records(std::span<const FetchedRecord> records, si
   size_t used = 0;
   size_t i = 0;
   while (i < records.size()) {
+    if (records[i].record.aborted) {
+      const size_t size =
+          kafka::kRecordBatchHeaderSize + record_wire_size(abort_marker_record(records[i]), records[i].record.timestamp_ms, 0);
+      if (used + size > max_bytes && !(min_one_record && out.records == 0)) break;
+      used += encode_abort_marker(w, records[i]);
+      ++out.records;
+      out.next_offset = records[i].offset + 1;
+      ++i;
+      continue;
+    }
     const int64_t base_offset = records[i].offset;
     const int64_t base_timestamp = records[i].record.timestamp_ms;
     size_t batch_bytes = kafka::kRecordBatchHeaderSize;
     size_t j = i;
     bool cut_by_budget = false;
     for (; j < records.size(); ++j) {
-      if (j > i && records[j].offset != records[j - 1].offset + 1) break;  // gap: next batch
+      // A gap, or an aborted-record marker (a control batch of its own): next batch.
+      if (j > i && (records[j].offset != records[j - 1].offset + 1 || records[j].record.aborted)) break;
       const size_t size =
           record_wire_size(to_encode(records[j]), base_timestamp, static_cast<int32_t>(records[j].offset - base_offset));
       const bool first_of_response = out.records == 0 && j == i;

@@ -54,7 +54,11 @@ struct FetchedRecord {
 };
 
 // The records of one poll, from `from_offset` on, stopping before the first message that cannot
-// be mapped (`unmappable` then says which and why).
+// be mapped (`unmappable` then says which and why). Placeholders of aborted records
+// (record_mapping.h) are gaps, except the last of each run of one producer's, which stays as the
+// marker encode_fetched_records turns into an ABORT control batch: every client moves past a
+// control batch, so a fetch whose records are all aborted still moves the consumer on, as on
+// Kafka (docs/transactions.md, "Reading").
 struct PolledRecords {
   std::vector<FetchedRecord> records;
   std::optional<Error> unmappable;
@@ -73,7 +77,8 @@ struct EncodedRecords {
 };
 
 // Encodes `records` (ascending offsets) into v2 batches, a new batch wherever offsets are not
-// contiguous, cut at a record boundary so the result stays within `max_bytes`. With
+// contiguous, an aborted-record marker as a control batch of its own (one ABORT marker record,
+// transactional, the aborted producer's id and epoch), cut at a record boundary so the result stays within `max_bytes`. With
 // `min_one_record` (KIP-74: the first partition of a response that has data) the first record
 // is returned even when it alone exceeds `max_bytes`, so a consumer never stalls on a large record.
 EncodedRecords encode_fetched_records(std::span<const FetchedRecord> records, size_t max_bytes, bool min_one_record);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -30,6 +31,7 @@ constexpr std::string_view kEnvelopeHeader = "kafka.envelope";
 constexpr uint8_t kEnvelopeVersion = 1;
 constexpr std::string_view kMarkerNull = "null";
 constexpr std::string_view kMarkerEmpty = "empty";
+constexpr std::string_view kAbortedHeader = "kib.aborted";
 
 constexpr int64_t kNoTimestamp = -1;
 constexpr int64_t kEpochTimestamp = 0;
@@ -318,6 +320,19 @@ bool has_repeated_name(const std::vector<kafka::RecordHeader>& headers, bool all
   return std::adjacent_find(names.begin(), names.end()) != names.end();
 }
 
+// "<producer id>/<epoch>", both decimal, as map_aborted_placeholders writes it.
+std::optional<AbortedRecordMarker> parse_aborted_marker(std::string_view text) {
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  AbortedRecordMarker m;
+  const std::string_view pid = text.substr(0, slash), epoch = text.substr(slash + 1);
+  auto [p_end, p_ec] = std::from_chars(pid.data(), pid.data() + pid.size(), m.producer_id);
+  auto [e_end, e_ec] = std::from_chars(epoch.data(), epoch.data() + epoch.size(), m.producer_epoch);
+  if (p_ec != std::errc() || p_end != pid.data() + pid.size() || pid.empty()) return std::nullopt;
+  if (e_ec != std::errc() || e_end != epoch.data() + epoch.size() || epoch.empty()) return std::nullopt;
+  return m;
+}
+
 }  // namespace
 
 namespace {
@@ -425,6 +440,28 @@ Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch) {
   return out;
 }
 
+MappedMessages map_aborted_placeholders(const AbortedRecordMarker& marker, size_t count,
+                                        uint64_t origin_timestamp_us) {
+  MappedMessages out;
+  if (count == 0) return out;
+  iggy::UserHeadersBuilder headers;
+  // Iggy's map order: kafka.v, kafka.value, kib.aborted. Fixed-size fields: no add can fail.
+  const std::string text = std::to_string(marker.producer_id) + "/" + std::to_string(marker.producer_epoch);
+  (void)add_version(headers);
+  (void)headers.add_raw(kValueMarkerHeader, as_bytes(kMarkerNull));
+  (void)headers.add(HeaderKind::kString, as_bytes(kAbortedHeader), HeaderKind::kString, as_bytes(text));
+  out.arena = headers.take();
+  const size_t block = out.arena.size();
+  out.arena.push_back(kPlaceholder);
+  out.messages.resize(count);
+  for (iggy::OutgoingMessage& m : out.messages) {
+    m.origin_timestamp_us = origin_timestamp_us;
+    m.user_headers = ByteSpan(out.arena.data(), block);
+    m.payload = ByteSpan(out.arena.data() + block, 1);
+  }
+  return out;
+}
+
 // The exact user-header block of a record with a value and nothing else (no key, no headers, its
 // own timestamp): kafka.v = 1 alone, as map_batch_to_iggy shares it. Most records look like this.
 constexpr std::array<uint8_t, 18> kVersionOnlyBlock = {
@@ -440,6 +477,7 @@ struct Markers {
   const iggy::HeaderEntry* value = nullptr;
   const iggy::HeaderEntry* timestamp = nullptr;
   const iggy::HeaderEntry* envelope = nullptr;
+  const iggy::HeaderEntry* aborted = nullptr;
   bool repeated = false;
 };
 
@@ -453,6 +491,7 @@ Markers find_markers(const std::vector<iggy::HeaderEntry>& entries) {
                                      : k == kValueMarkerHeader ? &m.value
                                      : k == kTimestampHeader   ? &m.timestamp
                                      : k == kEnvelopeHeader    ? &m.envelope
+                                     : k == kAbortedHeader     ? &m.aborted
                                                                : nullptr;
     if (!slot) continue;
     if (*slot) m.repeated = true;
@@ -536,6 +575,13 @@ Result<KafkaRecordView> map_iggy_to_record(const iggy::MessageView& message) {
     return unreadable(message.offset, fmt::format("kafka.v is {} byte(s) starting 0x{:02x}, this bridge reads 0x01",
                                                   version.value.size(), version.value[0]));
   if (markers.repeated) return unreadable(message.offset, "a kafka.* marker header appears twice");
+  if (markers.aborted) {
+    auto marker = parse_aborted_marker(markers.aborted->value_string());
+    if (!marker) return unreadable(message.offset, "kib.aborted is not <producer id>/<epoch>");
+    out.aborted = *marker;
+    out.timestamp_ms = origin_or_server_ms(message);
+    return out;
+  }
   if (markers.envelope) {
     if (markers.envelope->value.size() != 1 || markers.envelope->value[0] != kEnvelopeVersion)
       return unreadable(message.offset,

@@ -30,6 +30,21 @@ struct MappedMessages {
 // (MESSAGE_TOO_LARGE = 10, INVALID_RECORD = 87, INVALID_TIMESTAMP = 32).
 Result<MappedMessages> map_batch_to_iggy(const kafka::DecodedBatch& batch);
 
+// One record of an aborted transaction as the bridge keeps it in Iggy (docs/mapping.md,
+// "Aborted records"; docs/transactions.md, "An abort occupies its offsets"): its offset stays
+// taken, its data is gone. The message carries kafka.v, kafka.value = null and
+// kib.aborted = "<producer id>/<epoch>" over the placeholder payload byte.
+struct AbortedRecordMarker {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  bool operator==(const AbortedRecordMarker&) const = default;
+};
+
+// `count` placeholder messages for the records of an aborted batch, stamped `origin_timestamp_us`
+// (0: Iggy's append time).
+MappedMessages map_aborted_placeholders(const AbortedRecordMarker& marker, size_t count,
+                                        uint64_t origin_timestamp_us);
+
 // One Kafka record read back from an Iggy message. Views point into the message's buffer,
 // except header names/values in `headers` which also point into that buffer.
 struct KafkaRecordView {
@@ -37,6 +52,8 @@ struct KafkaRecordView {
   std::optional<ByteSpan> key;
   std::optional<ByteSpan> value;
   std::vector<kafka::RecordHeader> headers;
+  // Set for a placeholder of an aborted record: no key, value or headers then.
+  std::optional<AbortedRecordMarker> aborted;
 };
 
 // Fails (built with kafka_error(UNKNOWN_SERVER_ERROR); to_kafka_error() gives -1) for messages that
