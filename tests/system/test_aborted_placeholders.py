@@ -35,10 +35,12 @@ def history(port, address, topic):
     assert [m[0] for m in native_poll(address, topic)] == list(range(8))
 
 
-def librdkafka_read(port, topic, isolation):
+def librdkafka_read(port, topic, isolation, start=ck.OFFSET_BEGINNING):
+    """(offset, key, value) of what a librdkafka consumer reads from `start` until it is positioned
+    at the high watermark (8), and that position."""
     c = ck.Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "ph-" + uuid.uuid4().hex[:6],
                      "enable.auto.commit": False, "enable.partition.eof": True, "isolation.level": isolation})
-    tp = ck.TopicPartition(topic, 0, ck.OFFSET_BEGINNING)
+    tp = ck.TopicPartition(topic, 0, start)
     c.assign([tp])
     got, deadline = [], time.time() + 30
     try:
@@ -101,20 +103,6 @@ def test_kafka_python_reads_around_aborted_placeholders_and_ends_at_the_high_wat
 def test_a_consumer_positioned_inside_an_aborted_run_moves_past_it(bridge_on_iggy, iggy):
     topic = "ph-mid-" + uuid.uuid4().hex[:8]
     history(bridge_on_iggy.port, iggy.address, topic)
-    c = ck.Consumer({"bootstrap.servers": f"127.0.0.1:{bridge_on_iggy.port}", "group.id": "ph-mid",
-                     "enable.auto.commit": False, "enable.partition.eof": True})
-    c.assign([ck.TopicPartition(topic, 0, 3)])
-    got, deadline = [], time.time() + 30
-    try:
-        while time.time() < deadline:
-            m = c.poll(1.0)
-            if m is None:
-                continue
-            if m.error():
-                if c.position([ck.TopicPartition(topic, 0)])[0].offset == 8:
-                    break
-                continue
-            got.append(m.offset())
-    finally:
-        c.close()
-    assert got == [5]
+    got, position = librdkafka_read(bridge_on_iggy.port, topic, "read_uncommitted", start=3)
+    assert [o for o, _, _ in got] == [5]
+    assert position == 8
