@@ -318,6 +318,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("max_open", c.transactions.max_open, 1, 1000000);
     s.integer("max_buffered_bytes", c.transactions.max_buffered_bytes, 1024, 1LL << 34);
     s.integer("max_id_pattern_bytes", c.transactions.max_id_pattern_bytes, 1, 65536);
+    s.integer("max_held_bytes_per_partition", c.transactions.max_held_bytes_per_partition, 1LL << 20, 1LL << 34);
     s.integer("max_recovery_scan_messages", c.transactions.max_recovery_scan_messages, 1000, 1LL << 40);
     s.integer("transaction_version", c.transactions.transaction_version, 1, 2);
     s.finish();
@@ -568,6 +569,7 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\nabort_timed_out_interval_ms = " << c.transactions.abort_timed_out_interval_ms
      << "\nmax_open = " << c.transactions.max_open << "\nmax_buffered_bytes = " << c.transactions.max_buffered_bytes
      << "\nmax_id_pattern_bytes = " << c.transactions.max_id_pattern_bytes
+     << "\nmax_held_bytes_per_partition = " << c.transactions.max_held_bytes_per_partition
      << "\nmax_recovery_scan_messages = " << c.transactions.max_recovery_scan_messages
      << "\ntransaction_version = " << c.transactions.transaction_version << "\n";
 }

@@ -84,13 +84,16 @@ struct TransactionsConfig {
   uint32_t abort_timed_out_interval_ms = 10000;  // transaction.abort.timed.out.transaction.cleanup.interval.ms
   uint32_t max_open = 1000;  // transactions open (Ongoing) at once; more get POLICY_VIOLATION on AddPartitionsToTxn
   uint64_t max_buffered_bytes = 64u << 20;  // record bytes one transaction may buffer; more get POLICY_VIOLATION
-  uint32_t max_id_pattern_bytes = 1024;
+  uint32_t max_id_pattern_bytes = 1024;  // ListTransactions v2's transactional id pattern; longer: INVALID_REGULAR_EXPRESSION
+  // Bytes a partition may hold behind an open transaction (docs/transactions.md, "Real offsets at
+  // produce time"); a batch beyond it gets NOT_ENOUGH_REPLICAS, which producers retry.
+  uint64_t max_held_bytes_per_partition = 256u << 20;
   // Messages a decided commit's recovery may read per partition to find what reached Iggy before a crash.
   uint64_t max_recovery_scan_messages = 1'000'000;
   // The finalized level of Kafka's transaction.version feature ApiVersions advertises: 2 lets
   // clients use transaction version 2 (KIP-890: no AddPartitionsToTxn or AddOffsetsToTxn, an
   // epoch bump at every EndTxn); 1 keeps them on version 1. Both are served whatever it says.
-  uint32_t transaction_version = 1;  // ListTransactions v2's transactional id pattern; longer: INVALID_REGULAR_EXPRESSION
+  uint32_t transaction_version = 1;
 };
 
 struct LimitsConfig {

@@ -189,4 +189,27 @@ BOOST_AUTO_TEST_CASE(restore_with_every_row_in_iggy_does_not_hold) {
   BOOST_TEST(!t.holding());
 }
 
+BOOST_AUTO_TEST_CASE(a_long_aborted_range_is_split_into_sends_and_only_its_first_part_has_the_row) {
+  HeldTail t;
+  t.begin(KafkaOffset(0));
+  t.take(25, 100, 7, kP1);
+  t.take(1, 1, kPlainBatch, kPlain);
+  t.decide(7, false);
+  t.split_front(10);
+  t.split_front(10);  // the first part is 10 already: no change
+  BOOST_TEST(bases(t) == (std::vector<int64_t>{0, 10, 25}), boost::test_tools::per_element());
+  BOOST_TEST(t.batches()[0].stored);
+  BOOST_TEST(!t.batches()[1].stored);
+  BOOST_TEST((t.batches()[1].producer == kP1));
+  BOOST_TEST((t.batches()[1].outcome == HeldOutcome::kAborted));
+  auto first = t.next_ready();
+  t.split_front(5);  // in flight: not cut
+  BOOST_TEST(t.batches()[0].count == 10);
+  t.appended(first->base);
+  t.split_front(10);
+  BOOST_TEST(bases(t) == (std::vector<int64_t>{10, 20, 25}), boost::test_tools::per_element());
+  BOOST_TEST(drain(t) == (std::vector<int64_t>{10, 20, 25}), boost::test_tools::per_element());
+  BOOST_TEST(!t.holding());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

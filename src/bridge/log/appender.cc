@@ -78,14 +78,25 @@ size_t coalesced_jobs(const std::deque<std::shared_ptr<AppendJob>>& queue,
   return n;
 }
 
-void Appender::append(PartitionOffsets& p, std::shared_ptr<AppendJob> job) {
+Appender::Queue& Appender::queue_of(PartitionOffsets& p) {
   auto& slot = queues_[&p];
   if (!slot) {
     slot = std::make_unique<Queue>();
     slot->offsets = &p;
   }
-  slot->appends.push_back(std::move(job));
-  pump(*slot);
+  return *slot;
+}
+
+void Appender::append(PartitionOffsets& p, std::shared_ptr<AppendJob> job) {
+  Queue& q = queue_of(p);
+  q.appends.push_back(std::move(job));
+  pump(q);
+}
+
+void Appender::when_idle(PartitionOffsets& p, std::function<void()> idle) {
+  Queue& q = queue_of(p);
+  if (!q.appending && q.appends.empty()) return idle();
+  q.idle_waiters.push_back(std::move(idle));
 }
 
 size_t Appender::queued(const PartitionOffsets& p) const {
@@ -94,7 +105,13 @@ size_t Appender::queued(const PartitionOffsets& p) const {
 }
 
 void Appender::pump(Queue& q) {
-  if (q.appending || q.appends.empty()) return;
+  if (q.appending) return;
+  if (q.appends.empty()) {
+    auto waiters = std::move(q.idle_waiters);
+    q.idle_waiters.clear();
+    for (auto& w : waiters) w();
+    return;
+  }
   if (!prepare_head(q)) return;
   std::shared_ptr<AppendJob> head = q.appends.front();
   stamp_producer_ids(head->header(), head->mapped.messages);

@@ -92,6 +92,9 @@ class Appender {
   void append(PartitionOffsets& p, std::shared_ptr<AppendJob> job);
   // Jobs queued for the partition, the one in Iggy included.
   size_t queued(const PartitionOffsets& p) const;
+  // Runs `idle` once nothing is queued for the partition or in Iggy (at once when so): where a
+  // partition starts holding (held_appends.h), so its high watermark is exact.
+  void when_idle(PartitionOffsets& p, std::function<void()> idle);
 
  private:
   struct Queue {
@@ -100,7 +103,10 @@ class Appender {
     TailState tail;
     std::deque<std::shared_ptr<AppendJob>> appends;  // front = the one in Iggy when `appending`
     bool appending = false;
+    std::vector<std::function<void()>> idle_waiters;  // when_idle
   };
+
+  Queue& queue_of(PartitionOffsets& p);
 
   void pump(Queue& q);
   bool prepare_head(Queue& q);

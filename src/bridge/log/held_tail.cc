@@ -44,7 +44,21 @@ bool HeldTail::lose(KafkaOffset base) {
   b->outcome = HeldOutcome::kAborted;
   b->producer = kNoProducer;
   b->txn = kPlainBatch;
+  b->stored = false;
   return true;
+}
+
+void HeldTail::split_front(int32_t count) {
+  if (batches_.empty() || count <= 0) return;
+  HeldBatch& front = batches_.front();
+  if (front.in_flight || front.count <= count) return;
+  HeldBatch rest = front;
+  rest.base = front.base + count;
+  rest.count = front.count - count;
+  rest.bytes = 0;
+  rest.stored = false;
+  front.count = count;
+  batches_.insert(batches_.begin() + 1, rest);
 }
 
 std::optional<HeldBatch> HeldTail::next_ready() {
@@ -99,6 +113,7 @@ HeldRestore HeldTail::restore(std::vector<HeldBatch> rows, KafkaOffset high_wate
       filler.count = static_cast<int32_t>(r.base - at);
       filler.producer = kNoProducer;
       filler.outcome = HeldOutcome::kAborted;
+      filler.stored = false;
       batches_.push_back(filler);
       ++out.filled_ranges;
       out.largest_gap = std::max<int64_t>(out.largest_gap, r.base - at);

@@ -34,6 +34,7 @@ struct HeldBatch {
   AbortedRecordMarker producer;  // whose it is; its placeholders name it once aborted
   HeldOutcome outcome = HeldOutcome::kUndecided;
   bool in_flight = false;  // handed to the appender, not acknowledged yet
+  bool stored = true;      // has a row in the store (not a range filled at startup, not a lost batch)
 
   KafkaOffset end() const { return base + count; }
   bool decided() const { return outcome != HeldOutcome::kUndecided; }
@@ -67,6 +68,10 @@ class HeldTail {
   // producer -1, so the offsets answered after it stay true. False when no such batch.
   bool lose(KafkaOffset base);
 
+  // Cuts the first batch after `count` offsets when it is longer and not in flight (a long
+  // aborted range is appended in several sends); the rest follows it, with the same outcome and
+  // producer and no row of its own.
+  void split_front(int32_t count);
   // The batch to append now: the first one, when decided and not in flight (it is then marked in
   // flight). nullopt when none.
   std::optional<HeldBatch> next_ready();

@@ -5,6 +5,7 @@
 #include "bridge/log/appender.h"
 #include "bridge/log/batch_cache.h"
 #include "bridge/log/fetch_records.h"
+#include "bridge/log/held_appends.h"
 #include "bridge/log/log_backend.h"
 #include "bridge/log/log_dirs.h"
 #include "bridge/log/offset_index.h"
@@ -34,6 +35,8 @@ PartitionLog::PartitionLog(uv_loop_t* loop, iggy::IggyClient& iggy, TopicCatalog
   reader_ = std::make_unique<Reader>(loop, *backend_, *offsets_, tasks_, known, cache_.get());
   appender_ = std::make_unique<Appender>(
       *backend_, *offsets_, *idempotence_, [this](PartitionOffsets& p) { reader_->appended(p); }, cache_.get());
+  held_ = std::make_unique<HeldAppends>(loop, *offsets_, *appender_, *idempotence_, tasks_,
+                                        config.transactions.max_held_bytes_per_partition);
   index_ = std::make_unique<OffsetIndex>(*offsets_);
   deletion_ = std::make_unique<RecordDeletion>(*backend_, *offsets_);
   log_dirs_ = std::make_unique<LogDirs>(*backend_, *offsets_,
@@ -125,9 +128,42 @@ void PartitionLog::produce(const std::string& topic, PartitionId partition_id, s
       job->cb(std::move(*refused));
       return;
     }
-    appender_->append(offsets_->at(topic, partition_id), job);
+    PartitionOffsets& p = offsets_->at(topic, partition_id);
+    // Behind an open transaction, a batch takes its offsets in the held tail (held_appends.h).
+    if (held_->holding(p)) return held_->append_plain(p, job);
+    appender_->append(p, job);
   });
 }
+
+// ---- held appends -----------------------------------------------------------------------------
+
+void PartitionLog::set_held_store(HeldStore* store) { held_->set_store(store); }
+
+void PartitionLog::reserve_held(const std::string& topic, PartitionId partition, int32_t count, uint64_t bytes,
+                                HeldTxn txn, AbortedRecordMarker producer,
+                                std::function<void(Result<KafkaOffset>)> cb) {
+  Liveness in_call;
+  cb = deferred_if_sync<Result<KafkaOffset>>(std::move(cb), in_call.token());
+  lookup(topic, partition, [this, topic, partition, count, bytes, txn, producer, cb](Result<TopicLimits> limits) {
+    if (!limits) return cb(limits.error());
+    held_->reserve(offsets_->at(topic, partition), count, bytes, txn, producer, cb);
+  });
+}
+
+void PartitionLog::lose_held(const std::string& topic, PartitionId partition, KafkaOffset base) {
+  held_->lose(offsets_->at(topic, partition), base);
+}
+
+void PartitionLog::decide_held(const std::string& topic, PartitionId partition, HeldTxn txn, bool committed) {
+  held_->decide(offsets_->at(topic, partition), txn, committed);
+}
+
+void PartitionLog::restore_held(const std::string& topic, PartitionId partition, std::vector<HeldBatch> rows,
+                                std::function<void(Status)> done) {
+  held_->restore(offsets_->at(topic, partition), std::move(rows), std::move(done));
+}
+
+const HeldStats& PartitionLog::held_stats() const { return held_->stats(); }
 
 // ---- fetch ------------------------------------------------------------------------------------
 

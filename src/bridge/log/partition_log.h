@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/log/held_tail.h"
 #include "bridge/log/leader_epoch.h"
 #include "bridge/log/log_dirs.h"
 #include "bridge/log/log_types.h"
@@ -47,6 +48,9 @@ class Reader;
 class OffsetIndex;
 class BatchCache;
 struct BatchCacheStats;
+class HeldAppends;
+class HeldStore;
+struct HeldStats;
 
 // A DeleteRecords floor as stored (state partition_log_start).
 struct LogStartFloor {
@@ -154,6 +158,25 @@ class PartitionLog final : public TopicListener {
   // before the call returns; released with release_stable(topic, partition, at).
   void hold_stable_at(const std::string& topic, PartitionId partition, KafkaOffset at);
 
+  // ---- held appends (docs/transactions.md, "Real offsets at produce time"; held_appends.h) ----
+
+  // Where held batches are kept (the composition root gives SQLite's); without one no partition
+  // holds.
+  void set_held_store(HeldStore* store);
+  // The offsets of a transactional batch of `count` records and `bytes` wire bytes of transaction
+  // `txn`: the partition holds from now until every transaction with batches in it is decided,
+  // and every later batch to it takes its offsets after these.
+  void reserve_held(const std::string& topic, PartitionId partition, int32_t count, uint64_t bytes, HeldTxn txn,
+                    AbortedRecordMarker producer, std::function<void(Result<KafkaOffset>)> cb);
+  // The row of the batch reserved at `base` was not stored: its offsets become placeholders.
+  void lose_held(const std::string& topic, PartitionId partition, KafkaOffset base);
+  // Transaction `txn` ended: its batches in the partition reach Iggy once those before them have.
+  void decide_held(const std::string& topic, PartitionId partition, HeldTxn txn, bool committed);
+  // Startup, before the first Produce: the partition's stored held batches.
+  void restore_held(const std::string& topic, PartitionId partition, std::vector<HeldBatch> rows,
+                    std::function<void(Status)> done);
+  const HeldStats& held_stats() const;
+
   // Answers every long-polling fetch now and stops new ones from waiting (shutdown).
   void stop_waiting();
 
@@ -189,6 +212,7 @@ class PartitionLog final : public TopicListener {
   std::unique_ptr<Idempotence> idempotence_;
   std::unique_ptr<Reader> reader_;
   std::unique_ptr<Appender> appender_;
+  std::unique_ptr<HeldAppends> held_;
   std::unique_ptr<OffsetIndex> index_;
   std::unique_ptr<RecordDeletion> deletion_;
   std::unique_ptr<LogDirs> log_dirs_;
