@@ -54,3 +54,9 @@ FROM committed_offsets
 GROUP BY group_id
 HAVING max(commit_time) < (strftime('%s', 'now') - 7 * 24 * 3600) * 1000
 ORDER BY last_commit_utc;
+
+-- Batches a partition holds behind an open transaction (docs/transactions.md, "Real offsets at
+-- produce time"): they reach Iggy in offset order once the transactions before them are decided.
+SELECT topic, partition, count(*) AS batches, min(base_offset) AS first_offset,
+       sum(record_count) AS records, sum(outcome = 0) AS undecided, sum(length(batch)) AS bytes
+FROM held_batches GROUP BY topic, partition ORDER BY topic, partition;

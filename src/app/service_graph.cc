@@ -12,6 +12,7 @@
 #include "bridge/security/iggy_identities.h"
 #include "bridge/security/sasl_authenticator.h"
 #include "bridge/security/scram_credentials.h"
+#include "bridge/transactions/sqlite_held_store.h"
 #include "bridge/transactions/transaction_coordinator_impl.h"
 #include "iggy/client.h"
 #include "state/state_store.h"
@@ -71,6 +72,9 @@ ServiceGraph::ServiceGraph(uv_loop_t* loop, const config::Config& cfg, state::St
   configs_ = std::make_unique<bridge::ConfigService>(cfg, *catalog_, state);
   producers_ = bridge::make_producer_registry(state, loop);
   log_ = std::make_unique<bridge::PartitionLog>(loop, iggy, *catalog_, producers_.get(), cfg);
+  // Batches held behind open transactions wait in SQLite (docs/transactions.md).
+  held_store_ = std::make_unique<bridge::SqliteHeldStore>(state);
+  log_->set_held_store(held_store_.get());
   identities_ = std::make_unique<bridge::IggyIdentities>(loop, cfg, state, iggy, options.identity_pool);
   catalog_->add_listener(identities_.get());
   group_timers_ = options.group_timers ? std::move(options.group_timers) : bridge::make_uv_group_timers(loop);

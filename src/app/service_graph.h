@@ -38,6 +38,7 @@ class TopicCatalog;
 class ConfigService;
 class ProducerRegistry;
 class PartitionLog;
+class SqliteHeldStore;
 class IggyIdentities;
 class CommittedOffsets;
 class GroupCoordinator;
@@ -115,6 +116,7 @@ class ServiceGraph {
   std::unique_ptr<bridge::TopicCatalog> catalog_;
   std::unique_ptr<bridge::ConfigService> configs_;  // after catalog_: it holds a reference to it
   std::unique_ptr<bridge::ProducerRegistry> producers_;
+  std::unique_ptr<bridge::SqliteHeldStore> held_store_;  // before log_, which holds it
   std::unique_ptr<bridge::PartitionLog> log_;
   std::unique_ptr<bridge::IggyIdentities> identities_;  // principals' Iggy users; a catalog listener
   std::unique_ptr<bridge::GroupTimers> group_timers_;

@@ -111,6 +111,7 @@ const char* const kTopicStateTables[][2] = {
     {"producer_batches", "topic"},
     {"topic_configs", "topic"},        // DYNAMIC_TOPIC_CONFIG overrides (migration 0004)
     {"partition_log_start", "topic"},  // DeleteRecords floors (migration 0005)
+    {"held_batches", "topic"},         // batches held behind open transactions (migration 0009)
 };
 
 }  // namespace

@@ -123,24 +123,39 @@ def test_invalid_transaction_timeout_is_refused(bridge_factory, iggy):
     assert "INVALID_TRANSACTION_TIMEOUT" in str(e.value) or "timeout" in str(e.value).lower()
 
 
+def delivered(p, topic, values, partition=0):
+    """Produces `values` to `partition` in the producer's open transaction; the delivery-report
+    offsets, in produce order."""
+    reports = {}
+    for v in values:
+        p.produce(topic, v.encode(), partition=partition,
+                  on_delivery=lambda err, msg, v=v: reports.__setitem__(v, (err, msg.offset())))
+    p.flush(10)
+    assert all(err is None for err, _ in reports.values()), reports
+    return [reports[v][1] for v in values]
+
+
 def test_a_commit_decided_before_a_crash_is_completed_once(bridge_factory, iggy):
-    """The bridge is killed with a transaction open (its batches in SQLite); the state database is
-    then edited into the state a crash right after the commit decision leaves (PrepareCommit with
-    where each partition's appends start). The restart appends every batch. The same database
-    again, now that the batches are in Iggy (a crash after the appends, before CompleteCommit):
-    the restart appends nothing."""
+    """The bridge is killed with a transaction open (its batches held in SQLite with the offsets
+    they were answered with); the state database is then edited into the state a crash right after
+    the commit's decision leaves (the held batches committed, the transaction CompleteCommit). The
+    restart appends every batch at its offsets. The same database again, now that the batches are
+    in Iggy (a crash after the appends, before the rows were deleted): the restart appends
+    nothing."""
     b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
     topic = "txn-" + uuid.uuid4().hex[:8]
     create_topic(b.port, topic)
     p = producer(b.port, "crash-" + topic)
     p.begin_transaction()
-    for i in range(20):
-        p.produce(topic, f"r-{i}".encode(), partition=i % 2)
-    p.flush(10)
+    answered = {}
+    for part in (0, 1):
+        values = [f"r-{part}-{i}" for i in range(10)]
+        answered.update(zip(values, delivered(p, topic, values, partition=part)))
+    assert sorted(answered.values()) == sorted(list(range(10)) * 2)
     b.stop(signal.SIGKILL)
     with sqlite3.connect(b.state) as db:
-        db.execute("UPDATE transactions SET state = 'PrepareCommit'")
-        db.execute("UPDATE transaction_partitions SET append_from = 0")
+        db.execute("UPDATE transactions SET state = 'CompleteCommit'")
+        db.execute("UPDATE held_batches SET outcome = 1")
     decided = f"{b.state}.decided"
     # The backup API, not a file copy: the state database is in WAL mode and the rows may still
     # be in its -wal file.
@@ -152,9 +167,9 @@ def test_a_commit_decided_before_a_crash_is_completed_once(bridge_factory, iggy)
     while iggy_count(iggy, topic) < 20 and time.time() < deadline:
         time.sleep(0.2)
     got = consume(b.port, topic, "read_committed", 20)
-    assert sorted(v for _, _, v in got) == sorted(f"r-{i}" for i in range(20))
+    assert {v: o for _, o, v in got} == answered
     with sqlite3.connect(b.state) as db:
-        assert db.execute("SELECT state FROM transactions").fetchone()[0] == "CompleteCommit"
+        assert db.execute("SELECT count(*) FROM held_batches").fetchone()[0] == 0
 
     b.stop(signal.SIGKILL)
     for suffix in ("", "-wal", "-shm"):
@@ -166,12 +181,53 @@ def test_a_commit_decided_before_a_crash_is_completed_once(bridge_factory, iggy)
     deadline = time.time() + 10
     while time.time() < deadline:
         with sqlite3.connect(b.state) as db:
-            if db.execute("SELECT state FROM transactions").fetchone()[0] == "CompleteCommit":
+            if db.execute("SELECT count(*) FROM held_batches").fetchone()[0] == 0:
                 break
         time.sleep(0.2)
     assert iggy_count(iggy, topic) == 20
     got = consume(b.port, topic, "read_committed", 20)
-    assert sorted(v for _, _, v in got) == sorted(f"r-{i}" for i in range(20)), b.read_log()[-4000:]
+    assert {v: o for _, o, v in got} == answered, b.read_log()[-4000:]
+
+
+def test_offsets_answered_to_transactional_and_plain_producers_are_the_offsets_read(bridge_factory, iggy):
+    """A committed transaction, an aborted one and plain records produced while each was open, on
+    one partition: every delivery report names the offset a read_committed consumer later reads the
+    record at, the aborted records' offsets stay taken (the consumer skips them), and a consumer
+    that read everything is positioned at the high watermark."""
+    b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
+    topic = "txn-" + uuid.uuid4().hex[:8]
+    create_topic(b.port, topic, 1)
+    plain = ck.Producer({"bootstrap.servers": f"127.0.0.1:{b.port}", "linger.ms": 0})
+
+    def plain_send(values):
+        reports = {}
+        for v in values:
+            plain.produce(topic, v.encode(), partition=0,
+                          on_delivery=lambda err, msg, v=v: reports.__setitem__(v, (err, msg.offset())))
+        assert plain.flush(10) == 0
+        return {v: o for v, (err, o) in reports.items() if err is None}
+
+    answered = plain_send(["before"])
+    p = producer(b.port, "mixed-" + topic)
+    p.begin_transaction()
+    answered.update(zip(["c-0", "c-1"], delivered(p, topic, ["c-0", "c-1"])))
+    answered.update(plain_send(["during-commit"]))
+    answered.update(zip(["c-2"], delivered(p, topic, ["c-2"])))
+    p.commit_transaction(30)
+    p.begin_transaction()
+    aborted = delivered(p, topic, ["a-0", "a-1", "a-2"])
+    answered.update(plain_send(["during-abort"]))
+    p.abort_transaction(30)
+    answered.update(plain_send(["after"]))
+
+    assert answered["before"] == 0
+    assert [answered[v] for v in ("c-0", "c-1", "during-commit", "c-2")] == [1, 2, 3, 4]
+    assert aborted == [5, 6, 7]
+    assert answered["during-abort"] == 8 and answered["after"] == 9
+    for isolation in ("read_committed", "read_uncommitted"):
+        got = consume(b.port, topic, isolation, len(answered))
+        assert {v: o for _, o, v in got} == answered, isolation
+    assert iggy_count(iggy, topic, 1) == 10  # the aborted records' offsets hold placeholders
 
 
 def test_a_transaction_open_at_a_crash_survives_it(bridge_factory, iggy):
@@ -293,23 +349,26 @@ def test_a_transaction_beyond_its_buffer_limit_is_refused(bridge_factory, iggy):
     assert iggy_count(iggy, topic, 1) == 0
 
 
-def test_an_open_transaction_stalls_neither_other_producers_nor_readers(bridge_factory, iggy):
-    """Its records wait in SQLite, not in the partition: plain records produced meanwhile are
-    appended and readable at both isolation levels at once (on Kafka an open transaction holds
-    read_committed readers at its first offset; here it takes its offsets when it commits)."""
+def test_plain_records_behind_an_open_transaction_take_their_offsets_after_it(bridge_factory, iggy):
+    """As Kafka's last stable offset holds read_committed readers at an open transaction's first
+    offset: plain records produced meanwhile are acknowledged at once with the offsets after the
+    transaction's, and readers see them when the transaction ends (read_uncommitted readers too:
+    the records wait in SQLite until then, docs/transactions.md "What each reader sees")."""
     b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
     topic = "txn-" + uuid.uuid4().hex[:8]
     create_topic(b.port, topic, 1)
     p = producer(b.port, "open-" + topic)
     p.begin_transaction()
-    p.produce(topic, b"txn-0", partition=0)
-    p.flush(10)
+    assert delivered(p, topic, ["txn-0"]) == [0]
     plain = ck.Producer({"bootstrap.servers": f"127.0.0.1:{b.port}"})
+    offsets = []
     for i in range(3):
-        plain.produce(topic, f"plain-{i}".encode(), partition=0)
+        plain.produce(topic, f"plain-{i}".encode(), partition=0,
+                      on_delivery=lambda err, msg: offsets.append((err, msg.offset())))
     assert plain.flush(10) == 0
+    assert offsets == [(None, 1), (None, 2), (None, 3)]
     for isolation in ("read_uncommitted", "read_committed"):
-        assert [(o, v) for _, o, v in consume(b.port, topic, isolation, 3, timeout=10)] == \
-            [(0, "plain-0"), (1, "plain-1"), (2, "plain-2")]
+        assert consume(b.port, topic, isolation, 1, timeout=3) == []
     p.commit_transaction(30)
-    assert [(o, v) for _, o, v in consume(b.port, topic, "read_committed", 4)][-1] == (3, "txn-0")
+    assert [(o, v) for _, o, v in consume(b.port, topic, "read_committed", 4)] == \
+        [(0, "txn-0"), (1, "plain-0"), (2, "plain-1"), (3, "plain-2")]

@@ -286,6 +286,9 @@ BOOST_AUTO_TEST_CASE(a_run_of_aborted_placeholders_reads_as_one_marker_at_its_la
   EncodedRecords enc = encode_fetched_records(polled.records, 1 << 20, true);
   BOOST_TEST(enc.records == 5u);
   BOOST_TEST(enc.next_offset == 8);
+  // Fetch's aborted_transactions at read_committed: each marker's producer and first offset.
+  const std::vector<std::pair<int64_t, int64_t>> aborted{{7, 2}, {8, 6}};
+  BOOST_CHECK(enc.aborted == aborted);
   auto batches = decode(enc.bytes);
   BOOST_REQUIRE(batches.size() == 4u);
   BOOST_TEST(batches[0].header.base_offset == 0);
@@ -310,6 +313,7 @@ BOOST_AUTO_TEST_CASE(a_fetch_of_aborted_records_only_still_moves_the_consumer_pa
   PolledRecords polled = map_polled_messages(msgs, 11);
   BOOST_REQUIRE(polled.records.size() == 1u);
   BOOST_TEST(polled.records[0].offset == 13);
+  BOOST_TEST(polled.records[0].aborted_from == 11);  // the first one polled
   // Even with a tiny budget, the first partition with data gets its marker (KIP-74).
   EncodedRecords enc = encode_fetched_records(polled.records, 1, true);
   BOOST_TEST(enc.records == 1u);

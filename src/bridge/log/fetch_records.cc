@@ -74,12 +74,16 @@ PolledRecords map_polled_messages(std::span<const iggy::MessageView> messages, i
       out.unmappable_offset = offset;
       break;
     }
+    int64_t run_from = offset;
     if (mapped->aborted && !out.records.empty()) {
       // The run goes on: only its last placeholder stays (the offsets before it become a gap).
       const FetchedRecord& prev = out.records.back();
-      if (prev.record.aborted == mapped->aborted && prev.offset + 1 == offset) out.records.pop_back();
+      if (prev.record.aborted == mapped->aborted && prev.offset + 1 == offset) {
+        run_from = prev.aborted_from;
+        out.records.pop_back();
+      }
     }
-    out.records.push_back({offset, std::move(mapped.value())});
+    out.records.push_back({offset, std::move(mapped.value()), mapped->aborted ? run_from : -1});
   }
   return out;
 }
@@ -104,6 +108,7 @@ EncodedRecords encode_fetched_records(std::span<const FetchedRecord> records, si
           kafka::kRecordBatchHeaderSize + record_wire_size(abort_marker_record(records[i]), records[i].record.timestamp_ms, 0);
       if (used + size > max_bytes && !(min_one_record && out.records == 0)) break;
       used += encode_abort_marker(w, records[i]);
+      out.aborted.emplace_back(records[i].record.aborted->producer_id, records[i].aborted_from);
       ++out.records;
       out.next_offset = records[i].offset + 1;
       ++i;

@@ -51,6 +51,7 @@ uint32_t poll_count_for(uint64_t budget_bytes, uint64_t avg_message_bytes);
 struct FetchedRecord {
   int64_t offset = 0;
   KafkaRecordView record;
+  int64_t aborted_from = -1;  // an aborted-record marker: the first offset of its run (as polled)
 };
 
 // The records of one poll, from `from_offset` on, stopping before the first message that cannot
@@ -74,6 +75,7 @@ struct EncodedRecords {
   Bytes bytes;               // zero or more v2 batches back to back
   size_t records = 0;        // records encoded
   int64_t next_offset = -1;  // offset after the last encoded record (-1 when none)
+  std::vector<std::pair<int64_t, int64_t>> aborted;  // producer id, first offset of each marker encoded
 };
 
 // Encodes `records` (ascending offsets) into v2 batches, a new batch wherever offsets are not

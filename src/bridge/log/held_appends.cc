@@ -199,18 +199,41 @@ void HeldAppends::decide(PartitionOffsets& p, HeldTxn txn, bool committed) {
 
 void HeldAppends::restore(PartitionOffsets& p, std::vector<HeldBatch> rows, std::function<void(Status)> done) {
   Partition& part = at(p);
-  offsets_.refresh(p, [this, alive = alive_.token(), pp = &part, rows = std::move(rows), done](Status s) mutable {
+  // Arrivals wait from now until the rows are back in the tail: a plain batch must not reach
+  // Iggy before offsets answered before the restart.
+  part.starting = true;
+  auto shared_rows = std::make_shared<std::vector<HeldBatch>>(std::move(rows));
+  offsets_.refresh(p, [this, alive = alive_.token(), pp = &part, shared_rows, done](Status s) mutable {
     if (!alive) return;
-    if (!s) return done(s);
+    if (!s) {
+      // Iggy not reachable yet: tried again, the partition's arrivals waiting meanwhile.
+      spdlog::warn("held appends: {}-{}: offsets not readable for the restart of its held batches ({}); retrying",
+                   pp->offsets->topic, pp->offsets->id, s.error().message);
+      pp->retry = std::make_unique<uv::Timer>(loop_, "held restore retry");
+      pp->retry->start(kHeldRetry, [this, alive, pp, shared_rows, done] {
+        if (!alive) return;
+        tasks_.post([this, alive, pp, shared_rows, done] {
+          if (!alive) return;
+          pp->retry.reset();
+          restore(*pp->offsets, std::move(*shared_rows), done);
+        });
+      });
+      return;
+    }
     PartitionOffsets& p = *pp->offsets;
-    HeldRestore r = pp->tail.restore(std::move(rows), p.high_watermark);
+    HeldRestore r = pp->tail.restore(std::move(*shared_rows), p.high_watermark);
     for (KafkaOffset base : r.already_appended) store_->erase(p.topic, p.id, base);
     if (r.filled_ranges > 0)
       spdlog::warn("held appends: {}-{}: {} range(s) of offsets taken before a restart had no row (largest {}); they "
                    "become placeholders",
                    p.topic, p.id, r.filled_ranges, r.largest_gap);
+    pp->starting = false;
+    if (!pp->tail.holding() && !pp->parked.empty()) pp->tail.begin(p.high_watermark);
+    auto parked = std::move(pp->parked);
+    pp->parked.clear();
+    for (auto& f : parked) f();
     drain(*pp);
-    done(ok_status());
+    if (done) done(ok_status());
   });
 }
 
@@ -254,7 +277,27 @@ void HeldAppends::drain(Partition& part) {
                });
 }
 
+void HeldAppends::hold_transaction(Partition& part, const HeldBatch& b) {
+  if (b.txn == kPlainBatch || b.outcome != HeldOutcome::kCommitted || part.txn_holds.count(b.txn)) return;
+  const auto& batches = part.tail.batches();
+  const bool more = std::any_of(batches.begin() + 1, batches.end(), [&](const HeldBatch& x) { return x.txn == b.txn; });
+  if (!more) return;
+  part.offsets->stable_holds.insert(b.base());
+  part.txn_holds[b.txn] = b.base;
+}
+
+void HeldAppends::release_transaction(Partition& part, HeldTxn txn) {
+  auto it = part.txn_holds.find(txn);
+  if (it == part.txn_holds.end()) return;
+  const auto& batches = part.tail.batches();
+  if (std::any_of(batches.begin(), batches.end(), [&](const HeldBatch& x) { return x.txn == txn; })) return;
+  auto& holds = part.offsets->stable_holds;
+  if (auto h = holds.find(it->second()); h != holds.end()) holds.erase(h);
+  part.txn_holds.erase(it);
+}
+
 void HeldAppends::append_batch(Partition& part, const HeldBatch& b, std::shared_ptr<AppendJob> job) {
+  hold_transaction(part, b);
   job->cb = [this, alive = alive_.token(), pp = &part, b](ProduceResult r) {
     if (!alive) return;
     if (r.error != ErrorCode::kNone) return append_failed(*pp, b, r.message);
@@ -282,6 +325,7 @@ void HeldAppends::appended(Partition& part, const HeldBatch& b, const ProduceRes
   }
   if (b.stored) store_->erase(p.topic, p.id, b.base);
   part.tail.appended(at);
+  release_transaction(part, b.txn);
   drain(part);
 }
 

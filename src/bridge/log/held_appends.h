@@ -77,6 +77,9 @@ class HeldAppends {
     std::deque<std::function<void()>> parked;  // arrivals while starting, in order
     std::unique_ptr<uv::Timer> retry;          // a failed append tried again
     bool draining = false;                     // a batch is on its way to Iggy
+    // Committed transactions whose batches of the partition are part in Iggy: the last stable
+    // offset each holds at its first (read_committed readers see such a transaction at once).
+    std::map<HeldTxn, KafkaOffset> txn_holds;
   };
 
   Partition& at(PartitionOffsets& p);
@@ -87,6 +90,10 @@ class HeldAppends {
   void append_batch(Partition& part, const HeldBatch& b, std::shared_ptr<AppendJob> job);
   void appended(Partition& part, const HeldBatch& b, const ProduceResult& r);
   void append_failed(Partition& part, const HeldBatch& b, const std::string& why);
+  // Before the send of `b`: a committed transaction with more batches behind it holds the last
+  // stable offset at its first; after the acknowledgement of its last, the hold goes.
+  void hold_transaction(Partition& part, const HeldBatch& b);
+  void release_transaction(Partition& part, HeldTxn txn);
 
   uv_loop_t* loop_;
   OffsetsTable& offsets_;

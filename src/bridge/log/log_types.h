@@ -58,6 +58,9 @@ struct FetchPartitionResult {
   KafkaOffset last_stable_offset = kNoOffset;  // the high watermark unless a commit holds it (hold_stable)
   KafkaOffset log_start_offset = kNoOffset;
   ChunkedBytes records;  // v2 batches, empty when none: cached ones shared, not copied
+  // The aborted ranges whose ABORT markers `records` carries (Fetch v4+ aborted_transactions at
+  // read_committed): producer id and first offset of each, as Kafka lists them.
+  std::vector<std::pair<int64_t, int64_t>> aborted;
 };
 
 // One result per requested partition, in request order.

@@ -94,6 +94,7 @@ PassResults assemble_pass(const std::vector<FetchPartitionRequest>& requests, co
     remaining -= std::min(remaining, enc.bytes.size());
     out.bytes += enc.bytes.size();
     res.records.append(std::move(enc.bytes));
+    res.aborted = std::move(enc.aborted);
   }
   return out;
 }

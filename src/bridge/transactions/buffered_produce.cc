@@ -7,6 +7,7 @@
 #include "bridge/producers/idempotence.h"
 #include "bridge/producers/producer_registry.h"
 #include "common/text.h"
+#include "state/held_batch_store.h"
 #include "state/transaction_store.h"
 
 namespace kib::bridge {
@@ -92,40 +93,83 @@ void BufferedProduce::on_checked(Pending p, Status checked) {
                                            h);
   if (v.kind != IdempotenceVerdict::Kind::kAppend) {
     t->buffered_bytes -= p.bytes;
-    if (v.kind == IdempotenceVerdict::Kind::kDuplicate) return p.done(ProduceResult{});
+    if (v.kind == IdempotenceVerdict::Kind::kDuplicate) {
+      ProduceResult dup;  // a retry: the offsets the batch was answered with
+      dup.base_offset = v.duplicate_base_offset;
+      return p.done(dup);
+    }
     return p.done(produce_error(v.error, v.message));
+  }
+  // The batch takes its offsets in the partition's held tail (docs/transactions.md, "Real offsets
+  // at produce time"): the partition holds every later append behind them until the
+  // transaction is decided.
+  if (t->held_txn == kPlainBatch) t->held_txn = ctx_.next_held_txn++;
+  const HeldTxn txn = t->held_txn;
+  ctx_.s.log.reserve_held(p.tp.topic, p.tp.partition, h.record_count, static_cast<uint64_t>(p.bytes), txn,
+                          {h.producer_id, h.producer_epoch},
+                          [this, alive = ctx_.alive.token(), p = std::move(p), txn](Result<KafkaOffset> base) mutable {
+                            if (!alive) return;
+                            on_reserved(std::move(p), txn, std::move(base));
+                          });
+}
+
+void BufferedProduce::on_reserved(Pending p, HeldTxn txn, Result<KafkaOffset> base) {
+  const kafka::RecordBatchHeader& h = p.header;
+  const ProducerId pid(h.producer_id);
+  Txn* t = ctx_.txns.current(p.id, p.generation);
+  if (!base || !t || !t->open_for_writes()) {
+    ctx_.s.producers.abort_append(pid, p.tp.topic, p.tp.partition, h.base_sequence);
+    if (t) t->buffered_bytes -= p.bytes;
+    if (!base) return p.done(produce_error(base.error()));
+    // Offsets taken, but the transaction ended meanwhile: they become placeholders.
+    ctx_.s.log.lose_held(p.tp.topic, p.tp.partition, *base);
+    return p.done(produce_error(ErrorCode::kInvalidTxnState, "the transaction of '" + p.id + "' ended"));
   }
   TxnPartitionState& ps = t->partitions[p.tp];
   std::optional<int64_t> start;  // the partition's first batch: DescribeProducers' start offset
   if (!ps.has_batches) {
     ps.has_batches = true;
-    ps.start_offset = ctx_.s.log.high_watermark(p.tp.topic, p.tp.partition).value_or(kNoOffset)();
+    ps.start_offset = (*base)();
     start = ps.start_offset;
   }
-  const int64_t seq = t->next_seq++;
+  state::HeldBatchRow row;
+  row.topic = p.tp.topic;
+  row.partition = p.tp.partition();
+  row.base_offset = (*base)();
+  row.record_count = h.record_count;
+  row.txn = txn;
+  row.transactional_id = p.id;
+  row.producer_id = h.producer_id;
+  row.producer_epoch = h.producer_epoch;
+  row.base_sequence = h.base_sequence;
+  row.outcome = state::HeldOutcomeCode::kUndecided;
   // Made before `p` moves into the completion (arguments are evaluated in no set order).
-  auto job = [id = p.id, seq, tp = p.tp, h, wire = p.wire, start](SQLite::Database& db) {
-    state::insert_transaction_batch(db, id, seq, tp.topic, tp.partition(), h.base_sequence, h.record_count, *wire);
-    if (start) state::set_partition_start_offset(db, id, tp.topic, tp.partition(), *start);
+  auto job = [id = p.id, row, wire = p.wire, start](SQLite::Database& db) {
+    state::insert_held_batch(db, row, *wire);
+    if (start) state::set_partition_start_offset(db, id, row.topic, row.partition, *start);
   };
-  ctx_.write(std::move(job), [this, p = std::move(p)](Status st) { on_buffered(p, std::move(st)); });
+  const KafkaOffset at = *base;
+  ctx_.write(std::move(job), [this, p = std::move(p), at](Status st) { on_buffered(p, at, std::move(st)); });
 }
 
-void BufferedProduce::on_buffered(const Pending& p, Status st) {
+void BufferedProduce::on_buffered(const Pending& p, KafkaOffset base, Status st) {
   const kafka::RecordBatchHeader& h = p.header;
   const ProducerId pid(h.producer_id);
   if (!st) {
     ctx_.s.producers.abort_append(pid, p.tp.topic, p.tp.partition, h.base_sequence);
+    ctx_.s.log.lose_held(p.tp.topic, p.tp.partition, base);
     if (Txn* t = ctx_.txns.current(p.id, p.generation)) t->buffered_bytes -= p.bytes;
     spdlog::warn("transactions: batch of '{}' for {}-{} not buffered: {}", esc(p.id), p.tp.topic, p.tp.partition(),
                  st.error().message);
     return p.done(produce_error(ErrorCode::kKafkaStorageError, st.error().message));
   }
   // Recorded as Kafka's log records every batch of a transaction, committed or not: a retry is
-  // a duplicate and the next batch follows this one's sequence.
+  // a duplicate answered with this offset, and the next batch follows this one's sequence.
   ctx_.s.producers.record_append(pid, ProducerEpoch(h.producer_epoch), p.tp.topic, p.tp.partition, h.base_sequence,
-                                 h.record_count, kNoOffset);
-  p.done(ProduceResult{});
+                                 h.record_count, base);
+  ProduceResult ok;
+  ok.base_offset = base;
+  p.done(ok);
 }
 
 }  // namespace kib::bridge

@@ -2,8 +2,9 @@
 // batch"): checked as Kafka checks it (the request's transactional id owns the producer id, the
 // epoch is current, the partition was added to the open transaction, the transaction stays
 // within [transactions] max_buffered_bytes), then by the partition log's rules and the producer
-// registry's sequence check, and stored in SQLite's transaction_batches until EndTxn. Answered
-// with base offset -1 once durable. Loop thread only.
+// registry's sequence check, given its offsets in the partition's held tail and stored in
+// SQLite's held_batches with them until it reaches Iggy; answered with its base offset once
+// durable (docs/transactions.md, "Real offsets at produce time"). Loop thread only.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bridge/log/held_tail.h"
 #include "bridge/log/log_types.h"
 #include "bridge/transactions/transaction_context.h"
 #include "kafka/records/record_batch.h"
@@ -47,9 +49,11 @@ class BufferedProduce {
   };
   Admission admit(const std::optional<std::string>& transactional_id, const TxnTopicPartition& tp,
                   const kafka::DecodedBatch& batch) const;
-  // After the partition log's checks: the sequence check, then the write.
+  // After the partition log's checks: the sequence check, then the offsets in the held tail.
   void on_checked(Pending p, Status checked);
-  void on_buffered(const Pending& p, Status st);
+  // The offsets are taken: the row is written with them.
+  void on_reserved(Pending p, HeldTxn txn, Result<KafkaOffset> base);
+  void on_buffered(const Pending& p, KafkaOffset base, Status st);
 
   TxnContext& ctx_;
 };

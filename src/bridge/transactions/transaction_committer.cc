@@ -18,6 +18,7 @@
 #include "bridge/log/partition_log.h"
 #include "common/text.h"
 #include "state/group_store.h"
+#include "state/held_batch_store.h"
 #include "state/transaction_store.h"
 #include "uvx/timer.h"
 
@@ -62,80 +63,69 @@ bool all_appended(const Txn& t) {
 
 }  // namespace
 
-// 1. Hold the last stable offset of every partition with records at its high watermark: the
-//    appends land at or above it, and read_committed consumers must see them all or none.
+// A commit is one SQLite transaction: the transaction's held batches take the outcome, the
+// pending offsets are written into committed_offsets, and the state is CompleteCommit (with the
+// producer's next epoch at transaction version 2). EndTxn is answered then, as on Kafka where the
+// markers are written without waiting for other transactions; the batches reach Iggy as the
+// partitions' held tails drain (behind any older undecided transaction, which holds read_committed
+// readers there as Kafka's last stable offset does).
 void TransactionCommitter::commit(Txn& t, std::function<void(ErrorCode)> done) {
   t.busy = t.ending = true;
   t.end_waiters.push_back(std::move(done));
-  std::vector<TxnTopicPartition> parts;
-  for (const auto& [tp, ps] : t.partitions)
-    if (ps.has_batches) parts.push_back(tp);
-  auto pending = std::make_shared<size_t>(parts.size() + 1);
-  auto failed = std::make_shared<std::optional<Error>>();
-  auto next = [this, id = t.id, generation = t.generation, pending, failed]() {
-    if (--*pending > 0) return;
-    Txn* t = ctx_.txns.current(id, generation);
-    if (!t) return;
-    if (*failed) {
-      spdlog::warn("transactions: commit of '{}' not started: {}", esc(id), (*failed)->message);
-      return commit_failed(*t);
-    }
-    decide(id, generation);
-  };
-  for (const auto& tp : parts)
-    ctx_.s.log.hold_stable(tp.topic, tp.partition,
-                           [this, alive = ctx_.alive.token(), id = t.id, generation = t.generation, tp, failed,
-                            next](Result<KafkaOffset> held) {
-                             if (!alive) return;
-                             Txn* t = ctx_.txns.current(id, generation);
-                             if (!held) {
-                               if (!*failed) *failed = held.error();
-                             } else if (t) {
-                               TxnPartitionState& ps = t->partitions[tp];
-                               ps.append_from = (*held)();
-                               ps.held = true;
-                             } else {
-                               ctx_.s.log.release_stable(tp.topic, tp.partition, *held);
-                             }
-                             next();
-                           });
-  ctx_.tasks.post(next);
-}
-
-// 2. One SQLite transaction decides: PrepareCommit, where each partition's appends start, and the
-//    pending offsets written into committed_offsets.
-void TransactionCommitter::decide(const std::string& id, uint64_t generation) {
-  Txn* t = ctx_.txns.current(id, generation);
-  if (!t) return;
-  state::TransactionRow row = row_of(*t);
-  row.state = "PrepareCommit";
+  state::TransactionRow row = row_of(t);
+  row.state = "CompleteCommit";
   row.updated_at_ms = ctx_.now();
+  if (t.bump_at_end) bump_producer(t, row);
   const int64_t commit_time = ctx_.s.offsets.now_ms();
-  Decision d = decision_of(*t, commit_time);
+  Decision d = decision_of(t, commit_time);
+  const HeldTxn txn = t.held_txn;
   ctx_.write(
-      [row, starts = std::move(d.starts), offset_rows = std::move(d.offset_rows), commit_time](SQLite::Database& db) {
-        state::save_transaction(db, row);
-        for (const auto& [tp, from] : starts)
-          state::set_partition_append_from(db, row.transactional_id, tp.topic, tp.partition(), from);
+      [row, offset_rows = std::move(d.offset_rows), commit_time, txn](SQLite::Database& db) {
         std::set<std::string> groups;
         for (const auto& r : offset_rows)
           if (groups.insert(r.group_id).second) state::ensure_group_row(db, r.group_id, commit_time);
         state::upsert_committed_offsets(db, offset_rows);
-        state::delete_transaction_offsets(db, row.transactional_id);
+        state::clear_transaction(db, row.transactional_id);
+        state::save_transaction(db, row);
+        if (txn != kPlainBatch) state::decide_held_batches(db, txn, state::HeldOutcomeCode::kCommitted);
       },
-      [this, id, generation, row, by_group = std::move(d.by_group), commit_time](Status st) {
+      [this, id = t.id, generation = t.generation, row, by_group = std::move(d.by_group), commit_time,
+       txn](Status st) {
         Txn* t = ctx_.txns.current(id, generation);
         if (!t) return;
         if (!st) {
           spdlog::warn("transactions: commit of '{}' not decided: {}", esc(id), st.error().message);
           return commit_failed(*t);
         }
-        t->state = TxnState::kPrepareCommit;
-        t->updated_ms = row.updated_at_ms;
         for (const auto& [group, entries] : by_group) ctx_.s.offsets.adopt(group, entries, commit_time);
-        t->offsets.clear();
-        append_all(id, generation, false);
+        decide_partitions(*t, txn, true);
+        complete_commit(*t, row);
+        end_commit(*t, ErrorCode::kNone);
       });
+}
+
+void TransactionCommitter::decide_partitions(const Txn& t, HeldTxn txn, bool committed) {
+  if (txn == kPlainBatch) return;
+  for (const auto& [tp, ps] : t.partitions)
+    if (ps.has_batches) ctx_.s.log.decide_held(tp.topic, tp.partition, txn, committed);
+}
+
+// The commit is stored as `row`: the transaction is CompleteCommit, with the producer's next
+// epoch (or id) when it bumped (transaction version 2).
+void TransactionCommitter::complete_commit(Txn& t, const state::TransactionRow& row) {
+  const bool bumped = t.bump_at_end;
+  if (bumped) {
+    t.last_pid = row.last_producer_id;
+    t.last_epoch = static_cast<int16_t>(row.last_epoch);
+    if (row.producer_id != t.pid) ctx_.txns.set_pid(t, row.producer_id);
+    t.epoch = static_cast<int16_t>(row.producer_epoch);
+    t.bump_at_end = false;
+    t.next_pid = -1;
+  }
+  t.ended_bumping = bumped;
+  t.clear_open();
+  t.state = TxnState::kCompleteCommit;
+  t.updated_ms = row.updated_at_ms;
 }
 
 void TransactionCommitter::resume(Txn& t, std::function<void(ErrorCode)> done) {
@@ -246,21 +236,8 @@ void TransactionCommitter::finish(const std::string& id, uint64_t generation) {
   state::TransactionRow row = row_of(*t);
   row.state = "CompleteCommit";
   row.updated_at_ms = ctx_.now();
-  // Transaction version 2: the commit ends with the producer's next epoch (or id), stored with it.
-  const bool bumped = t->bump_at_end;
-  if (bumped) {
-    bump_producer(*t, row);
-    t->last_pid = row.last_producer_id;
-    t->last_epoch = static_cast<int16_t>(row.last_epoch);
-    if (row.producer_id != t->pid) ctx_.txns.set_pid(*t, row.producer_id);
-    t->epoch = static_cast<int16_t>(row.producer_epoch);
-    t->bump_at_end = false;
-    t->next_pid = -1;
-  }
-  t->ended_bumping = bumped;
-  t->clear_open();
-  t->state = TxnState::kCompleteCommit;
-  t->updated_ms = row.updated_at_ms;
+  if (t->bump_at_end) bump_producer(*t, row);
+  complete_commit(*t, row);
   ctx_.write(
       [row](SQLite::Database& db) {
         state::clear_transaction(db, row.transactional_id);
@@ -312,12 +289,14 @@ void TransactionCommitter::abort(Txn& t, bool bump_epoch, std::function<void(Err
     row.last_epoch = t.epoch;
     row.producer_epoch = t.epoch + 1;
   }
+  const HeldTxn txn = t.held_txn;
   ctx_.write(
-      [row](SQLite::Database& db) {
+      [row, txn](SQLite::Database& db) {
         state::clear_transaction(db, row.transactional_id);
         state::save_transaction(db, row);
+        if (txn != kPlainBatch) state::decide_held_batches(db, txn, state::HeldOutcomeCode::kAborted);
       },
-      [this, row, done = std::move(done)](Status st) {
+      [this, row, txn, done = std::move(done)](Status st) {
         Txn* t = ctx_.txns.find(row.transactional_id);
         if (!t) return done(ErrorCode::kCoordinatorNotAvailable);
         t->busy = t->ending = false;
@@ -329,6 +308,8 @@ void TransactionCommitter::abort(Txn& t, bool bump_epoch, std::function<void(Err
           return done(ErrorCode::kCoordinatorNotAvailable);
         }
         if (row.producer_id != t->pid) ctx_.txns.set_pid(*t, row.producer_id);
+        // Its held batches become placeholders as the tails drain to them.
+        if (t->held_txn == txn) decide_partitions(*t, txn, false);
         t->complete_abort(row);
         t->ended_bumping = bumped;
         done(ErrorCode::kNone);

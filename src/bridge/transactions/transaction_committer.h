@@ -1,8 +1,12 @@
-// How a transaction ends (docs/transactions.md, "A commit" and "An abort"). A commit holds the
-// last stable offset of its partitions, decides in one SQLite transaction (PrepareCommit, where
-// each partition's appends start, the pending offsets committed), appends the buffered batches
-// to Iggy partition by partition, then releases the holds and stores CompleteCommit. An abort
-// deletes what the transaction buffered and stores CompleteAbort: nothing of it is in Iggy.
+// How a transaction ends (docs/transactions.md, "A commit" and "An abort"). A commit or an abort
+// is one SQLite transaction that gives the transaction's held batches their outcome and stores
+// the pending offsets and the state; the partitions' held tails then append them to Iggy in
+// offset order (an aborted batch as placeholders).
+//
+// Transactions buffered by a bridge before held batches (transaction_batches) are completed by
+// the old pipeline: a commit decided before a restart holds the last stable offset of its
+// partitions, appends the buffered batches partition by partition, then releases the holds and
+// stores CompleteCommit.
 //
 // An append that fails (Iggy down) is retried, reading Iggy first for the batches the failed
 // send stored; recovery (transaction_recovery.h) resumes a commit decided before a crash the
@@ -24,18 +28,22 @@ class TransactionCommitter {
  public:
   explicit TransactionCommitter(TxnContext& ctx) : ctx_(ctx) {}
 
-  // EndTxn(commit) of an Ongoing transaction; `done` once the commit is complete or failed
-  // before it was decided (COORDINATOR_NOT_AVAILABLE; the transaction stays Ongoing).
+  // EndTxn(commit) of an Ongoing transaction: decided and complete in one SQLite transaction;
+  // `done` then, or when it failed (COORDINATOR_NOT_AVAILABLE; the transaction stays Ongoing).
+  // Its held batches reach Iggy as the partitions' held tails drain.
   void commit(Txn& t, std::function<void(kafka::ErrorCode)> done);
   // EndTxn(abort), InitProducerId over an open transaction, the timeout sweep (`bump_epoch`:
   // Kafka fences the producer of a transaction its coordinator aborts on its own) and recovery.
   void abort(Txn& t, bool bump_epoch, std::function<void(kafka::ErrorCode)> done);
-  // A commit decided before a restart (PrepareCommit, holds in place): appends what is not in
-  // Iggy yet and completes it; `done` then.
+  // A commit decided before a restart by a bridge that buffered in transaction_batches
+  // (PrepareCommit, holds in place): appends what is not in Iggy yet and completes it; `done` then.
   void resume(Txn& t, std::function<void(kafka::ErrorCode)> done);
 
  private:
-  void decide(const std::string& id, uint64_t generation);
+  // The transaction's held batches on its partitions take the outcome in the held tails.
+  void decide_partitions(const Txn& t, HeldTxn txn, bool committed);
+  void complete_commit(Txn& t, const state::TransactionRow& row);
+  // ---- the commit pipeline of transaction_batches (resume) ----
   void append_all(const std::string& id, uint64_t generation, bool scan);
   void append_partition(const std::string& id, uint64_t generation, const TxnTopicPartition& tp, bool scan);
   void append_chunk(const std::string& id, uint64_t generation, const TxnTopicPartition& tp,

@@ -58,6 +58,7 @@ struct TxnContext {
 
   TransactionServices s;
   TxnTable txns;
+  HeldTxn next_held_txn = 1;  // the next transaction's number in the held tails (recovery: above every stored one)
   uv::Tasks tasks;
   bool stopped = false;  // stop(): requests get COORDINATOR_NOT_AVAILABLE, commit retries end
   Liveness alive;        // ended first when the coordinator goes

@@ -3,11 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "common/text.h"
+#include "state/held_batch_store.h"
 #include "state/transaction_store.h"
 
 namespace kib::bridge {
@@ -16,12 +18,55 @@ using kafka::ErrorCode;
 
 Status TransactionRecovery::load() {
   state::TransactionSnapshot snap;
-  Status st = ctx_.s.store.run_blocking([&](SQLite::Database& db) { snap = state::load_transactions(db); });
+  std::vector<state::HeldBatchRow> held;
+  Status st = ctx_.s.store.run_blocking([&](SQLite::Database& db) {
+    snap = state::load_transactions(db);
+    held = state::load_held_batch_rows(db);
+  });
   if (!st) return st;
   restore(snap);
+  restore_held(held);
   hold_interrupted();
-  spdlog::info("transactions: loaded {} transactional ids", ctx_.txns.size());
+  spdlog::info("transactions: loaded {} transactional ids, {} held batches", ctx_.txns.size(), held.size());
   return ok_status();
+}
+
+// The held batches back into the partitions' held tails (the log parks each partition's
+// arrivals until Iggy's high watermark is read), and each open transaction its number.
+void TransactionRecovery::restore_held(const std::vector<state::HeldBatchRow>& rows) {
+  std::map<std::pair<std::string, int32_t>, std::vector<HeldBatch>> by_partition;
+  for (const auto& r : rows) {
+    ctx_.next_held_txn = std::max(ctx_.next_held_txn, r.txn + 1);
+    HeldBatch b;
+    b.base = KafkaOffset(r.base_offset);
+    b.count = r.record_count;
+    b.bytes = static_cast<uint64_t>(r.bytes);
+    b.txn = r.txn;
+    b.producer = {r.producer_id, static_cast<int16_t>(r.producer_epoch)};
+    b.outcome = r.outcome == state::HeldOutcomeCode::kCommitted  ? HeldOutcome::kCommitted
+                : r.outcome == state::HeldOutcomeCode::kAborted ? HeldOutcome::kAborted
+                                                                 : HeldOutcome::kUndecided;
+    if (b.outcome == HeldOutcome::kUndecided) {
+      Txn* t = r.transactional_id ? ctx_.txns.find(*r.transactional_id) : nullptr;
+      if (t && t->state == TxnState::kOngoing && (t->held_txn == kPlainBatch || t->held_txn == r.txn)) {
+        t->held_txn = r.txn;
+        TxnPartitionState& ps = t->partitions[{r.topic, PartitionId(r.partition)}];
+        if (!ps.has_batches || ps.start_offset < 0 || r.base_offset < ps.start_offset) ps.start_offset = r.base_offset;
+        ps.has_batches = true;
+        t->buffered_bytes += r.bytes;
+        level_producer(*t, r.topic, r.partition, r.base_sequence, r.record_count, KafkaOffset(r.base_offset));
+      } else {
+        // Its transaction is not open (the decision and the rows are one SQLite transaction, so
+        // this is a row no transaction will ever decide): aborted, so the offsets after it stay.
+        spdlog::warn("transactions: held batch of {}-{} at {} belongs to no open transaction; aborted", r.topic,
+                     r.partition, r.base_offset);
+        b.outcome = HeldOutcome::kAborted;
+      }
+    }
+    by_partition[{r.topic, r.partition}].push_back(b);
+  }
+  for (auto& [tp, batches] : by_partition)
+    ctx_.s.log.restore_held(tp.first, PartitionId(tp.second), std::move(batches), nullptr);
 }
 
 // The table as SQLite has it.
@@ -57,20 +102,21 @@ void TransactionRecovery::restore(const state::TransactionSnapshot& snap) {
       t->partitions[{b.topic, PartitionId(b.partition)}].has_batches = true;
       t->buffered_bytes += b.bytes;
       t->next_seq = std::max(t->next_seq, b.seq + 1);
-      level_producer(*t, b);
+      t->legacy_batches = true;
+      level_producer(*t, b.topic, b.partition, b.base_sequence, b.record_count, kNoOffset);
     }
 }
 
 // A crash between the batch's row and the producer registry's leaves the registry behind the
 // buffer: the client's retry of that batch must still be a duplicate, and its next batch follow it.
-void TransactionRecovery::level_producer(const Txn& t, const state::TransactionBatchInfo& b) {
+void TransactionRecovery::level_producer(const Txn& t, const std::string& topic, int32_t partition,
+                                         int32_t base_sequence, int32_t record_count, KafkaOffset base) {
   const ProducerId pid(t.pid);
   const ProducerEpoch epoch(t.epoch);
   const SequenceCheck check =
-      ctx_.s.producers.check(pid, epoch, b.topic, PartitionId(b.partition), b.base_sequence, b.record_count);
+      ctx_.s.producers.check(pid, epoch, topic, PartitionId(partition), base_sequence, record_count);
   if (check.verdict == SequenceVerdict::kAppend)
-    ctx_.s.producers.record_append(pid, epoch, b.topic, PartitionId(b.partition), b.base_sequence, b.record_count,
-                                   kNoOffset);
+    ctx_.s.producers.record_append(pid, epoch, topic, PartitionId(partition), base_sequence, record_count, base);
 }
 
 void TransactionRecovery::hold_interrupted() {
@@ -108,8 +154,14 @@ void TransactionRecovery::recover(std::function<void()> done) {
       spdlog::info("transactions: aborting transactional id '{}', aborting when the bridge stopped", esc(id));
       ++*pending;
       committer_.abort(*t, false, [one_done](ErrorCode) { one_done(); });
+    } else if (t->state == TxnState::kOngoing && t->legacy_batches) {
+      // Buffered by an older bridge, without offsets: aborted (the producer's commit fails with
+      // an abortable error and its transaction is retried).
+      spdlog::warn("transactions: aborting transactional id '{}', open across an upgrade of the bridge", esc(id));
+      ++*pending;
+      committer_.abort(*t, true, [one_done](ErrorCode) { one_done(); });
     } else if (t->state == TxnState::kOngoing) {
-      spdlog::info("transactions: transactional id '{}' still open after the restart ({} bytes buffered)", esc(id),
+      spdlog::info("transactions: transactional id '{}' still open after the restart ({} bytes held)", esc(id),
                    t->buffered_bytes);
     }
   }

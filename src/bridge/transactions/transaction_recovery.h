@@ -1,7 +1,9 @@
 // The transaction coordinator's start (docs/transactions.md, "Crash recovery"): load() reads
-// every transactional id from SQLite before the Kafka listener opens, brings the producer
-// registry level with the buffered batches and puts back the last stable offset holds of a
-// commit decided before a crash; recover(), once Iggy is reachable, completes that commit (the
+// every transactional id and every held batch from SQLite before the Kafka listener opens,
+// gives the held batches back to the partitions' held tails (which wait for Iggy's high
+// watermark before they take any append), brings the producer registry level with the
+// transactions' batches and puts back the last stable offset holds of a commit an older bridge
+// decided before a crash; recover(), once Iggy is reachable, completes that commit (the
 // committer reads Iggy for what already reached it) and aborts a transaction an abort was
 // interrupted in. A transaction Ongoing at the crash stays open, as on Kafka. Loop thread only.
 #pragma once
@@ -11,6 +13,7 @@
 #include "bridge/transactions/transaction_committer.h"
 #include "bridge/transactions/transaction_context.h"
 #include "common/result.h"
+#include "state/held_batch_store.h"
 
 namespace kib::bridge {
 
@@ -26,7 +29,9 @@ class TransactionRecovery {
 
  private:
   void restore(const state::TransactionSnapshot& snap);
-  void level_producer(const Txn& t, const state::TransactionBatchInfo& b);
+  void restore_held(const std::vector<state::HeldBatchRow>& rows);
+  void level_producer(const Txn& t, const std::string& topic, int32_t partition, int32_t base_sequence,
+                      int32_t record_count, KafkaOffset base);
   void hold_interrupted();
 
   TxnContext& ctx_;

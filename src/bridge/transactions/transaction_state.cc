@@ -11,6 +11,8 @@ void Txn::clear_open() {
   groups.clear();
   offsets.clear();
   buffered_bytes = 0;
+  held_txn = kPlainBatch;
+  legacy_batches = false;
   ++generation;
 }
 

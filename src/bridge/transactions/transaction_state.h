@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "bridge/log/held_tail.h"
 #include "bridge/transactions/transaction_coordinator.h"
 #include "state/transaction_store.h"
 
@@ -55,6 +56,11 @@ struct Txn {
   std::map<TxnOffsetKey, TxnOffset> offsets;
   int64_t buffered_bytes = 0;
   int64_t next_seq = 1;
+  // The open transaction's number in the partitions' held tails (kPlainBatch: no batch yet).
+  HeldTxn held_txn = kPlainBatch;
+  // Buffered by a bridge before held batches (transaction_batches): recovery completes a decided
+  // commit of it the old way and aborts an open one.
+  bool legacy_batches = false;
   bool busy = false;    // a state change is being written or a commit completed
   bool ending = false;  // EndTxn, an abort or InitProducerId began: no more records
   uint64_t generation = 0;  // bumped when a transaction ends: late completions see it

@@ -104,10 +104,20 @@ void fill_partition(msg::FetchResponse::PartitionData& pd, bridge::FetchPartitio
   pd.high_watermark = r->high_watermark();
   pd.last_stable_offset = r->last_stable_offset();
   pd.log_start_offset = r->log_start_offset();
-  // Aborted transactions never reach the log (docs/transactions.md): the list is always empty,
-  // and committed ones are appended as plain batches.
-  if (read_committed) pd.aborted_transactions.emplace();
-  else pd.aborted_transactions.reset();
+  // An aborted transaction's records are placeholders in the log, read as one ABORT marker per
+  // run (docs/mapping.md, "Aborted records"); each marker's range is listed, as Kafka lists the
+  // aborted transactions a read_committed fetch's records overlap. Committed ones are plain batches.
+  if (read_committed) {
+    pd.aborted_transactions.emplace();
+    for (const auto& [producer_id, first_offset] : r->aborted) {
+      msg::FetchResponse::AbortedTransaction a;
+      a.producer_id = producer_id;
+      a.first_offset = first_offset;
+      pd.aborted_transactions->push_back(a);
+    }
+  } else {
+    pd.aborted_transactions.reset();
+  }
   for (const auto& c : r->records.chunks())
     if (c.bytes.size() < Responder::kMinSharedSpanBytes) copied_bytes += c.bytes.size();
   pd.records = std::move(r->records);
