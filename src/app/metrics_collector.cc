@@ -8,6 +8,7 @@
 #include "app/service_graph.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/log/batch_cache.h"
+#include "bridge/log/held_appends.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/security/authorizer.h"
 #include "bridge/security/iggy_identities.h"
@@ -98,6 +99,10 @@ void collect_log(const bridge::PartitionLog& log) {
   l.cache_misses.mirror(d(cs.misses));
   l.cache_evictions.mirror(d(cs.evictions));
   l.cache_bytes.set(d(log.batch_cache().bytes()));
+  const bridge::HeldStats& hs = log.held_stats();
+  l.offset_shifts.mirror(d(hs.offset_shifts));
+  l.held_placeholders.mirror(d(hs.placeholders));
+  l.held_refused.mirror(d(hs.refused_full));
 }
 
 // PLAIN checks, principals refused an Iggy identity, ACL denials.

@@ -48,6 +48,18 @@ LogMetrics& log_metrics() {
         r.gauge("kib_fetch_cache_bytes",
                 "Bytes the produced-batch cache keeps alive (the request frames its batches lie in).")
             .get(),
+        r.counter("kib_transaction_offset_shifts_total",
+                  "Held batches whose offsets moved because something appended to the partition outside the "
+                  "bridge while it held (docs/transactions.md).")
+            .get(),
+        r.counter("kib_held_placeholders_total",
+                  "Placeholder messages appended for aborted records or offsets taken by a batch that was not "
+                  "stored (docs/mapping.md, Aborted records).")
+            .get(),
+        r.counter("kib_held_refused_total",
+                  "Batches refused NOT_ENOUGH_REPLICAS because their partition held "
+                  "transactions.max_held_bytes_per_partition behind an open transaction.")
+            .get(),
     };
   }();
   return *m;

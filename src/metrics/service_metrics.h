@@ -26,6 +26,9 @@ struct LogMetrics {
   Counter& cache_misses;                   // kib_fetch_cache_misses_total
   Counter& cache_evictions;                // kib_fetch_cache_evictions_total
   Gauge& cache_bytes;                      // kib_fetch_cache_bytes
+  Counter& offset_shifts;                  // kib_transaction_offset_shifts_total
+  Counter& held_placeholders;              // kib_held_placeholders_total
+  Counter& held_refused;                   // kib_held_refused_total
 };
 LogMetrics& log_metrics();
 
