@@ -62,7 +62,14 @@ def iggy_count(iggy, topic, partitions=2):
     return asyncio.run(run())
 
 
-def test_commit_appends_and_abort_discards(bridge_factory, iggy):
+def wait_for(cond, timeout=20):
+    deadline = time.time() + timeout
+    while not cond() and time.time() < deadline:
+        time.sleep(0.1)
+    return cond()
+
+
+def test_commit_appends_and_abort_leaves_placeholders(bridge_factory, iggy):
     b = bridge_factory(iggy_address=iggy.address).start().wait_ready()
     topic = "txn-" + uuid.uuid4().hex[:8]
     create_topic(b.port, topic)
@@ -71,25 +78,26 @@ def test_commit_appends_and_abort_discards(bridge_factory, iggy):
     for i in range(10):
         p.produce(topic, f"a-{i}".encode(), partition=i % 2)
     p.flush(10)
-    # Buffered in SQLite, not in Iggy: native consumers never see an open transaction.
+    # Held in SQLite, not in Iggy: native consumers never see an open transaction.
     assert iggy_count(iggy, topic) == 0
     with sqlite3.connect(b.state) as db:
-        assert db.execute("SELECT count(*) FROM transaction_batches").fetchone()[0] >= 2
+        assert db.execute("SELECT count(*) FROM held_batches WHERE outcome = 0").fetchone()[0] >= 2, b.read_log()[-3000:]
         assert db.execute("SELECT state FROM transactions").fetchone()[0] == "Ongoing"
     p.abort_transaction(30)
-    assert iggy_count(iggy, topic) == 0
+    # The aborted records' offsets hold placeholders (docs/mapping.md, "Aborted records").
+    assert wait_for(lambda: iggy_count(iggy, topic) == 10)
     p.begin_transaction()
     for i in range(10):
         p.produce(topic, f"c-{i}".encode(), partition=i % 2)
     p.commit_transaction(30)
-    assert iggy_count(iggy, topic) == 10
+    assert wait_for(lambda: iggy_count(iggy, topic) == 20)
     got = consume(b.port, topic, "read_committed", 10)
     assert sorted(v for _, _, v in got) == sorted(f"c-{i}" for i in range(10))
-    # Offsets are dense from 0 per partition: nothing of the aborted transaction took one.
+    # The aborted transaction's records took offsets 0-4 of each partition, as on Kafka.
     for part in (0, 1):
-        assert [o for pp, o, _ in got if pp == part] == list(range(5))
+        assert [o for pp, o, _ in got if pp == part] == list(range(5, 10))
     with sqlite3.connect(b.state) as db:
-        assert db.execute("SELECT count(*) FROM transaction_batches").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM held_batches").fetchone()[0] == 0
         assert db.execute("SELECT state FROM transactions").fetchone()[0] == "CompleteCommit"
 
 
@@ -323,7 +331,9 @@ def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(bridg
     assert "aborting 'slow-" + topic + "'" in b.read_log()
     with pytest.raises(ck.KafkaException):
         p.commit_transaction(10)
-    assert iggy_count(iggy, topic, 1) == 0
+    # Its record's offset holds a placeholder; no Kafka consumer sees anything.
+    assert wait_for(lambda: iggy_count(iggy, topic, 1) == 1)
+    assert consume(b.port, topic, "read_uncommitted", 1, timeout=3) == []
 
 
 def test_a_transaction_beyond_its_buffer_limit_is_refused(bridge_factory, iggy):
@@ -346,7 +356,8 @@ def test_a_transaction_beyond_its_buffer_limit_is_refused(bridge_factory, iggy):
     with pytest.raises(ck.KafkaException):
         p.commit_transaction(10)
     p.abort_transaction(10)
-    assert iggy_count(iggy, topic, 1) == 0
+    # What was held before the refusal became placeholders; no Kafka consumer sees anything.
+    assert consume(b.port, topic, "read_uncommitted", 1, timeout=3) == []
 
 
 def test_plain_records_behind_an_open_transaction_take_their_offsets_after_it(bridge_factory, iggy):

@@ -84,7 +84,9 @@ void HeldAppends::when_holding(Partition& part, std::function<void()> then) {
   appender_.when_idle(p, [this, alive = alive_.token(), pp = &part] {
     tasks_.post([this, alive, pp] {
       if (!alive) return;
-      auto begin = [this, pp] {
+      auto begin = [pp] {
+        spdlog::debug("held appends: {}-{} holds from {}", pp->offsets->topic, pp->offsets->id,
+                      pp->offsets->high_watermark);
         pp->starting = false;
         pp->tail.begin(pp->offsets->high_watermark);
         auto parked = std::move(pp->parked);
@@ -173,6 +175,8 @@ void HeldAppends::reserve(PartitionOffsets& p, int32_t count, uint64_t bytes, He
     return;
   }
   Partition& part = at(p);
+  spdlog::debug("held appends: {}-{}: {} offsets for transaction {} (holding: {}, starting: {})", p.topic, p.id, count,
+                txn, part.tail.holding(), part.starting);
   when_holding(part, [this, alive = alive_.token(), pp = &part, count, bytes, txn, producer, cb] {
     if (!alive) return;
     if (!pp->tail.holding())
@@ -235,6 +239,22 @@ void HeldAppends::restore(PartitionOffsets& p, std::vector<HeldBatch> rows, std:
     drain(*pp);
     if (done) done(ok_status());
   });
+}
+
+void HeldAppends::forget(PartitionOffsets& p) {
+  auto it = partitions_.find(&p);
+  if (it == partitions_.end()) return;
+  Partition& part = *it->second;
+  part.retry.reset();
+  part.tail.restore({}, p.high_watermark);
+  for (const auto& [txn, at] : part.txn_holds)
+    if (auto h = p.stable_holds.find(at()); h != p.stable_holds.end()) p.stable_holds.erase(h);
+  part.txn_holds.clear();
+  part.starting = false;
+  part.draining = false;
+  auto parked = std::move(part.parked);
+  part.parked.clear();
+  for (auto& f : parked) tasks_.post(std::move(f));
 }
 
 // The first held batch, when decided, goes to Iggy: its data loaded from the store, or its

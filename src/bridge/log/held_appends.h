@@ -66,6 +66,10 @@ class HeldAppends {
   // watermark (HeldTail::restore); rows already in Iggy are erased, and the drain starts.
   void restore(PartitionOffsets& p, std::vector<HeldBatch> rows, std::function<void(Status)> done);
 
+  // The partition's topic was deleted (its rows go with its state): the tail is forgotten, a
+  // retry stops, and arrivals parked on it are answered retriably.
+  void forget(PartitionOffsets& p);
+
   const HeldStats& stats() const { return stats_; }
   const HeldTail* tail(const PartitionOffsets& p) const;
 

@@ -58,6 +58,7 @@ void PartitionLog::on_topic_deleted(const std::string& name) {
   cache_->drop_topic(name);
   offsets_->reset_topic(name);
   for (PartitionOffsets* p : offsets_->partitions_of(name)) {
+    held_->forget(*p);
     index_->forget(*p);
     reader_->topic_deleted(*p);
   }

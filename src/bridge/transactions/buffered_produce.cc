@@ -105,8 +105,12 @@ void BufferedProduce::on_checked(Pending p, Status checked) {
   // transaction is decided.
   if (t->held_txn == kPlainBatch) t->held_txn = ctx_.next_held_txn++;
   const HeldTxn txn = t->held_txn;
-  ctx_.s.log.reserve_held(p.tp.topic, p.tp.partition, h.record_count, static_cast<uint64_t>(p.bytes), txn,
-                          {h.producer_id, h.producer_epoch},
+  // Copied before `p` moves into the completion (arguments are evaluated in no set order).
+  const TxnTopicPartition tp = p.tp;
+  const auto bytes = static_cast<uint64_t>(p.bytes);
+  const AbortedRecordMarker producer{h.producer_id, h.producer_epoch};
+  const int32_t count = h.record_count;
+  ctx_.s.log.reserve_held(tp.topic, tp.partition, count, bytes, txn, producer,
                           [this, alive = ctx_.alive.token(), p = std::move(p), txn](Result<KafkaOffset> base) mutable {
                             if (!alive) return;
                             on_reserved(std::move(p), txn, std::move(base));

@@ -16,6 +16,7 @@
 #include "bridge/log/partition_log.h"
 #include "bridge/producers/producer_registry.h"
 #include "common/text.h"
+#include "state/held_batch_store.h"
 #include "state/transaction_store.h"
 
 namespace kib::bridge {
@@ -151,15 +152,25 @@ void PersistentTransactionCoordinator::bump_and_reset(Txn& t, std::function<void
 }
 
 // Discards an open transaction and persists the id as Empty.
+// Its held batches are aborted with it (placeholders, as an abort's).
 void PersistentTransactionCoordinator::reset_and_persist(Txn& t, std::function<void(Status)> done) {
+  const HeldTxn txn = t.held_txn;
+  std::vector<TxnTopicPartition> held;
+  for (const auto& [tp, ps] : t.partitions)
+    if (ps.has_batches) held.push_back(tp);
   t.become_empty(ctx_.now());
   ctx_.write(
-      [row = row_of(t)](SQLite::Database& db) {
+      [row = row_of(t), txn](SQLite::Database& db) {
         state::clear_transaction(db, row.transactional_id);
         state::save_transaction(db, row);
+        if (txn != kPlainBatch) state::decide_held_batches(db, txn, state::HeldOutcomeCode::kAborted);
       },
-      [this, id = t.id, done = std::move(done)](Status st) {
+      [this, id = t.id, txn, held = std::move(held), done = std::move(done)](Status st) {
         if (Txn* t = ctx_.txns.find(id)) t->busy = t->ending = false;
+        // In memory the transaction is discarded either way; a row left undecided by a failed
+        // write belongs to no open transaction at the next start and is aborted then.
+        if (txn != kPlainBatch)
+          for (const auto& tp : held) ctx_.s.log.decide_held(tp.topic, tp.partition, txn, false);
         done(std::move(st));
       });
 }
