@@ -201,6 +201,34 @@ void HeldAppends::decide(PartitionOffsets& p, HeldTxn txn, bool committed) {
   if (part.tail.decide(txn, committed) > 0) drain(part);
 }
 
+bool HeldAppends::settled(const Partition& part, HeldTxn txn) const {
+  const auto& batches = part.tail.batches();
+  if (batches.empty()) return true;
+  if (!batches.front().decided()) return true;  // blocked behind an open transaction
+  return std::none_of(batches.begin(), batches.end(), [&](const HeldBatch& b) { return b.txn == txn; });
+}
+
+void HeldAppends::wake_settled(Partition& part) {
+  if (part.settle_waiters.empty()) return;
+  std::vector<std::function<void()>> ready;
+  auto& w = part.settle_waiters;
+  for (auto it = w.begin(); it != w.end();) {
+    if (settled(part, it->first)) {
+      ready.push_back(std::move(it->second));
+      it = w.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& f : ready) tasks_.post(std::move(f));
+}
+
+void HeldAppends::when_settled(PartitionOffsets& p, HeldTxn txn, std::function<void()> done) {
+  Partition& part = at(p);
+  part.settle_waiters.emplace_back(txn, std::move(done));
+  wake_settled(part);
+}
+
 void HeldAppends::restore(PartitionOffsets& p, std::vector<HeldBatch> rows, std::function<void(Status)> done) {
   Partition& part = at(p);
   // Arrivals wait from now until the rows are back in the tail: a plain batch must not reach
@@ -250,6 +278,8 @@ void HeldAppends::forget(PartitionOffsets& p) {
   for (const auto& [txn, at] : part.txn_holds)
     if (auto h = p.stable_holds.find(at()); h != p.stable_holds.end()) p.stable_holds.erase(h);
   part.txn_holds.clear();
+  for (auto& [txn, f] : part.settle_waiters) tasks_.post(std::move(f));
+  part.settle_waiters.clear();
   part.starting = false;
   part.draining = false;
   auto parked = std::move(part.parked);
@@ -265,7 +295,7 @@ void HeldAppends::drain(Partition& part) {
   if (!part.tail.batches().empty() && part.tail.batches().front().outcome == HeldOutcome::kAborted)
     part.tail.split_front(kPlaceholdersPerSend);
   auto b = part.tail.next_ready();
-  if (!b) return;
+  if (!b) return wake_settled(part);
   part.draining = true;
   PartitionOffsets& p = *part.offsets;
   if (b->outcome == HeldOutcome::kAborted) {
@@ -346,6 +376,7 @@ void HeldAppends::appended(Partition& part, const HeldBatch& b, const ProduceRes
   if (b.stored) store_->erase(p.topic, p.id, b.base);
   part.tail.appended(at);
   release_transaction(part, b.txn);
+  wake_settled(part);
   drain(part);
 }
 

@@ -62,6 +62,11 @@ class HeldAppends {
   void lose(PartitionOffsets& p, KafkaOffset base);
   // Transaction `txn` ended: its batches on `p` are decided and the drain goes on.
   void decide(PartitionOffsets& p, HeldTxn txn, bool committed);
+  // Runs `settled` once no batch of `txn` is held in `p`, or the first held batch belongs to an
+  // undecided transaction (the rest waits for it, as Kafka's last stable offset does): EndTxn is
+  // answered then, so a consumer started after a commit returned sees it unless another
+  // transaction holds the partition.
+  void when_settled(PartitionOffsets& p, HeldTxn txn, std::function<void()> settled);
   // Startup, before the first Produce: the partition's stored rows against Iggy's high
   // watermark (HeldTail::restore); rows already in Iggy are erased, and the drain starts.
   void restore(PartitionOffsets& p, std::vector<HeldBatch> rows, std::function<void(Status)> done);
@@ -84,7 +89,10 @@ class HeldAppends {
     // Committed transactions whose batches of the partition are part in Iggy: the last stable
     // offset each holds at its first (read_committed readers see such a transaction at once).
     std::map<HeldTxn, KafkaOffset> txn_holds;
+    std::vector<std::pair<HeldTxn, std::function<void()>>> settle_waiters;  // when_settled
   };
+  bool settled(const Partition& part, HeldTxn txn) const;
+  void wake_settled(Partition& part);
 
   Partition& at(PartitionOffsets& p);
   // Runs `then` once the partition holds (now, or when its append queue has emptied).

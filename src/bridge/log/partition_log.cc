@@ -159,6 +159,11 @@ void PartitionLog::decide_held(const std::string& topic, PartitionId partition, 
   held_->decide(offsets_->at(topic, partition), txn, committed);
 }
 
+void PartitionLog::when_held_settled(const std::string& topic, PartitionId partition, HeldTxn txn,
+                                     std::function<void()> settled) {
+  held_->when_settled(offsets_->at(topic, partition), txn, std::move(settled));
+}
+
 void PartitionLog::restore_held(const std::string& topic, PartitionId partition, std::vector<HeldBatch> rows,
                                 std::function<void(Status)> done) {
   held_->restore(offsets_->at(topic, partition), std::move(rows), std::move(done));

@@ -172,6 +172,9 @@ class PartitionLog final : public TopicListener {
   void lose_held(const std::string& topic, PartitionId partition, KafkaOffset base);
   // Transaction `txn` ended: its batches in the partition reach Iggy once those before them have.
   void decide_held(const std::string& topic, PartitionId partition, HeldTxn txn, bool committed);
+  // `settled` once the partition holds no batch of `txn`, or holds them behind an undecided
+  // transaction (HeldAppends::when_settled).
+  void when_held_settled(const std::string& topic, PartitionId partition, HeldTxn txn, std::function<void()> settled);
   // Startup, before the first Produce: the partition's stored held batches.
   void restore_held(const std::string& topic, PartitionId partition, std::vector<HeldBatch> rows,
                     std::function<void(Status)> done);

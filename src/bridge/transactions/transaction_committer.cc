@@ -99,8 +99,21 @@ void TransactionCommitter::commit(Txn& t, std::function<void(ErrorCode)> done) {
         }
         for (const auto& [group, entries] : by_group) ctx_.s.offsets.adopt(group, entries, commit_time);
         decide_partitions(*t, txn, true);
-        complete_commit(*t, row);
-        end_commit(*t, ErrorCode::kNone);
+        // EndTxn is answered once the transaction's batches are in Iggy (or wait behind another
+        // open transaction), so a consumer started after the commit returned sees it.
+        std::vector<TxnTopicPartition> parts;
+        for (const auto& [tp, ps] : t->partitions)
+          if (ps.has_batches && txn != kPlainBatch) parts.push_back(tp);
+        auto pending = std::make_shared<size_t>(parts.size() + 1);
+        auto one = [this, id, generation, row, pending] {
+          if (--*pending > 0) return;
+          Txn* t = ctx_.txns.current(id, generation);
+          if (!t) return;
+          complete_commit(*t, row);
+          end_commit(*t, ErrorCode::kNone);
+        };
+        for (const auto& tp : parts) ctx_.s.log.when_held_settled(tp.topic, tp.partition, txn, one);
+        one();
       });
 }
 
