@@ -15,11 +15,9 @@ protocol; version 2 is test_transactions_tv2.py's.
    P2, txn C (C0, C1) committed, plain END, all in partition 0 of a fresh topic. read_committed
    sees P0 A0 A1 A2 P1 P2 C0 C1 END, in that order, on both targets. read_uncommitted on Kafka
    also sees B0 B1 (they are in the log, with an abort marker after them); on the bridge it
-   sees only the committed records, because aborted records never reach Iggy. The producer's
-   offsets for transactional records: Kafka's real ones; the bridge answers a buffered batch
-   with base offset -1, which kafka-clients, franz-go and kafka-python report as -1 for every
-   record, while librdkafka numbers the batch's records from it (-1, 0, 1, ...; see
-   UNKNOWN_OFFSETS).
+   sees only the committed records, because aborted records never reach Iggy as data (their
+   offsets hold placeholders). The offsets each client reports for the transactional records are
+   where read_committed reads them, on both targets.
 2. Fencing, per client: producer 1 opens a transaction and sends F0; producer 2 with the same
    transactional.id initialises (the epoch bump fences producer 1), sends G0 and commits; then
    producer 1 commits ("commit") or sends F1 and commits ("send"), and aborts when that failed.
@@ -530,14 +528,10 @@ def fencing(client: str, target, how: str) -> dict:
 VIS_TXID = {"java": "{tag}-{name}-java-vis", "franz-go": "{tag}-{name}-go-vis", "confluent-kafka": "{tag}-{name}-ck-vis",
             "kafka-python": "{tag}-{name}-kp-vis"}
 
-# What each client reports as the offsets of a transactional batch's records when the broker
-# answers base offset -1 (the bridge, for a buffered batch): txn A is one batch of 3, txn C one
-# of 2. kafka-clients, franz-go and kafka-python report -1 for every record. librdkafka numbers
-# the records from the base it got, -1, 0, 1, ... and confluent-kafka's offset() turns the
-# negative one into None: its delivery reports give 0 and 1 (offsets of other records) for the
-# 2nd and 3rd record, not RD_KAFKA_OFFSET_INVALID as docs/transactions.md says.
-UNKNOWN_OFFSETS = {"java": [-1] * 5, "franz-go": [-1] * 5, "kafka-python": [-1] * 5,
-                   "confluent-kafka": [None, 0, 1, None, 0]}
+# Where a read_committed consumer reads COMMITTED on the bridge: B's two aborted records keep
+# offsets 5 and 6 (placeholders in Iggy, a gap and an ABORT marker to Kafka clients); no commit
+# marker takes an offset (Kafka's log has one after A and after C, and B's records and marker).
+BRIDGE_COMMITTED_OFFSETS = [0, 1, 2, 3, 4, 7, 8, 9, 10]
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -560,16 +554,20 @@ def test_aborted_transactions_are_invisible_at_read_committed(client, txn_target
         assert all(o >= 0 for o in obs["txn_offsets"]) and len(obs["txn_offsets"]) == 5, obs["txn_offsets"]
     else:
         assert ru["offsets"] == rc["offsets"], obs
-        # Nothing aborted reached Iggy, and a commit leaves no control record behind.
-        assert rc["offsets"] == list(range(rc["offsets"][0], rc["offsets"][0] + len(COMMITTED))), rc
-        assert obs["txn_offsets"] == UNKNOWN_OFFSETS[client], (
-            f"{client}: Produce of a buffered batch should answer base offset -1, which this client reports "
-            f"as {UNKNOWN_OFFSETS[client]}", obs["txn_offsets"])
+        # Aborted records keep their offsets (a gap to read_committed and read_uncommitted alike);
+        # a commit leaves no control record behind.
+        assert rc["offsets"] == BRIDGE_COMMITTED_OFFSETS, rc
+    # The offsets the client was told for A's and C's records are where a read_committed consumer
+    # reads them, on both targets (issue 33: the bridge answered -1 before).
+    read_at = dict(zip(rc["values"], rc["offsets"]))
+    assert obs["txn_offsets"] == [read_at[v] for v in ("A0", "A1", "A2", "C0", "C1")], (
+        f"{client} on {target.name}: delivery-report offsets", obs["txn_offsets"], rc)
+    if target.name == "bridge":
         txid = VIS_TXID[client].format(tag=TAG, name=target.name)
         state = bridge_state("SELECT state FROM transactions WHERE transactional_id = ?", txid)
-        batches = bridge_state("SELECT count(*) FROM transaction_batches WHERE transactional_id = ?", txid)
+        batches = bridge_state("SELECT count(*) FROM held_batches WHERE transactional_id = ?", txid)
         assert state == [("CompleteCommit",)] and batches == [(0,)], (
-            f"bridge state of {txid}: transactions.state {state}, buffered batches {batches}")
+            f"bridge state of {txid}: transactions.state {state}, held batches {batches}")
     OBSERVED[(f"vis-{client}", target.name)] = obs
 
 
@@ -929,9 +927,10 @@ def test_records_after_an_open_transaction_at_read_committed(txn_target):
     """An open transaction T holds X0 (partition 0); a plain record Y0 follows it. On Kafka,
     read_committed stops at the last stable offset (X0's offset): Y0 is invisible until T ends,
     then X0 and Y0 arrive in log order; ListOffsets(latest, read_committed) answers the LSO. On
-    the bridge, X0 waits in SQLite and is appended only at the commit (docs/transactions.md): Y0
-    is in the log and visible at once, and X0 follows it after the commit; the LSO is the high
-    watermark. Each target's own behaviour is asserted."""
+    the bridge, X0 takes its offset when it arrives and Y0 the next one, both held in SQLite
+    until T ends (docs/transactions.md, "Real offsets at produce time"): the same records at the
+    same offsets, without the commit marker (the LSO ends one lower). Each target's own behaviour
+    is asserted."""
     target = txn_target
     kafka = ck()
     kp_mod = kp()
@@ -974,8 +973,8 @@ def test_records_after_an_open_transaction_at_read_committed(txn_target):
         assert before_commit == [] and lso_open == 0, obs
         assert values == ["X0", "Y0"] and lso_done == 3, obs  # X0, Y0, the commit marker
     else:
-        assert before_commit == [("Y0", 0)] and lso_open == 1, f"{obs}{bridge_log_hint(target)}"
-        assert seen == [("Y0", 0), ("X0", 1)] and lso_done == 2, f"{obs}{bridge_log_hint(target)}"
+        assert before_commit == [] and lso_open == 0, f"{obs}{bridge_log_hint(target)}"
+        assert seen == [("X0", 0), ("Y0", 1)] and lso_done == 2, f"{obs}{bridge_log_hint(target)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1042,7 +1041,7 @@ def tool_session(target) -> tuple[list[tuple[str, str, str, int]], dict[str, lis
                 "transactions": bridge_state("SELECT state FROM transactions WHERE transactional_id = ?", open_id),
                 "partitions": bridge_state("SELECT topic, partition, start_offset FROM transaction_partitions "
                                            "WHERE transactional_id = ?", open_id),
-                "batches": bridge_state("SELECT topic, partition, record_count FROM transaction_batches "
+                "batches": bridge_state("SELECT topic, partition, record_count, outcome FROM held_batches "
                                         "WHERE transactional_id = ?", open_id)}
     bridge_rows("open")
 
@@ -1138,12 +1137,13 @@ def test_kafka_transactions_tool(txn_target):
     p1a = cells(raw["producers 1 aborted"]) if raw.get("producers 1 aborted") else []
     check([r["CurrentTransactionStartOffset"] for r in p1a] == ["None"], "describe-producers 1 after the abort", p1a)
     if target.name == "bridge":
-        # The open transaction's record waits in SQLite, not in Iggy; the abort deletes it.
+        # The open transaction's record waits in SQLite (held, undecided), not in Iggy; after the
+        # abort it is a placeholder in Iggy and its row goes (at once or as the drain gets to it).
         st = raw["_state"]
         check(st["open"] == {"transactions": [("Ongoing",)], "partitions": [(prefix, 1, 3)],
-                             "batches": [(prefix, 1, 1)]}, "bridge state while open", st["open"])
-        check(st["aborted"]["transactions"] == [("CompleteAbort",)] and st["aborted"]["batches"] == [],
-              "bridge state after the abort", st["aborted"])
+                             "batches": [(prefix, 1, 1, 0)]}, "bridge state while open", st["open"])
+        check(st["aborted"]["transactions"] == [("CompleteAbort",)] and
+              st["aborted"]["batches"] in ([], [(prefix, 1, 1, 2)]), "bridge state after the abort", st["aborted"])
     assert not problems, "\n".join(problems) + bridge_log_hint(target)
 
 
