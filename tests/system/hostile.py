@@ -5,14 +5,18 @@ A probe is a well-behaved client on its own connection that sends ApiVersions v0
 each answer. Its p99 is measured once before the attack (idle) and once while it runs; the
 second must stay within 2x the first. The idle p99 counts as at least IDLE_FLOOR_S: on this
 project's 2-core machines a loopback round trip to an idle bridge is ~0.1 ms, and below a
-millisecond the scheduler (the attacking process, the probe and the bridge share two cores)
-decides more than the bridge does.
+couple of milliseconds the scheduler (the attacking process, the probe, the bridge and, in CI,
+whatever else the tier runs share two cores) decides more than the bridge does: two clean-clone
+CI runs each had one probe at a p99 of 2.47-2.48 ms against a 2.00 ms bound, in different
+tests, on requests the attacks do not touch, and the same test passed alone. The floor of 2 ms
+(a 4 ms bound) still separates an unbounded bridge by far: before the hostile-client fixes the
+probe's p99 under attack was 227 ms and a DescribeConfigs flood stalled it for 7.8 s.
 """
 import socket, ssl, struct, time
 
 from harness.kafka_wire import api_versions_request, recv_frame
 
-IDLE_FLOOR_S = 0.001
+IDLE_FLOOR_S = 0.002
 
 
 def _connect(port, tls_context=None, host="127.0.0.1", timeout=10.0):
