@@ -31,9 +31,10 @@ protocol; version 2 is test_transactions_tv2.py's.
    Timeout: a transaction past its transaction.timeout.ms (1 s) is aborted by the coordinator within
    its 10 s sweep; the producer's late commit and abort get the same errors on both targets.
    Last stable offset: while a transaction is open, a plain record after an open
-   transaction's record is invisible at read_committed on Kafka until the transaction ends; on
-   the bridge it is visible at once (the open transaction is not in the log yet) and the
-   transaction's record comes after it at the commit. Each target's own behaviour is asserted.
+   transaction's record is invisible at read_committed until the transaction ends, then both
+   arrive in the order they were produced, on both targets (the bridge holds the plain record
+   behind the open transaction at the offset it answered); Kafka's commit marker takes one more
+   offset. Each target's own behaviour is asserted.
 4. kafka-transactions.sh (TransactionsCommand, one JVM per target through ToolShell.java): list
    (also by id pattern and by duration), describe (committed, open, unknown id),
    describe-producers and find-hanging with one
