@@ -8,7 +8,8 @@ the group) and an epoch bump at every EndTxn v5.
 On each target the same outcomes are asserted as at transaction version 1; on the bridge, its
 /metrics show that the client spoke version 2 (EndTxn v5 and Produce v12 received, no
 AddPartitionsToTxn or AddOffsetsToTxn), and `kafka-features describe` prints the feature as on
-Kafka. The bridge still answers a buffered batch with base offset -1 (docs/transactions.md).
+Kafka. The offsets the client was told for its transactional records are where read_committed
+reads them, on both targets.
 """
 from __future__ import annotations
 
