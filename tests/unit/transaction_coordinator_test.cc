@@ -248,16 +248,36 @@ BOOST_FIXTURE_TEST_CASE(transaction_version_2_adds_implicitly_and_bumps_the_epoc
   BOOST_TEST((retry.error == ErrorCode::kNone));
   BOOST_TEST(retry.producer_epoch() == first.producer_epoch());
   BOOST_TEST((end_v2("tx", p.producer_id, p.producer_epoch, false).error == ErrorCode::kInvalidTxnState));
-  // The bumped epoch has no transaction to end yet; the old one is fenced from the next.
-  BOOST_TEST((end_v2("tx", p.producer_id, first.producer_epoch, true).error == ErrorCode::kProducerFenced));
+  // The bumped epoch has no transaction to commit yet (Kafka 4.x: INVALID_TXN_STATE); an abort of
+  // the empty transaction ends it with the epoch bumped again, and a retry of that abort gets
+  // the same answer. The old epochs are fenced from the next transaction.
+  BOOST_TEST((end_v2("tx", p.producer_id, first.producer_epoch, true).error == ErrorCode::kInvalidTxnState));
+  const EndTxnResult empty = end_v2("tx", p.producer_id, first.producer_epoch, false);
+  BOOST_TEST((empty.error == ErrorCode::kNone));
+  BOOST_TEST(empty.producer_epoch() == first.producer_epoch() + 1);
+  BOOST_TEST((state_of("tx") == TxnState::kCompleteAbort));
+  BOOST_TEST(committed("g") == 5);
+  const EndTxnResult empty_retry = end_v2("tx", p.producer_id, first.producer_epoch, false);
+  BOOST_TEST((empty_retry.error == ErrorCode::kNone));
+  BOOST_TEST(empty_retry.producer_epoch() == empty.producer_epoch());
+  TxnInitResult bumped_once = p;
+  bumped_once.producer_epoch = first.producer_epoch;
   TxnInitResult next = p;
-  next.producer_epoch = first.producer_epoch;
+  next.producer_epoch = empty.producer_epoch;
+  BOOST_TEST((commit_offset("tx", bumped_once, "g", 6, true) == std::vector{ErrorCode::kProducerFenced}));
   BOOST_TEST((commit_offset("tx", p, "g", 6, true) == std::vector{ErrorCode::kProducerFenced}));
   BOOST_TEST((commit_offset("tx", next, "g", 6, true) == std::vector{ErrorCode::kNone}));
   const EndTxnResult aborted = end_v2("tx", next.producer_id, next.producer_epoch, false);
   BOOST_TEST((aborted.error == ErrorCode::kNone));
   BOOST_TEST(aborted.producer_epoch() == next.producer_epoch() + 1);
   BOOST_TEST(committed("g") == 5);
+  // From Empty (after InitProducerId), an abort ends the empty transaction too; a commit cannot.
+  const TxnInitResult q = init("fresh");
+  BOOST_TEST((end_v2("fresh", q.producer_id, q.producer_epoch, true).error == ErrorCode::kInvalidTxnState));
+  const EndTxnResult fresh = end_v2("fresh", q.producer_id, q.producer_epoch, false);
+  BOOST_TEST((fresh.error == ErrorCode::kNone));
+  BOOST_TEST(fresh.producer_epoch() == q.producer_epoch() + 1);
+  BOOST_TEST((end_v2("fresh", q.producer_id, q.producer_epoch, true).error == ErrorCode::kInvalidTxnState));
   // Transaction version 1's EndTxn on the same id keeps its epoch, as before.
   next.producer_epoch = aborted.producer_epoch;
   BOOST_TEST((add_offsets("tx", next, "g") == ErrorCode::kNone));

@@ -135,7 +135,6 @@ void TransactionCommitter::complete_commit(Txn& t, const state::TransactionRow& 
     t.bump_at_end = false;
     t.next_pid = -1;
   }
-  t.ended_bumping = bumped;
   t.clear_open();
   t.state = TxnState::kCompleteCommit;
   t.updated_ms = row.updated_at_ms;
@@ -313,7 +312,6 @@ void TransactionCommitter::abort(Txn& t, bool bump_epoch, std::function<void(Err
         Txn* t = ctx_.txns.find(row.transactional_id);
         if (!t) return done(ErrorCode::kCoordinatorNotAvailable);
         t->busy = t->ending = false;
-        const bool bumped = t->bump_at_end;
         t->bump_at_end = false;
         t->next_pid = -1;
         if (!st) {
@@ -324,7 +322,6 @@ void TransactionCommitter::abort(Txn& t, bool bump_epoch, std::function<void(Err
         // Its held batches become placeholders as the tails drain to them.
         if (t->held_txn == txn) decide_partitions(*t, txn, false);
         t->complete_abort(row);
-        t->ended_bumping = bumped;
         done(ErrorCode::kNone);
       });
 }

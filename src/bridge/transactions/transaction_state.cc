@@ -95,8 +95,24 @@ std::optional<ErrorCode> check_end_txn_v2(const Txn* t, ProducerId producer_id, 
   if (ended && !t->busy && t->last_epoch >= 0 && t->last_pid == producer_id() && t->last_epoch == epoch())
     return (t->state == TxnState::kCompleteCommit) == commit ? ErrorCode::kNone : ErrorCode::kInvalidTxnState;
   if (t->pid != producer_id()) return ErrorCode::kInvalidProducerIdMapping;
-  if (ended && t->ended_bumping && t->epoch == epoch()) return ErrorCode::kProducerFenced;
-  return check_end_txn(t, producer_id, epoch, commit);
+  if (t->epoch != epoch()) return ErrorCode::kProducerFenced;
+  if (t->busy) return ErrorCode::kConcurrentTransactions;
+  switch (t->state) {
+    case TxnState::kOngoing:
+      return std::nullopt;
+    case TxnState::kEmpty:
+    case TxnState::kCompleteCommit:
+    case TxnState::kCompleteAbort:
+      // An abort of a transaction that added nothing (a client that cannot tell whether its
+      // Produce v12 reached the partition aborts anyway): it ends with the epoch bumped.
+      if (!commit) return std::nullopt;
+      return ErrorCode::kInvalidTxnState;
+    case TxnState::kPrepareCommit:
+    case TxnState::kPrepareAbort:
+      return ErrorCode::kConcurrentTransactions;
+    default:
+      return ErrorCode::kInvalidTxnState;
+  }
 }
 
 void bump_producer(const Txn& t, state::TransactionRow& row) {

@@ -65,11 +65,9 @@ struct Txn {
   bool ending = false;  // EndTxn, an abort or InitProducerId began: no more records
   uint64_t generation = 0;  // bumped when a transaction ends: late completions see it
   // Transaction version 2 (EndTxn v5): the transaction being ended bumps the producer's epoch
-  // when it completes (to `next_pid` at epoch 0 once the epoch is exhausted); `ended_bumping`
-  // says the last one did, so an EndTxn with the epoch it bumped to has nothing to end.
+  // when it completes (to `next_pid` at epoch 0 once the epoch is exhausted).
   bool bump_at_end = false;
   int64_t next_pid = -1;
-  bool ended_bumping = false;
   std::vector<std::function<void(kafka::ErrorCode)>> end_waiters;  // EndTxn answers once the commit completes
 
   // A state change is in flight or a transaction is being prepared: another request waits
@@ -110,10 +108,12 @@ kafka::ErrorCode check_producer(const Txn* t, ProducerId producer_id, ProducerEp
 std::optional<kafka::ErrorCode> check_end_txn(const Txn* t, ProducerId producer_id, ProducerEpoch epoch,
                                               bool commit);
 
-// EndTxn v5 (transaction version 2): as check_end_txn, except that a transaction already ended is
-// answered kNone only for a retry of the EndTxn that ended it (the producer id and epoch it had
-// before its bump, Kafka's endTxnEpochBumped and its retry after an epoch overflow); the epoch it
-// bumped to has no transaction to end (PRODUCER_FENCED, as Kafka's check for version 2).
+// EndTxn v5 (transaction version 2), Kafka 4.x's table for it (TransactionCoordinator
+// .endTransaction): a transaction already ended is answered kNone only for a retry of the EndTxn
+// that ended it (the producer id and epoch it had before its bump); with the epoch it bumped to,
+// a commit has nothing to end (INVALID_TXN_STATE) and an abort ends an empty transaction with the
+// epoch bumped again (nullopt), as from Empty: a version 2 client aborts when it cannot tell
+// whether a Produce added a partition.
 std::optional<kafka::ErrorCode> check_end_txn_v2(const Txn* t, ProducerId producer_id, ProducerEpoch epoch,
                                                  bool commit);
 
