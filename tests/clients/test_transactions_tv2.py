@@ -20,7 +20,7 @@ import pytest
 from conftest import TIMINGS, Target
 from harness import bridge as bridge_mod
 from harness import iggy_server, util
-from test_transactions import COMMITTED, fenced, java_results, set_transaction_version
+from test_transactions import COMMITTED, fenced, java_results, kgo_txn_etl, set_transaction_version
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +106,11 @@ def test_kafka_features_describes_the_transaction_version(tv2_target):
     fields = dict(re.findall(r"(\w+): (\S+)", line.group(0)))
     assert (fields["SupportedMinVersion"], fields["SupportedMaxVersion"], fields["FinalizedVersionLevel"]) == \
         ("0", "2", "2"), line.group(0)
+
+
+def test_franz_go_own_txn_etl_test_at_version_2(tv2_target):
+    """franz-go's TestTxnEtl (test_transactions.py) with the feature at 2: franz-go then sends
+    Produce v12 and EndTxn v5 and no AddPartitionsToTxn."""
+    kgo_txn_etl(tv2_target, 2)
+    if tv2_target.name == "bridge":
+        assert requests_by_version(tv2_target, "EndTxn").keys() == {5}, requests_by_version(tv2_target, "EndTxn")
