@@ -25,8 +25,13 @@ while transactions are open or being committed (docs/transactions.md, Crash reco
    transaction open (an exception injected on the word "boom"; the thread is replaced, the
    store restored from the changelog). Read with read_committed, every word's updates in the
    output are exactly 1, 2, ..., n (a double-counted or lost word breaks the sequence) and the
-   final counts are the totals. KIB_EOS_CONTROL_GUARANTEE=at_least_once runs it without
-   transactions as a control: it then fails on Kafka ("boom" counted twice).
+   final counts are the totals. Then the application is closed cleanly and started again on
+   the same state directory: the close leaves a checkpoint with an offset for each changelog
+   partition, and the second start restores from it (no changelog record replayed) and its
+   store holds the totals (the bridge answered transactional records with offset -1 before, so
+   Streams checkpointed nothing and restored every changelog from offset 0).
+   KIB_EOS_CONTROL_GUARANTEE=at_least_once runs it without transactions as a control: it then
+   fails on Kafka ("boom" counted twice).
 
 Logs (build/test-logs/clients or $KIB_TEST_LOG_DIR): txn-<test>-<target>-bridge.log (all bridge
 runs, one marker line per start) with the bridge's SQLite state copied beside it
@@ -504,3 +509,13 @@ def streams_session(target: EosTarget, tmp_path):
                                           f"{dict(list(result['bad_sequences'].items())[:8])}; {diag}"
     assert result["final"] == total, diag
     assert result["updates"] == sum(total.values()), diag
+    # The clean close checkpointed both changelog partitions, and the second start restored from
+    # there: nothing replayed, the store as the first run left it.
+    changelog = f"{tag}-wc-counts-changelog"
+    checkpoint = result["checkpoint"]
+    assert sorted(checkpoint) == [f"{changelog}-0", f"{changelog}-1"] and all(o > 0 for o in checkpoint.values()), \
+        f"checkpoint after a clean close: {checkpoint}; {diag}"
+    assert result["store"] == total, f"store after the second start: {result['store']}; {diag}"
+    replayed = [r for r in result["restores"] if r["restored"] > 0 or r["start"] < checkpoint.get(r["partition"], 0)]
+    assert replayed == [], f"restores of the second start: {result['restores']}, checkpoint {checkpoint}; {diag}"
+    print(f"checkpoint {checkpoint}, restores of the second start {result['restores']}")

@@ -13,6 +13,10 @@
 //   4. Waits until the committed output holds one update per word of both phases, reads a
 //      little longer (late duplicates would show), closes the application and reads the output
 //      to its end.
+//   5. Reads the checkpoint files the clean close left in the state directory (changelog
+//      partition → offset), starts the application again on the same state directory with a
+//      restore listener, waits until it runs and reads the store "counts" through an interactive
+//      query: with a checkpoint, the store's restore starts there (or is not needed), not at 0.
 //
 //   java StreamsEosApp BOOTSTRAP TAG STATE_DIR TIMEOUT_MS [GUARANTEE] < lines
 //
@@ -28,7 +32,10 @@
 // after each phase), updates (committed output records), bad_sequences (word → its committed
 // updates, for each word whose updates are not exactly 1, 2, ..., n: a word counted twice or
 // lost), recovered (exceptions that killed a stream thread, which was replaced), states (the
-// application's state changes), errors (each failing step).
+// application's state changes), errors (each failing step), checkpoint ("topic-partition" →
+// offset, from the state directory after the clean close), restores (each restore of the second
+// start: partition, starting and ending offset, records restored), store (word → count, read
+// from the second start's store).
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -165,6 +172,12 @@ public final class StreamsEosApp {
     }
 
     static KafkaStreams start(Path stateDir) {
+        KafkaStreams ks = build(stateDir);
+        ks.start();
+        return ks;
+    }
+
+    static KafkaStreams build(Path stateDir) {
         StreamsBuilder b = new StreamsBuilder();
         b.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
                 .flatMapValues(v -> words(List.of(v)))
@@ -196,7 +209,6 @@ public final class StreamsEosApp {
             return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse
                     .REPLACE_THREAD;
         });
-        ks.start();
         return ks;
     }
 
@@ -210,6 +222,77 @@ public final class StreamsEosApp {
         }
         errors.add(step + ": application " + ks.state() + ", not RUNNING");
         return false;
+    }
+
+    // Every task directory's .checkpoint under the application's state directory: Kafka
+    // Streams' format (OffsetCheckpoint): a version line, a count line, then "topic partition
+    // offset" lines.
+    static Map<String, Long> checkpoints(Path appDir) {
+        Map<String, Long> m = new TreeMap<>();
+        try (var tasks = java.nio.file.Files.list(appDir)) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                Path f = task.resolve(".checkpoint");
+                if (!java.nio.file.Files.exists(f)) continue;
+                List<String> lines = java.nio.file.Files.readAllLines(f);
+                for (String l : lines.subList(Math.min(2, lines.size()), lines.size())) {
+                    String[] w = l.trim().split(" ");
+                    if (w.length == 3) m.put(w[0] + "-" + w[1], Long.parseLong(w[2]));
+                }
+            }
+        } catch (Exception e) {
+            error("read checkpoints in " + appDir, e);
+        }
+        return m;
+    }
+
+    // Step 5: the application again, on the same state directory.
+    static void restart(Path stateDir, Map<String, Object> result) throws InterruptedException {
+        List<Map<String, Object>> restores = Collections.synchronizedList(new ArrayList<>());
+        crashed.set(true);  // the injected crash happened in the first run
+        KafkaStreams ks = build(stateDir);
+        ks.setGlobalStateRestoreListener(new org.apache.kafka.streams.processor.StateRestoreListener() {
+            final Map<TopicPartition, Map<String, Object>> open = new java.util.concurrent.ConcurrentHashMap<>();
+
+            public void onRestoreStart(TopicPartition tp, String store, long start, long end) {
+                Map<String, Object> r = new TreeMap<>();
+                r.put("partition", tp.toString());
+                r.put("start", start);
+                r.put("end", end);
+                r.put("restored", 0L);
+                open.put(tp, r);
+                restores.add(r);
+            }
+
+            public void onBatchRestored(TopicPartition tp, String store, long batchEnd, long n) {
+                open.get(tp).merge("restored", n, (a, b) -> (Long) a + (Long) b);
+            }
+
+            public void onRestoreEnd(TopicPartition tp, String store, long total) {
+                open.get(tp).put("restored", total);
+            }
+        });
+        ks.start();
+        try {
+            if (!waitRunning(ks, "second start")) return;
+            while (System.currentTimeMillis() < deadline) {
+                try {
+                    var store = ks.store(org.apache.kafka.streams.StoreQueryParameters.fromNameAndType("counts",
+                            org.apache.kafka.streams.state.QueryableStoreTypes.<String, Long>keyValueStore()));
+                    Map<String, Long> m = new TreeMap<>();
+                    try (var it = store.all()) {
+                        it.forEachRemaining(kv -> m.put(kv.key, kv.value));
+                    }
+                    result.put("store", m);
+                    break;
+                } catch (org.apache.kafka.streams.errors.InvalidStateStoreException e) {
+                    Thread.sleep(100);  // the store is still restoring or migrating
+                }
+            }
+            if (!result.containsKey("store")) errors.add("second start: store \"counts\" not queryable before the deadline");
+        } finally {
+            ks.close(new KafkaStreams.CloseOptions().leaveGroup(true).timeout(Duration.ofSeconds(20)));
+            result.put("restores", new ArrayList<>(restores));
+        }
     }
 
     static String json(Object o) {
@@ -303,6 +386,8 @@ public final class StreamsEosApp {
                     }
             });
             result.put("bad_sequences", bad);
+            result.put("checkpoint", checkpoints(stateDir.resolve(appId)));
+            restart(stateDir, result);
         } catch (Exception e) {
             error("session", e);
         } finally {
