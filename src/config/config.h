@@ -93,7 +93,8 @@ struct TransactionsConfig {
   // The finalized level of Kafka's transaction.version feature ApiVersions advertises: 2 lets
   // clients use transaction version 2 (KIP-890: no AddPartitionsToTxn or AddOffsetsToTxn, an
   // epoch bump at every EndTxn); 1 keeps them on version 1. Both are served whatever it says.
-  uint32_t transaction_version = 1;
+  // 2, as Kafka 4.x finalizes on a new cluster.
+  uint32_t transaction_version = 2;
 };
 
 struct LimitsConfig {

@@ -2,12 +2,13 @@
 broker and on the bridge: the same scenarios, each target's own expectations, and where Kafka
 is the reference the two are compared.
 
-The reference broker runs with the `transaction.version` feature at 1 for this module (the
-`kafka_tv1` fixture downgrades it and restores it afterwards): Kafka 4.1 formats a new cluster
-at 2 (KIP-890 part 2: no AddPartitionsToTxn, EndTxn v5, an epoch bump per transaction), while
-the session's bridge finalizes the feature at 1 (`[transactions] transaction_version`'s default),
-so clients use transaction version 1 on both. The comparison is with Kafka speaking the same
-protocol; version 2 is test_transactions_tv2.py's.
+Both targets run with the `transaction.version` feature at 2 (KIP-890 part 2: no
+AddPartitionsToTxn, EndTxn v5, an epoch bump per transaction): Kafka 4.1 formats a new cluster at
+2 (the `kafka_tv2` fixture makes sure of it) and the session's bridge finalizes 2
+(`[transactions] transaction_version`'s default). The Java client and franz-go then speak
+version 2; librdkafka (confluent-kafka), kafka-python and kafkajs do not know it and keep
+version 1's requests, on both targets. Version 1 for the clients that know both is
+test_transactions_tv1.py's.
 
 1. Visibility, per client (kafka-clients: java/TxnClient.java; confluent-kafka and
    kafka-python in process; franz-go v1.22.3: go/main.go, built into build/clients/; kafkajs
@@ -120,7 +121,7 @@ def save(name: str, data):
 
 
 # ---------------------------------------------------------------------------------------------
-# The reference broker at transaction.version 1
+# The reference broker's transaction.version
 
 def set_transaction_version(bootstrap: str, want: int) -> int:
     """kafka-features (one JVM): transaction.version -> want; returns the level it had."""
@@ -140,20 +141,55 @@ def set_transaction_version(bootstrap: str, want: int) -> int:
     return before
 
 
-@pytest.fixture(scope="module")
-def kafka_tv1(kafka_broker):
-    before = set_transaction_version(kafka_broker.bootstrap, 1)
-    TIMINGS["kafka_transaction_version"] = f"{before}->1"
+def kafka_at_transaction_version(kafka_broker, level: int):
+    """The session's Kafka broker with transaction.version at `level` for a module, restored after."""
+    before = set_transaction_version(kafka_broker.bootstrap, level)
+    TIMINGS[f"kafka_transaction_version_{level}"] = f"{before}->{level}"
     yield kafka_broker
-    if before != 1:
+    if before != level:
         set_transaction_version(kafka_broker.bootstrap, before)
+
+
+@pytest.fixture(scope="module")
+def kafka_tv2(kafka_broker):
+    yield from kafka_at_transaction_version(kafka_broker, 2)
 
 
 @pytest.fixture
 def txn_target(request, target):
     if target.name == "kafka":
-        request.getfixturevalue("kafka_tv1")
+        request.getfixturevalue("kafka_tv2")
     return target
+
+
+def features_describe(target, level: int, log_name: str):
+    """kafka-features describe prints transaction.version's supported range and finalized level
+    as Kafka does (the bridge lists no other feature)."""
+    from harness.tool_shell import ToolSession
+
+    with ToolSession("org.apache.kafka.tools.FeatureCommand", target.bootstrap, util.log_dir() / log_name) as features:
+        r = features.run("describe")
+    line = re.search(r"^Feature: transaction\.version\s.*$", r.stdout, re.M)
+    assert r.exit_code == 0 and line, r.stdout + r.stderr
+    fields = dict(re.findall(r"(\w+): (\S+)", line.group(0)))
+    assert (fields["SupportedMinVersion"], fields["SupportedMaxVersion"], fields["FinalizedVersionLevel"]) == \
+        ("0", "2", str(level)), line.group(0)
+
+
+def test_kafka_features_describes_the_transaction_version(txn_target):
+    features_describe(txn_target, 2, f"features-{txn_target.name}.log")
+
+
+def requests_by_version(target, api: str) -> dict[int, float]:
+    """kib_requests_total{api=...} of a bridge started with an HTTP listener, by version."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{target.server.http_port}/metrics", timeout=10) as r:
+        body = r.read().decode()
+    out: dict[int, float] = {}
+    for m in re.finditer(r'^kib_requests_total\{api="%s",version="(\d+)"\} (\S+)$' % re.escape(api), body, re.M):
+        out[int(m.group(1))] = float(m.group(2))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -750,8 +786,9 @@ def test_franz_go_own_txn_etl_test(txn_target):
     """franz-go's TestTxnEtl: a transactional producer checks that the offsets it is told grow
     in every partition; chained GroupTransactSessions copy its records through three topics,
     keep control records and fail on any offset seen twice or record lost. It failed on the
-    bridge while transactional batches were answered with offset -1."""
-    kgo_txn_etl(txn_target, 1)
+    bridge while transactional batches were answered with offset -1. franz-go speaks version 2
+    here (Produce v12, EndTxn v5); test_transactions_tv1.py runs it at version 1."""
+    kgo_txn_etl(txn_target, 2)
 
 
 # ---------------------------------------------------------------------------------------------
