@@ -44,6 +44,10 @@ TARGETS = ("bridge", "kafka", "iggy")
 # With --before DIR a second bridge (another build, e.g. main's) runs beside the first, in front
 # of the same iggy-server (its own stream), as target "before": before/after ratios from one run.
 KAFKA_TARGETS = ("bridge", "kafka")
+# --targets: the targets that run (the others' columns stay empty), e.g. `bridge,before` for a
+# before/after comparison that no other target's load (native Iggy's writes, which iggy-server is
+# still flushing when the next target starts) falls between.
+RUN_TARGETS = ("bridge", "before", "kafka", "iggy")
 # Durability profiles. pagecache: acknowledged from memory, written later (Kafka's default;
 # Iggy with enforce_fsync=false and its default messages_required_to_save). fsync: every
 # append written and fsynced before the acknowledgement (the bridge's default topics; Kafka
@@ -375,7 +379,7 @@ class Bench:
             for prop in self.env.pki.client_props():
                 a += ["-X", prop]
         flags = {"size": "-s", "acks": "-a", "compression": "-z", "partitions": "-p", "seconds": "-d",
-                 "messages": "-n", "rate": "-r", "threads": "-c", "payload": "-P"}
+                 "messages": "-n", "rate": "-r", "threads": "-c", "payload": "-P", "commit_ms": "-i"}
         for k, v in kw.items():
             a += [flags[k], v]
         return json_line(run(a, timeout=240))
@@ -455,7 +459,7 @@ class Bench:
 
     # -- workloads
     def order(self, rep: int, targets=None):
-        t = list(TARGETS if targets is None else targets)
+        t = [x for x in (TARGETS if targets is None else targets) if x in RUN_TARGETS]
         if not t:
             return t
         k = rep % len(t)
@@ -694,6 +698,29 @@ class Bench:
                              dict(tool="librdkafka", workload=f"offset commits, {threads} committers", size="-",
                                   acks="-", compression="-", partitions=1, durability="-", unit="commits/s"))
 
+    def txn_case(self, rep, size, parts, seconds, commit_ms=100):
+        """Transactional produce: `kafka-load txproduce`, a transaction committed every commit_ms
+        (Kafka Streams' default commit interval). No native column: Iggy has no transactions."""
+        for target in self.order(rep, KAFKA_TARGETS):
+            topic = self.topic(target, "txn")
+            def go(target=target, topic=topic):
+                self.env.create_topic(target, topic, parts, "pagecache")
+                r = self.measured(target, lambda: self.rdkafka("txproduce", target, topic, size=size, partitions=parts,
+                                                               seconds=seconds, commit_ms=commit_ms))
+                self.env.delete_topic(target, topic)
+                return r
+            r = self.attempt(f"txproduce {target}", go)
+            if not r:
+                continue
+            meta = dict(tool="librdkafka", size=size, acks="all", compression="none", partitions=parts,
+                        durability="pagecache")
+            w = f"produce, a transaction per {commit_ms} ms"
+            self.res.add(("txn", size, parts, commit_ms, "msgs/s"), target, r["msgs_per_s"],
+                         dict(meta, workload=w, unit="msgs/s"))
+            for q in ("p50", "p99"):
+                self.res.add(("txn", size, parts, commit_ms, q), target, r[f"commit_{q}_ms"],
+                             dict(meta, workload=f"commit latency {q}, a transaction per {commit_ms} ms", unit="ms"))
+
     def idle_connections(self, n: int):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, n * 3 + 256)), hard))
@@ -792,6 +819,8 @@ def label(m: dict) -> str:
             parts.append(m["consume"])
         return (f"{w} {m['tool']} " + " ".join(parts) + (f" [{m['durability']}]" if m["durability"] == "fsync" else "")
                 + {True: " [TLS]", False: " [plaintext, beside TLS]"}.get(m.get("tls"), ""))
+    if "a transaction per" in w:
+        return f"{w}, librdkafka 1 KiB {m['partitions']}p"
     if "latency" in w:
         return f"{w} @ {m['rate']:.0f} msg/s 1 KiB" + (f" [{m['durability']}]" if m["durability"] == "fsync" else "")
     return w
@@ -1015,8 +1044,9 @@ def main():
     ap.add_argument("--build-dir", default="build/release")
     ap.add_argument("--runs", type=int)
     ap.add_argument("--before", help="a second build dir whose bridge runs beside, as column 'bridge before'")
+    ap.add_argument("--targets", help="comma list of the targets that run (default: all): bridge,before,kafka,iggy")
     ap.add_argument("--only", help="comma list of sections: "
-                    "produce,java,fsync,consume,latency,commit,idle,sdk,tls,storage")
+                    "produce,java,fsync,consume,latency,commit,txn,idle,sdk,tls,storage")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     build = (ROOT / args.build_dir).resolve()
@@ -1036,12 +1066,14 @@ def main():
         print(f"SKIPPED: {e} (run make deps and tests/clients/setup.sh)")
         return 1
 
-    sections = set((args.only or "produce,java,fsync,consume,latency,commit,idle,sdk,tls,storage").split(","))
+    sections = set((args.only or "produce,java,fsync,consume,latency,commit,txn,idle,sdk,tls,storage").split(","))
     results_dir = ROOT / "bench" / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
     out = results_dir / (dt.datetime.utcfromtimestamp(started).strftime("%Y%m%dT%H%M%SZ") + ("-quick" if args.quick else ""))
-    global TARGETS, KAFKA_TARGETS
+    global TARGETS, KAFKA_TARGETS, RUN_TARGETS
+    if args.targets:
+        RUN_TARGETS = tuple(args.targets.split(","))
     before = (ROOT / args.before).resolve() if args.before else None
     if before:
         TARGETS = ("bridge", "before", "kafka", "iggy")
@@ -1105,6 +1137,10 @@ def main():
             if "commit" in sections:
                 log("  commits")
                 bench.commit_case(rep, 2.0 if not args.quick else 1.5)
+            if "txn" in sections:
+                for p in ((1,) if args.quick else (1, 8)):
+                    log(f"  transactional produce 1024 B {p}p, a transaction per 100 ms")
+                    bench.txn_case(rep, 1024, p, 2.0 if not args.quick else 1.5)
         if "storage" in sections:
             log("storage: bytes on disk per record")
             bench.storage_case(50000)

@@ -5,6 +5,11 @@
  *                       [-p PARTITIONS] [-d SECONDS] [-n MAX_MESSAGES]
  *       As fast as possible for SECONDS (or N messages), round-robin over the partitions;
  *       then flushes. Throughput counts delivered messages over first send .. last delivery.
+ *   kafka-load txproduce -b .. -t TOPIC [-s SIZE] [-z ..] [-p PARTITIONS] [-d SECONDS] [-i COMMIT_MS]
+ *       As `produce`, in transactions (a transactional id of its own, acks=all): every COMMIT_MS
+ *       (100, Kafka Streams' default commit interval) the open transaction is committed and the
+ *       next one begun. Throughput counts committed messages over first send .. last commit;
+ *       the commits' latency (commit_transaction, which flushes the transaction first) beside it.
  *   kafka-load consume  -b .. -t TOPIC [-p PARTITIONS] -n MESSAGES
  *       Reads MESSAGES from the beginning of every partition (assign, no group): catch-up.
  *   kafka-load tail     -b .. -t TOPIC [-s SIZE] [-a ACKS] [-p PARTITIONS] [-d SECONDS] [-n MAX_MESSAGES]
@@ -56,7 +61,7 @@ static int64_t now_ns(void) {
 struct args {
   const char *mode, *brokers, *topic, *acks, *compression, *payload;
   int size, partitions, threads;
-  double seconds, rate;
+  double seconds, rate, commit_ms;
   long long messages;
   int nprops;
   const char *props[32];  /* -X KEY=VALUE */
@@ -235,6 +240,84 @@ static int run_produce(const struct args *a) {
          a->topic, a->size, a->acks, a->compression, a->partitions, st.delivered, st.failed, elapsed,
          st.delivered / elapsed, (double)st.delivered * a->size / 1e6 / elapsed,
          st.failed ? ", \"error\": \"" : "", st.failed ? st.first_error : "", st.failed ? "\"" : "");
+  return st.failed ? 1 : 0;
+}
+
+/* ---- transactional produce ---------------------------------------------------------------- */
+
+static void tx_check(const char *what, rd_kafka_error_t *e) {
+  if (!e) return;
+  char why[512];
+  snprintf(why, sizeof why, "%s", rd_kafka_error_string(e));
+  rd_kafka_error_destroy(e);
+  die(what, why);
+}
+
+static int run_txproduce(const struct args *a) {
+  struct produce_state st = {0};
+  rd_kafka_conf_t *conf = base_conf(a);
+  char txid[300];
+  snprintf(txid, sizeof txid, "kafka-load-%s-%d", a->topic, (int)getpid());
+  set(conf, "transactional.id", txid);
+  set(conf, "acks", "all");
+  set(conf, "compression.codec", a->compression);
+  set(conf, "linger.ms", "5");
+  /* A transaction holds what was sent in its 100 ms plus what waits in the local queue: 8 MiB
+   * (not produce's 256 MiB) keeps a commit from flushing seconds of backlog, as an application
+   * that produces what it processes would not have. */
+  set(conf, "queue.buffering.max.kbytes", "8192");
+  rd_kafka_conf_set_dr_msg_cb(conf, produce_dr);
+  rd_kafka_conf_set_opaque(conf, &st);
+  char err[512];
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (!rk) die("producer", err);
+  tx_check("init_transactions", rd_kafka_init_transactions(rk, 60000));
+  rd_kafka_topic_t *t = rd_kafka_topic_new(rk, a->topic, NULL);
+  char *payloads = make_payloads(a);
+  size_t cap = 4096, ncommits = 0;
+  int64_t *commit_ns = malloc(cap * sizeof *commit_ns);
+  long long sent = 0;
+  double t0 = now_s(), stop = t0 + a->seconds, next_commit = t0 + a->commit_ms / 1000.0, last_commit = t0;
+  tx_check("begin_transaction", rd_kafka_begin_transaction(rk));
+  for (;;) {
+    double now = now_s();
+    if (now >= next_commit || now >= stop) {
+      int64_t c0 = now_ns();
+      tx_check("commit_transaction", rd_kafka_commit_transaction(rk, 60000));
+      if (ncommits == cap) commit_ns = realloc(commit_ns, (cap *= 2) * sizeof *commit_ns);
+      commit_ns[ncommits++] = now_ns() - c0;
+      last_commit = now_s();
+      if (last_commit >= stop) break;
+      next_commit = last_commit + a->commit_ms / 1000.0;
+      tx_check("begin_transaction", rd_kafka_begin_transaction(rk));
+    }
+    char *payload = payloads + (size_t)(sent % PAYLOADS) * (size_t)a->size;
+    int32_t partition = (int32_t)(sent % a->partitions);
+    if (rd_kafka_produce(t, partition, 0, payload, (size_t)a->size, NULL, 0, NULL) == -1) {
+      rd_kafka_resp_err_t e = rd_kafka_last_error();
+      if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        rd_kafka_poll(rk, 1);
+        continue;
+      }
+      die("produce", rd_kafka_err2str(e));
+    }
+    ++sent;
+    if ((sent & 1023) == 0) rd_kafka_poll(rk, 0);
+  }
+  qsort(commit_ns, ncommits, sizeof *commit_ns, cmp_i64);
+  double elapsed = last_commit - t0;
+  printf("{\"tool\": \"librdkafka\", \"mode\": \"txproduce\", \"topic\": \"%s\", \"size\": %d, \"acks\": \"all\", "
+         "\"compression\": \"%s\", \"partitions\": %d, \"commit_ms\": %.0f, \"messages\": %lld, \"failed\": %lld, "
+         "\"transactions\": %zu, \"seconds\": %.3f, \"msgs_per_s\": %.1f, \"mb_per_s\": %.3f, "
+         "\"commit_p50_ms\": %.2f, \"commit_p99_ms\": %.2f%s%s%s}\n",
+         a->topic, a->size, a->compression, a->partitions, a->commit_ms, st.delivered, st.failed, ncommits, elapsed,
+         st.delivered / elapsed, (double)st.delivered * a->size / 1e6 / elapsed, pct_ms(commit_ns, ncommits, 0.5),
+         pct_ms(commit_ns, ncommits, 0.99), st.failed ? ", \"error\": \"" : "", st.failed ? st.first_error : "",
+         st.failed ? "\"" : "");
+  free(commit_ns);
+  free(payloads);
+  rd_kafka_topic_destroy(t);
+  rd_kafka_destroy(rk);
   return st.failed ? 1 : 0;
 }
 
@@ -539,12 +622,12 @@ static int run_commit(const struct args *a) {
 
 int main(int argc, char **argv) {
   struct args a = {.brokers = "127.0.0.1:9092", .acks = "1", .compression = "none", .size = 1024,
-                   .partitions = 1, .threads = 4, .seconds = 3, .rate = 1000, .messages = 0};
-  if (argc < 2) die("usage", "kafka-load produce|consume|tail|latency|commit [options]");
+                   .partitions = 1, .threads = 4, .seconds = 3, .rate = 1000, .commit_ms = 100, .messages = 0};
+  if (argc < 2) die("usage", "kafka-load produce|txproduce|consume|tail|latency|commit [options]");
   a.mode = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:X:P:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:i:X:P:")) != -1) {
     switch (opt) {
       case 'b': a.brokers = optarg; break;
       case 't': a.topic = optarg; break;
@@ -556,6 +639,7 @@ int main(int argc, char **argv) {
       case 'n': a.messages = atoll(optarg); break;
       case 'r': a.rate = atof(optarg); break;
       case 'c': a.threads = atoi(optarg); break;
+      case 'i': a.commit_ms = atof(optarg); break;
       case 'P': a.payload = optarg; break;
       case 'X':
         if (a.nprops == (int)(sizeof a.props / sizeof a.props[0])) die("-X", "too many");
@@ -568,10 +652,11 @@ int main(int argc, char **argv) {
   if (a.size < (int)sizeof(int64_t)) a.size = sizeof(int64_t);
   if (a.partitions < 1) a.partitions = 1;
   if (!strcmp(a.mode, "produce")) return run_produce(&a);
+  if (!strcmp(a.mode, "txproduce")) return run_txproduce(&a);
   if (!strcmp(a.mode, "consume")) return run_consume(&a);
   if (!strcmp(a.mode, "tail")) return run_tail(&a);
   if (!strcmp(a.mode, "latency")) return run_latency(&a);
   if (!strcmp(a.mode, "commit")) return run_commit(&a);
-  die("usage", "mode must be produce, consume, tail, latency or commit");
+  die("usage", "mode must be produce, txproduce, consume, tail, latency or commit");
   return 2;
 }
