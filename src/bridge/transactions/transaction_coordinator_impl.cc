@@ -408,6 +408,22 @@ void PersistentTransactionCoordinator::produce(const std::optional<std::string>&
                                                std::vector<kafka::DecodedBatch> batches,
                                                std::shared_ptr<const void> input, bool add_partition,
                                                std::function<void(ProduceResult)> done) {
+  produce_adding(transactional_id, topic, partition, std::move(batches), std::move(input), add_partition,
+                 std::move(done), 0);
+}
+
+namespace {
+// Kafka's add.partitions.to.txn.retry.backoff.ms is 20 ms and its max 100 ms; the bridge's add is
+// a write to the state database, which can take longer under load, so it waits up to 1 s.
+constexpr std::chrono::milliseconds kAddRetry{20};
+constexpr int kMaxAddRetries = 50;
+}  // namespace
+
+void PersistentTransactionCoordinator::produce_adding(const std::optional<std::string>& transactional_id,
+                                                      const std::string& topic, PartitionId partition,
+                                                      std::vector<kafka::DecodedBatch> batches,
+                                                      std::shared_ptr<const void> input, bool add_partition,
+                                                      std::function<void(ProduceResult)> done, int attempt) {
   const Txn* t = transactional_id ? ctx_.txns.find(*transactional_id) : nullptr;
   const TxnTopicPartition tp{topic, partition};
   // Transaction version 2 sends no AddPartitionsToTxn: the first batch for a partition adds it,
@@ -421,11 +437,23 @@ void PersistentTransactionCoordinator::produce(const std::optional<std::string>&
   const ProducerEpoch epoch(t->epoch);
   auto shared = std::make_shared<std::vector<kafka::DecodedBatch>>(std::move(batches));
   add_partitions(*transactional_id, pid, epoch, {tp},
-                 [this, transactional_id, tp, shared, input = std::move(input),
-                  done = std::move(done)](std::vector<ErrorCode> errors) mutable {
+                 [this, transactional_id, tp, shared, input = std::move(input), done = std::move(done),
+                  attempt](std::vector<ErrorCode> errors) mutable {
                    ErrorCode e = errors.empty() ? ErrorCode::kUnknownServerError : errors.front();
-                   // Another change of the transaction in flight: a retriable answer every producer
-                   // knows, where Produce has no CONCURRENT_TRANSACTIONS.
+                   if (e == ErrorCode::kConcurrentTransactions && attempt < kMaxAddRetries) {
+                     auto timer = std::make_shared<uv::Timer>(ctx_.s.loop, "implicit add retry");
+                     timer->start(kAddRetry, [this, alive = ctx_.alive.token(), timer, transactional_id, tp, shared,
+                                              input = std::move(input), done = std::move(done), attempt]() mutable {
+                       ctx_.tasks.post([timer] {});  // the timer is released outside its own callback
+                       timer.reset();
+                       if (!alive) return;
+                       produce_adding(transactional_id, tp.topic, tp.partition, std::move(*shared), std::move(input),
+                                      true, std::move(done), attempt + 1);
+                     });
+                     return;
+                   }
+                   // Still another change of the transaction in flight: a retriable answer every
+                   // producer knows, where Produce has no CONCURRENT_TRANSACTIONS.
                    if (e == ErrorCode::kConcurrentTransactions) e = ErrorCode::kNotEnoughReplicas;
                    if (e != ErrorCode::kNone) {
                      ProduceResult r;

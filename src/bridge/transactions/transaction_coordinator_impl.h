@@ -75,6 +75,13 @@ class PersistentTransactionCoordinator final : public TransactionCoordinator {
   void commit_txn_offsets(const std::string& id, const std::string& group_id, ProducerId producer_id,
                           ProducerEpoch epoch, const TxnGroupMember& member, std::vector<TxnOffset> offsets,
                           std::function<void(std::vector<kafka::ErrorCode>)> done);
+  // Produce v12's implicit add of a partition; another change of the same transaction being
+  // written (the add of its other partitions, sent in the same moment) is waited out, as Kafka's
+  // partition leader retries CONCURRENT_TRANSACTIONS (add.partitions.to.txn.retry.backoff.ms).
+  void produce_adding(const std::optional<std::string>& transactional_id, const std::string& topic,
+                      PartitionId partition, std::vector<kafka::DecodedBatch> batches,
+                      std::shared_ptr<const void> input, bool add_partition, std::function<void(ProduceResult)> done,
+                      int attempt);
   // EndTxn v5 once a new producer id is at hand when the epoch is exhausted.
   void end_bumping(Txn& t, bool commit, std::function<void(EndTxnResult)> done);
   // InitProducerId: the producer id and epoch of a transactional id.
