@@ -74,7 +74,10 @@ class Ledger:
         with self._lock:
             return {c.rid for c in self.consumed if c.group == group}
 
-    def report(self, group_topics: dict[str, set[str]]) -> dict:
+    def report(self, group_topics: dict[str, set[str]], slack: dict[str, int] | None = None) -> dict:
+        """`slack`: per group, offsets the bound may be off by (a move between two offset spaces:
+        an exactly-once copy's aborted records hold offsets on the bridge that Kafka's log has
+        not, so Kafka's committed offsets sit that much lower than the same records there)."""
         with self._lock:
             produced = dict(self.produced)
             consumed = list(self.consumed)
@@ -82,6 +85,8 @@ class Ledger:
         out = {"produced": len(produced), "produce_failures": self.produce_failures, "groups": {}}
         for group, topics in group_topics.items():
             out["groups"][group] = group_report(group, topics, produced, consumed, handovers)
+            if slack and slack.get(group):
+                out["groups"][group]["duplicate_bound"] += slack[group]
         return out
 
 
