@@ -191,38 +191,51 @@ static void produce_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque
   st->last_delivery = now_s();
 }
 
-/* Produces as fast as possible for a->seconds (or a->messages), round-robin over the partitions,
- * then flushes; returns the time of the first send. `produce` and the producer of `tail`. */
-static double produce_run(const struct args *a, struct produce_state *st) {
+/* The producer of `produce`, `tail` and `txproduce`: linger 5 ms, delivery reports counted in
+ * `st`; `max_messages` NULL keeps librdkafka's default; `txid` NULL: not transactional. */
+static rd_kafka_t *new_producer(const struct args *a, struct produce_state *st, const char *acks,
+                                const char *max_messages, const char *max_kbytes, const char *txid) {
   rd_kafka_conf_t *conf = base_conf(a);
-  set(conf, "acks", a->acks);
+  if (txid) set(conf, "transactional.id", txid);
+  set(conf, "acks", acks);
   set(conf, "compression.codec", a->compression);
   set(conf, "linger.ms", "5");
-  set(conf, "queue.buffering.max.messages", "1000000");
-  set(conf, "queue.buffering.max.kbytes", "262144");
+  if (max_messages) set(conf, "queue.buffering.max.messages", max_messages);
+  set(conf, "queue.buffering.max.kbytes", max_kbytes);
   rd_kafka_conf_set_dr_msg_cb(conf, produce_dr);
   rd_kafka_conf_set_opaque(conf, st);
   char err[512];
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (!rk) die("producer", err);
+  return rk;
+}
+
+/* Sends record number *sent, round-robin over the partitions. Returns 0 when librdkafka's queue
+ * was full (it was polled; try again). */
+static int produce_next(rd_kafka_t *rk, rd_kafka_topic_t *t, char *payloads, const struct args *a, long long *sent) {
+  char *payload = payloads + (size_t)(*sent % PAYLOADS) * (size_t)a->size;
+  int32_t partition = (int32_t)(*sent % a->partitions);
+  if (rd_kafka_produce(t, partition, 0, payload, (size_t)a->size, NULL, 0, NULL) == -1) {
+    rd_kafka_resp_err_t e = rd_kafka_last_error();
+    if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce", rd_kafka_err2str(e));
+    rd_kafka_poll(rk, 1);
+    return 0;
+  }
+  ++*sent;
+  if ((*sent & 1023) == 0) rd_kafka_poll(rk, 0);
+  return 1;
+}
+
+/* Produces as fast as possible for a->seconds (or a->messages), round-robin over the partitions,
+ * then flushes; returns the time of the first send. `produce` and the producer of `tail`. */
+static double produce_run(const struct args *a, struct produce_state *st) {
+  rd_kafka_t *rk = new_producer(a, st, a->acks, "1000000", "262144", NULL);
   rd_kafka_topic_t *t = rd_kafka_topic_new(rk, a->topic, NULL);
   char *payloads = make_payloads(a);
   long long sent = 0;
   double t0 = now_s(), stop = t0 + a->seconds;
-  while ((a->messages <= 0 || sent < a->messages) && (a->seconds <= 0 || (sent & 255) || now_s() < stop)) {
-    char *payload = payloads + (size_t)(sent % PAYLOADS) * (size_t)a->size;
-    int32_t partition = (int32_t)(sent % a->partitions);
-    if (rd_kafka_produce(t, partition, 0, payload, (size_t)a->size, NULL, 0, NULL) == -1) {
-      rd_kafka_resp_err_t e = rd_kafka_last_error();
-      if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-        rd_kafka_poll(rk, 1);
-        continue;
-      }
-      die("produce", rd_kafka_err2str(e));
-    }
-    ++sent;
-    if ((sent & 1023) == 0) rd_kafka_poll(rk, 0);
-  }
+  while ((a->messages <= 0 || sent < a->messages) && (a->seconds <= 0 || (sent & 255) || now_s() < stop))
+    produce_next(rk, t, payloads, a, &sent);
   rd_kafka_flush(rk, 120000);
   free(payloads);
   rd_kafka_topic_destroy(t);
@@ -255,22 +268,12 @@ static void tx_check(const char *what, rd_kafka_error_t *e) {
 
 static int run_txproduce(const struct args *a) {
   struct produce_state st = {0};
-  rd_kafka_conf_t *conf = base_conf(a);
   char txid[300];
   snprintf(txid, sizeof txid, "kafka-load-%s-%d", a->topic, (int)getpid());
-  set(conf, "transactional.id", txid);
-  set(conf, "acks", "all");
-  set(conf, "compression.codec", a->compression);
-  set(conf, "linger.ms", "5");
   /* A transaction holds what was sent in its 100 ms plus what waits in the local queue: 8 MiB
    * (not produce's 256 MiB) keeps a commit from flushing seconds of backlog, as an application
    * that produces what it processes would not have. */
-  set(conf, "queue.buffering.max.kbytes", "8192");
-  rd_kafka_conf_set_dr_msg_cb(conf, produce_dr);
-  rd_kafka_conf_set_opaque(conf, &st);
-  char err[512];
-  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
-  if (!rk) die("producer", err);
+  rd_kafka_t *rk = new_producer(a, &st, "all", NULL, "8192", txid);
   tx_check("init_transactions", rd_kafka_init_transactions(rk, 60000));
   rd_kafka_topic_t *t = rd_kafka_topic_new(rk, a->topic, NULL);
   char *payloads = make_payloads(a);
@@ -291,18 +294,7 @@ static int run_txproduce(const struct args *a) {
       next_commit = last_commit + a->commit_ms / 1000.0;
       tx_check("begin_transaction", rd_kafka_begin_transaction(rk));
     }
-    char *payload = payloads + (size_t)(sent % PAYLOADS) * (size_t)a->size;
-    int32_t partition = (int32_t)(sent % a->partitions);
-    if (rd_kafka_produce(t, partition, 0, payload, (size_t)a->size, NULL, 0, NULL) == -1) {
-      rd_kafka_resp_err_t e = rd_kafka_last_error();
-      if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-        rd_kafka_poll(rk, 1);
-        continue;
-      }
-      die("produce", rd_kafka_err2str(e));
-    }
-    ++sent;
-    if ((sent & 1023) == 0) rd_kafka_poll(rk, 0);
+    produce_next(rk, t, payloads, a, &sent);
   }
   qsort(commit_ns, ncommits, sizeof *commit_ns, cmp_i64);
   double elapsed = last_commit - t0;
