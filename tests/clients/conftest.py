@@ -126,19 +126,25 @@ def bridge(request):
         br.cleanup()
 
 
-@pytest.fixture(scope="module")
-def rebuilt_bridge(request):
-    """A second bridge on the session's iggy-server (its own stream) with the produced-batch cache
-    off ([limits] produced_batch_cache_bytes = 0): every batch it answers is rebuilt from Iggy."""
+def side_bridge(request, name: str, suffix: str, extra_toml: str):
+    """A fixture's body: another bridge on the session's iggy-server, in its own stream
+    (kafka-<suffix>, log bridge-<suffix>.log, HTTP on) with `extra_toml`, as Target `name`."""
     binary = bridge_mod.binary_or_skip()
     srv = request.getfixturevalue("iggy")
     br = bridge_mod.start_client_tier_bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
-                                             log_name="bridge-rebuilt.log", stream="kafka-rebuilt", http=True,
-                                             extra_toml="\n[limits]\nproduced_batch_cache_bytes = 0\n")
+                                             log_name=f"bridge-{suffix}.log", stream=f"kafka-{suffix}", http=True,
+                                             extra_toml=extra_toml)
     try:
-        yield Target("bridge-rebuilt", br.bootstrap, br)
+        yield Target(name, br.bootstrap, br)
     finally:
         br.cleanup()
+
+
+@pytest.fixture(scope="module")
+def rebuilt_bridge(request):
+    """A second bridge with the produced-batch cache off ([limits] produced_batch_cache_bytes =
+    0): every batch it answers is rebuilt from Iggy."""
+    yield from side_bridge(request, "bridge-rebuilt", "rebuilt", "\n[limits]\nproduced_batch_cache_bytes = 0\n")
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Target
-from harness import bridge as bridge_mod
-from harness import iggy_server
+from conftest import Target, side_bridge
 from test_transactions import (COMMITTED, features_describe, fenced, java_results, kafka_at_transaction_version,
                                kgo_txn_etl, requests_by_version)
 
@@ -29,15 +27,7 @@ def kafka_tv1(kafka_broker):
 @pytest.fixture(scope="module")
 def tv1_bridge(request):
     """A bridge on the session's iggy-server (its own stream) that finalizes transaction.version 1."""
-    binary = bridge_mod.binary_or_skip()
-    srv = request.getfixturevalue("iggy")
-    br = bridge_mod.start_client_tier_bridge(binary, srv.address, iggy_server.USERNAME, iggy_server.PASSWORD,
-                                             log_name="bridge-tv1.log", stream="kafka-tv1", http=True,
-                                             extra_toml="\n[transactions]\ntransaction_version = 1\n")
-    try:
-        yield Target("bridge", br.bootstrap, br)
-    finally:
-        br.cleanup()
+    yield from side_bridge(request, "bridge", "tv1", "\n[transactions]\ntransaction_version = 1\n")
 
 
 @pytest.fixture(params=["kafka", "bridge"])
