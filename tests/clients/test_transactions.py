@@ -37,6 +37,9 @@ test_transactions_tv1.py's.
    arrive in the order they were produced, on both targets (the bridge holds the plain record
    behind the open transaction at the offset it answered); Kafka's commit marker takes one more
    offset. Each target's own behaviour is asserted.
+   AddPartitionsToTxn v4/v5 (a partition leader's verify and add, KIP-890), sent by hand: the
+   answers for a partition in and not in the transaction, another epoch, producer id or
+   transactional id, two transactions in one request and an unknown topic equal Kafka's.
 4. kafka-transactions.sh (TransactionsCommand, one JVM per target through ToolShell.java): list
    (also by id pattern and by duration), describe (committed, open, unknown id),
    describe-producers and find-hanging with one
@@ -1072,6 +1075,83 @@ def test_records_after_an_open_transaction_at_read_committed(txn_target):
     else:
         assert before_commit == [] and lso_open == 0, f"{obs}{bridge_log_hint(target)}"
         assert seen == [("X0", 0), ("Y0", 1)] and lso_done == 2, f"{obs}{bridge_log_hint(target)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# 3c. AddPartitionsToTxn v4/v5, a partition leader's question (KIP-890)
+
+def brokers_add_partitions(target) -> dict:
+    """A transaction opened by hand (InitProducerId v1, AddPartitionsToTxn v1 of partition 0),
+    then the batched versions a partition leader sends its coordinator: verify partitions 0
+    and 1, with a wrong epoch, a wrong producer id and an unknown transactional id; two
+    transactions in one v5 request, one adding partition 1 and one verifying it; verify again;
+    an unknown topic. The transaction is aborted at the end."""
+    from harness import kafka_wire as wire
+    host, port = target.bootstrap.rsplit(":", 1)
+    topic = f"{TAG}-{target.name}-apv4"
+    ck_create_topic(target.bootstrap, topic, partitions=2)
+    tid, other = f"{topic}-tx", f"{topic}-unknown"
+    obs: dict = {}
+    with wire.Conn(int(port), host) as c:
+        deadline = time.monotonic() + 60
+        while True:  # FindCoordinator (v1) makes a fresh Kafka create and load __transaction_state
+            r = c.call(10, 1, wire.string(tid) + b"\x01")
+            r.int32()  # throttle
+            if r.int16() != 0 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                continue
+            err, pid, epoch = wire.init_producer_id_v1(c, tid)
+            if err not in (14, 15, 16) or time.monotonic() > deadline:  # loading, unavailable, not coordinator
+                break
+            time.sleep(0.2)
+        assert err == 0, err
+        obs["add v1"] = wire.add_partitions_to_txn_v1(c, tid, pid, epoch, {topic: [0]})
+        both = {topic: [0, 1]}
+        for version in (4, 5):
+            obs[f"verify v{version}"] = wire.add_partitions_to_txn_batched(c, version, [(tid, pid, epoch, True, both)])
+        obs["verify, other epoch"] = wire.add_partitions_to_txn_batched(c, 4, [(tid, pid, epoch + 1, True, both)])
+        obs["verify, other producer"] = wire.add_partitions_to_txn_batched(c, 4, [(tid, pid + 1, epoch, True, both)])
+        obs["verify, unknown id"] = wire.add_partitions_to_txn_batched(c, 4, [(other, pid, epoch, True, both)])
+        obs["add and verify"] = wire.add_partitions_to_txn_batched(
+            c, 5, [(tid, pid, epoch, False, {topic: [1]}), (other, pid, epoch, True, {topic: [1]})])
+        obs["verify after add"] = wire.add_partitions_to_txn_batched(c, 5, [(tid, pid, epoch, True, both)])
+        obs["unknown topic"] = wire.add_partitions_to_txn_batched(
+            c, 4, [(tid, pid, epoch, True, {topic: [0], f"{topic}-none": [0]})])
+        obs["abort"] = wire.end_txn_v1(c, tid, pid, epoch, False)
+
+    # Names instead of the topic and ids, so the two targets' answers compare.
+    def plain(v):
+        if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], dict):
+            return [v[0], {k.replace(topic, "T").replace("T-tx", "TX"): plain(x) for k, x in v[1].items()}]
+        if isinstance(v, dict):
+            return {(f"{k[0].replace(topic, 'T')}/{k[1]}" if isinstance(k, tuple) else k): plain(x)
+                    for k, x in sorted(v.items())}
+        return v
+    out = {k: plain(v) for k, v in obs.items()}
+    save(f"add-partitions-v4-{target.name}", out)
+    return out
+
+
+def test_add_partitions_to_txn_v4_verifies_as_kafka(txn_target):
+    """What Kafka's handleVerifyPartitionsInTransaction answers: NONE for a partition the
+    transaction has, TRANSACTION_ABORTABLE (120) for one it has not, PRODUCER_FENCED (90),
+    INVALID_PRODUCER_ID_MAPPING (49) for every partition of a wrong epoch, producer id or
+    transactional id; a non-verify v4+ entry adds the partition; unknown topics fail the whole
+    transaction (3, the rest OPERATION_NOT_ATTEMPTED, 55). The bridge's answers equal Kafka's."""
+    obs = brokers_add_partitions(txn_target)
+    want = {
+        "add v1": {"T/0": 0},
+        "verify v4": [0, {"TX": {"T/0": 0, "T/1": 120}}],
+        "verify v5": [0, {"TX": {"T/0": 0, "T/1": 120}}],
+        "verify, other epoch": [0, {"TX": {"T/0": 90, "T/1": 90}}],
+        "verify, other producer": [0, {"TX": {"T/0": 49, "T/1": 49}}],
+        "verify, unknown id": [0, {"T-unknown": {"T/0": 49, "T/1": 49}}],
+        "add and verify": [0, {"TX": {"T/1": 0}, "T-unknown": {"T/1": 49}}],
+        "verify after add": [0, {"TX": {"T/0": 0, "T/1": 0}}],
+        "unknown topic": [0, {"TX": {"T/0": 55, "T-none/0": 3}}],
+        "abort": 0,
+    }
+    assert obs == want, obs if txn_target.name == "kafka" else f"{obs}{bridge_log_hint(txn_target)}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -578,6 +578,19 @@ BOOST_AUTO_TEST_CASE(transaction_apis_need_write_on_the_transactional_id) {
              code(ErrorCode::kUnknownTopicOrPartition));  // the idle catalog knows no topic
   BOOST_TEST(a.results_by_topic_v3_and_below[1].results_by_partition[0].partition_error_code == kTopicDenied);
   BOOST_TEST(a.results_by_topic_v3_and_below[2].results_by_partition[0].partition_error_code == kTopicDenied);
+  // v4+ are a broker's: CLUSTER_ACTION on the cluster, for the whole request; no topic WRITE.
+  msg::AddPartitionsToTxnRequest batched;
+  batched.transactions = {{"tx", 1, 0, true, {{"u", {0}}}}};
+  auto b = c.call<msg::AddPartitionsToTxnResponse>(batched, 4);
+  BOOST_TEST(b.error_code == code(ErrorCode::kClusterAuthorizationFailed));
+  BOOST_TEST(b.results_by_transaction.empty());
+  s.grant_cluster(AclOperation::kClusterAction);
+  b = c.call<msg::AddPartitionsToTxnResponse>(batched, 5);
+  BOOST_TEST(b.error_code == 0);
+  BOOST_REQUIRE(b.results_by_transaction.size() == 1u);
+  BOOST_TEST(b.results_by_transaction[0].transactional_id == "tx");
+  BOOST_TEST(b.results_by_transaction[0].topic_results.at(0).results_by_partition.at(0).partition_error_code ==
+             code(ErrorCode::kUnknownTopicOrPartition));  // the idle catalog knows no topic
 
   msg::AddOffsetsToTxnRequest ao;
   ao.transactional_id = "other";

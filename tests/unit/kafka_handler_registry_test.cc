@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {21, 0, 2, 0},  // DeleteRecords
       {22, 0, 4, 0},
       {23, 2, 4, 2},  // OffsetForLeaderEpoch (v0-1 removed in Kafka 4.0)
-      {24, 0, 3, 0},  // AddPartitionsToTxn (v4+ broker-to-broker, KIP-890)
+      {24, 0, 5, 0},  // AddPartitionsToTxn (v4+: a partition leader verifying, KIP-890)
       {25, 0, 4, 0},  // AddOffsetsToTxn
       {26, 0, 5, 0},  // EndTxn (v5: transaction version 2)
       {28, 0, 5, 0},  // TxnOffsetCommit (v5: transaction version 2)

@@ -1,8 +1,10 @@
 // The transaction coordinator (Kafka's TransactionCoordinator, docs/transactions.md): transactional
 // ids, their producer id and epoch, the state machine, the partitions and groups a transaction
-// touched, its buffered records and pending offsets. Everything is kept in SQLite
-// (migrations/0006_transactions.sql); records of an open transaction wait there and reach Iggy
-// only when EndTxn commits, so Iggy never holds uncommitted or aborted records.
+// touched, its held records and pending offsets. Everything is kept in SQLite
+// (migrations/0006_transactions.sql, 0009_held_batches.sql); records of an open transaction wait
+// there with the offsets they were given at produce time (the held tail) and reach Iggy in offset
+// order once decided, an aborted one as a placeholder keeping its offset, so Iggy never holds
+// uncommitted records and native readers never see aborted ones.
 //
 // Loop thread only. Callbacks never run inside the call that was given them.
 #pragma once
@@ -128,8 +130,9 @@ class TransactionCoordinator {
   virtual void end_txn_v2(const std::string& transactional_id, ProducerId producer_id, ProducerEpoch epoch,
                           bool commit, std::function<void(EndTxnResult)> done) = 0;
 
-  // Produce of a transactional batch (attributes bit 4): buffered in SQLite, answered with base
-  // offset -1 once durable (docs/transactions.md says why). `input` keeps alive the bytes the
+  // Produce of a transactional batch (attributes bit 4): held in SQLite with the partition's next
+  // offsets, answered with that base offset once durable (docs/transactions.md, "Real offsets at
+  // produce time"). `input` keeps alive the bytes the
   // batches point into. `transactional_id` is the one the request names: it must own the batch's
   // producer id (INVALID_PRODUCER_ID_MAPPING otherwise, as Kafka's partition verification
   // answers), so a principal allowed to write one transactional id cannot write into another's
@@ -157,5 +160,15 @@ class TransactionCoordinator {
   virtual std::vector<OpenTransactionOnPartition> open_on_partition(const std::string& topic,
                                                                     PartitionId partition) const = 0;
 };
+
+// AddPartitionsToTxn v4+ with verify_only (what a partition leader asks before it appends a
+// transactional batch, KIP-890), as Kafka's handleVerifyPartitionsInTransaction answers it from
+// the coordinator's view: one error per partition, in order — NONE where the transaction has the
+// partition, TRANSACTION_ABORTABLE where not; every partition INVALID_REQUEST for an empty id,
+// INVALID_PRODUCER_ID_MAPPING for an unknown id or another producer id, PRODUCER_FENCED for
+// another epoch, CONCURRENT_TRANSACTIONS while the transaction is being committed or aborted.
+std::vector<kafka::ErrorCode> verify_partitions(const TransactionCoordinator& txns, const std::string& transactional_id,
+                                                ProducerId producer_id, ProducerEpoch epoch,
+                                                const std::vector<TxnTopicPartition>& partitions);
 
 }  // namespace kib::bridge

@@ -97,7 +97,7 @@ constexpr std::array kServed{
     Served{DeleteTopicsRequest::kApiKey, 1, 6, &body<DeleteTopicsRequest>},
     Served{CreatePartitionsRequest::kApiKey, 0, 3, &body<CreatePartitionsRequest>},
     Served{DescribeTopicPartitionsRequest::kApiKey, 0, 0, &body<DescribeTopicPartitionsRequest>},
-    Served{AddPartitionsToTxnRequest::kApiKey, 0, 3, &body<AddPartitionsToTxnRequest>},
+    Served{AddPartitionsToTxnRequest::kApiKey, 0, 5, &body<AddPartitionsToTxnRequest>},
     Served{AddOffsetsToTxnRequest::kApiKey, 0, 4, &body<AddOffsetsToTxnRequest>},
     Served{EndTxnRequest::kApiKey, 0, 5, &body<EndTxnRequest>},
     Served{TxnOffsetCommitRequest::kApiKey, 0, 5, &body<TxnOffsetCommitRequest>},

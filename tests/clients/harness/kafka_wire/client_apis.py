@@ -1,6 +1,7 @@
 """The requests of a producer and a consumer, at the versions the tests send: ApiVersions,
 Metadata v1/v4, Produce v7, Fetch v4, ListOffsets v1, and the group and idempotence calls
-(OffsetCommit v2, OffsetFetch v1, InitProducerId v1).
+(OffsetCommit v2, OffsetFetch v1, InitProducerId v1), and the transaction calls a test sends by
+hand (AddPartitionsToTxn v1 and the brokers' v4+, EndTxn v1).
 
 Builders named after a request and version return a whole frame (`request`); `parse_*` read a
 whole answer frame, correlation id first. The helpers that take a Conn send and parse."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from .codec import Reader, array, request, string
+from .codec import TAGS, Reader, array, compact_array, compact_string, request, string
 from .conn import recv_frame
 
 API_VERSIONS, METADATA, PRODUCE, FETCH, LIST_OFFSETS = 18, 3, 0, 1, 2
@@ -244,9 +245,57 @@ def init_producer_id_v1(conn, transactional_id: str | None = None, timeout_ms: i
     return err, pid, epoch
 
 
+def add_partitions_to_txn_v1(conn, transactional_id: str, pid: int, epoch: int,
+                             topics: dict[str, list[int]]) -> dict[tuple[str, int], int]:
+    """A client's AddPartitionsToTxn (v1): {(topic, partition): error code}."""
+    body = string(transactional_id) + struct.pack(">qh", pid, epoch)
+    body += array([string(t) + array([struct.pack(">i", p) for p in parts]) for t, parts in topics.items()])
+    r = conn.call(24, 1, body)
+    r.int32()  # throttle
+    out = {}
+    for t, results in r.array32(lambda: (r.str16(), r.array32(lambda: (r.int32(), r.int16())))):
+        for p, err in results:
+            out[(t, p)] = err
+    return out
+
+
+def add_partitions_to_txn_batched(conn, version: int, transactions: list[tuple]) -> tuple[int, dict]:
+    """A broker's AddPartitionsToTxn (v4+, KIP-890): `transactions` are (transactional id,
+    producer id, epoch, verify_only, {topic: [partitions]}). Returns (top-level error code,
+    {transactional id: {(topic, partition): error code}})."""
+    def txn(tid, pid, epoch, verify, topics):
+        tps = [compact_string(t) + compact_array([struct.pack(">i", p) for p in parts]) + TAGS
+               for t, parts in topics.items()]
+        return compact_string(tid) + struct.pack(">qh?", pid, epoch, verify) + compact_array(tps) + TAGS
+    r = conn.call(24, version, compact_array([txn(*t) for t in transactions]) + TAGS, flexible=True)
+    r.int32()  # throttle
+    error = r.int16()
+
+    def topic():
+        name = r.compact_string()
+        parts = r.compact_array(lambda: (r.int32(), r.int16(), r.tagged_fields())[:2])
+        r.tagged_fields()
+        return name, parts
+
+    def result():
+        tid = r.compact_string()
+        topics = r.compact_array(topic) or []
+        r.tagged_fields()
+        return tid, {(t, p): err for t, parts in topics for p, err in parts}
+    results = dict(r.compact_array(result) or [])
+    r.tagged_fields()
+    return error, results
+
+
+def end_txn_v1(conn, transactional_id: str, pid: int, epoch: int, commit: bool) -> int:
+    r = conn.call(26, 1, string(transactional_id) + struct.pack(">qh?", pid, epoch, commit))
+    r.int32()
+    return r.int16()
+
+
 __all__ = ["API_VERSIONS", "METADATA", "PRODUCE", "FETCH", "LIST_OFFSETS", "INT32_MAX", "api_versions_request",
            "parse_api_versions", "metadata_v4_body", "metadata_v4", "parse_metadata_v4", "parse_metadata_v4_brokers",
            "create_topic", "produce_v7_body", "produce_v7_partitions", "produce_v7", "parse_produce_v7_partitions", "parse_produce_v7",
            "fetch_v4_body", "fetch_v4", "fetch_v4_one_topic", "parse_fetch_v4", "list_offsets_v1", "parse_list_offsets_v1",
            "latest_offset", "metadata_v1_broker_count", "api_versions_v0", "offset_commit_v2", "offset_fetch_v1",
-           "init_producer_id_v1"]
+           "init_producer_id_v1", "add_partitions_to_txn_v1", "add_partitions_to_txn_batched", "end_txn_v1"]
