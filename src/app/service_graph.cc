@@ -46,8 +46,15 @@ bridge::CommittedOffsetsOptions offsets_options(const config::Config& cfg, bridg
   return o;
 }
 
-bridge::GroupCoordinatorOptions group_options(const config::Config& cfg) {
+bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, const bridge::TopicCatalog& catalog) {
   bridge::GroupCoordinatorOptions o;
+  o.consumer_session_timeout_ms = static_cast<int32_t>(cfg.groups.consumer_session_timeout_ms);
+  o.consumer_heartbeat_interval_ms = static_cast<int32_t>(cfg.groups.consumer_heartbeat_interval_ms);
+  o.topic_partitions = [&catalog](const std::string& topic) -> std::optional<int32_t> {
+    const bridge::TopicMetadata* t = catalog.find(topic);
+    if (!t) return std::nullopt;
+    return t->partitions;
+  };
   o.initial_rebalance_delay_ms = static_cast<int32_t>(cfg.groups.initial_rebalance_delay_ms);
   o.min_session_timeout_ms = static_cast<int32_t>(cfg.groups.min_session_timeout_ms);
   o.max_session_timeout_ms = static_cast<int32_t>(cfg.groups.max_session_timeout_ms);
@@ -81,7 +88,7 @@ ServiceGraph::ServiceGraph(uv_loop_t* loop, const config::Config& cfg, state::St
   offsets_ = std::make_unique<bridge::CommittedOffsets>(
       state, *group_timers_, offsets_options(cfg, *catalog_, options.offsets_check_partitions));
   catalog_->adopt_listener(std::make_unique<TopicStateListener>(*offsets_, *producers_));
-  groups_ = std::make_unique<bridge::GroupCoordinator>(state, *group_timers_, *offsets_, group_options(cfg));
+  groups_ = std::make_unique<bridge::GroupCoordinator>(state, *group_timers_, *offsets_, group_options(cfg, *catalog_));
   transactions_ = bridge::make_transaction_coordinator(
       bridge::TransactionServices{state, loop, *producers_, *log_, *offsets_, *groups_, cfg.transactions});
   authorizer_ = std::make_unique<bridge::Authorizer>(cfg.authorization, state, loop);

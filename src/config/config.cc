@@ -308,6 +308,11 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("offsets_retention_minutes", c.groups.offsets_retention_minutes, 1, 5256000);
     s.integer("offset_metadata_max_bytes", c.groups.offset_metadata_max_bytes, 0, 1048576);
     s.integer("offsets_topic_partitions", c.groups.offsets_topic_partitions, 1, 1000);
+    s.integer("consumer_session_timeout_ms", c.groups.consumer_session_timeout_ms, 1, 3600000);
+    s.integer("consumer_heartbeat_interval_ms", c.groups.consumer_heartbeat_interval_ms, 1, 3600000);
+    if (c.groups.consumer_heartbeat_interval_ms >= c.groups.consumer_session_timeout_ms)
+      s.bad("consumer_heartbeat_interval_ms", "must be less than consumer_session_timeout_ms");
+    s.integer("group_version", c.groups.group_version, 0, 1);
     s.finish();
   }
   {
@@ -564,6 +569,9 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\noffsets_retention_minutes = " << c.groups.offsets_retention_minutes
      << "\noffset_metadata_max_bytes = " << c.groups.offset_metadata_max_bytes
      << "\noffsets_topic_partitions = " << c.groups.offsets_topic_partitions
+     << "\nconsumer_session_timeout_ms = " << c.groups.consumer_session_timeout_ms
+     << "\nconsumer_heartbeat_interval_ms = " << c.groups.consumer_heartbeat_interval_ms
+     << "\ngroup_version = " << c.groups.group_version
      << "\n\n[transactions]\nmax_timeout_ms = " << c.transactions.max_timeout_ms
      << "\nid_expiration_ms = " << c.transactions.id_expiration_ms
      << "\nabort_timed_out_interval_ms = " << c.transactions.abort_timed_out_interval_ms

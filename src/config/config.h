@@ -74,6 +74,12 @@ struct GroupsConfig {
   uint64_t offsets_retention_minutes = 10080;  // offsets.retention.minutes (7 days)
   uint32_t offset_metadata_max_bytes = 4096;   // offset.metadata.max.bytes
   uint32_t offsets_topic_partitions = 50;      // offsets.topic.num.partitions (__consumer_offsets as reported)
+  // KIP-848 consumer groups (ConsumerGroupHeartbeat).
+  uint32_t consumer_session_timeout_ms = 45000;    // group.consumer.session.timeout.ms
+  uint32_t consumer_heartbeat_interval_ms = 5000;  // group.consumer.heartbeat.interval.ms
+  // The finalized level of Kafka's group.version feature ApiVersions advertises: 1 serves the
+  // consumer group protocol (KIP-848) and advertises ConsumerGroupHeartbeat/Describe; 0 hides them.
+  uint32_t group_version = 1;
 };
 
 // The transaction coordinator (Kafka's transaction.* broker settings, plus the bridge's buffer

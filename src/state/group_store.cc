@@ -8,7 +8,7 @@ std::vector<GroupRow> load_groups_for_restart(SQLite::Database& db, int64_t now_
   {
     SQLite::Statement st(db,
                          "UPDATE consumer_groups SET state = 'Empty', leader_id = '', protocol_name = '', "
-                         "updated_at = ? WHERE state <> 'Empty'");
+                         "updated_at = ? WHERE state <> 'Empty' AND group_type = 'classic'");
     st.bind(1, now_ms);
     st.exec();
   }
@@ -24,7 +24,7 @@ std::vector<GroupRow> load_groups_for_restart(SQLite::Database& db, int64_t now_
   std::vector<GroupRow> groups;
   SQLite::Statement g(db,
                       "SELECT group_id, protocol_type, protocol_name, generation, state, leader_id, updated_at "
-                      "FROM consumer_groups ORDER BY group_id");
+                      "FROM consumer_groups WHERE group_type = 'classic' ORDER BY group_id");
   while (g.executeStep()) {
     GroupRow r;
     r.group_id = g.getColumn(0).getString();
@@ -62,7 +62,9 @@ std::vector<CommittedOffsetRow> load_committed_offsets(SQLite::Database& db) {
 void save_group(SQLite::Database& db, const GroupRow& group, const std::vector<GroupMemberRow>& members) {
   SQLite::Statement up(db,
                        "INSERT INTO consumer_groups(group_id, protocol_type, protocol_name, generation, state, "
-                       "leader_id, updated_at) VALUES (?,?,?,?,?,?,?) ON CONFLICT(group_id) DO UPDATE SET "
+                       "leader_id, updated_at, group_type) VALUES (?,?,?,?,?,?,?,'classic') ON CONFLICT(group_id) DO "
+                       "UPDATE SET group_type = 'classic', group_epoch = 0, assignment_epoch = 0, "
+                       "subscribed_partitions = '', "
                        "protocol_type = excluded.protocol_type, protocol_name = excluded.protocol_name, "
                        "generation = excluded.generation, state = excluded.state, leader_id = excluded.leader_id, "
                        "updated_at = excluded.updated_at");
@@ -75,9 +77,12 @@ void save_group(SQLite::Database& db, const GroupRow& group, const std::vector<G
   up.bind(7, group.updated_at_ms);
   up.exec();
 
-  SQLite::Statement del(db, "DELETE FROM group_members WHERE group_id = ?");
-  del.bind(1, group.group_id);
-  del.exec();
+  for (const char* sql : {"DELETE FROM group_members WHERE group_id = ?",
+                          "DELETE FROM consumer_group_members WHERE group_id = ?"}) {
+    SQLite::Statement del(db, sql);
+    del.bind(1, group.group_id);
+    del.exec();
+  }
   SQLite::Statement ins(db,
                         "INSERT INTO group_members(group_id, member_id, group_instance_id, client_id, client_host, "
                         "session_timeout_ms, rebalance_timeout_ms, assignment, assigned_partitions, subscribed_topics) "
@@ -153,6 +158,7 @@ int expire_committed_offset(SQLite::Database& db, const std::string& group_id, c
 void delete_group(SQLite::Database& db, const std::string& group_id) {
   for (const char* sql : {"DELETE FROM committed_offsets WHERE group_id = ?",
                           "DELETE FROM group_members WHERE group_id = ?",
+                          "DELETE FROM consumer_group_members WHERE group_id = ?",
                           "DELETE FROM consumer_groups WHERE group_id = ?"}) {
     SQLite::Statement st(db, sql);
     st.bind(1, group_id);

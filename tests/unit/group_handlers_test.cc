@@ -388,14 +388,14 @@ BOOST_AUTO_TEST_CASE(group_apis_are_registered_with_the_served_versions) {
   };
   for (auto e : {Expect{8, 2, 9, 2}, Expect{9, 1, 9, 1}, Expect{11, 0, 9, 0}, Expect{12, 0, 4, 0},
                  Expect{13, 0, 5, 0}, Expect{14, 0, 5, 0}, Expect{15, 0, 6, 0}, Expect{16, 0, 5, 0},
-                 Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}}) {
+                 Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}, Expect{68, 0, 1, 0}, Expect{69, 0, 1, 0}}) {
     const HandlerSpec* spec = find_handler(e.key);
     BOOST_REQUIRE(spec);
     BOOST_TEST(spec->min_version == e.min);
     BOOST_TEST(spec->max_version == e.max);
     BOOST_TEST(spec->advertised_min == e.advertised_min);
   }
-  BOOST_TEST(!find_handler(68));  // ConsumerGroupHeartbeat: clients fall back to the classic protocol
+  BOOST_TEST(!find_handler(88));  // StreamsGroupHeartbeat (KIP-1071): not served yet
 }
 
 BOOST_AUTO_TEST_SUITE_END()

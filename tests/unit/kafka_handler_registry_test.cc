@@ -50,6 +50,8 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {61, 0, 0, 0},  // DescribeProducers
       {65, 0, 0, 0},  // DescribeTransactions
       {66, 0, 2, 0},  // ListTransactions
+      {68, 0, 1, 0},  // ConsumerGroupHeartbeat (KIP-848)
+      {69, 0, 1, 0},  // ConsumerGroupDescribe
       {75, 0, 0, 0},  // DescribeTopicPartitions
   };
   std::vector<std::array<int16_t, 4>> served;
@@ -72,7 +74,7 @@ BOOST_AUTO_TEST_CASE(every_entry_has_a_handler_within_the_spec_range) {
     BOOST_TEST(h.max_version <= api->max_version);
     BOOST_TEST(find_handler(h.api_key) == &h);
   }
-  BOOST_TEST(!find_handler(68));  // ConsumerGroupHeartbeat (KIP-848): not served
+  BOOST_TEST(!find_handler(76));  // ShareGroupHeartbeat (KIP-932): not served
 }
 
 BOOST_AUTO_TEST_SUITE_END()

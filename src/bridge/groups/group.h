@@ -2,9 +2,8 @@
 // commit or delete offsets and when they expire, what DescribeGroups and ListGroups show,
 // whether it may be deleted, and what happens to waiting requests when the coordinator stops.
 // Kafka 4.x's Group interface, which its ClassicGroup, ConsumerGroup (KIP-848) and StreamsGroup
-// (KIP-1071) implement. The bridge serves the classic protocol only (classic_group.h); a new
-// group type is a sibling class implementing this interface, with its own requests routed by
-// the coordinator (docs/groups.md, Where the code is).
+// (KIP-1071) implement: classic_group.h, consumer_group.h; each type's own requests are routed
+// by the coordinator (docs/groups.md, Where the code is).
 #pragma once
 
 #include <optional>
@@ -16,12 +15,14 @@
 
 namespace kib::bridge {
 
-enum class GroupType { kClassic };
-// Kafka's names, as ListGroups v5+ filters on them: "classic" (later "consumer", "streams").
+enum class GroupType { kClassic, kConsumer };
+// Kafka's names, as ListGroups v5+ filters on them: "classic", "consumer" (later "streams").
 inline const char* group_type_name(GroupType t) {
   switch (t) {
     case GroupType::kClassic:
       return "classic";
+    case GroupType::kConsumer:
+      return "consumer";
   }
   return "classic";
 }
@@ -54,6 +55,13 @@ class Group {
   // A commit validate_offset_commit accepted: a sign of life of the committing member where the
   // group's protocol counts it as one.
   virtual void on_offset_commit(const OffsetCommitParams& p) = 0;
+  // OffsetFetch v9+ with a member id and epoch: why that member may not fetch (Kafka checks
+  // consumer group members' epochs; a classic group takes any).
+  virtual std::optional<ErrorCode> validate_offset_fetch(const std::string& member_id, int32_t member_epoch) const {
+    (void)member_id;
+    (void)member_epoch;
+    return std::nullopt;
+  }
   // OffsetDelete: why the group may not lose offsets now, if it may not; then the topics whose
   // offsets it still uses (GROUP_SUBSCRIBED_TO_TOPIC for their partitions).
   virtual std::optional<ErrorCode> validate_offset_delete() const = 0;

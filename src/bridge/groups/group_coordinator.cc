@@ -8,8 +8,10 @@
 
 #include "bridge/errors.h"
 #include "bridge/groups/classic_group.h"
+#include "bridge/groups/consumer_group_rows.h"
 #include "bridge/groups/consumer_protocol.h"
 #include "common/text.h"
+#include "state/consumer_group_store.h"
 #include "state/group_store.h"
 #include "state/state_store.h"
 
@@ -98,6 +100,53 @@ class GroupCoordinator::ClassicHost final : public ClassicGroupHost {
   Liveness alive_;
 };
 
+// The coordinator's side of one consumer group (ConsumerGroupHost): as ClassicHost, session and
+// rebalance timers per member on the coordinator's clock, answers through the outbox, writes to
+// the state store, and the topic catalog's partition counts.
+class GroupCoordinator::ConsumerHost final : public ConsumerGroupHost {
+ public:
+  ConsumerHost(GroupCoordinator& c, std::string group_id) : c_(c), group_id_(std::move(group_id)) {}
+
+  int64_t now_ms() const override { return c_.timers_.now_ms(); }
+  void arm_session(const std::string& member_id, int64_t delay_ms) override {
+    arm(session_timers_[member_id], delay_ms, [member_id](ConsumerGroup& g) { g.on_session_expired(member_id); });
+  }
+  void cancel_session(const std::string& member_id) override { session_timers_.erase(member_id); }
+  void arm_rebalance(const std::string& member_id, int32_t epoch, int64_t delay_ms) override {
+    arm(rebalance_timers_[member_id], delay_ms,
+        [member_id, epoch](ConsumerGroup& g) { g.on_rebalance_expired(member_id, epoch); });
+  }
+  void cancel_rebalance(const std::string& member_id) override { rebalance_timers_.erase(member_id); }
+  std::optional<int32_t> partitions(const std::string& topic) const override {
+    return c_.options_.topic_partitions ? c_.options_.topic_partitions(topic) : std::nullopt;
+  }
+  void persist(const ConsumerGroup& g, std::function<void(Status)> done) override {
+    if (done)
+      done = [alive = alive_.token(), done = std::move(done)](Status st) {
+        if (alive) done(std::move(st));
+      };
+    c_.persist_consumer_group(g, std::move(done));
+  }
+  void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) override { c_.answer(std::move(cb), std::move(r)); }
+
+ private:
+  // A timer may destroy itself while it runs (an expired member's timers are cancelled): the timer
+  // moved its callback out before running it.
+  void arm(std::unique_ptr<GroupTimer>& timer, int64_t delay_ms, std::function<void(ConsumerGroup&)> fn) {
+    if (!timer) timer = c_.timers_.make_timer();
+    timer->start(delay_ms, [&c = c_, group_id = group_id_, fn = std::move(fn)] {
+      Entry entry(c);
+      if (ConsumerGroup* g = c.find_consumer(group_id)) fn(*g);
+    });
+  }
+
+  GroupCoordinator& c_;
+  const std::string group_id_;
+  std::map<std::string, std::unique_ptr<GroupTimer>> session_timers_;    // by member id
+  std::map<std::string, std::unique_ptr<GroupTimer>> rebalance_timers_;  // by member id
+  Liveness alive_;
+};
+
 GroupCoordinator::GroupCoordinator(state::StateStore& store, GroupTimers& timers, CommittedOffsets& offsets,
                                    GroupCoordinatorOptions options)
     : store_(store), timers_(timers), offsets_(offsets), options_(std::move(options)) {
@@ -146,6 +195,9 @@ void GroupCoordinator::answer(JoinCallback cb, JoinGroupResult r) {
 void GroupCoordinator::answer(SyncCallback cb, SyncGroupResult r) {
   if (cb) outbox_.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
 }
+void GroupCoordinator::answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) {
+  if (cb) outbox_.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
+}
 
 // ---------------------------------------------------------------------------------------------
 // The groups, loading and persistence
@@ -153,15 +205,36 @@ void GroupCoordinator::answer(SyncCallback cb, SyncGroupResult r) {
 Status GroupCoordinator::load() {
   int64_t now = timers_.now_ms();
   std::vector<state::GroupRow> rows;
-  Status st = store_.run_blocking([&](SQLite::Database& db) { rows = state::load_groups_for_restart(db, now); });
+  std::vector<state::StoredConsumerGroup> consumer_rows;
+  Status st = store_.run_blocking([&](SQLite::Database& db) {
+    rows = state::load_groups_for_restart(db, now);
+    consumer_rows = state::load_consumer_groups(db);
+  });
   if (!st) return st;
   groups_.clear();
   for (const auto& row : rows) create_group(row.group_id).restore(row.generation, row.protocol_type, row.updated_at_ms);
+  // Consumer groups come back as they were, members included: each member's session starts
+  // again now and its next heartbeat carries on at its epoch.
+  size_t consumer_members = 0;
+  for (const auto& stored : consumer_rows) {
+    std::string error;
+    auto snapshot = consumer_group_from_rows(stored, &error);
+    if (!snapshot) {
+      spdlog::warn("group={} consumer group state unreadable ({}): loaded without members", esc(stored.group.group_id),
+                   esc(error));
+      snapshot = ConsumerGroupSnapshot{stored.group.group_id, stored.group.group_epoch + 1,
+                                       stored.group.assignment_epoch, {}, {}};
+    }
+    consumer_members += snapshot->members.size();
+    create_consumer_group(stored.group.group_id).restore(*snapshot);
+  }
   // Every group with committed offsets has a row (load_groups_for_restart adds the missing);
   // a group must be known here for its offsets to expire.
   for (const auto& id : offsets_.groups())
     if (!find(id)) create_group(id);
-  spdlog::info("groups: loaded {} groups (all Empty until their members rejoin)", groups_.size());
+  spdlog::info("groups: loaded {} groups ({} consumer groups with {} members; classic groups Empty until their "
+               "members rejoin)",
+               groups_.size(), consumer_rows.size(), consumer_members);
   stopped_ = false;
   retention_timer_ = timers_.make_timer();
   arm_retention_timer();
@@ -186,6 +259,30 @@ Group* GroupCoordinator::find(const std::string& group_id) const {
 ClassicGroup* GroupCoordinator::find_classic(const std::string& group_id) const {
   Group* g = find(group_id);
   return g && g->type() == GroupType::kClassic ? static_cast<ClassicGroup*>(g) : nullptr;
+}
+
+ConsumerGroup* GroupCoordinator::find_consumer(const std::string& group_id) const {
+  Group* g = find(group_id);
+  return g && g->type() == GroupType::kConsumer ? static_cast<ConsumerGroup*>(g) : nullptr;
+}
+
+ConsumerGroup& GroupCoordinator::create_consumer_group(const std::string& group_id) {
+  ConsumerGroupOptions o;
+  o.session_timeout_ms = options_.consumer_session_timeout_ms;
+  o.heartbeat_interval_ms = options_.consumer_heartbeat_interval_ms;
+  o.max_size = options_.max_size;
+  o.assignors = options_.consumer_assignors;
+  auto g = std::make_unique<ConsumerGroup>(group_id, std::move(o), std::make_unique<ConsumerHost>(*this, group_id));
+  ConsumerGroup& ref = *g;
+  groups_[group_id] = std::move(g);
+  return ref;
+}
+
+void GroupCoordinator::persist_consumer_group(const ConsumerGroup& g, std::function<void(Status)> done) {
+  auto [row, members] = consumer_group_rows(g.snapshot(), g.state_name(), timers_.now_ms());
+  write([row = std::move(row), members = std::move(members)](SQLite::Database& db) {
+    state::save_consumer_group(db, row, members);
+  }, std::move(done));
 }
 
 ClassicGroup& GroupCoordinator::create_group(const std::string& group_id) {
@@ -257,6 +354,15 @@ void GroupCoordinator::join_group(JoinGroupParams p, JoinCallback done) {
     return answer(std::move(done), join_error(ErrorCode::kInvalidSessionTimeout, p.member_id));
 
   ClassicGroup* g = find_classic(p.group_id);
+  if (Group* other = g ? nullptr : find(p.group_id)) {
+    // A consumer group (KIP-848): an empty one becomes a classic group, as Kafka's
+    // maybeDeleteEmptyConsumerGroup does; a classic member joining a live one (KIP-848's online
+    // migration) is not served: Kafka's answer when its migration policy forbids it.
+    if (!other->is_empty())
+      return answer(std::move(done), join_error(ErrorCode::kInconsistentGroupProtocol, p.member_id));
+    spdlog::info("group={} converted from an empty consumer group to a classic group", esc(p.group_id));
+    groups_.erase(p.group_id);
+  }
   if (!g) {
     // A group is created by a new member only; a known member id of an unknown group is stale.
     if (!p.member_id.empty()) return answer(std::move(done), join_error(ErrorCode::kUnknownMemberId, p.member_id));
@@ -302,6 +408,87 @@ LeaveGroupResult GroupCoordinator::leave_group(const std::string& group_id, cons
     return out;
   }
   return g->leave(members);
+}
+
+// ---------------------------------------------------------------------------------------------
+// KIP-848 consumer groups
+
+void GroupCoordinator::consumer_group_heartbeat(ConsumerHeartbeatParams p, int16_t version,
+                                                ConsumerHeartbeatCallback done) {
+  Entry entry(*this);
+  auto refuse = [&](ErrorCode e, std::string message) {
+    ConsumerHeartbeatResult r;
+    r.error = e;
+    r.message = std::move(message);
+    answer(std::move(done), std::move(r));
+  };
+  if (stopped_) return refuse(ErrorCode::kCoordinatorNotAvailable, "");
+  // Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid. v1+ members make their own ids.
+  if ((version >= 1 || p.member_epoch > 0 || p.member_epoch == -1) && p.member_id.empty())
+    return refuse(ErrorCode::kInvalidRequest, "MemberId can't be empty.");
+  if (p.group_id.empty()) return refuse(ErrorCode::kInvalidRequest, "GroupId can't be empty.");
+  if (p.instance_id && p.instance_id->empty()) return refuse(ErrorCode::kInvalidRequest, "InstanceId can't be empty.");
+  if (p.rack_id && p.rack_id->empty()) return refuse(ErrorCode::kInvalidRequest, "RackId can't be empty.");
+  if (p.member_epoch == 0) {
+    if (p.rebalance_timeout_ms == -1)
+      return refuse(ErrorCode::kInvalidRequest, "RebalanceTimeoutMs must be provided in first request.");
+    if (!p.owned || !p.owned->empty())
+      return refuse(ErrorCode::kInvalidRequest, "TopicPartitions must be empty when (re-)joining.");
+    if (!p.subscribed_topic_names && !p.subscribed_topic_regex)
+      return refuse(ErrorCode::kInvalidRequest,
+                    "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.");
+  } else if (p.member_epoch == -2) {
+    if (!p.instance_id) return refuse(ErrorCode::kInvalidRequest, "InstanceId can't be null.");
+  } else if (p.member_epoch < -2) {
+    return refuse(ErrorCode::kInvalidRequest, "MemberEpoch is invalid.");
+  }
+  if (p.server_assignor && std::find(options_.consumer_assignors.begin(), options_.consumer_assignors.end(),
+                                     *p.server_assignor) == options_.consumer_assignors.end()) {
+    std::string names;
+    for (const auto& a : options_.consumer_assignors) names += (names.empty() ? "" : ", ") + a;
+    return refuse(ErrorCode::kUnsupportedAssignor,
+                  "ServerAssignor " + *p.server_assignor + " is not supported. Supported assignors: " + names + ".");
+  }
+  if (p.subscribed_topic_regex && !p.subscribed_topic_regex->empty())
+    return refuse(ErrorCode::kInvalidRequest,
+                  "SubscribedTopicRegex is not served by this bridge yet: subscribe by topic names.");
+
+  // Kafka's getOrMaybeCreateConsumerGroup: a joining member creates the group; an empty classic
+  // group becomes a consumer group; a live classic group is not converted (online migration is
+  // not served) and any other request for a missing or non-consumer group is GROUP_ID_NOT_FOUND.
+  ConsumerGroup* g = find_consumer(p.group_id);
+  if (!g) {
+    Group* other = find(p.group_id);
+    const bool joining = p.member_epoch == 0;
+    if (!joining || (other && !other->is_empty()))
+      return refuse(ErrorCode::kGroupIdNotFound,
+                    other ? "Group " + p.group_id + " is not a consumer group."
+                          : "Consumer group " + p.group_id + " not found.");
+    if (other) spdlog::info("group={} converted from an empty classic group to a consumer group", esc(p.group_id));
+    g = &create_consumer_group(p.group_id);
+  }
+  g->heartbeat(p, std::move(done));
+}
+
+ConsumerGroupDescribeResult GroupCoordinator::consumer_group_describe(const std::string& group_id) const {
+  ConsumerGroupDescribeResult r;
+  const Group* any = find(group_id);
+  const ConsumerGroup* g = find_consumer(group_id);
+  if (!g) {
+    r.error = ErrorCode::kGroupIdNotFound;
+    r.message = any ? "Group " + group_id + " is not a consumer group." : "Group " + group_id + " not found.";
+    return r;
+  }
+  r.group = g->view();
+  return r;
+}
+
+std::optional<ErrorCode> GroupCoordinator::validate_offset_fetch(const std::string& group_id,
+                                                                 const std::string& member_id,
+                                                                 int32_t member_epoch) const {
+  const Group* g = find(group_id);
+  if (!g) return std::nullopt;
+  return g->validate_offset_fetch(member_id, member_epoch);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -380,6 +567,13 @@ void GroupCoordinator::maybe_drop_empty_group(Group& g) {
 
 GroupDescription GroupCoordinator::describe_group(const std::string& group_id) const {
   const Group* g = find(group_id);
+  if (g && g->type() != GroupType::kClassic) {
+    GroupDescription d;
+    d.group_id = group_id;
+    d.state = group_state_name(GroupState::kDead);
+    d.not_classic = "Group " + group_id + " is not a classic group.";
+    return d;
+  }
   if (g) return g->describe();
   GroupDescription d;
   d.group_id = group_id;
@@ -396,7 +590,7 @@ std::vector<GroupListing> GroupCoordinator::list_groups(const std::vector<std::s
   for (const auto& [id, g] : groups_) {
     if (!types.empty() && !types.count(group_type_name(g->type()))) continue;
     if (!states.empty() && !states.count(lower(g->state_name()))) continue;
-    out.push_back({id, g->protocol_type(), g->state_name()});
+    out.push_back({id, g->protocol_type(), g->state_name(), group_type_name(g->type())});
   }
   return out;
 }

@@ -3,8 +3,8 @@
 // (the StateStore), loading them at startup, and the answers to waiting requests. It also decides
 // who may commit or delete offsets (asking the group) and when offsets expire;
 // CommittedOffsets (committed_offsets.h) stores them. The groups are Kafka's classic group
-// protocol (classic_group.h: JoinGroup, SyncGroup, Heartbeat, LeaveGroup); the coordinator holds
-// them as Groups (group.h), so other group types can come next to them.
+// protocol (classic_group.h: JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and KIP-848 consumer
+// groups (consumer_group.h: ConsumerGroupHeartbeat); the coordinator holds them as Groups (group.h).
 // Semantics follow Kafka's GroupCoordinator/GroupMetadata (3.x) and its successor
 // GroupMetadataManager/ClassicGroup (4.x); docs/groups.md lists the differences.
 //
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bridge/groups/committed_offsets.h"
+#include "bridge/groups/consumer_group.h"
 #include "bridge/groups/group_timers.h"
 #include "bridge/groups/group_types.h"
 #include "common/bytes.h"
@@ -40,6 +41,13 @@ namespace kib::bridge {
 
 class Group;
 class ClassicGroup;
+
+// ConsumerGroupDescribe, one group: an error (GROUP_ID_NOT_FOUND with Kafka's message) or the group.
+struct ConsumerGroupDescribeResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::string message;
+  ConsumerGroupView group;
+};
 
 class GroupCoordinator {
  public:
@@ -64,6 +72,16 @@ class GroupCoordinator {
   ErrorCode heartbeat(const std::string& group_id, const std::string& member_id,
                       const std::optional<std::string>& group_instance_id, int32_t generation_id);
   LeaveGroupResult leave_group(const std::string& group_id, const std::vector<LeavingMember>& members);
+
+  // ConsumerGroupHeartbeat (KIP-848) at `version`: the request's shape is checked as Kafka's
+  // GroupCoordinatorService does (INVALID_REQUEST, UNSUPPORTED_ASSIGNOR), then the group's
+  // (created by a joining member; an empty classic group becomes a consumer group). Answered once
+  // what changed is durable.
+  void consumer_group_heartbeat(ConsumerHeartbeatParams params, int16_t version, ConsumerHeartbeatCallback done);
+  ConsumerGroupDescribeResult consumer_group_describe(const std::string& group_id) const;
+  // OffsetFetch v9+: the member asking, if it names one (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+  std::optional<ErrorCode> validate_offset_fetch(const std::string& group_id, const std::string& member_id,
+                                                 int32_t member_epoch) const;
 
   // Checks the committer against the group (generation, member id, rebalance), then stores
   // through CommittedOffsets. `done` gets one error per entry, in order, once the accepted
@@ -102,7 +120,13 @@ class GroupCoordinator {
 
  private:
   class ClassicHost;
+  class ConsumerHost;
   struct Entry;
+
+  ConsumerGroup& create_consumer_group(const std::string& group_id);
+  ConsumerGroup* find_consumer(const std::string& group_id) const;
+  void persist_consumer_group(const ConsumerGroup& g, std::function<void(Status)> done);
+  void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r);
 
   Group* find(const std::string& group_id) const;
   ClassicGroup* find_classic(const std::string& group_id) const;

@@ -35,6 +35,15 @@ struct GroupCoordinatorOptions {
   // offsets.retention.check.interval.ms (10 minutes); the retention itself is
   // CommittedOffsetsOptions::offsets_retention_ms.
   int64_t offsets_retention_check_interval_ms = 10 * 60 * 1000;
+  // KIP-848 consumer groups (consumer_group.h): group.consumer.session.timeout.ms,
+  // group.consumer.heartbeat.interval.ms and group.consumer.assignors (Kafka's two, the first the
+  // default).
+  int32_t consumer_session_timeout_ms = static_cast<int32_t>(config::GroupsConfig{}.consumer_session_timeout_ms);
+  int32_t consumer_heartbeat_interval_ms =
+      static_cast<int32_t>(config::GroupsConfig{}.consumer_heartbeat_interval_ms);
+  std::vector<std::string> consumer_assignors{"uniform", "range"};
+  // The partition count of an existing topic (the assignors' input); without it no topic exists.
+  std::function<std::optional<int32_t>(const std::string&)> topic_partitions;
 };
 
 // The states of a classic group (Kafka's ClassicGroupState); classic_group.h has the
@@ -146,6 +155,9 @@ struct GroupMemberDescription {
 };
 
 struct GroupDescription {
+  // DescribeGroups of a group that is not a classic group: Kafka answers GROUP_ID_NOT_FOUND (v6+)
+  // or Dead, with this message ("Group G is not a classic group.").
+  std::optional<std::string> not_classic;
   std::string group_id;
   std::string state;  // "Dead" for a group that does not exist
   std::string protocol_type;
@@ -157,6 +169,7 @@ struct GroupListing {
   std::string group_id;
   std::string protocol_type;
   std::string state;
+  std::string type = "classic";  // Kafka's group type: "classic", "consumer"
 };
 
 }  // namespace kib::bridge

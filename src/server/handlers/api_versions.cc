@@ -1,8 +1,11 @@
 // ApiVersions (key 18): advertises exactly what the handler registry serves, and (v3+) the
-// features the bridge supports with their finalized levels, as a Kafka 4 broker does: only
+// features the bridge supports with their finalized levels, as a Kafka 4 broker does:
 // `transaction.version` (0-2; finalized at `[transactions] transaction_version`), which tells
-// clients whether to use transaction version 2 (KIP-890). Features the bridge does not serve
-// (group.version, metadata.version, ...) are not listed, so clients fall back as they do with
+// clients whether to use transaction version 2 (KIP-890), and `group.version` (0-1; finalized at
+// `[groups] group_version`): at 1 the consumer group protocol (KIP-848) is served and its APIs
+// (ConsumerGroupHeartbeat, ConsumerGroupDescribe) advertised, at 0 they are left out, as Kafka
+// leaves them out of ApiVersions while group.version is 0. Features the bridge does not serve
+// (metadata.version, streams.version, ...) are not listed, so clients fall back as they do with
 // an older broker.
 #include <chrono>
 
@@ -30,10 +33,15 @@ void handle(const config::Config& config, Request&& req) {
     req.session->client_software_version = body.client_software_version;
   }
   msg::ApiVersionsResponse resp;
-  for (const HandlerSpec& h : handler_registry())
+  const auto group_level = static_cast<int16_t>(config.groups.group_version);
+  for (const HandlerSpec& h : handler_registry()) {
+    if (group_level < 1 && (h.api_key == 68 || h.api_key == 69)) continue;  // ConsumerGroupHeartbeat, Describe
     resp.api_keys.push_back({h.api_key, h.advertised_min, h.max_version});
+  }
   const auto level = static_cast<int16_t>(config.transactions.transaction_version);
+  resp.supported_features.push_back({"group.version", 0, 1});
   resp.supported_features.push_back({"transaction.version", 0, 2});
+  resp.finalized_features.push_back({"group.version", group_level, group_level});
   resp.finalized_features.push_back({"transaction.version", level, level});
   resp.finalized_features_epoch = finalized_features_epoch();
   req.respond.send(resp);

@@ -1,6 +1,7 @@
 // DescribeGroups (key 15), v0-6: state, protocol and members; metadata and assignments only
 // for Stable groups. A group that does not exist is "Dead": without error up to v5, with
-// GROUP_ID_NOT_FOUND and Kafka's message from v6 (KIP-1043), which Kafka 4 tools print.
+// GROUP_ID_NOT_FOUND and Kafka's message from v6 (KIP-1043), which Kafka 4 tools print. So is a
+// KIP-848 consumer group ("Group G is not a classic group.", GroupMetadataManager.describeGroups).
 // Each group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED, nothing else said about it); a
 // described group carries its authorized operations when asked (v3+).
 #include <limits>
@@ -40,8 +41,10 @@ void handle(bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, ui
     }
     auto d = groups.describe_group(id);
     if (req.header.api_version >= 6 && d.state == "Dead") {
+      // A consumer group (KIP-848) is described by ConsumerGroupDescribe; here it is not found,
+      // with Kafka's message.
       g.error_code = to_int16(ErrorCode::kGroupIdNotFound);
-      g.error_message = truncate_message("Group " + id + " not found.");
+      g.error_message = truncate_message(d.not_classic ? *d.not_classic : "Group " + id + " not found.");
     } else if (req.header.api_version >= 3 && body.include_authorized_operations) {
       // Only groups described without error, as Kafka (all of a group's operations when
       // authorization is off).

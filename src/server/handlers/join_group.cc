@@ -4,20 +4,13 @@
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
+#include "server/handlers/client_host.h"
 #include "server/handlers/registry.h"
 #include "kafka/protocol/generated/join_group.h"
 #include "server/context/services.h"
 
 namespace kib::kafka {
 namespace {
-
-// Kafka reports the client host as InetAddress.toString(): "/127.0.0.1".
-std::string client_host(const Request& req) {
-  if (!req.conn) return "";
-  const std::string& peer = req.conn->peer();
-  auto colon = peer.rfind(':');
-  return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
-}
 
 void handle(bridge::GroupCoordinator& groups, Request&& req) {
   auto body = req.decode<msg::JoinGroupRequest>();

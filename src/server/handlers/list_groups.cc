@@ -1,5 +1,5 @@
 // ListGroups (key 16), v0-5: every group with its protocol type; the state (v4+) and type
-// (v5+, always "classic") filters are case-insensitive. With DESCRIBE on the cluster every group
+// (v5+: "classic", "consumer") filters are case-insensitive. With DESCRIBE on the cluster every group
 // is listed, else only the groups the principal may DESCRIBE (KafkaApis.handleListGroupsRequest).
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/security/authorizer.h"
@@ -18,7 +18,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
   for (auto& g : groups.list_groups(body.states_filter, body.types_filter)) {
     if (!all && !req.authorized(Op::kDescribe, Res::kGroup, g.group_id, bridge::Audit::kFilter))
       continue;
-    resp.groups.push_back({std::move(g.group_id), std::move(g.protocol_type), std::move(g.state), "classic"});
+    resp.groups.push_back({std::move(g.group_id), std::move(g.protocol_type), std::move(g.state), std::move(g.type)});
   }
   req.respond.send(resp);
 }

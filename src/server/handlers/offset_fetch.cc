@@ -2,7 +2,8 @@
 // or several (v8+); a null topic list means every partition the group committed. With
 // require_stable (v7+, KIP-447: read_committed consumers) a partition an open transaction has an
 // offset pending for gets UNSTABLE_OFFSET_COMMIT, which the consumer retries until the
-// transaction ends (Kafka's GroupMetadataManager.getOffsets).
+// transaction ends (Kafka's GroupMetadataManager.getOffsets). v9+ names the member asking, checked
+// against a consumer group's (KIP-848) member epochs.
 //
 // Authorization (KafkaApis.handleOffsetFetchRequestFromCoordinator): each group needs DESCRIBE
 // (GROUP_AUTHORIZATION_FAILED, nothing else); a named topic the principal may not DESCRIBE is
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "bridge/groups/committed_offsets.h"
+#include "bridge/groups/group_coordinator.h"
 #include "bridge/transactions/transaction_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
@@ -96,8 +98,9 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
   return out;
 }
 
-void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCoordinator& txns,
-            bridge::Authorizer& authorizer, uint64_t max_response_bytes, Request&& req) {
+void handle(const bridge::CommittedOffsets& offsets, const bridge::GroupCoordinator& groups,
+            const bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, uint64_t max_response_bytes,
+            Request&& req) {
   auto body = req.decode<msg::OffsetFetchRequest>();
   const int16_t v = req.header.api_version;
   const bridge::TransactionCoordinator* pending = body.require_stable ? &txns : nullptr;
@@ -122,6 +125,13 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
         continue;
       }
       if (!budget.add(sizeof rg + g.group_id.size())) break;
+      // v9+: a consumer group member fetches with its member id and epoch (Kafka's
+      // ConsumerGroup.validateOffsetFetch: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH).
+      if (v >= 9)
+        if (auto err = groups.validate_offset_fetch(g.group_id, g.member_id.value_or(""), g.member_epoch)) {
+          rg.error_code = to_int16(*err);
+          continue;
+        }
       rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, pending, authorizer, req,
                                                                                    g.group_id, g.topics, budget);
       if (budget.over()) break;
@@ -135,7 +145,7 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::TransactionCo
 
 HandlerSpec offset_fetch_handler() {
   return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
-    handle(s.offsets, s.transactions, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
+    handle(s.offsets, s.groups, s.transactions, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
   });
 }
 

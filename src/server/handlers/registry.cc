@@ -38,6 +38,9 @@ std::vector<HandlerSpec> collect() {
       describe_acls_handler(),
       create_acls_handler(),
       delete_acls_handler(),
+      // KIP-848 consumer groups (docs/groups.md).
+      consumer_group_heartbeat_handler(),
+      consumer_group_describe_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

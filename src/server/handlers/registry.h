@@ -97,5 +97,7 @@ HandlerSpec describe_client_quotas_handler();
 HandlerSpec describe_acls_handler();
 HandlerSpec create_acls_handler();
 HandlerSpec delete_acls_handler();
+HandlerSpec consumer_group_heartbeat_handler();
+HandlerSpec consumer_group_describe_handler();
 
 }  // namespace kib::kafka

@@ -112,6 +112,8 @@ constexpr std::array kServed{
     Served{DescribeAclsRequest::kApiKey, 1, 3, &body<DescribeAclsRequest>},
     Served{CreateAclsRequest::kApiKey, 1, 3, &body<CreateAclsRequest>},
     Served{DeleteAclsRequest::kApiKey, 1, 3, &body<DeleteAclsRequest>},
+    Served{ConsumerGroupHeartbeatRequest::kApiKey, 0, 1, &body<ConsumerGroupHeartbeatRequest>},
+    Served{ConsumerGroupDescribeRequest::kApiKey, 0, 1, &body<ConsumerGroupDescribeRequest>},
 };
 
 }  // namespace

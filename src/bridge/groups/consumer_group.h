@@ -1,0 +1,202 @@
+// One KIP-848 consumer group (Kafka 4.x's ConsumerGroup with the parts of GroupMetadataManager
+// that act on one group): members that heartbeat with ConsumerGroupHeartbeat, a group epoch bumped
+// whenever the members or their subscriptions change, a target assignment computed by a server
+// assignor (assignors.h) for that epoch, and each member reconciled towards its target one step
+// per heartbeat (Kafka's CurrentAssignmentBuilder): partitions to revoke first, then the free
+// partitions of its target, at the target's epoch. docs/groups.md, "Consumer groups (KIP-848)".
+//
+// Topics are named here; the handlers translate Kafka's topic ids. Loop thread only; the group
+// asks its host (ConsumerGroupHost) for the time, timers, topic metadata and durable writes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bridge/groups/assignors.h"
+#include "bridge/groups/group.h"
+
+namespace kib::bridge {
+
+// partition -> the epoch it was assigned at (KIP-1251's assignment epochs), by topic.
+using EpochAssignment = std::map<std::string, std::map<int32_t, int32_t>>;
+
+// Kafka's MemberState.
+enum class ConsumerMemberState { kStable, kUnrevokedPartitions, kUnreleasedPartitions };
+const char* consumer_member_state_name(ConsumerMemberState s);
+std::optional<ConsumerMemberState> consumer_member_state_from_name(const std::string& s);
+
+// Kafka's ConsumerGroupState: Empty, Assigning (the group epoch is ahead of the target
+// assignment's), Reconciling (some member is not at the target yet), Stable.
+enum class ConsumerGroupState { kEmpty, kAssigning, kReconciling, kStable };
+const char* consumer_group_state_name(ConsumerGroupState s);
+
+struct ConsumerMember {
+  std::string member_id;
+  std::optional<std::string> instance_id;
+  std::optional<std::string> rack_id;
+  std::string client_id;
+  std::string client_host;
+  int32_t rebalance_timeout_ms = -1;
+  std::set<std::string> subscribed_topic_names;
+  std::string subscribed_topic_regex;  // "" = none
+  std::optional<std::string> server_assignor;
+  int32_t member_epoch = 0;
+  int32_t previous_member_epoch = -1;
+  ConsumerMemberState state = ConsumerMemberState::kStable;
+  EpochAssignment assigned;
+  EpochAssignment pending_revocation;
+};
+
+// What ConsumerGroupHeartbeat brings (nullopt: "did not change since the last heartbeat").
+struct ConsumerHeartbeatParams {
+  std::string group_id;
+  std::string member_id;
+  int32_t member_epoch = 0;
+  std::optional<std::string> instance_id;
+  std::optional<std::string> rack_id;
+  int32_t rebalance_timeout_ms = -1;
+  std::optional<std::vector<std::string>> subscribed_topic_names;
+  std::optional<std::string> subscribed_topic_regex;
+  std::optional<std::string> server_assignor;
+  // The partitions the member owns, by topic name (ids the bridge does not know are dropped).
+  std::optional<std::map<std::string, std::set<int32_t>>> owned;
+  std::string client_id;
+  std::string client_host;
+};
+
+struct ConsumerHeartbeatResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::string message;
+  std::string member_id;
+  int32_t member_epoch = 0;
+  int32_t heartbeat_interval_ms = 0;
+  // Set when the member must be told its assignment (joining, a full request, a change).
+  std::optional<std::map<std::string, std::set<int32_t>>> assignment;
+};
+using ConsumerHeartbeatCallback = std::function<void(ConsumerHeartbeatResult)>;
+
+struct ConsumerGroupOptions {
+  int32_t session_timeout_ms = 45000;    // group.consumer.session.timeout.ms
+  int32_t heartbeat_interval_ms = 5000;  // group.consumer.heartbeat.interval.ms
+  int32_t max_size = 1000;               // group.consumer.max.size
+  std::vector<std::string> assignors{"uniform", "range"};  // group.consumer.assignors (the first is the default)
+};
+
+// ConsumerGroupDescribe.
+struct ConsumerGroupMemberView {
+  ConsumerMember member;
+  MemberTargetAssignment target;
+};
+struct ConsumerGroupView {
+  std::string group_id;
+  std::string state;
+  int32_t group_epoch = 0;
+  int32_t assignment_epoch = 0;
+  std::string assignor;
+  std::vector<ConsumerGroupMemberView> members;
+};
+
+// What is stored of a group (state/consumer_group_store.h has the SQL).
+struct ConsumerGroupSnapshot {
+  std::string group_id;
+  int32_t group_epoch = 0;
+  int32_t assignment_epoch = 0;
+  std::map<std::string, int32_t> subscribed_partitions;  // the topic metadata the target was computed from
+  std::vector<std::pair<ConsumerMember, MemberTargetAssignment>> members;
+};
+
+class ConsumerGroup;
+
+class ConsumerGroupHost {
+ public:
+  virtual ~ConsumerGroupHost() = default;
+  virtual int64_t now_ms() const = 0;
+  // The member's session ends `delay_ms` from now unless re-armed (ConsumerGroup::on_session_expired).
+  virtual void arm_session(const std::string& member_id, int64_t delay_ms) = 0;
+  virtual void cancel_session(const std::string& member_id) = 0;
+  // The member must have revoked by then (ConsumerGroup::on_rebalance_expired with `epoch`).
+  virtual void arm_rebalance(const std::string& member_id, int32_t epoch, int64_t delay_ms) = 0;
+  virtual void cancel_rebalance(const std::string& member_id) = 0;
+  // The partition count of an existing topic, for the assignors.
+  virtual std::optional<int32_t> partitions(const std::string& topic) const = 0;
+  // The group's state changed: store it; `done` (may be empty) once durable.
+  virtual void persist(const ConsumerGroup& g, std::function<void(Status)> done) = 0;
+  virtual void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) = 0;
+};
+
+class ConsumerGroup final : public Group {
+ public:
+  ConsumerGroup(std::string id, ConsumerGroupOptions options, std::unique_ptr<ConsumerGroupHost> host);
+  ~ConsumerGroup() override;
+
+  // Startup: the stored state; every member's session starts again now.
+  void restore(const ConsumerGroupSnapshot& s);
+  ConsumerGroupSnapshot snapshot() const;
+
+  // ConsumerGroupHeartbeat with member epoch >= 0 (join, heartbeat) or -1/-2 (leave). The
+  // request's shape was checked by the coordinator. Answered once what changed is durable.
+  void heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done);
+
+  // Timers.
+  void on_session_expired(const std::string& member_id);
+  void on_rebalance_expired(const std::string& member_id, int32_t epoch);
+
+  ConsumerGroupView view() const;
+  ConsumerGroupState state() const;
+  int32_t group_epoch() const { return group_epoch_; }
+  int32_t assignment_epoch() const { return assignment_epoch_; }
+  const std::map<std::string, ConsumerMember>& members() const { return members_; }
+  const MemberTargetAssignment* target(const std::string& member_id) const;
+
+  // Group.
+  GroupType type() const override { return GroupType::kConsumer; }
+  const char* state_name() const override { return consumer_group_state_name(state()); }
+  std::string protocol_type() const override { return "consumer"; }
+  GroupDescription describe() const override;
+  bool is_empty() const override { return members_.empty(); }
+  std::optional<ErrorCode> validate_delete_group() const override;
+  std::optional<ErrorCode> validate_offset_commit(const OffsetCommitParams& p) const override;
+  void on_offset_commit(const OffsetCommitParams&) override {}
+  std::optional<ErrorCode> validate_offset_fetch(const std::string& member_id, int32_t member_epoch) const override;
+  std::optional<ErrorCode> validate_offset_delete() const override { return std::nullopt; }
+  bool is_subscribed_to_topic(const std::string& topic) const override;
+  OffsetExpiration offset_expiration() const override;
+  void unload() override {}
+
+ private:
+  ConsumerHeartbeatResult fail(ErrorCode e, std::string message) const;
+  void leave(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done);
+  // Removes the member (fenced, left, expired): its partitions are free, the group epoch bumps.
+  void remove_member(const std::string& member_id, const char* why);
+  std::set<std::string> subscribed_topics(const ConsumerMember& m) const;
+  std::map<std::string, int32_t> subscribed_partitions() const;
+  std::string preferred_assignor() const;
+  void maybe_update_target();
+  // CurrentAssignmentBuilder.
+  ConsumerMember reconcile(const ConsumerMember& m, bool subscription_changed,
+                           const std::optional<std::map<std::string, std::set<int32_t>>>& owned) const;
+  bool owns_any(const std::optional<std::map<std::string, std::set<int32_t>>>& owned,
+                const EpochAssignment& revoking) const;
+  // The epoch of the member owning the partition (assigned or revoking), -1 if free.
+  int32_t current_partition_epoch(const std::string& topic, int32_t partition) const;
+  void update_owners(const ConsumerMember* before, const ConsumerMember* after);
+
+  ConsumerGroupOptions options_;
+  std::unique_ptr<ConsumerGroupHost> host_;
+  std::map<std::string, ConsumerMember> members_;
+  std::map<std::string, MemberTargetAssignment> target_;
+  std::map<std::pair<std::string, int32_t>, int32_t> owners_;  // partition -> owner's epoch
+  std::map<std::string, int32_t> subscribed_partitions_;       // what the target was computed from
+  int32_t group_epoch_ = 0;
+  int32_t assignment_epoch_ = 0;
+  int64_t empty_since_ms_ = -1;
+  mutable std::set<std::string> kept_;  // offset_expiration()'s subscribed topics
+};
+
+}  // namespace kib::bridge

@@ -1,0 +1,346 @@
+// KIP-848 consumer groups (bridge/groups/consumer_group.h) through the real GroupCoordinator, a
+// real SQLite state store and a manual clock: members join and are reconciled one heartbeat at a
+// time (revocation before reassignment), fencing and the request checks answer Kafka's errors,
+// a session that expires hands the partitions over, a static member comes back without a
+// rebalance, offsets commit with member epochs, and a restart keeps members and epochs.
+// Real clients against Kafka and the bridge: tests/clients/test_group_member_kill.py.
+#include <boost/test/unit_test.hpp>
+
+#include <uv.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "bridge/groups/committed_offsets.h"
+#include "bridge/groups/group_coordinator.h"
+#include "state/state_store.h"
+#include "support/manual_group_timers.h"
+
+using namespace kib;
+using namespace kib::bridge;
+using kib::state::StateStore;
+
+namespace {
+
+constexpr int64_t kStart = 1'700'000'000'000;
+using Parts = std::map<std::string, std::set<int32_t>>;
+
+struct Harness {
+  std::filesystem::path dir;
+  uv_loop_t loop{};
+  ManualGroupTimers timers{kStart};
+  GroupCoordinatorOptions options;
+  std::unique_ptr<StateStore> store;
+  std::unique_ptr<CommittedOffsets> offsets;
+  std::unique_ptr<GroupCoordinator> gc;
+  std::map<std::string, int32_t> topics{{"orders", 6}};
+
+  Harness() {
+    char tmpl[] = "/tmp/kib-cgroups-XXXXXX";
+    dir = mkdtemp(tmpl);
+    uv_loop_init(&loop);
+    options.consumer_session_timeout_ms = 10'000;
+    options.consumer_heartbeat_interval_ms = 1'000;
+    options.topic_partitions = [this](const std::string& t) -> std::optional<int32_t> {
+      auto it = topics.find(t);
+      if (it == topics.end()) return std::nullopt;
+      return it->second;
+    };
+    start();
+  }
+  ~Harness() {
+    stop();
+    uv_loop_close(&loop);
+    std::filesystem::remove_all(dir);
+  }
+  void start() {
+    auto s = StateStore::open((dir / "state.db").string(), &loop);
+    BOOST_REQUIRE(s.ok());
+    store = std::move(*s);
+    offsets = std::make_unique<CommittedOffsets>(*store, timers);
+    BOOST_REQUIRE(offsets->load().ok());
+    gc = std::make_unique<GroupCoordinator>(*store, timers, *offsets, options);
+    BOOST_REQUIRE(gc->load().ok());
+  }
+  void stop() {
+    settle();
+    gc.reset();
+    offsets.reset();
+    if (store) store->close();
+    store.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  void settle() {
+    while ((gc && gc->pending_writes() > 0) || (offsets && offsets->pending_writes() > 0)) uv_run(&loop, UV_RUN_ONCE);
+  }
+  void advance(int64_t ms) {
+    timers.advance(ms);
+    settle();
+  }
+
+  ConsumerHeartbeatResult beat(ConsumerHeartbeatParams p, int16_t version = 1) {
+    std::optional<ConsumerHeartbeatResult> out;
+    gc->consumer_group_heartbeat(std::move(p), version, [&out](ConsumerHeartbeatResult r) { out = std::move(r); });
+    while (!out) uv_run(&loop, UV_RUN_ONCE);
+    settle();
+    return std::move(*out);
+  }
+};
+
+// A consumer as the Java client drives it: joins with a full request, then heartbeats with what
+// it owns whenever that changed (null otherwise), adopting each assignment it is given at once.
+struct Member {
+  Member(Harness& h, std::string id, std::optional<std::string> instance = std::nullopt)
+      : h(h), id(std::move(id)), instance(std::move(instance)) {}
+  Harness& h;
+  std::string id;
+  std::optional<std::string> instance;
+  std::string assignor = "uniform";
+  int32_t epoch = 0;
+  Parts owned;
+  bool owned_changed = true;
+
+  ConsumerHeartbeatResult beat() {
+    ConsumerHeartbeatParams p;
+    p.group_id = "g";
+    p.member_id = id;
+    p.member_epoch = epoch;
+    p.instance_id = instance;
+    if (epoch == 0) {
+      p.rebalance_timeout_ms = 30'000;
+      p.subscribed_topic_names = std::vector<std::string>{"orders"};
+      p.server_assignor = assignor;
+      p.owned.emplace();
+    } else if (owned_changed) {
+      p.owned = owned;
+    }
+    owned_changed = false;
+    ConsumerHeartbeatResult r = h.beat(p);
+    if (r.error == ErrorCode::kNone) {
+      epoch = r.member_epoch;
+      if (r.assignment) {
+        owned_changed = owned != *r.assignment;
+        owned = *r.assignment;
+        std::erase_if(owned, [](const auto& kv) { return kv.second.empty(); });
+      }
+    }
+    return r;
+  }
+  size_t count() const { return owned.count("orders") ? owned.at("orders").size() : 0; }
+};
+
+ConsumerGroupView view(Harness& h) {
+  auto d = h.gc->consumer_group_describe("g");
+  BOOST_REQUIRE((d.error == ErrorCode::kNone));
+  return d.group;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(consumer_group)
+
+BOOST_AUTO_TEST_CASE(members_are_reconciled_revocation_first_until_the_group_is_stable) {
+  Harness h;
+  Member a{h, "member-a"}, b{h, "member-b"};
+  BOOST_TEST((a.beat().error == ErrorCode::kNone));
+  BOOST_TEST(a.epoch == 1);
+  BOOST_TEST(a.count() == 6u);
+  BOOST_TEST(view(h).state == "Stable");
+
+  // b joins: the target gives it 3 of a's partitions, which are not free yet.
+  BOOST_TEST((b.beat().error == ErrorCode::kNone));
+  BOOST_TEST(b.epoch == 2);
+  BOOST_TEST(b.count() == 0u);
+  BOOST_TEST(view(h).state == "Reconciling");
+  // a is told to give three up, and keeps its epoch until it has.
+  a.beat();
+  BOOST_TEST(a.count() == 3u);
+  BOOST_TEST(a.epoch == 1);
+  // b asks again before a reported the revocation: still nothing.
+  b.beat();
+  BOOST_TEST(b.count() == 0u);
+  a.beat();  // reports what it owns: now at epoch 2
+  BOOST_TEST(a.epoch == 2);
+  b.beat();
+  BOOST_TEST(b.count() == 3u);
+  b.beat();
+  BOOST_TEST(view(h).state == "Stable");
+  std::set<int32_t> all = a.owned["orders"];
+  all.insert(b.owned["orders"].begin(), b.owned["orders"].end());
+  BOOST_TEST(all.size() == 6u);
+  const auto v = view(h);
+  BOOST_TEST(v.group_epoch == 2);
+  BOOST_TEST(v.assignment_epoch == 2);
+  BOOST_TEST(v.assignor == "uniform");
+}
+
+BOOST_AUTO_TEST_CASE(requests_are_checked_and_stale_members_fenced_as_kafka) {
+  Harness h;
+  ConsumerHeartbeatParams p;
+  p.group_id = "g";
+  p.member_id = "";
+  p.member_epoch = 0;
+  p.rebalance_timeout_ms = 30'000;
+  p.subscribed_topic_names = std::vector<std::string>{"orders"};
+  p.owned.emplace();
+  BOOST_TEST((h.beat(p, 1).error == ErrorCode::kInvalidRequest));  // v1: the member makes its id
+  auto v0 = h.beat(p, 0);                                           // v0: the coordinator does
+  BOOST_TEST((v0.error == ErrorCode::kNone));
+  BOOST_TEST(v0.member_id.size() == 22u);
+  p.member_id = "m";
+  p.rebalance_timeout_ms = -1;
+  BOOST_TEST((h.beat(p).error == ErrorCode::kInvalidRequest));
+  p.rebalance_timeout_ms = 30'000;
+  p.owned = Parts{{"orders", {0}}};
+  BOOST_TEST((h.beat(p).error == ErrorCode::kInvalidRequest));  // TopicPartitions must be empty when joining
+  p.owned.emplace();
+  p.server_assignor = "sticky";
+  auto bad = h.beat(p);
+  BOOST_TEST((bad.error == ErrorCode::kUnsupportedAssignor));
+  BOOST_TEST(bad.message == "ServerAssignor sticky is not supported. Supported assignors: uniform, range.");
+  p.server_assignor.reset();
+  p.member_epoch = -3;
+  BOOST_TEST((h.beat(p).error == ErrorCode::kInvalidRequest));
+
+  Member m{h, "m"};
+  m.beat();
+  ConsumerHeartbeatParams hb;
+  hb.group_id = "g";
+  hb.member_id = "m";
+  hb.member_epoch = m.epoch + 1;
+  BOOST_TEST((h.beat(hb).error == ErrorCode::kFencedMemberEpoch));
+  hb.member_epoch = m.epoch;
+  hb.member_id = "nobody";
+  BOOST_TEST((h.beat(hb).error == ErrorCode::kUnknownMemberId));
+  hb.group_id = "other";
+  hb.member_id = "m";
+  auto missing = h.beat(hb);
+  BOOST_TEST((missing.error == ErrorCode::kGroupIdNotFound));
+  BOOST_TEST(missing.message == "Consumer group other not found.");
+}
+
+BOOST_AUTO_TEST_CASE(an_expired_session_hands_the_partitions_to_the_others) {
+  Harness h;
+  Member a{h, "a"}, b{h, "b"};
+  a.beat();
+  b.beat();
+  for (int i = 0; i < 4; ++i) {
+    a.beat();
+    b.beat();
+  }
+  BOOST_TEST(a.count() + b.count() == 6u);
+  // b stops heartbeating; a goes on.
+  for (int i = 0; i < 12; ++i) {
+    h.advance(1'000);
+    a.beat();
+  }
+  BOOST_TEST(view(h).members.size() == 1u);
+  BOOST_TEST(a.count() == 6u);
+  BOOST_TEST(view(h).state == "Stable");
+}
+
+BOOST_AUTO_TEST_CASE(a_static_member_comes_back_with_its_partitions_and_no_new_epoch) {
+  Harness h;
+  Member a{h, "a1", std::string("host-a")}, b{h, "b", std::string("host-b")};
+  a.beat();
+  b.beat();
+  for (int i = 0; i < 4; ++i) {
+    a.beat();
+    b.beat();
+  }
+  const auto before = a.owned;
+  const int32_t group_epoch = view(h).group_epoch;
+  ConsumerHeartbeatParams leave;
+  leave.group_id = "g";
+  leave.member_id = "a1";
+  leave.member_epoch = -2;
+  leave.instance_id = "host-a";
+  BOOST_TEST((h.beat(leave).error == ErrorCode::kNone));
+  // Another process with the same instance id may not take it while it is held...
+  Member thief{h, "a2", std::string("host-b")};
+  BOOST_TEST((thief.beat().error == ErrorCode::kUnreleasedInstanceId));
+  // ...but the restarted one (a new member id) gets its partitions back at once.
+  Member again{h, "a2", std::string("host-a")};
+  BOOST_TEST((again.beat().error == ErrorCode::kNone));
+  BOOST_TEST((again.owned == before));
+  BOOST_TEST(view(h).group_epoch == group_epoch);
+  BOOST_TEST(view(h).members.size() == 2u);
+  // The old incarnation is fenced.
+  a.epoch = again.epoch;
+  BOOST_TEST((a.beat().error == ErrorCode::kFencedInstanceId));
+}
+
+BOOST_AUTO_TEST_CASE(offset_commits_and_fetches_carry_the_member_epoch) {
+  Harness h;
+  Member a{h, "a"};
+  a.beat();
+  OffsetCommitParams c;
+  c.group_id = "g";
+  c.member_id = "a";
+  c.generation_id = a.epoch;
+  c.group_id_not_found_error = true;  // v9+
+  c.entries.push_back({"orders", 0, 5, -1, ""});
+  std::optional<std::vector<ErrorCode>> out;
+  h.gc->commit_offsets(c, [&](std::vector<ErrorCode> e) { out = e; });
+  while (!out) uv_run(&h.loop, UV_RUN_ONCE);
+  BOOST_TEST((out->at(0) == ErrorCode::kNone));
+  c.generation_id = a.epoch + 1;
+  out.reset();
+  h.gc->commit_offsets(c, [&](std::vector<ErrorCode> e) { out = e; });
+  while (!out) uv_run(&h.loop, UV_RUN_ONCE);
+  BOOST_TEST((out->at(0) == ErrorCode::kStaleMemberEpoch));
+  c.generation_id = a.epoch;
+  c.group_id_not_found_error = false;  // v8: not for consumer protocol members
+  out.reset();
+  h.gc->commit_offsets(c, [&](std::vector<ErrorCode> e) { out = e; });
+  while (!out) uv_run(&h.loop, UV_RUN_ONCE);
+  BOOST_TEST((out->at(0) == ErrorCode::kUnsupportedVersion));
+  BOOST_TEST(!h.gc->validate_offset_fetch("g", "a", a.epoch));
+  BOOST_TEST((h.gc->validate_offset_fetch("g", "a", a.epoch - 1) == ErrorCode::kStaleMemberEpoch));
+  BOOST_TEST((h.gc->validate_offset_fetch("g", "b", 1) == ErrorCode::kUnknownMemberId));
+  BOOST_TEST(!h.gc->validate_offset_fetch("g", "", -1));  // the admin client
+  h.settle();
+}
+
+BOOST_AUTO_TEST_CASE(a_restart_keeps_members_epochs_and_assignments) {
+  Harness h;
+  Member a{h, "a"}, b{h, "b"};
+  a.beat();
+  b.beat();
+  for (int i = 0; i < 4; ++i) {
+    a.beat();
+    b.beat();
+  }
+  const auto before = view(h);
+  BOOST_TEST(before.state == "Stable");
+  h.stop();
+  h.start();
+  const auto after = view(h);
+  BOOST_TEST(after.state == "Stable");
+  BOOST_TEST(after.group_epoch == before.group_epoch);
+  BOOST_TEST(after.members.size() == 2u);
+  // The members carry on at their epochs: no fencing, no new assignment.
+  auto r = a.beat();
+  BOOST_TEST((r.error == ErrorCode::kNone));
+  BOOST_TEST(r.member_epoch == before.group_epoch);
+  BOOST_TEST(!r.assignment);
+  BOOST_TEST(view(h).group_epoch == before.group_epoch);
+  // A classic JoinGroup meets a live consumer group: refused, the group untouched.
+  JoinGroupParams j;
+  j.group_id = "g";
+  j.session_timeout_ms = 10'000;
+  j.rebalance_timeout_ms = 10'000;
+  j.protocol_type = "consumer";
+  std::optional<JoinGroupResult> jr;
+  h.gc->join_group(j, [&](JoinGroupResult x) { jr = x; });
+  while (!jr) uv_run(&h.loop, UV_RUN_ONCE);
+  BOOST_TEST((jr->error == ErrorCode::kInconsistentGroupProtocol));
+  BOOST_TEST(h.gc->list_groups({}, {"consumer"}).size() == 1u);
+  BOOST_TEST(h.gc->describe_group("g").not_classic.value_or("") == "Group g is not a classic group.");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
