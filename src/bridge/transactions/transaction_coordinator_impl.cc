@@ -408,8 +408,13 @@ void PersistentTransactionCoordinator::produce(const std::optional<std::string>&
                                                std::vector<kafka::DecodedBatch> batches,
                                                std::shared_ptr<const void> input, bool add_partition,
                                                std::function<void(ProduceResult)> done) {
-  produce_adding(transactional_id, topic, partition, std::move(batches), std::move(input), add_partition,
-                 std::move(done), 0);
+  PendingProduce p{transactional_id, {topic, partition}, std::move(batches), std::move(input), add_partition,
+                   std::move(done)};
+  if (transactional_id) {
+    auto it = adding_.find(AddKey{*transactional_id, p.tp});
+    if (it != adding_.end()) return it->second.push_back(std::move(p));  // behind the partition's add
+  }
+  start_adding(std::move(p), 0);
 }
 
 namespace {
@@ -419,52 +424,69 @@ constexpr std::chrono::milliseconds kAddRetry{20};
 constexpr int kMaxAddRetries = 50;
 }  // namespace
 
-void PersistentTransactionCoordinator::produce_adding(const std::optional<std::string>& transactional_id,
-                                                      const std::string& topic, PartitionId partition,
-                                                      std::vector<kafka::DecodedBatch> batches,
-                                                      std::shared_ptr<const void> input, bool add_partition,
-                                                      std::function<void(ProduceResult)> done, int attempt) {
-  const Txn* t = transactional_id ? ctx_.txns.find(*transactional_id) : nullptr;
-  const TxnTopicPartition tp{topic, partition};
-  // Transaction version 2 sends no AddPartitionsToTxn: the first batch for a partition adds it,
-  // as Kafka's partition leader asks the coordinator to. Only for the transaction's own producer
-  // at its current epoch: anything else is refused by the buffered produce's checks as it was.
-  const bool adds = add_partition && t && !batches.empty() && t->pid == batches.front().header.producer_id &&
-                    t->epoch == batches.front().header.producer_epoch && !t->partitions.count(tp) && !ctx_.stopped;
-  if (!adds)
-    return buffered_.produce(transactional_id, topic, partition, std::move(batches), std::move(input), std::move(done));
+// Transaction version 2 sends no AddPartitionsToTxn: the first batch for a partition adds it, as
+// Kafka's partition leader asks the coordinator to. Only for the transaction's own producer at its
+// current epoch: anything else is refused by the buffered produce's checks as it was.
+bool PersistentTransactionCoordinator::adds_partition(const PendingProduce& p) const {
+  const Txn* t = p.transactional_id ? ctx_.txns.find(*p.transactional_id) : nullptr;
+  return p.add_partition && t && !p.batches.empty() && t->pid == p.batches.front().header.producer_id &&
+         t->epoch == p.batches.front().header.producer_epoch && !t->partitions.count(p.tp) && !ctx_.stopped;
+}
+
+void PersistentTransactionCoordinator::start_adding(PendingProduce p, int attempt) {
+  if (!adds_partition(p))
+    return buffered_.produce(p.transactional_id, p.tp.topic, p.tp.partition, std::move(p.batches), std::move(p.input),
+                             std::move(p.done));
+  const AddKey key{*p.transactional_id, p.tp};
+  adding_.try_emplace(key);  // later batches of this partition wait behind this one
+  const Txn* t = ctx_.txns.find(*p.transactional_id);
   const ProducerId pid(t->pid);
   const ProducerEpoch epoch(t->epoch);
-  auto shared = std::make_shared<std::vector<kafka::DecodedBatch>>(std::move(batches));
-  add_partitions(*transactional_id, pid, epoch, {tp},
-                 [this, transactional_id, tp, shared, input = std::move(input), done = std::move(done),
-                  attempt](std::vector<ErrorCode> errors) mutable {
+  auto shared = std::make_shared<PendingProduce>(std::move(p));
+  add_partitions(key.first, pid, epoch, {key.second},
+                 [this, key, shared, attempt](std::vector<ErrorCode> errors) {
                    ErrorCode e = errors.empty() ? ErrorCode::kUnknownServerError : errors.front();
                    if (e == ErrorCode::kConcurrentTransactions && attempt < kMaxAddRetries) {
                      auto timer = std::make_shared<uv::Timer>(ctx_.s.loop, "implicit add retry");
-                     timer->start(kAddRetry, [this, alive = ctx_.alive.token(), timer, transactional_id, tp, shared,
-                                              input = std::move(input), done = std::move(done), attempt]() mutable {
+                     timer->start(kAddRetry, [this, alive = ctx_.alive.token(), timer, shared, attempt]() mutable {
                        ctx_.tasks.post([timer] {});  // the timer is released outside its own callback
                        timer.reset();
                        if (!alive) return;
-                       produce_adding(transactional_id, tp.topic, tp.partition, std::move(*shared), std::move(input),
-                                      true, std::move(done), attempt + 1);
+                       start_adding(std::move(*shared), attempt + 1);
                      });
                      return;
                    }
                    // Still another change of the transaction in flight: a retriable answer every
                    // producer knows, where Produce has no CONCURRENT_TRANSACTIONS.
                    if (e == ErrorCode::kConcurrentTransactions) e = ErrorCode::kNotEnoughReplicas;
+                   PendingProduce& p = *shared;
                    if (e != ErrorCode::kNone) {
                      ProduceResult r;
                      r.error = e;
                      r.message = std::string("the partition could not be added to the transaction: ") +
                                  kafka::error_name(e);
-                     return done(std::move(r));
+                     p.done(std::move(r));
+                   } else {
+                     buffered_.produce(p.transactional_id, p.tp.topic, p.tp.partition, std::move(p.batches),
+                                       std::move(p.input), std::move(p.done));
                    }
-                   buffered_.produce(transactional_id, tp.topic, tp.partition, std::move(*shared), std::move(input),
-                                     std::move(done));
+                   drain_adding(key);
                  });
+}
+
+// The partition's add is over: the batches that waited follow in arrival order, until one of them
+// has to add the partition again (the add failed) and so waits for its own add.
+void PersistentTransactionCoordinator::drain_adding(const AddKey& key) {
+  auto it = adding_.find(key);
+  if (it == adding_.end()) return;
+  while (!it->second.empty()) {
+    PendingProduce p = std::move(it->second.front());
+    it->second.pop_front();
+    if (adds_partition(p)) return start_adding(std::move(p), 0);
+    buffered_.produce(p.transactional_id, p.tp.topic, p.tp.partition, std::move(p.batches), std::move(p.input),
+                      std::move(p.done));
+  }
+  adding_.erase(it);
 }
 
 ErrorCode PersistentTransactionCoordinator::check_non_transactional(ProducerId producer_id) const {

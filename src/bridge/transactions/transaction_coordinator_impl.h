@@ -10,7 +10,9 @@
 // CONCURRENT_TRANSACTIONS, the retriable answer Kafka gives while a transition is pending.
 #pragma once
 
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,13 +77,26 @@ class PersistentTransactionCoordinator final : public TransactionCoordinator {
   void commit_txn_offsets(const std::string& id, const std::string& group_id, ProducerId producer_id,
                           ProducerEpoch epoch, const TxnGroupMember& member, std::vector<TxnOffset> offsets,
                           std::function<void(std::vector<kafka::ErrorCode>)> done);
+  // A transactional Produce of one partition, kept while the partition is being added.
+  struct PendingProduce {
+    std::optional<std::string> transactional_id;
+    TxnTopicPartition tp;
+    std::vector<kafka::DecodedBatch> batches;
+    std::shared_ptr<const void> input;
+    bool add_partition = false;
+    std::function<void(ProduceResult)> done;
+  };
+  using AddKey = std::pair<std::string, TxnTopicPartition>;
+  // Whether the batch adds its partition to the transaction (Produce v12, transaction version 2).
+  bool adds_partition(const PendingProduce& p) const;
   // Produce v12's implicit add of a partition; another change of the same transaction being
   // written (the add of its other partitions, sent in the same moment) is waited out, as Kafka's
   // partition leader retries CONCURRENT_TRANSACTIONS (add.partitions.to.txn.retry.backoff.ms).
-  void produce_adding(const std::optional<std::string>& transactional_id, const std::string& topic,
-                      PartitionId partition, std::vector<kafka::DecodedBatch> batches,
-                      std::shared_ptr<const void> input, bool add_partition, std::function<void(ProduceResult)> done,
-                      int attempt);
+  // While a partition's add is in flight, later batches of that transaction to that partition
+  // wait behind it in `adding_` and follow in arrival order: a batch that overtook the one
+  // adding the partition would reach the sequence check first (OUT_OF_ORDER_SEQUENCE_NUMBER).
+  void start_adding(PendingProduce p, int attempt);
+  void drain_adding(const AddKey& key);
   // EndTxn v5 once a new producer id is at hand when the epoch is exhausted.
   void end_bumping(Txn& t, bool commit, std::function<void(EndTxnResult)> done);
   // InitProducerId: the producer id and epoch of a transactional id.
@@ -93,6 +108,7 @@ class PersistentTransactionCoordinator final : public TransactionCoordinator {
   std::optional<state::TransactionRow> ongoing_row(const Txn& t) const;
   void sweep();
 
+  std::map<AddKey, std::deque<PendingProduce>> adding_;
   TxnContext ctx_;
   TransactionCommitter committer_;
   BufferedProduce buffered_;
