@@ -40,7 +40,7 @@ else
 endif
 CXXFLAGS += $(CXXFLAGS_COMMON) $(OPT)
 
-PKGS   := libuv tomlplusplus spdlog fmt libsystemd libzstd liblz4 zlib snappy libxxhash openssl sqlite3 libpcre2-8
+PKGS   := libuv tomlplusplus spdlog fmt libsystemd libzstd liblz4 zlib snappy libxxhash openssl sqlite3 libpcre2-8 re2
 LIBS   := -lSQLiteCpp $(shell pkg-config --libs $(filter-out snappy,$(PKGS)) 2>/dev/null) -lsnappy
 TESTLIBS := -lboost_unit_test_framework
 

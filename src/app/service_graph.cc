@@ -50,10 +50,16 @@ bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, const b
   bridge::GroupCoordinatorOptions o;
   o.consumer_session_timeout_ms = static_cast<int32_t>(cfg.groups.consumer_session_timeout_ms);
   o.consumer_heartbeat_interval_ms = static_cast<int32_t>(cfg.groups.consumer_heartbeat_interval_ms);
+  o.consumer_max_regex_bytes = static_cast<int32_t>(cfg.groups.consumer_max_regex_bytes);
   o.topic_partitions = [&catalog](const std::string& topic) -> std::optional<int32_t> {
     const bridge::TopicMetadata* t = catalog.find(topic);
     if (!t) return std::nullopt;
     return t->partitions;
+  };
+  o.topic_names = [&catalog] {
+    std::vector<std::string> names;
+    for (const bridge::TopicMetadata* t : catalog.all()) names.push_back(t->name);
+    return names;
   };
   o.initial_rebalance_delay_ms = static_cast<int32_t>(cfg.groups.initial_rebalance_delay_ms);
   o.min_session_timeout_ms = static_cast<int32_t>(cfg.groups.min_session_timeout_ms);

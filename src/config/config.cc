@@ -312,6 +312,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("consumer_heartbeat_interval_ms", c.groups.consumer_heartbeat_interval_ms, 1, 3600000);
     if (c.groups.consumer_heartbeat_interval_ms >= c.groups.consumer_session_timeout_ms)
       s.bad("consumer_heartbeat_interval_ms", "must be less than consumer_session_timeout_ms");
+    s.integer("consumer_max_regex_bytes", c.groups.consumer_max_regex_bytes, 1, 65536);
     s.integer("group_version", c.groups.group_version, 0, 1);
     s.finish();
   }
@@ -571,6 +572,7 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\noffsets_topic_partitions = " << c.groups.offsets_topic_partitions
      << "\nconsumer_session_timeout_ms = " << c.groups.consumer_session_timeout_ms
      << "\nconsumer_heartbeat_interval_ms = " << c.groups.consumer_heartbeat_interval_ms
+     << "\nconsumer_max_regex_bytes = " << c.groups.consumer_max_regex_bytes
      << "\ngroup_version = " << c.groups.group_version
      << "\n\n[transactions]\nmax_timeout_ms = " << c.transactions.max_timeout_ms
      << "\nid_expiration_ms = " << c.transactions.id_expiration_ms

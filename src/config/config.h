@@ -77,6 +77,8 @@ struct GroupsConfig {
   // KIP-848 consumer groups (ConsumerGroupHeartbeat).
   uint32_t consumer_session_timeout_ms = 45000;    // group.consumer.session.timeout.ms
   uint32_t consumer_heartbeat_interval_ms = 5000;  // group.consumer.heartbeat.interval.ms
+  // The longest SubscribedTopicRegex a consumer group member may send (INVALID_REGULAR_EXPRESSION beyond).
+  uint32_t consumer_max_regex_bytes = 1024;
   // The finalized level of Kafka's group.version feature ApiVersions advertises: 1 serves the
   // consumer group protocol (KIP-848) and advertises ConsumerGroupHeartbeat/Describe; 0 hides them.
   uint32_t group_version = 1;

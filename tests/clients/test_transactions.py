@@ -794,6 +794,30 @@ def test_franz_go_own_txn_etl_test(txn_target):
     kgo_txn_etl(txn_target, 2)
 
 
+KGO_TXN_ETL_848 = "^TestTxnEtl$/^(range|sticky)$/^848$"
+# go test runs a subtest whose name matches the pattern's first levels, so the classic "range"
+# runs too (its name has no third level to refuse).
+KGO_TXN_ETL_848_EXPECTED = {"TestTxnEtl": "PASS", "TestTxnEtl/range": "PASS", "TestTxnEtl/range/848": "PASS",
+                            "TestTxnEtl/sticky/848": "PASS", "TestTxnEtl/sticky/848/static": "PASS"}
+
+
+def test_franz_go_own_txn_etl_test_with_kip848_groups(txn_target):
+    """TestTxnEtl's KIP-848 subtests: the same chained transactional copies with consumer groups
+    on the consumer protocol (franz-go's ServerSideBalancer: ConsumerGroupHeartbeat, the
+    coordinator's assignor), dynamic and static members. They skipped on the bridge before it
+    served ConsumerGroupHeartbeat ("broker does not support KIP-848")."""
+    from harness import franz_go_suite
+
+    t = time.monotonic()
+    res = franz_go_suite.run(txn_target.bootstrap, KGO_TXN_ETL_848, f"kgo-txn-etl-848-{txn_target.name}.log",
+                             KGO_RECORDS, KGO_PARTITIONS)
+    TIMINGS[f"kgo_txn_etl_848_{txn_target.name}_s"] = round(time.monotonic() - t, 1)
+    save(f"kgo-txn-etl-848-{txn_target.name}", res)
+    assert res["rc"] == 0 and res["verdicts"] == KGO_TXN_ETL_848_EXPECTED, (
+        f"franz-go TestTxnEtl's KIP-848 subtests on {txn_target.name}: exit {res['rc']}, {res['verdicts']}, "
+        f"log {res['log']}\n{franz_go_suite.failures(res['log'])}{bridge_log_hint(txn_target)}")
+
+
 # ---------------------------------------------------------------------------------------------
 # 3b. KIP-447: a zombie copier is fenced by the group, not by its producer (confluent-kafka)
 

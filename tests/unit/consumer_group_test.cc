@@ -50,6 +50,11 @@ struct Harness {
       if (it == topics.end()) return std::nullopt;
       return it->second;
     };
+    options.topic_names = [this] {
+      std::vector<std::string> names;
+      for (const auto& [t, _] : topics) names.push_back(t);
+      return names;
+    };
     start();
   }
   ~Harness() {
@@ -341,6 +346,48 @@ BOOST_AUTO_TEST_CASE(a_restart_keeps_members_epochs_and_assignments) {
   BOOST_TEST((jr->error == ErrorCode::kInconsistentGroupProtocol));
   BOOST_TEST(h.gc->list_groups({}, {"consumer"}).size() == 1u);
   BOOST_TEST(h.gc->describe_group("g").not_classic.value_or("") == "Group g is not a classic group.");
+}
+
+BOOST_AUTO_TEST_CASE(a_regular_expression_subscription_follows_the_topics_it_matches) {
+  Harness h;
+  h.topics = {{"orders", 2}, {"orders-eu", 2}, {"payments", 3}};
+  ConsumerHeartbeatParams p;
+  p.group_id = "g";
+  p.member_id = "m";
+  p.member_epoch = 0;
+  p.rebalance_timeout_ms = 30'000;
+  p.subscribed_topic_regex = "(";
+  p.owned.emplace();
+  auto bad = h.beat(p);
+  BOOST_TEST((bad.error == ErrorCode::kInvalidRegularExpression));
+  BOOST_TEST(bad.message.find("SubscribedTopicRegex `(` is not a valid regular expression: ") == 0u, bad.message);
+  p.subscribed_topic_regex = std::string(2000, 'a');
+  BOOST_TEST((h.beat(p).error == ErrorCode::kInvalidRegularExpression));  // over [groups] consumer_max_regex_bytes
+  BOOST_TEST(h.gc->list_groups({}, {}).empty());  // nothing was created
+
+  p.subscribed_topic_regex = "orders.*";  // whole names, as RE2/J's matches()
+  auto r = h.beat(p);
+  BOOST_REQUIRE((r.error == ErrorCode::kNone));
+  BOOST_TEST((*r.assignment == Parts{{"orders", {0, 1}}, {"orders-eu", {0, 1}}}));
+  const int32_t epoch = r.member_epoch;
+  // A topic created later is picked up at the next refresh (every 10 s), with a new group epoch.
+  h.topics["orders-us"] = 1;
+  h.topics["xorders"] = 1;
+  ConsumerHeartbeatParams hb;
+  hb.group_id = "g";
+  hb.member_id = "m";
+  hb.member_epoch = epoch;
+  r = h.beat(hb);
+  BOOST_TEST(!r.assignment);
+  h.advance(5'000);
+  r = h.beat(hb);
+  BOOST_TEST(!r.assignment);
+  h.advance(5'000);
+  hb.member_epoch = r.member_epoch;
+  r = h.beat(hb);
+  BOOST_TEST(r.member_epoch == epoch + 1);
+  BOOST_TEST((*r.assignment == Parts{{"orders", {0, 1}}, {"orders-eu", {0, 1}}, {"orders-us", {0}}}));
+  BOOST_TEST(h.gc->consumer_group_describe("g").group.members.at(0).member.subscribed_topic_regex == "orders.*");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <random>
 
@@ -144,22 +146,78 @@ ConsumerGroupSnapshot ConsumerGroup::snapshot() const {
   return s;
 }
 
-// The topics a member subscribes to that exist. Regular expressions are not resolved yet: a
-// member subscribing by regex alone subscribes to nothing (Kafka treats an unresolved regex so).
+// The topics a member subscribes to that exist: its names and what its regular expression
+// matched at the last resolution (an unresolved one matches nothing, as Kafka treats it).
 std::set<std::string> ConsumerGroup::subscribed_topics(const ConsumerMember& m) const {
   std::set<std::string> out;
   for (const auto& t : m.subscribed_topic_names)
     if (host_->partitions(t)) out.insert(t);
+  if (!m.subscribed_topic_regex.empty())
+    if (auto it = resolved_.find(m.subscribed_topic_regex); it != resolved_.end())
+      for (const auto& t : it->second)
+        if (host_->partitions(t)) out.insert(t);
   return out;
 }
 
 std::map<std::string, int32_t> ConsumerGroup::subscribed_partitions() const {
   std::map<std::string, int32_t> out;
   for (const auto& [_, m] : members_)
-    for (const auto& t : m.subscribed_topic_names)
+    for (const auto& t : subscribed_topics(m))
       if (!out.count(t))
         if (auto n = host_->partitions(t)) out[t] = *n;
   return out;
+}
+
+namespace {
+
+// Kafka compiles with RE2/J and matches whole topic names (Pattern.matcher(name).matches()). RE2
+// is linear in the name's length and bounded in memory, so no expression can stall the loop.
+RE2::Options regex_options() {
+  RE2::Options o;
+  o.set_log_errors(false);
+  o.set_max_mem(1 << 20);
+  return o;
+}
+
+}  // namespace
+
+// Kafka's refreshRegularExpressions, done on the heartbeat that needs it: an expression no
+// resolution knows is resolved at once, the others again after the refresh interval (topics
+// created or deleted meanwhile are picked up then).
+bool ConsumerGroup::refresh_regexes(bool force) {
+  std::set<std::string> wanted;
+  for (const auto& [_, m] : members_)
+    if (!m.subscribed_topic_regex.empty()) wanted.insert(m.subscribed_topic_regex);
+  bool changed = std::erase_if(resolved_, [&](const auto& kv) { return !wanted.count(kv.first); }) > 0;
+  if (wanted.empty()) return changed;
+  const int64_t now = host_->now_ms();
+  bool stale = force || regexes_resolved_ms_ < 0 || now - regexes_resolved_ms_ >= options_.regex_refresh_interval_ms;
+  for (const auto& r : wanted) stale = stale || !resolved_.count(r);
+  if (!stale) return changed;
+  const std::vector<std::string> names = host_->topic_names();
+  for (const auto& r : wanted) {
+    RE2 re(r, regex_options());
+    std::set<std::string> topics;
+    if (re.ok())
+      for (const auto& n : names)
+        if (RE2::FullMatch(n, re)) topics.insert(n);
+    auto it = resolved_.find(r);
+    if (it == resolved_.end() || it->second != topics) {
+      resolved_[r] = std::move(topics);
+      changed = true;
+    }
+  }
+  regexes_resolved_ms_ = now;
+  return changed;
+}
+
+static std::optional<std::string> regex_error(const std::string& regex, size_t max_bytes) {
+  if (regex.size() > max_bytes)
+    return "SubscribedTopicRegex is longer than the " + std::to_string(max_bytes) +
+           " bytes this coordinator accepts ([groups] consumer_max_regex_bytes).";
+  RE2 re(regex, regex_options());
+  if (!re.ok()) return "SubscribedTopicRegex `" + regex + "` is not a valid regular expression: " + re.error() + ".";
+  return std::nullopt;
 }
 
 // Kafka's computePreferredServerAssignor: the assignor most members asked for (the first by
@@ -395,6 +453,13 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
     member = *static_member;
   }
 
+  // A regular expression no member uses yet is compiled first (Kafka's
+  // throwIfRegularExpressionIsInvalid), before anything changes.
+  if (p.subscribed_topic_regex && !p.subscribed_topic_regex->empty() &&
+      *p.subscribed_topic_regex != member.subscribed_topic_regex && !resolved_.count(*p.subscribed_topic_regex))
+    if (auto why = regex_error(*p.subscribed_topic_regex, static_cast<size_t>(options_.max_regex_bytes)))
+      return refuse(ErrorCode::kInvalidRegularExpression, *why);
+
   const ConsumerMember before = member;
   // The static member's previous incarnation hands over its target and ownership (Kafka's
   // replaceMember): no new target, no revocation.
@@ -420,6 +485,7 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   if (p.subscribed_topic_names)
     updated.subscribed_topic_names = std::set<std::string>(p.subscribed_topic_names->begin(), p.subscribed_topic_names->end());
   if (p.subscribed_topic_regex) updated.subscribed_topic_regex = *p.subscribed_topic_regex;
+
   updated.client_id = p.client_id;
   updated.client_host = p.client_host;
   const bool subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names ||
@@ -434,6 +500,7 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   // The group epoch moves when a subscription changed or the subscribed topics' metadata did
   // (a topic created, deleted or grown: Kafka's subscription metadata refresh).
   const int32_t epoch_before = group_epoch_;
+  refresh_regexes(false);
   if (subscription_changed || subscribed_partitions() != subscribed_partitions_) ++group_epoch_;
   maybe_update_target();
 
@@ -612,7 +679,7 @@ std::optional<ErrorCode> ConsumerGroup::validate_offset_fetch(const std::string&
 
 bool ConsumerGroup::is_subscribed_to_topic(const std::string& topic) const {
   for (const auto& [_, m] : members_)
-    if (m.subscribed_topic_names.count(topic)) return true;
+    if (subscribed_topics(m).count(topic) || m.subscribed_topic_names.count(topic)) return true;
   return false;
 }
 
@@ -621,7 +688,10 @@ bool ConsumerGroup::is_subscribed_to_topic(const std::string& topic) const {
 OffsetExpiration ConsumerGroup::offset_expiration() const {
   using Clock = OffsetExpiration::Clock;
   kept_.clear();
-  for (const auto& [_, m] : members_) kept_.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  for (const auto& [_, m] : members_) {
+    kept_.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+    for (const auto& t : subscribed_topics(m)) kept_.insert(t);
+  }
   return {Clock::kSinceCommit, 0, &kept_};
 }
 

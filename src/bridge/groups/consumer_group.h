@@ -85,6 +85,10 @@ struct ConsumerGroupOptions {
   int32_t session_timeout_ms = 45000;    // group.consumer.session.timeout.ms
   int32_t heartbeat_interval_ms = 5000;  // group.consumer.heartbeat.interval.ms
   int32_t max_size = 1000;               // group.consumer.max.size
+  // Regular-expression subscriptions (RE2 syntax, as Kafka's RE2/J): longer ones are refused
+  // (INVALID_REGULAR_EXPRESSION); a group's resolved expressions are refreshed at most this often.
+  int32_t max_regex_bytes = 1024;
+  int64_t regex_refresh_interval_ms = 10'000;  // Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
   std::vector<std::string> assignors{"uniform", "range"};  // group.consumer.assignors (the first is the default)
 };
 
@@ -125,6 +129,8 @@ class ConsumerGroupHost {
   virtual void cancel_rebalance(const std::string& member_id) = 0;
   // The partition count of an existing topic, for the assignors.
   virtual std::optional<int32_t> partitions(const std::string& topic) const = 0;
+  // Every topic's name, for regular-expression subscriptions.
+  virtual std::vector<std::string> topic_names() const = 0;
   // The group's state changed: store it; `done` (may be empty) once durable.
   virtual void persist(const ConsumerGroup& g, std::function<void(Status)> done) = 0;
   virtual void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) = 0;
@@ -175,6 +181,9 @@ class ConsumerGroup final : public Group {
   // Removes the member (fenced, left, expired): its partitions are free, the group epoch bumps.
   void remove_member(const std::string& member_id, const char* why);
   std::set<std::string> subscribed_topics(const ConsumerMember& m) const;
+  // Resolves the members' regular expressions against the topics: new ones at once, all of them
+  // again once regex_refresh_interval_ms has passed. Whether a resolution changed.
+  bool refresh_regexes(bool force);
   std::map<std::string, int32_t> subscribed_partitions() const;
   std::string preferred_assignor() const;
   void maybe_update_target();
@@ -197,6 +206,8 @@ class ConsumerGroup final : public Group {
   int32_t assignment_epoch_ = 0;
   int64_t empty_since_ms_ = -1;
   mutable std::set<std::string> kept_;  // offset_expiration()'s subscribed topics
+  std::map<std::string, std::set<std::string>> resolved_;  // regex -> the topics it matches
+  int64_t regexes_resolved_ms_ = -1;
 };
 
 }  // namespace kib::bridge

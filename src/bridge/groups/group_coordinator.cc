@@ -120,6 +120,9 @@ class GroupCoordinator::ConsumerHost final : public ConsumerGroupHost {
   std::optional<int32_t> partitions(const std::string& topic) const override {
     return c_.options_.topic_partitions ? c_.options_.topic_partitions(topic) : std::nullopt;
   }
+  std::vector<std::string> topic_names() const override {
+    return c_.options_.topic_names ? c_.options_.topic_names() : std::vector<std::string>{};
+  }
   void persist(const ConsumerGroup& g, std::function<void(Status)> done) override {
     if (done)
       done = [alive = alive_.token(), done = std::move(done)](Status st) {
@@ -272,6 +275,7 @@ ConsumerGroup& GroupCoordinator::create_consumer_group(const std::string& group_
   o.heartbeat_interval_ms = options_.consumer_heartbeat_interval_ms;
   o.max_size = options_.max_size;
   o.assignors = options_.consumer_assignors;
+  o.max_regex_bytes = options_.consumer_max_regex_bytes;
   auto g = std::make_unique<ConsumerGroup>(group_id, std::move(o), std::make_unique<ConsumerHost>(*this, group_id));
   ConsumerGroup& ref = *g;
   groups_[group_id] = std::move(g);
@@ -449,9 +453,6 @@ void GroupCoordinator::consumer_group_heartbeat(ConsumerHeartbeatParams p, int16
     return refuse(ErrorCode::kUnsupportedAssignor,
                   "ServerAssignor " + *p.server_assignor + " is not supported. Supported assignors: " + names + ".");
   }
-  if (p.subscribed_topic_regex && !p.subscribed_topic_regex->empty())
-    return refuse(ErrorCode::kInvalidRequest,
-                  "SubscribedTopicRegex is not served by this bridge yet: subscribe by topic names.");
 
   // Kafka's getOrMaybeCreateConsumerGroup: a joining member creates the group; an empty classic
   // group becomes a consumer group; a live classic group is not converted (online migration is
@@ -464,8 +465,22 @@ void GroupCoordinator::consumer_group_heartbeat(ConsumerHeartbeatParams p, int16
       return refuse(ErrorCode::kGroupIdNotFound,
                     other ? "Group " + p.group_id + " is not a consumer group."
                           : "Consumer group " + p.group_id + " not found.");
-    if (other) spdlog::info("group={} converted from an empty classic group to a consumer group", esc(p.group_id));
+    std::unique_ptr<Group> previous;  // the empty classic group, until the join is accepted
+    if (other) {
+      previous = std::move(groups_[p.group_id]);
+      groups_.erase(p.group_id);
+    }
     g = &create_consumer_group(p.group_id);
+    g->heartbeat(p, std::move(done));
+    // A refused join leaves no group behind (Kafka writes nothing then); an empty classic group
+    // it would have replaced stays.
+    if (g->is_empty()) {
+      groups_.erase(p.group_id);
+      if (previous) groups_[p.group_id] = std::move(previous);
+    } else if (previous) {
+      spdlog::info("group={} converted from an empty classic group to a consumer group", esc(p.group_id));
+    }
+    return;
   }
   g->heartbeat(p, std::move(done));
 }

@@ -42,8 +42,12 @@ struct GroupCoordinatorOptions {
   int32_t consumer_heartbeat_interval_ms =
       static_cast<int32_t>(config::GroupsConfig{}.consumer_heartbeat_interval_ms);
   std::vector<std::string> consumer_assignors{"uniform", "range"};
+  // group.consumer regex subscriptions: the longest expression accepted.
+  int32_t consumer_max_regex_bytes = static_cast<int32_t>(config::GroupsConfig{}.consumer_max_regex_bytes);
   // The partition count of an existing topic (the assignors' input); without it no topic exists.
   std::function<std::optional<int32_t>(const std::string&)> topic_partitions;
+  // Every topic's name (regular-expression subscriptions).
+  std::function<std::vector<std::string>()> topic_names;
 };
 
 // The states of a classic group (Kafka's ClassicGroupState); classic_group.h has the

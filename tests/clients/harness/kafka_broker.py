@@ -86,6 +86,13 @@ def server_properties(data_dir: Path, port: int, controller_port: int, extra: di
         "share.coordinator.state.topic.replication.factor": "1",
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
+        # KIP-848 consumer groups time out as the classic ones of the tests do (6 s, heartbeats
+        # every second) instead of Kafka's 45 s/5 s: the bridge's client tier config says the same
+        # ([groups] consumer_session_timeout_ms, consumer_heartbeat_interval_ms).
+        "group.consumer.min.session.timeout.ms": "6000",
+        "group.consumer.session.timeout.ms": "6000",
+        "group.consumer.min.heartbeat.interval.ms": "1000",
+        "group.consumer.heartbeat.interval.ms": "1000",
         "num.network.threads": "2",
         "num.io.threads": "2",
         "background.threads": "2",

@@ -1,9 +1,13 @@
-// One member of a consumer group (kafka-clients KafkaConsumer, classic protocol) for the
+// One member of a consumer group (kafka-clients KafkaConsumer, the classic protocol, or the
+// consumer protocol of KIP-848 when ASSIGNOR_CLASS is "consumer:uniform" or "consumer:range") for the
 // member-kill scenario of tests/clients/test_group_member_kill.py. Subscribes, polls, prints
 // what it consumed, then commits exactly that synchronously and prints the commit; runs until
 // killed.
 //
 //   java GroupMember BOOTSTRAP TOPIC GROUP CLIENT_ID ASSIGNOR_CLASS SESSION_TIMEOUT_MS MAX_POLL_INTERVAL_MS
+//
+// TOPIC "regex:PATTERN" subscribes by a SubscriptionPattern the coordinator resolves (consumer
+// protocol only). R lines do not name the topic: tests make values unique across topics.
 //
 // Output lines (stdout, flushed after each poll), WALL = System.currentTimeMillis():
 //   A WALL p,p,...        the member's whole assignment after every rebalance callback ("-" = none)
@@ -48,17 +52,23 @@ public final class GroupMember {
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
-        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-        p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor);
-        p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args[5]);
-        p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+        if (assignor.startsWith("consumer:")) {
+            // KIP-848: the coordinator assigns (group.remote.assignor) and times sessions out.
+            p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+            p.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, assignor.substring("consumer:".length()));
+        } else {
+            p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+            p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor);
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args[5]);
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+        }
         p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, args[6]);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
-        c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+        ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 assignment(c, partitions);
             }
@@ -70,7 +80,15 @@ public final class GroupMember {
             public void onPartitionsLost(Collection<TopicPartition> partitions) {
                 assignment(c, partitions);
             }
-        });
+        };
+        // "regex:PATTERN" subscribes by a SubscriptionPattern (KIP-848: the coordinator resolves
+        // it, SubscribedTopicRegex in RE2/J syntax; a java.util.regex.Pattern is resolved by the
+        // client against its own metadata instead).
+        if (topic.startsWith("regex:"))
+            c.subscribe(new org.apache.kafka.clients.consumer.SubscriptionPattern(topic.substring("regex:".length())),
+                    listener);
+        else
+            c.subscribe(List.of(topic), listener);
         while (true) {
             ConsumerRecords<String, String> records = c.poll(Duration.ofMillis(200));
             if (records.isEmpty()) continue;

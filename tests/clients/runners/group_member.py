@@ -5,7 +5,8 @@ and prints the commit; runs until killed (SIGTERM closes it, SIGKILL is the scen
 
     python group_member.py CLIENT BOOTSTRAP TOPIC GROUP CLIENT_ID SESSION_TIMEOUT_MS MAX_POLL_INTERVAL_MS
 
-CLIENT is confluent-kafka or kafka-python. Output lines, WALL = wall clock in ms:
+CLIENT is confluent-kafka, confluent-kafka-consumer (group.protocol=consumer, KIP-848) or
+kafka-python. Output lines, WALL = wall clock in ms:
     A WALL p,p,...                  the whole assignment after every rebalance callback ("-" = none)
     R WALL PARTITION OFFSET VALUE   one consumed record
     C WALL PARTITION NEXT_OFFSET    a committed offset, printed after the commit returned
@@ -29,13 +30,17 @@ def owned(parts):
     return ",".join(str(p) for p in sorted(parts)) or "-"
 
 
-def confluent(bootstrap, topic, group, client_id, session_ms, poll_ms):
+def confluent(bootstrap, topic, group, client_id, session_ms, poll_ms, protocol="classic"):
     import confluent_kafka as ck
 
-    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": client_id,
-                     "session.timeout.ms": session_ms, "heartbeat.interval.ms": 1000,
-                     "max.poll.interval.ms": poll_ms, "enable.auto.commit": False,
-                     "auto.offset.reset": "earliest"})
+    conf = {"bootstrap.servers": bootstrap, "group.id": group, "client.id": client_id,
+            "max.poll.interval.ms": poll_ms, "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+    if protocol == "consumer":
+        # KIP-848: the coordinator times the session and assigns (its default assignor).
+        conf["group.protocol"] = "consumer"
+    else:
+        conf.update({"session.timeout.ms": session_ms, "heartbeat.interval.ms": 1000})
+    c = ck.Consumer(conf)
     mine = set()
 
     def on_assign(consumer, parts):
@@ -107,5 +112,8 @@ def kafka_python(bootstrap, topic, group, client_id, session_ms, poll_ms):
 
 if __name__ == "__main__":
     client, bootstrap, topic, group, client_id, session_ms, poll_ms = sys.argv[1:8]
-    run = {"confluent-kafka": confluent, "kafka-python": kafka_python}[client]
-    run(bootstrap, topic, group, client_id, int(session_ms), int(poll_ms))
+    if client == "confluent-kafka-consumer":
+        confluent(bootstrap, topic, group, client_id, int(session_ms), int(poll_ms), protocol="consumer")
+    else:
+        run = {"confluent-kafka": confluent, "kafka-python": kafka_python}[client]
+        run(bootstrap, topic, group, client_id, int(session_ms), int(poll_ms))
