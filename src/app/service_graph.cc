@@ -51,6 +51,7 @@ bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, const b
   o.consumer_session_timeout_ms = static_cast<int32_t>(cfg.groups.consumer_session_timeout_ms);
   o.consumer_heartbeat_interval_ms = static_cast<int32_t>(cfg.groups.consumer_heartbeat_interval_ms);
   o.consumer_max_regex_bytes = static_cast<int32_t>(cfg.groups.consumer_max_regex_bytes);
+  o.consumer_max_subscribed_topics = static_cast<int32_t>(cfg.groups.consumer_max_subscribed_topics);
   o.topic_partitions = [&catalog](const std::string& topic) -> std::optional<int32_t> {
     const bridge::TopicMetadata* t = catalog.find(topic);
     if (!t) return std::nullopt;

@@ -313,6 +313,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     if (c.groups.consumer_heartbeat_interval_ms >= c.groups.consumer_session_timeout_ms)
       s.bad("consumer_heartbeat_interval_ms", "must be less than consumer_session_timeout_ms");
     s.integer("consumer_max_regex_bytes", c.groups.consumer_max_regex_bytes, 1, 65536);
+    s.integer("consumer_max_subscribed_topics", c.groups.consumer_max_subscribed_topics, 1, 1000000);
     s.integer("group_version", c.groups.group_version, 0, 1);
     s.finish();
   }
@@ -573,6 +574,7 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\nconsumer_session_timeout_ms = " << c.groups.consumer_session_timeout_ms
      << "\nconsumer_heartbeat_interval_ms = " << c.groups.consumer_heartbeat_interval_ms
      << "\nconsumer_max_regex_bytes = " << c.groups.consumer_max_regex_bytes
+     << "\nconsumer_max_subscribed_topics = " << c.groups.consumer_max_subscribed_topics
      << "\ngroup_version = " << c.groups.group_version
      << "\n\n[transactions]\nmax_timeout_ms = " << c.transactions.max_timeout_ms
      << "\nid_expiration_ms = " << c.transactions.id_expiration_ms

@@ -79,6 +79,8 @@ struct GroupsConfig {
   uint32_t consumer_heartbeat_interval_ms = 5000;  // group.consumer.heartbeat.interval.ms
   // The longest SubscribedTopicRegex a consumer group member may send (INVALID_REGULAR_EXPRESSION beyond).
   uint32_t consumer_max_regex_bytes = 1024;
+  // Topic names one consumer group member may subscribe to (INVALID_REQUEST beyond).
+  uint32_t consumer_max_subscribed_topics = 10000;
   // The finalized level of Kafka's group.version feature ApiVersions advertises: 1 serves the
   // consumer group protocol (KIP-848) and advertises ConsumerGroupHeartbeat/Describe; 0 hides them.
   uint32_t group_version = 1;

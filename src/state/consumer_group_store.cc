@@ -18,10 +18,7 @@ std::optional<std::string> optional_column(const SQLite::Column& c) {
   return c.getString();
 }
 
-}  // namespace
-
-void save_consumer_group(SQLite::Database& db, const ConsumerGroupRow& group,
-                         const std::vector<ConsumerGroupMemberRow>& members) {
+void upsert_group(SQLite::Database& db, const ConsumerGroupRow& group) {
   SQLite::Statement up(db,
                        "INSERT INTO consumer_groups(group_id, protocol_type, protocol_name, generation, state, "
                        "leader_id, updated_at, group_type, group_epoch, assignment_epoch, subscribed_partitions) "
@@ -37,37 +34,55 @@ void save_consumer_group(SQLite::Database& db, const ConsumerGroupRow& group,
   up.bind(5, group.assignment_epoch);
   up.bind(6, group.subscribed_partitions);
   up.exec();
+}
+
+void insert_member(SQLite::Statement& ins, const std::string& group_id, const ConsumerGroupMemberRow& m) {
+  ins.reset();
+  ins.bind(1, group_id);
+  ins.bind(2, m.member_id);
+  bind_optional(ins, 3, m.instance_id);
+  bind_optional(ins, 4, m.rack_id);
+  ins.bind(5, m.client_id);
+  ins.bind(6, m.client_host);
+  ins.bind(7, m.rebalance_timeout_ms);
+  ins.bind(8, m.subscribed_topics);
+  ins.bind(9, m.subscribed_regex);
+  bind_optional(ins, 10, m.server_assignor);
+  ins.bind(11, m.member_epoch);
+  ins.bind(12, m.previous_member_epoch);
+  ins.bind(13, m.state);
+  ins.bind(14, m.assigned_partitions);
+  ins.bind(15, m.pending_revocation);
+  ins.bind(16, m.target_partitions);
+  ins.exec();
+}
+
+constexpr const char* kInsertMember =
+    "INSERT OR REPLACE INTO consumer_group_members(group_id, member_id, instance_id, rack_id, client_id, "
+    "client_host, rebalance_timeout_ms, subscribed_topics, subscribed_regex, server_assignor, member_epoch, "
+    "previous_member_epoch, state, assigned_partitions, pending_revocation, target_partitions) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+}  // namespace
+
+void save_consumer_group(SQLite::Database& db, const ConsumerGroupRow& group,
+                         const std::vector<ConsumerGroupMemberRow>& members) {
+  upsert_group(db, group);
   for (const char* sql : {"DELETE FROM group_members WHERE group_id = ?",
                           "DELETE FROM consumer_group_members WHERE group_id = ?"}) {
     SQLite::Statement del(db, sql);
     del.bind(1, group.group_id);
     del.exec();
   }
-  SQLite::Statement ins(db,
-                        "INSERT INTO consumer_group_members(group_id, member_id, instance_id, rack_id, client_id, "
-                        "client_host, rebalance_timeout_ms, subscribed_topics, subscribed_regex, server_assignor, "
-                        "member_epoch, previous_member_epoch, state, assigned_partitions, pending_revocation, "
-                        "target_partitions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  for (const auto& m : members) {
-    ins.reset();
-    ins.bind(1, group.group_id);
-    ins.bind(2, m.member_id);
-    bind_optional(ins, 3, m.instance_id);
-    bind_optional(ins, 4, m.rack_id);
-    ins.bind(5, m.client_id);
-    ins.bind(6, m.client_host);
-    ins.bind(7, m.rebalance_timeout_ms);
-    ins.bind(8, m.subscribed_topics);
-    ins.bind(9, m.subscribed_regex);
-    bind_optional(ins, 10, m.server_assignor);
-    ins.bind(11, m.member_epoch);
-    ins.bind(12, m.previous_member_epoch);
-    ins.bind(13, m.state);
-    ins.bind(14, m.assigned_partitions);
-    ins.bind(15, m.pending_revocation);
-    ins.bind(16, m.target_partitions);
-    ins.exec();
-  }
+  SQLite::Statement ins(db, kInsertMember);
+  for (const auto& m : members) insert_member(ins, group.group_id, m);
+}
+
+void save_consumer_group_member(SQLite::Database& db, const ConsumerGroupRow& group,
+                                const ConsumerGroupMemberRow& member) {
+  upsert_group(db, group);
+  SQLite::Statement ins(db, kInsertMember);
+  insert_member(ins, group.group_id, member);
 }
 
 std::vector<StoredConsumerGroup> load_consumer_groups(SQLite::Database& db) {

@@ -49,6 +49,11 @@ struct StoredConsumerGroup {
 void save_consumer_group(SQLite::Database& db, const ConsumerGroupRow& group,
                          const std::vector<ConsumerGroupMemberRow>& members);
 
+// Updates the group's row and one member's (the others are unchanged): a heartbeat that moved
+// one member without a new target writes one row, not the group's.
+void save_consumer_group_member(SQLite::Database& db, const ConsumerGroupRow& group,
+                                const ConsumerGroupMemberRow& member);
+
 // Startup: every consumer group with its members, by group id and member id.
 std::vector<StoredConsumerGroup> load_consumer_groups(SQLite::Database& db);
 

@@ -156,7 +156,7 @@ def members():
         m.stop(signal.SIGKILL)
 
 
-def test_group_apis_are_advertised_and_consumer_group_heartbeat_is_not(bridge_on_iggy):
+def test_group_apis_are_advertised_with_the_consumer_group_protocol(bridge_on_iggy):
     r = java_tool(API_VERSIONS_TOOL, "--bootstrap-server", bootstrap(bridge_on_iggy))
     out = r.stdout
     for line in ["OffsetCommit(8): 2 to 9 [usable: 9]", "OffsetFetch(9): 1 to 9 [usable: 9]",
@@ -164,7 +164,7 @@ def test_group_apis_are_advertised_and_consumer_group_heartbeat_is_not(bridge_on
                  "LeaveGroup(13): 0 to 5 [usable: 5]", "SyncGroup(14): 0 to 5 [usable: 5]",
                  "DescribeGroups(15): 0 to 6 [usable: 6]", "ListGroups(16): 0 to 5 [usable: 5]",
                  "DeleteGroups(42): 0 to 2 [usable: 2]", "OffsetDelete(47): 0 [usable: 0]",
-                 "ConsumerGroupHeartbeat(68): UNSUPPORTED"]:
+                 "ConsumerGroupHeartbeat(68): 0 to 1 [usable: 1]", "ConsumerGroupDescribe(69): 0 to 1 [usable: 1]"]:
         assert line in out, out + r.stderr
 
 

@@ -208,6 +208,9 @@ BOOST_AUTO_TEST_CASE(requests_are_checked_and_stale_members_fenced_as_kafka) {
   BOOST_TEST((bad.error == ErrorCode::kUnsupportedAssignor));
   BOOST_TEST(bad.message == "ServerAssignor sticky is not supported. Supported assignors: uniform, range.");
   p.server_assignor.reset();
+  p.subscribed_topic_names = std::vector<std::string>(10'001, "orders");  // [groups] consumer_max_subscribed_topics
+  BOOST_TEST((h.beat(p).error == ErrorCode::kInvalidRequest));
+  p.subscribed_topic_names = std::vector<std::string>{"orders"};
   p.member_epoch = -3;
   BOOST_TEST((h.beat(p).error == ErrorCode::kInvalidRequest));
 
@@ -316,6 +319,8 @@ BOOST_AUTO_TEST_CASE(a_restart_keeps_members_epochs_and_assignments) {
   Member a{h, "a"}, b{h, "b"};
   a.beat();
   b.beat();
+  // The reconciliation's steps after b's join write one member each (no new target): what the
+  // restart reads back must still be the whole group.
   for (int i = 0; i < 4; ++i) {
     a.beat();
     b.beat();

@@ -133,6 +133,12 @@ void ConsumerGroup::restore(const ConsumerGroupSnapshot& s) {
   empty_since_ms_ = members_.empty() ? host_->now_ms() : -1;
 }
 
+std::pair<ConsumerMember, MemberTargetAssignment> ConsumerGroup::member_snapshot(const std::string& member_id) const {
+  auto it = members_.find(member_id);
+  const MemberTargetAssignment* t = target(member_id);
+  return {it == members_.end() ? ConsumerMember{} : it->second, t ? *t : MemberTargetAssignment{}};
+}
+
 ConsumerGroupSnapshot ConsumerGroup::snapshot() const {
   ConsumerGroupSnapshot s;
   s.group_id = id();
@@ -283,6 +289,30 @@ bool ConsumerGroup::owns_any(const Owned& owned, const EpochAssignment& revoking
   return false;
 }
 
+// CurrentAssignmentBuilder.updateCurrentAssignment: the member without the topics it no longer
+// subscribes to (to revoke first, if it still owns them).
+ConsumerMember ConsumerGroup::drop_unsubscribed(const ConsumerMember& m, const std::set<std::string>& subscribed,
+                                                const Owned& owned) const {
+  EpochAssignment assigned = m.assigned, pending = m.pending_revocation;
+  if (subscribed.empty() && m.pending_revocation.empty()) {
+    pending = m.assigned;
+    assigned.clear();
+  } else {
+    for (const auto& [topic, parts] : m.assigned)
+      if (!subscribed.count(topic)) {
+        assigned.erase(topic);
+        for (const auto& [p, e] : parts) pending[topic][p] = e;
+      }
+  }
+  if (assigned == m.assigned) return m;
+  ConsumerMember out = m;
+  if (!pending.empty() && owns_any(owned, pending)) out.state = ConsumerMemberState::kUnrevokedPartitions;
+  if (out.state == ConsumerMemberState::kUnrevokedPartitions) out.pending_revocation = pending;
+  update_member_epoch(out, m.member_epoch);
+  out.assigned = std::move(assigned);
+  return out;
+}
+
 // Kafka's CurrentAssignmentBuilder: one step of the member towards its target.
 ConsumerMember ConsumerGroup::reconcile(const ConsumerMember& m, bool subscription_changed, const Owned& owned) const {
   const std::set<std::string> subscribed = subscribed_topics(m);
@@ -290,27 +320,7 @@ ConsumerMember ConsumerGroup::reconcile(const ConsumerMember& m, bool subscripti
   const MemberTargetAssignment* t = target(m.member_id);
   const MemberTargetAssignment& target_of = t ? *t : kNone;
 
-  // updateCurrentAssignment: drop the topics the member no longer subscribes to.
-  auto update_current = [&]() -> ConsumerMember {
-    EpochAssignment assigned = m.assigned, pending = m.pending_revocation;
-    if (subscribed.empty() && m.pending_revocation.empty()) {
-      pending = m.assigned;
-      assigned.clear();
-    } else {
-      for (const auto& [topic, parts] : m.assigned)
-        if (!subscribed.count(topic)) {
-          assigned.erase(topic);
-          for (const auto& [p, e] : parts) pending[topic][p] = e;
-        }
-    }
-    if (assigned == m.assigned) return m;
-    ConsumerMember out = m;
-    if (!pending.empty() && owns_any(owned, pending)) out.state = ConsumerMemberState::kUnrevokedPartitions;
-    if (out.state == ConsumerMemberState::kUnrevokedPartitions) out.pending_revocation = pending;
-    update_member_epoch(out, m.member_epoch);
-    out.assigned = std::move(assigned);
-    return out;
-  };
+  auto update_current = [&] { return drop_unsubscribed(m, subscribed, owned); };
 
   // computeNextAssignment.
   auto compute_next = [&]() -> ConsumerMember {
@@ -379,6 +389,133 @@ ConsumerHeartbeatResult ConsumerGroup::fail(ErrorCode e, std::string message) co
   return r;
 }
 
+// Kafka's throwIfConsumerGroupMemberEpochIsInvalid: why the heartbeat's epoch is fenced, if it is.
+std::optional<std::string> ConsumerGroup::stale_epoch(const ConsumerHeartbeatParams& p, const ConsumerMember& m) const {
+  if (p.member_epoch == 0) return std::nullopt;
+  if (p.member_epoch > m.member_epoch)
+    return "The consumer group member has a greater member epoch (" + std::to_string(p.member_epoch) +
+           ") than the one known by the group coordinator (" + std::to_string(m.member_epoch) +
+           "). The member must abandon all its partitions and rejoin.";
+  if (p.member_epoch < m.member_epoch && (p.member_epoch != m.previous_member_epoch || !is_subset(p.owned, m.assigned)))
+    return "The consumer group member has a smaller member epoch (" + std::to_string(p.member_epoch) +
+           ") than the one known by the group coordinator (" + std::to_string(m.member_epoch) +
+           "). The member must abandon all its partitions and rejoin.";
+  return std::nullopt;
+}
+
+// Kafka's getOrMaybeSubscribe{Dynamic,Static}ConsumerGroupMember: the member the heartbeat is
+// about (a copy), new or known, or why there is none.
+ConsumerGroup::Lookup ConsumerGroup::find_member(const ConsumerHeartbeatParams& p, const std::string& member_id) const {
+  Lookup l;
+  const bool joining = p.member_epoch == 0;
+  auto fenced = [&](const ConsumerMember& m) {
+    if (auto why = stale_epoch(p, m)) {
+      l.error = ErrorCode::kFencedMemberEpoch;
+      l.message = *why;
+    }
+  };
+  auto known = members_.find(member_id);
+  if (!p.instance_id) {
+    if (known == members_.end()) {
+      if (!joining) {
+        l.error = ErrorCode::kUnknownMemberId;
+        l.message = "Member " + member_id + " is not a member of group " + id() + ".";
+        return l;
+      }
+      l.member.member_id = member_id;
+      l.created = true;
+      return l;
+    }
+    fenced(known->second);
+    l.member = known->second;
+    return l;
+  }
+  const ConsumerMember* holder = nullptr;  // the static member holding the instance id
+  for (const auto& [_, m] : members_)
+    if (m.instance_id == p.instance_id) holder = &m;
+  if (joining) {
+    if (!holder) {
+      if (known != members_.end()) {
+        l.member = known->second;
+      } else {
+        l.member.member_id = member_id;
+        l.created = true;
+      }
+      return l;
+    }
+    if (holder->member_epoch != -2) {
+      l.error = ErrorCode::kUnreleasedInstanceId;
+      l.message = "Static member " + member_id + " with instance id " + *p.instance_id +
+                  " cannot join the group because the instance id is owned by " + holder->member_id + " member.";
+      return l;
+    }
+    l.member = *holder;
+    l.member.member_id = member_id;
+    l.member.member_epoch = 0;
+    l.member.previous_member_epoch = 0;
+    if (holder->member_id != member_id) l.replaced = *holder;
+    return l;
+  }
+  if (!holder) {
+    l.error = ErrorCode::kUnknownMemberId;
+    l.message = "Instance id " + *p.instance_id + " is unknown.";
+  } else if (holder->member_id != member_id) {
+    l.error = ErrorCode::kFencedInstanceId;
+    l.message = "Static member " + member_id + " with instance id " + *p.instance_id + " was fenced by member " +
+                holder->member_id + ".";
+  } else {
+    fenced(*holder);
+    l.member = *holder;
+  }
+  return l;
+}
+
+// What a heartbeat may not ask for whatever the member's state: too many topic names, a new
+// regular expression that does not compile (Kafka's throwIfRegularExpressionIsInvalid).
+std::optional<std::pair<ErrorCode, std::string>> ConsumerGroup::refused_subscription(
+    const ConsumerHeartbeatParams& p, const ConsumerMember& m) const {
+  if (p.subscribed_topic_names && p.subscribed_topic_names->size() > static_cast<size_t>(options_.max_subscribed_topics))
+    return std::pair{ErrorCode::kInvalidRequest,
+                     "SubscribedTopicNames names " + std::to_string(p.subscribed_topic_names->size()) +
+                         " topics, more than the " + std::to_string(options_.max_subscribed_topics) +
+                         " this coordinator accepts ([groups] consumer_max_subscribed_topics)."};
+  if (p.subscribed_topic_regex && !p.subscribed_topic_regex->empty() &&
+      *p.subscribed_topic_regex != m.subscribed_topic_regex && !resolved_.count(*p.subscribed_topic_regex))
+    if (auto why = regex_error(*p.subscribed_topic_regex, static_cast<size_t>(options_.max_regex_bytes)))
+      return std::pair{ErrorCode::kInvalidRegularExpression, *why};
+  return std::nullopt;
+}
+
+// The static member's previous incarnation hands over its target and ownership to `member_id`
+// (Kafka's replaceMember): no new target, no revocation.
+void ConsumerGroup::replace_static_member(const ConsumerMember& old, const std::string& member_id) {
+  host_->cancel_session(old.member_id);
+  host_->cancel_rebalance(old.member_id);
+  auto t = target_.find(old.member_id);
+  if (t != target_.end()) {
+    target_[member_id] = t->second;
+    target_.erase(t);
+  }
+  members_.erase(old.member_id);
+  spdlog::info("group={} static member with instance id {} rejoins as {} replacing {}", esc(id()),
+               esc(old.instance_id.value_or("")), esc(member_id), esc(old.member_id));
+}
+
+// The member with what the heartbeat changed (null fields: unchanged).
+ConsumerMember ConsumerGroup::with_request(const ConsumerMember& m, const ConsumerHeartbeatParams& p) {
+  ConsumerMember u = m;
+  if (p.instance_id) u.instance_id = p.instance_id;
+  if (p.rack_id) u.rack_id = p.rack_id;
+  if (p.rebalance_timeout_ms != -1) u.rebalance_timeout_ms = p.rebalance_timeout_ms;
+  if (p.server_assignor) u.server_assignor = p.server_assignor;
+  if (p.subscribed_topic_names)
+    u.subscribed_topic_names = std::set<std::string>(p.subscribed_topic_names->begin(), p.subscribed_topic_names->end());
+  if (p.subscribed_topic_regex) u.subscribed_topic_regex = *p.subscribed_topic_regex;
+  u.client_id = p.client_id;
+  u.client_host = p.client_host;
+  return u;
+}
+
 void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done) {
   if (p.member_epoch < 0) return leave(p, std::move(done));
   auto refuse = [&](ErrorCode e, std::string message) { host_->answer(std::move(done), fail(e, std::move(message))); };
@@ -387,107 +524,15 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   if (static_cast<int64_t>(members_.size()) >= options_.max_size && !members_.count(member_id))
     return refuse(ErrorCode::kGroupMaxSizeReached, "The consumer group has reached its maximum capacity of " +
                                                        std::to_string(options_.max_size) + " members.");
-
-  // Kafka's throwIfConsumerGroupMemberEpochIsInvalid.
-  auto check_epoch = [&](const ConsumerMember& m) -> std::optional<std::string> {
-    if (p.member_epoch == 0) return std::nullopt;
-    if (p.member_epoch > m.member_epoch)
-      return "The consumer group member has a greater member epoch (" + std::to_string(p.member_epoch) +
-             ") than the one known by the group coordinator (" + std::to_string(m.member_epoch) +
-             "). The member must abandon all its partitions and rejoin.";
-    if (p.member_epoch < m.member_epoch &&
-        (p.member_epoch != m.previous_member_epoch || !is_subset(p.owned, m.assigned)))
-      return "The consumer group member has a smaller member epoch (" + std::to_string(p.member_epoch) +
-             ") than the one known by the group coordinator (" + std::to_string(m.member_epoch) +
-             "). The member must abandon all its partitions and rejoin.";
-    return std::nullopt;
-  };
-
-  ConsumerMember member;
-  bool created = false;
-  const ConsumerMember* replaced = nullptr;  // a static member's previous incarnation
-  const ConsumerMember* static_member = nullptr;
-  if (p.instance_id)
-    for (const auto& [_, m] : members_)
-      if (m.instance_id == p.instance_id) static_member = &m;
-  if (!p.instance_id) {
-    auto it = members_.find(member_id);
-    if (it == members_.end()) {
-      if (!joining)
-        return refuse(ErrorCode::kUnknownMemberId,
-                      "Member " + member_id + " is not a member of group " + id() + ".");
-      member.member_id = member_id;
-      created = true;
-    } else {
-      if (auto why = check_epoch(it->second)) return refuse(ErrorCode::kFencedMemberEpoch, *why);
-      member = it->second;
-    }
-  } else if (joining) {
-    if (!static_member) {
-      auto it = members_.find(member_id);
-      if (it != members_.end()) {
-        member = it->second;
-      } else {
-        member.member_id = member_id;
-        created = true;
-      }
-    } else {
-      if (static_member->member_epoch != -2)
-        return refuse(ErrorCode::kUnreleasedInstanceId,
-                      "Static member " + member_id + " with instance id " + *p.instance_id +
-                          " cannot join the group because the instance id is owned by " + static_member->member_id +
-                          " member.");
-      member = *static_member;
-      member.member_id = member_id;
-      member.member_epoch = 0;
-      member.previous_member_epoch = 0;
-      if (static_member->member_id != member_id) replaced = static_member;
-    }
-  } else {
-    if (!static_member) return refuse(ErrorCode::kUnknownMemberId, "Instance id " + *p.instance_id + " is unknown.");
-    if (static_member->member_id != member_id)
-      return refuse(ErrorCode::kFencedInstanceId, "Static member " + member_id + " with instance id " +
-                                                      *p.instance_id + " was fenced by member " +
-                                                      static_member->member_id + ".");
-    if (auto why = check_epoch(*static_member)) return refuse(ErrorCode::kFencedMemberEpoch, *why);
-    member = *static_member;
-  }
-
-  // A regular expression no member uses yet is compiled first (Kafka's
-  // throwIfRegularExpressionIsInvalid), before anything changes.
-  if (p.subscribed_topic_regex && !p.subscribed_topic_regex->empty() &&
-      *p.subscribed_topic_regex != member.subscribed_topic_regex && !resolved_.count(*p.subscribed_topic_regex))
-    if (auto why = regex_error(*p.subscribed_topic_regex, static_cast<size_t>(options_.max_regex_bytes)))
-      return refuse(ErrorCode::kInvalidRegularExpression, *why);
-
+  Lookup found = find_member(p, member_id);
+  if (found.error != ErrorCode::kNone) return refuse(found.error, std::move(found.message));
+  if (auto why = refused_subscription(p, found.member)) return refuse(why->first, std::move(why->second));
+  const ConsumerMember& member = found.member;
+  const bool created = found.created;
+  const std::optional<ConsumerMember>& replaced = found.replaced;
   const ConsumerMember before = member;
-  // The static member's previous incarnation hands over its target and ownership (Kafka's
-  // replaceMember): no new target, no revocation.
-  if (replaced) {
-    const std::string old_id = replaced->member_id;
-    host_->cancel_session(old_id);
-    host_->cancel_rebalance(old_id);
-    auto t = target_.find(old_id);
-    if (t != target_.end()) {
-      target_[member_id] = t->second;
-      target_.erase(old_id);
-    }
-    members_.erase(old_id);
-    spdlog::info("group={} static member with instance id {} rejoins as {} replacing {}", esc(id()),
-                 esc(*p.instance_id), esc(member_id), esc(old_id));
-  }
-
-  ConsumerMember updated = member;
-  if (p.instance_id) updated.instance_id = p.instance_id;
-  if (p.rack_id) updated.rack_id = p.rack_id;
-  if (p.rebalance_timeout_ms != -1) updated.rebalance_timeout_ms = p.rebalance_timeout_ms;
-  if (p.server_assignor) updated.server_assignor = p.server_assignor;
-  if (p.subscribed_topic_names)
-    updated.subscribed_topic_names = std::set<std::string>(p.subscribed_topic_names->begin(), p.subscribed_topic_names->end());
-  if (p.subscribed_topic_regex) updated.subscribed_topic_regex = *p.subscribed_topic_regex;
-
-  updated.client_id = p.client_id;
-  updated.client_host = p.client_host;
+  if (replaced) replace_static_member(*replaced, member_id);
+  const ConsumerMember updated = with_request(member, p);
   const bool subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names ||
                                     updated.subscribed_topic_regex != member.subscribed_topic_regex;
   if (created) {
@@ -500,6 +545,7 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   // The group epoch moves when a subscription changed or the subscribed topics' metadata did
   // (a topic created, deleted or grown: Kafka's subscription metadata refresh).
   const int32_t epoch_before = group_epoch_;
+  const int32_t assignment_before = assignment_epoch_;
   refresh_regexes(false);
   if (subscription_changed || subscribed_partitions() != subscribed_partitions_) ++group_epoch_;
   maybe_update_target();
@@ -508,7 +554,7 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   if (subscription_changed || updated.member_epoch != assignment_epoch_ ||
       updated.state != ConsumerMemberState::kStable)
     reconciled = reconcile(updated, subscription_changed, p.owned);
-  update_owners(replaced ? replaced : (created ? nullptr : &before), &reconciled);
+  update_owners(replaced ? &*replaced : (created ? nullptr : &before), &reconciled);
   members_[member_id] = reconciled;
   if (reconciled.state == ConsumerMemberState::kUnrevokedPartitions) {
     if (!same_member(reconciled, updated) && reconciled.rebalance_timeout_ms > 0)
@@ -526,9 +572,12 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   if (joining || full || partitions_of(before.assigned) != partitions_of(reconciled.assigned))
     r.assignment = partitions_of(reconciled.assigned);
 
-  const bool changed = created || replaced || group_epoch_ != epoch_before || !same_member(before, reconciled);
+  const bool changed = created || replaced.has_value() || group_epoch_ != epoch_before || !same_member(before, reconciled);
   if (!changed) return host_->answer(std::move(done), std::move(r));
-  host_->persist(*this, [this, r = std::move(r), done = std::move(done)](Status st) mutable {
+  // A new target (the group epoch moved) or a replaced static member rewrites the group; anything
+  // else changed this member alone.
+  const bool whole = replaced.has_value() || group_epoch_ != epoch_before || assignment_epoch_ != assignment_before;
+  host_->persist(*this, whole ? nullptr : &member_id, [this, r = std::move(r), done = std::move(done)](Status st) mutable {
     if (!st) {
       r = fail(ErrorCode::kCoordinatorNotAvailable, "the group state could not be stored: " + st.error().message);
     }
@@ -559,7 +608,8 @@ void ConsumerGroup::leave(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCal
                                                                                   " is not a member of group " + id() + "."));
     m = &it->second;
   }
-  if (p.member_epoch == -2 && m->instance_id) {
+  const bool temporary = p.member_epoch == -2 && m->instance_id;
+  if (temporary) {
     ConsumerMember before = *m;
     ConsumerMember& x = members_[p.member_id];
     update_member_epoch(x, -2);
@@ -570,7 +620,8 @@ void ConsumerGroup::leave(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCal
   } else {
     remove_member(p.member_id, "left the group");
   }
-  host_->persist(*this, [this, r = std::move(r), done = std::move(done)](Status st) mutable {
+  host_->persist(*this, temporary ? &p.member_id : nullptr,
+                 [this, r = std::move(r), done = std::move(done)](Status st) mutable {
     if (!st) r = fail(ErrorCode::kCoordinatorNotAvailable, "the group state could not be stored: " + st.error().message);
     host_->answer(std::move(done), std::move(r));
   });
@@ -592,7 +643,7 @@ void ConsumerGroup::remove_member(const std::string& member_id, const char* why)
 void ConsumerGroup::on_session_expired(const std::string& member_id) {
   if (!members_.count(member_id)) return;
   remove_member(member_id, "the member session expired");
-  host_->persist(*this, nullptr);
+  host_->persist(*this, nullptr, nullptr);
 }
 
 void ConsumerGroup::on_rebalance_expired(const std::string& member_id, int32_t epoch) {
@@ -601,7 +652,7 @@ void ConsumerGroup::on_rebalance_expired(const std::string& member_id, int32_t e
       it->second.member_epoch != epoch)
     return;
   remove_member(member_id, "the member failed to revoke its partitions within the rebalance timeout");
-  host_->persist(*this, nullptr);
+  host_->persist(*this, nullptr, nullptr);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -88,6 +88,8 @@ struct ConsumerGroupOptions {
   // Regular-expression subscriptions (RE2 syntax, as Kafka's RE2/J): longer ones are refused
   // (INVALID_REGULAR_EXPRESSION); a group's resolved expressions are refreshed at most this often.
   int32_t max_regex_bytes = 1024;
+  // Topic names one member may subscribe to (SubscribedTopicNames): more get INVALID_REQUEST.
+  int32_t max_subscribed_topics = 10000;
   int64_t regex_refresh_interval_ms = 10'000;  // Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
   std::vector<std::string> assignors{"uniform", "range"};  // group.consumer.assignors (the first is the default)
 };
@@ -131,8 +133,9 @@ class ConsumerGroupHost {
   virtual std::optional<int32_t> partitions(const std::string& topic) const = 0;
   // Every topic's name, for regular-expression subscriptions.
   virtual std::vector<std::string> topic_names() const = 0;
-  // The group's state changed: store it; `done` (may be empty) once durable.
-  virtual void persist(const ConsumerGroup& g, std::function<void(Status)> done) = 0;
+  // The group's state changed: store it; `done` (may be empty) once durable. With `only_member`,
+  // nothing but that member and the group's epochs changed: only their rows are written.
+  virtual void persist(const ConsumerGroup& g, const std::string* only_member, std::function<void(Status)> done) = 0;
   virtual void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) = 0;
 };
 
@@ -144,6 +147,8 @@ class ConsumerGroup final : public Group {
   // Startup: the stored state; every member's session starts again now.
   void restore(const ConsumerGroupSnapshot& s);
   ConsumerGroupSnapshot snapshot() const;
+  // One member's part of snapshot().
+  std::pair<ConsumerMember, MemberTargetAssignment> member_snapshot(const std::string& member_id) const;
 
   // ConsumerGroupHeartbeat with member epoch >= 0 (join, heartbeat) or -1/-2 (leave). The
   // request's shape was checked by the coordinator. Answered once what changed is durable.
@@ -157,6 +162,7 @@ class ConsumerGroup final : public Group {
   ConsumerGroupState state() const;
   int32_t group_epoch() const { return group_epoch_; }
   int32_t assignment_epoch() const { return assignment_epoch_; }
+  const std::map<std::string, int32_t>& snapshot_partitions() const { return subscribed_partitions_; }
   const std::map<std::string, ConsumerMember>& members() const { return members_; }
   const MemberTargetAssignment* target(const std::string& member_id) const;
 
@@ -177,6 +183,19 @@ class ConsumerGroup final : public Group {
 
  private:
   ConsumerHeartbeatResult fail(ErrorCode e, std::string message) const;
+  struct Lookup {
+    ErrorCode error = ErrorCode::kNone;
+    std::string message;
+    ConsumerMember member;
+    bool created = false;
+    std::optional<ConsumerMember> replaced;  // a static member's previous incarnation
+  };
+  std::optional<std::string> stale_epoch(const ConsumerHeartbeatParams& p, const ConsumerMember& m) const;
+  Lookup find_member(const ConsumerHeartbeatParams& p, const std::string& member_id) const;
+  std::optional<std::pair<ErrorCode, std::string>> refused_subscription(const ConsumerHeartbeatParams& p,
+                                                                         const ConsumerMember& m) const;
+  void replace_static_member(const ConsumerMember& old, const std::string& member_id);
+  static ConsumerMember with_request(const ConsumerMember& m, const ConsumerHeartbeatParams& p);
   void leave(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done);
   // Removes the member (fenced, left, expired): its partitions are free, the group epoch bumps.
   void remove_member(const std::string& member_id, const char* why);
@@ -192,6 +211,8 @@ class ConsumerGroup final : public Group {
                            const std::optional<std::map<std::string, std::set<int32_t>>>& owned) const;
   bool owns_any(const std::optional<std::map<std::string, std::set<int32_t>>>& owned,
                 const EpochAssignment& revoking) const;
+  ConsumerMember drop_unsubscribed(const ConsumerMember& m, const std::set<std::string>& subscribed,
+                                   const std::optional<std::map<std::string, std::set<int32_t>>>& owned) const;
   // The epoch of the member owning the partition (assigned or revoking), -1 if free.
   int32_t current_partition_epoch(const std::string& topic, int32_t partition) const;
   void update_owners(const ConsumerMember* before, const ConsumerMember* after);

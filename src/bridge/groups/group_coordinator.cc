@@ -123,12 +123,12 @@ class GroupCoordinator::ConsumerHost final : public ConsumerGroupHost {
   std::vector<std::string> topic_names() const override {
     return c_.options_.topic_names ? c_.options_.topic_names() : std::vector<std::string>{};
   }
-  void persist(const ConsumerGroup& g, std::function<void(Status)> done) override {
+  void persist(const ConsumerGroup& g, const std::string* only_member, std::function<void(Status)> done) override {
     if (done)
       done = [alive = alive_.token(), done = std::move(done)](Status st) {
         if (alive) done(std::move(st));
       };
-    c_.persist_consumer_group(g, std::move(done));
+    c_.persist_consumer_group(g, only_member, std::move(done));
   }
   void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) override { c_.answer(std::move(cb), std::move(r)); }
 
@@ -276,14 +276,29 @@ ConsumerGroup& GroupCoordinator::create_consumer_group(const std::string& group_
   o.max_size = options_.max_size;
   o.assignors = options_.consumer_assignors;
   o.max_regex_bytes = options_.consumer_max_regex_bytes;
+  o.max_subscribed_topics = options_.consumer_max_subscribed_topics;
   auto g = std::make_unique<ConsumerGroup>(group_id, std::move(o), std::make_unique<ConsumerHost>(*this, group_id));
   ConsumerGroup& ref = *g;
   groups_[group_id] = std::move(g);
   return ref;
 }
 
-void GroupCoordinator::persist_consumer_group(const ConsumerGroup& g, std::function<void(Status)> done) {
-  auto [row, members] = consumer_group_rows(g.snapshot(), g.state_name(), timers_.now_ms());
+void GroupCoordinator::persist_consumer_group(const ConsumerGroup& g, const std::string* only_member,
+                                              std::function<void(Status)> done) {
+  ConsumerGroupSnapshot s;
+  if (only_member) {
+    s = ConsumerGroupSnapshot{g.id(), g.group_epoch(), g.assignment_epoch(), g.snapshot_partitions(), {}};
+    s.members.push_back(g.member_snapshot(*only_member));
+  } else {
+    s = g.snapshot();
+  }
+  auto [row, members] = consumer_group_rows(s, g.state_name(), timers_.now_ms());
+  if (only_member && members.size() == 1) {
+    write([row = std::move(row), member = std::move(members.front())](SQLite::Database& db) {
+      state::save_consumer_group_member(db, row, member);
+    }, std::move(done));
+    return;
+  }
   write([row = std::move(row), members = std::move(members)](SQLite::Database& db) {
     state::save_consumer_group(db, row, members);
   }, std::move(done));

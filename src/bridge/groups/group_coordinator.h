@@ -125,7 +125,7 @@ class GroupCoordinator {
 
   ConsumerGroup& create_consumer_group(const std::string& group_id);
   ConsumerGroup* find_consumer(const std::string& group_id) const;
-  void persist_consumer_group(const ConsumerGroup& g, std::function<void(Status)> done);
+  void persist_consumer_group(const ConsumerGroup& g, const std::string* only_member, std::function<void(Status)> done);
   void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r);
 
   Group* find(const std::string& group_id) const;

@@ -44,6 +44,8 @@ struct GroupCoordinatorOptions {
   std::vector<std::string> consumer_assignors{"uniform", "range"};
   // group.consumer regex subscriptions: the longest expression accepted.
   int32_t consumer_max_regex_bytes = static_cast<int32_t>(config::GroupsConfig{}.consumer_max_regex_bytes);
+  int32_t consumer_max_subscribed_topics =
+      static_cast<int32_t>(config::GroupsConfig{}.consumer_max_subscribed_topics);
   // The partition count of an existing topic (the assignors' input); without it no topic exists.
   std::function<std::optional<int32_t>(const std::string&)> topic_partitions;
   // Every topic's name (regular-expression subscriptions).

@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "net/tcp_server.h"
 #include "server/context/request.h"
 
 namespace kib::kafka {
