@@ -4,7 +4,6 @@
 // (KafkaApis.handleListOffsetRequest). A fan-out request (server/handlers/fanout.h): partitions
 // are looked up a slice at a time, and one naming more than [limits] max_response_bytes can
 // answer closes the connection.
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,23 +28,14 @@ void handle(bridge::PartitionLog& log, uint64_t max_response_bytes, Request&& re
   auto body = std::make_shared<msg::ListOffsetsRequest>(req.decode<msg::ListOffsetsRequest>());
   auto call = std::make_shared<FanInAnswer<msg::ListOffsetsResponse>>(req.respond);
 
-  // Kafka answers INVALID_REQUEST for every occurrence of a partition listed twice. Found by
-  // sorting 64-bit (topic number, partition) keys rather than counting in a map keyed by names:
-  // a request naming 200,000 partitions held the loop 80-100 ms before its first slice that way,
-  // 25 ms now (the probes of tests/system/test_hostile_fanout.py wait behind it).
-  std::map<std::string_view, uint32_t> topic_ids;
-  std::vector<uint64_t> keys;  // (topic number << 32) | partition, in request order
-  for (const auto& t : body->topics) {
-    const uint64_t id = topic_ids.try_emplace(t.name, static_cast<uint32_t>(topic_ids.size())).first->second;
-    for (const auto& p : t.partitions) keys.push_back(id << 32 | static_cast<uint32_t>(p.partition_index));
-  }
-  const size_t entries = keys.size();
-  std::vector<uint64_t> sorted = keys;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<uint64_t> repeated;  // the keys named more than once, sorted
-  for (size_t i = 1; i < sorted.size(); ++i)
-    if (sorted[i] == sorted[i - 1] && (repeated.empty() || repeated.back() != sorted[i])) repeated.push_back(sorted[i]);
-  auto duplicate = [&](size_t i) { return !repeated.empty() && std::binary_search(repeated.begin(), repeated.end(), keys[i]); };
+  // Kafka answers INVALID_REQUEST for every occurrence of a partition listed twice.
+  std::map<std::pair<std::string_view, int32_t>, int> seen;
+  size_t entries = 0;
+  for (const auto& t : body->topics)
+    for (const auto& p : t.partitions) {
+      ++seen[{t.name, p.partition_index}];
+      ++entries;
+    }
   // The answer's structs, known before any lookup starts (server/handlers/fanout.h).
   AnswerBudget budget(max_response_bytes);
   budget.add(entries * sizeof(msg::ListOffsetsResponse::ListOffsetsPartitionResponse));
@@ -65,7 +55,8 @@ void handle(bridge::PartitionLog& log, uint64_t max_response_bytes, Request&& re
     call->resp.topics[t].name = topic.name;
     call->resp.topics[t].partitions.resize(topic.partitions.size());
     const bool may_describe = req.authorized(Op::kDescribe, Res::kTopic, topic.name);
-    for (size_t p = 0; p < topic.partitions.size(); ++p) todo->push_back({t, p, may_describe, duplicate(todo->size())});
+    for (size_t p = 0; p < topic.partitions.size(); ++p)
+      todo->push_back({t, p, may_describe, seen[{topic.name, topic.partitions[p].partition_index}] > 1});
   }
   const auto isolation = body->isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
                                                      : bridge::IsolationLevel::kReadUncommitted;
