@@ -772,16 +772,21 @@ KGO_RECORDS = 20000
 KGO_PARTITIONS = 3
 
 
-def kgo_txn_etl(target, tv: int) -> None:
+def kgo_txn_etl(target, tv: int, pattern: str = KGO_TXN_ETL, expected: dict | None = None,
+                label: str | None = None) -> None:
+    """Runs the TestTxnEtl subtests `pattern` selects against `target`; every verdict must be
+    `expected`'s (the classic subtests' by default). `label` names the logs and timings (tv<N>)."""
     from harness import franz_go_suite
 
+    label = label or f"tv{tv}"
+    expected = KGO_TXN_ETL_EXPECTED if expected is None else expected
     t = time.monotonic()
-    res = franz_go_suite.run(target.bootstrap, KGO_TXN_ETL, f"kgo-txn-etl-tv{tv}-{target.name}.log",
+    res = franz_go_suite.run(target.bootstrap, pattern, f"kgo-txn-etl-{label}-{target.name}.log",
                              KGO_RECORDS, KGO_PARTITIONS)
-    TIMINGS[f"kgo_txn_etl_tv{tv}_{target.name}_s"] = round(time.monotonic() - t, 1)
-    save(f"kgo-txn-etl-tv{tv}-{target.name}", res)
-    assert res["rc"] == 0 and res["verdicts"] == KGO_TXN_ETL_EXPECTED, (
-        f"franz-go TestTxnEtl on {target.name} at transaction version {tv}: exit {res['rc']}, "
+    TIMINGS[f"kgo_txn_etl_{label}_{target.name}_s"] = round(time.monotonic() - t, 1)
+    save(f"kgo-txn-etl-{label}-{target.name}", res)
+    assert res["rc"] == 0 and res["verdicts"] == expected, (
+        f"franz-go TestTxnEtl ({pattern}) on {target.name} at transaction version {tv}: exit {res['rc']}, "
         f"{res['verdicts']}, log {res['log']}\n{franz_go_suite.failures(res['log'])}{bridge_log_hint(target)}")
 
 
@@ -806,16 +811,7 @@ def test_franz_go_own_txn_etl_test_with_kip848_groups(txn_target):
     on the consumer protocol (franz-go's ServerSideBalancer: ConsumerGroupHeartbeat, the
     coordinator's assignor), dynamic and static members. They skipped on the bridge before it
     served ConsumerGroupHeartbeat ("broker does not support KIP-848")."""
-    from harness import franz_go_suite
-
-    t = time.monotonic()
-    res = franz_go_suite.run(txn_target.bootstrap, KGO_TXN_ETL_848, f"kgo-txn-etl-848-{txn_target.name}.log",
-                             KGO_RECORDS, KGO_PARTITIONS)
-    TIMINGS[f"kgo_txn_etl_848_{txn_target.name}_s"] = round(time.monotonic() - t, 1)
-    save(f"kgo-txn-etl-848-{txn_target.name}", res)
-    assert res["rc"] == 0 and res["verdicts"] == KGO_TXN_ETL_848_EXPECTED, (
-        f"franz-go TestTxnEtl's KIP-848 subtests on {txn_target.name}: exit {res['rc']}, {res['verdicts']}, "
-        f"log {res['log']}\n{franz_go_suite.failures(res['log'])}{bridge_log_hint(txn_target)}")
+    kgo_txn_etl(txn_target, 2, KGO_TXN_ETL_848, KGO_TXN_ETL_848_EXPECTED, "848")
 
 
 # ---------------------------------------------------------------------------------------------

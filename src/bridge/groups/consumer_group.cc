@@ -47,15 +47,6 @@ void update_member_epoch(ConsumerMember& m, int32_t epoch) {
   m.member_epoch = epoch;
 }
 
-bool same_member(const ConsumerMember& a, const ConsumerMember& b) {
-  return a.member_id == b.member_id && a.instance_id == b.instance_id && a.rack_id == b.rack_id &&
-         a.client_id == b.client_id && a.client_host == b.client_host &&
-         a.rebalance_timeout_ms == b.rebalance_timeout_ms && a.subscribed_topic_names == b.subscribed_topic_names &&
-         a.subscribed_topic_regex == b.subscribed_topic_regex && a.server_assignor == b.server_assignor &&
-         a.member_epoch == b.member_epoch && a.previous_member_epoch == b.previous_member_epoch &&
-         a.state == b.state && a.assigned == b.assigned && a.pending_revocation == b.pending_revocation;
-}
-
 }  // namespace
 
 const char* consumer_member_state_name(ConsumerMemberState s) {
@@ -557,7 +548,7 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   update_owners(replaced ? &*replaced : (created ? nullptr : &before), &reconciled);
   members_[member_id] = reconciled;
   if (reconciled.state == ConsumerMemberState::kUnrevokedPartitions) {
-    if (!same_member(reconciled, updated) && reconciled.rebalance_timeout_ms > 0)
+    if (reconciled != updated && reconciled.rebalance_timeout_ms > 0)
       host_->arm_rebalance(member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms);
   } else {
     host_->cancel_rebalance(member_id);
@@ -572,7 +563,7 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   if (joining || full || partitions_of(before.assigned) != partitions_of(reconciled.assigned))
     r.assignment = partitions_of(reconciled.assigned);
 
-  const bool changed = created || replaced.has_value() || group_epoch_ != epoch_before || !same_member(before, reconciled);
+  const bool changed = created || replaced.has_value() || group_epoch_ != epoch_before || before != reconciled;
   if (!changed) return host_->answer(std::move(done), std::move(r));
   // A new target (the group epoch moved) or a replaced static member rewrites the group; anything
   // else changed this member alone.
@@ -672,8 +663,9 @@ ConsumerGroupView ConsumerGroup::view() const {
   return v;
 }
 
-// DescribeGroups does not describe consumer groups (the handler answers GROUP_ID_NOT_FOUND, as
-// Kafka's classicGroup() lookup does); what it would list is here for the admin CLI.
+// Group::describe. GroupCoordinator::describe_group answers a consumer group "not a classic
+// group" (Kafka's classicGroup() lookup) before asking the group, so DescribeGroups never shows
+// this; it is what the interface asks of every group.
 GroupDescription ConsumerGroup::describe() const {
   GroupDescription d;
   d.group_id = id();

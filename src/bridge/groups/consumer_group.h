@@ -51,6 +51,7 @@ struct ConsumerMember {
   ConsumerMemberState state = ConsumerMemberState::kStable;
   EpochAssignment assigned;
   EpochAssignment pending_revocation;
+  bool operator==(const ConsumerMember&) const = default;
 };
 
 // What ConsumerGroupHeartbeat brings (nullopt: "did not change since the last heartbeat").
