@@ -46,8 +46,13 @@ bridge::CommittedOffsetsOptions offsets_options(const config::Config& cfg, bridg
   return o;
 }
 
-bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, const bridge::TopicCatalog& catalog) {
+bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, const bridge::TopicCatalog& catalog,
+                                              const bridge::ConfigService& configs) {
   bridge::GroupCoordinatorOptions o;
+  o.consumer_timeouts = [&configs](const std::string& group_id) {
+    const auto t = configs.consumer_timeouts(group_id);
+    return std::pair<int32_t, int32_t>(t.session_timeout_ms, t.heartbeat_interval_ms);
+  };
   o.consumer_session_timeout_ms = static_cast<int32_t>(cfg.groups.consumer_session_timeout_ms);
   o.consumer_heartbeat_interval_ms = static_cast<int32_t>(cfg.groups.consumer_heartbeat_interval_ms);
   o.consumer_max_regex_bytes = static_cast<int32_t>(cfg.groups.consumer_max_regex_bytes);
@@ -95,7 +100,9 @@ ServiceGraph::ServiceGraph(uv_loop_t* loop, const config::Config& cfg, state::St
   offsets_ = std::make_unique<bridge::CommittedOffsets>(
       state, *group_timers_, offsets_options(cfg, *catalog_, options.offsets_check_partitions));
   catalog_->adopt_listener(std::make_unique<TopicStateListener>(*offsets_, *producers_));
-  groups_ = std::make_unique<bridge::GroupCoordinator>(state, *group_timers_, *offsets_, group_options(cfg, *catalog_));
+  groups_ = std::make_unique<bridge::GroupCoordinator>(state, *group_timers_, *offsets_,
+                                                       group_options(cfg, *catalog_, *configs_));
+  configs_->set_group_config_listener([this](const std::string& group_id) { groups_->group_config_changed(group_id); });
   transactions_ = bridge::make_transaction_coordinator(
       bridge::TransactionServices{state, loop, *producers_, *log_, *offsets_, *groups_, cfg.transactions});
   authorizer_ = std::make_unique<bridge::Authorizer>(cfg.authorization, state, loop);

@@ -310,8 +310,20 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("offsets_topic_partitions", c.groups.offsets_topic_partitions, 1, 1000);
     s.integer("consumer_session_timeout_ms", c.groups.consumer_session_timeout_ms, 1, 3600000);
     s.integer("consumer_heartbeat_interval_ms", c.groups.consumer_heartbeat_interval_ms, 1, 3600000);
+    s.integer("consumer_min_session_timeout_ms", c.groups.consumer_min_session_timeout_ms, 1, 3600000);
+    s.integer("consumer_max_session_timeout_ms", c.groups.consumer_max_session_timeout_ms, 1, 3600000);
+    s.integer("consumer_min_heartbeat_interval_ms", c.groups.consumer_min_heartbeat_interval_ms, 1, 3600000);
+    s.integer("consumer_max_heartbeat_interval_ms", c.groups.consumer_max_heartbeat_interval_ms, 1, 3600000);
     if (c.groups.consumer_heartbeat_interval_ms >= c.groups.consumer_session_timeout_ms)
       s.bad("consumer_heartbeat_interval_ms", "must be less than consumer_session_timeout_ms");
+    // Kafka's GroupCoordinatorConfig checks the same: the broker's values within its bounds.
+    if (c.groups.consumer_session_timeout_ms < c.groups.consumer_min_session_timeout_ms ||
+        c.groups.consumer_session_timeout_ms > c.groups.consumer_max_session_timeout_ms)
+      s.bad("consumer_session_timeout_ms", "must be within consumer_min_session_timeout_ms and consumer_max_session_timeout_ms");
+    if (c.groups.consumer_heartbeat_interval_ms < c.groups.consumer_min_heartbeat_interval_ms ||
+        c.groups.consumer_heartbeat_interval_ms > c.groups.consumer_max_heartbeat_interval_ms)
+      s.bad("consumer_heartbeat_interval_ms",
+            "must be within consumer_min_heartbeat_interval_ms and consumer_max_heartbeat_interval_ms");
     s.integer("consumer_max_regex_bytes", c.groups.consumer_max_regex_bytes, 1, 65536);
     s.integer("consumer_max_subscribed_topics", c.groups.consumer_max_subscribed_topics, 1, 1000000);
     s.integer("group_version", c.groups.group_version, 0, 1);
@@ -573,6 +585,10 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\noffsets_topic_partitions = " << c.groups.offsets_topic_partitions
      << "\nconsumer_session_timeout_ms = " << c.groups.consumer_session_timeout_ms
      << "\nconsumer_heartbeat_interval_ms = " << c.groups.consumer_heartbeat_interval_ms
+     << "\nconsumer_min_session_timeout_ms = " << c.groups.consumer_min_session_timeout_ms
+     << "\nconsumer_max_session_timeout_ms = " << c.groups.consumer_max_session_timeout_ms
+     << "\nconsumer_min_heartbeat_interval_ms = " << c.groups.consumer_min_heartbeat_interval_ms
+     << "\nconsumer_max_heartbeat_interval_ms = " << c.groups.consumer_max_heartbeat_interval_ms
      << "\nconsumer_max_regex_bytes = " << c.groups.consumer_max_regex_bytes
      << "\nconsumer_max_subscribed_topics = " << c.groups.consumer_max_subscribed_topics
      << "\ngroup_version = " << c.groups.group_version

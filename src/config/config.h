@@ -77,6 +77,12 @@ struct GroupsConfig {
   // KIP-848 consumer groups (ConsumerGroupHeartbeat).
   uint32_t consumer_session_timeout_ms = 45000;    // group.consumer.session.timeout.ms
   uint32_t consumer_heartbeat_interval_ms = 5000;  // group.consumer.heartbeat.interval.ms
+  // The bounds of those two, for the broker's values and for a group's own (kafka-configs
+  // --entity-type groups): group.consumer.{min,max}.{session.timeout,heartbeat.interval}.ms.
+  uint32_t consumer_min_session_timeout_ms = 45000;
+  uint32_t consumer_max_session_timeout_ms = 60000;
+  uint32_t consumer_min_heartbeat_interval_ms = 5000;
+  uint32_t consumer_max_heartbeat_interval_ms = 15000;
   // The longest SubscribedTopicRegex a consumer group member may send (INVALID_REGULAR_EXPRESSION beyond).
   uint32_t consumer_max_regex_bytes = 1024;
   // Topic names one consumer group member may subscribe to (INVALID_REQUEST beyond).

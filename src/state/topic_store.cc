@@ -102,6 +102,16 @@ void replace_broker_configs(SQLite::Database& db, const std::string& scope,
                 "INSERT INTO broker_configs(scope, name, value) VALUES (?,?,?)", scope, configs);
 }
 
+std::map<std::string, std::map<std::string, std::string>> load_group_configs(SQLite::Database& db) {
+  return load_pairs(db, "SELECT group_id, name, value FROM group_configs");
+}
+
+void replace_group_configs(SQLite::Database& db, const std::string& group_id,
+                           const std::map<std::string, std::string>& configs) {
+  replace_pairs(db, "DELETE FROM group_configs WHERE group_id = ?",
+                "INSERT INTO group_configs(group_id, name, value) VALUES (?,?,?)", group_id, configs);
+}
+
 namespace {
 
 // Tables with a topic column holding bridge state of that topic (besides `topics`, keyed by

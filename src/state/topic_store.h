@@ -35,6 +35,10 @@ void replace_topic_configs(SQLite::Database& db, const std::string& topic,
 std::map<std::string, std::map<std::string, std::string>> load_broker_configs(SQLite::Database& db);
 void replace_broker_configs(SQLite::Database& db, const std::string& scope,
                             const std::map<std::string, std::string>& configs);
+// group_configs: a group's own configs (GROUP config resources), by group id.
+std::map<std::string, std::map<std::string, std::string>> load_group_configs(SQLite::Database& db);
+void replace_group_configs(SQLite::Database& db, const std::string& group_id,
+                           const std::map<std::string, std::string>& configs);
 // DeleteTopics: every row of the bridge's state that belongs to the topic `name` (its topics
 // row with the topic id, the committed offsets of its partitions as Kafka's
 // GroupCoordinator.onPartitionsDeleted drops them, and the producer_batches of its

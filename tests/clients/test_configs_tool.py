@@ -9,6 +9,13 @@ log.retention.ms on the default entity (which every topic without its own retent
 reports), an unknown key, a read-only key, a bad value; at the end every dynamic broker config
 the session set is deleted again (the brokers are shared with the other tests of the session).
 
+A second session does the same for a group's own configs (`--entity-type groups`, Kafka 4.1's
+GROUP config resources): --describe of a group that has none and does not exist, --alter with
+good values and with each kind of bad one (unknown key, not a number, below and above the
+broker's bounds, a session timeout not above the heartbeat interval, a bad enum, too many
+standby replicas), --describe [--all], --delete-config; and between them a consumer-protocol
+member's ConsumerGroupHeartbeat, whose heartbeat interval must be the group's own.
+
 Normalized, and only these: ports. Topics carry the run tag on both sides. `--describe --all`
 for broker 1 is reduced to the keys both report the same way (docs/mapping.md "Broker
 configs"): Kafka prints about 300 broker configs; the bridge reports a curated table, and
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import struct
 import time
 import uuid
 
@@ -25,10 +33,12 @@ import pytest
 from harness import util
 from harness.bridge import target_mode
 from harness.group_tool import GroupToolSession, ToolResult
+from harness.kafka_wire import Conn, compact_array, compact_string
 
 TAG = uuid.uuid4().hex[:8]
 TOPIC = f"cfg-tool-{TAG}"
 NO_TOPIC = f"cfg-tool-{TAG}-nosuchtopic"
+GROUP = f"cfg-tool-{TAG}-group"
 
 # Broker keys compared in `--describe --entity-name 1 --all`: same value, source and synonyms on
 # both sides when the bridge runs with its defaults and Kafka with the test harness's
@@ -41,6 +51,7 @@ BROKER_KEYS = ["auto.create.topics.enable", "compression.type", "default.replica
                "log.roll.hours", "log.roll.ms"]
 
 TRANSCRIPTS: dict[str, list[tuple[str, str, str, int]]] = {}
+GROUP_TRANSCRIPTS: dict[str, list[tuple[str, str, str, int]]] = {}
 ADDR_RE = re.compile(r"127\.0\.0\.1:\d+")
 
 
@@ -124,6 +135,90 @@ def session(target) -> list[tuple[str, str, str, int]]:
     return transcript
 
 
+def heartbeat_interval(bootstrap: str, group: str, topic: str) -> str:
+    """A new member's ConsumerGroupHeartbeat v1 (its own member id, KIP-1082), then its leave:
+    "error=E interval=N", the interval the coordinator gives this group's members."""
+    port = int(bootstrap.rsplit(":", 1)[1])
+    member = uuid.uuid4().hex[:22]
+    tags = b"\x00"
+
+    def body(epoch: int, topics) -> bytes:
+        return (compact_string(group) + compact_string(member) + struct.pack(">i", epoch) + compact_string(None)
+                + compact_string(None) + struct.pack(">i", 30000)
+                + (compact_array([compact_string(t) for t in topics]) if topics is not None else b"\x00")
+                + compact_string(None)  # subscribed_topic_regex
+                + compact_string(None)  # server_assignor
+                + (b"\x01" if epoch == 0 else b"\x00")  # topic_partitions: none owned / null
+                + tags)
+
+    with Conn(port) as c:
+        # FindCoordinator v4 first: Kafka loads a group's coordinator (and creates
+        # __consumer_offsets) only once asked; until then NOT_COORDINATOR / LOAD_IN_PROGRESS.
+        c.call(10, 4, b"\x00" + compact_array([compact_string(group)]) + tags, flexible=True)
+        deadline = time.monotonic() + 30
+        while True:
+            r = c.call(68, 1, body(0, [topic]), flexible=True)
+            r.int32()
+            err = r.int16()
+            r.compact_string()
+            r.compact_string()
+            epoch = r.int32()
+            interval = r.int32()
+            if err not in (14, 15, 16) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        if err == 0:
+            c.call(68, 1, body(-1, None), flexible=True)
+    return f"error={err} interval={interval}" + ("" if epoch > 0 or err else " (no epoch)")
+
+
+def group_session(target) -> list[tuple[str, str, str, int]]:
+    transcript: list[tuple[str, str, str, int]] = []
+    with GroupToolSession(target.bootstrap, util.log_dir() / f"configs-tool-groups-{target.name}.log",
+                          shell="ConfigCommandShell") as tool:
+        def run(*args: str) -> ToolResult:
+            r = tool.run(*args)
+            transcript.append((" ".join(args), normalize(r.stdout), normalize(r.stderr), r.exit_code))
+            return r
+
+        def heartbeat():
+            transcript.append(("(ConsumerGroupHeartbeat)", heartbeat_interval(target.bootstrap, GROUP, TOPIC), "", 0))
+
+        group = ["--entity-type", "groups", "--entity-name", GROUP]
+        create_topic_if_missing(target.bootstrap)
+        run(*group, "--describe")
+        heartbeat()
+        run(*group, "--alter", "--add-config", "consumer.session.timeout.ms=20000,consumer.heartbeat.interval.ms=2500")
+        run(*group, "--describe")
+        heartbeat()
+        run(*group, "--describe", "--all")
+        run("--group", GROUP, "--describe")
+        run(*group, "--alter", "--add-config", "share.isolation.level=read_committed,streams.num.standby.replicas=1")
+        run(*group, "--describe")
+        for bad in ("no.such.config=1", "consumer.session.timeout.ms=abc", "consumer.session.timeout.ms=3000",
+                    "consumer.session.timeout.ms=70000", "consumer.heartbeat.interval.ms=500",
+                    "consumer.session.timeout.ms=8000,consumer.heartbeat.interval.ms=9000",
+                    "share.isolation.level=serializable", "streams.num.standby.replicas=5",
+                    "share.auto.offset.reset=by_duration:-PT1H", "share.record.lock.duration.ms=500"):
+            run(*group, "--alter", "--add-config", bad)
+        run(*group, "--describe")
+        run(*group, "--alter", "--delete-config", "consumer.heartbeat.interval.ms,share.isolation.level,"
+                                                 "streams.num.standby.replicas")
+        run(*group, "--describe")
+        heartbeat()
+        run(*group, "--alter", "--delete-config", "consumer.session.timeout.ms")
+        run(*group, "--describe")
+    return transcript
+
+
+def create_topic_if_missing(bootstrap: str):
+    try:
+        create_topic(bootstrap)
+    except Exception as e:  # the topic session may have made it already
+        if "already exists" not in str(e):
+            raise
+
+
 def test_configs_tool_session(target):
     """The session runs to its end on each target; its own expectations hold on both."""
     transcript = session(target)
@@ -137,11 +232,24 @@ def test_configs_tool_session(target):
         f"--entity-type topics --entity-name {TOPIC} --alter --add-config foo.bar=1"]
 
 
-def test_configs_tool_prints_the_same_on_kafka_and_the_bridge(request):
+def test_configs_tool_group_session(target):
+    """The group session on each target: the group's own heartbeat interval reaches its members,
+    and what was set is described as the group's (DYNAMIC_GROUP_CONFIG)."""
+    transcript = group_session(target)
+    GROUP_TRANSCRIPTS[target.name] = transcript
+    text = "\n".join(f"$ kafka-configs {label}\n{out}\n{err}[exit {code}]" for label, out, err, code in transcript)
+    (util.log_dir() / f"configs-groups-{target.name}.txt").write_text(text + "\n")
+    beats = [out for label, out, _, _ in transcript if label == "(ConsumerGroupHeartbeat)"]
+    assert beats == ["error=0 interval=1000", "error=0 interval=2500", "error=0 interval=1000"], beats
+    described = [out for label, out, _, _ in transcript if label == f"--entity-type groups --entity-name {GROUP} --describe"]
+    assert "consumer.heartbeat.interval.ms=2500 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:" in described[1], described[1]
+
+
+def compare(request, transcripts):
     if target_mode() == "xfail":
         request.applymarker(pytest.mark.xfail(reason="bridge target in xfail mode (KIB_BRIDGE_TARGET=xfail)",
                                               strict=False))
-    kafka, bridge = TRANSCRIPTS.get("kafka"), TRANSCRIPTS.get("bridge")
+    kafka, bridge = transcripts.get("kafka"), transcripts.get("bridge")
     if kafka is None or bridge is None:
         missing = " and ".join(n for n, t in (("kafka", kafka), ("bridge", bridge)) if t is None)
         util.skip_loudly(f"kafka-configs: no {missing} transcript to compare (that run was skipped or failed)")
@@ -153,3 +261,11 @@ def test_configs_tool_prints_the_same_on_kafka_and_the_bridge(request):
                 diff = "\n".join(difflib.unified_diff(k.split("\n"), b.split("\n"), "kafka", "bridge", lineterm="", n=1))
                 diffs.append(f"$ kafka-configs {label}  ({what})\n{diff}")
     assert not diffs, f"{len(diffs)} outputs differ:\n\n" + "\n\n".join(diffs)
+
+
+def test_configs_tool_prints_the_same_on_kafka_and_the_bridge(request):
+    compare(request, TRANSCRIPTS)
+
+
+def test_configs_tool_prints_the_same_for_groups_on_kafka_and_the_bridge(request):
+    compare(request, GROUP_TRANSCRIPTS)

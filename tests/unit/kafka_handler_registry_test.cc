@@ -52,6 +52,7 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {66, 0, 2, 0},  // ListTransactions
       {68, 0, 1, 0},  // ConsumerGroupHeartbeat (KIP-848)
       {69, 0, 1, 0},  // ConsumerGroupDescribe
+      {74, 0, 1, 0},  // ListConfigResources (kafka-configs --entity-type groups)
       {75, 0, 0, 0},  // DescribeTopicPartitions
   };
   std::vector<std::array<int16_t, 4>> served;

@@ -32,7 +32,10 @@ ConfigService::ConfigService(const config::Config& cfg, TopicCatalog& catalog, s
     : cfg_(cfg), catalog_(catalog), state_(state) {}
 
 Status ConfigService::load() {
-  auto st = state_.run_blocking([this](SQLite::Database& db) { dynamic_ = state::load_broker_configs(db); });
+  auto st = state_.run_blocking([this](SQLite::Database& db) {
+    dynamic_ = state::load_broker_configs(db);
+    groups_ = state::load_group_configs(db);
+  });
   if (!st) return st;
   catalog_.set_broker_layers([this] { return layers(); });
   return ok_status();
@@ -67,6 +70,12 @@ void ConfigService::describe(int8_t type, const std::string& name,
   if (type == static_cast<int8_t>(ConfigResourceType::kBroker)) {
     if (auto st = check_broker_name(name, true); !st) return done(st.error());
     return done(tc::resolve_broker(layers(), !name.empty()));
+  }
+  if (type == static_cast<int8_t>(ConfigResourceType::kGroup)) {
+    // ConfigHelper: any group id, whether the group exists or not.
+    if (name.empty()) return done(kafka_error(ErrorCode::kInvalidRequest, "Group name must not be empty"));
+    auto it = groups_.find(name);
+    return done(group_configs::resolve(it == groups_.end() ? tc::ConfigMap{} : it->second, group_configs::broker_of(cfg_)));
   }
   if (type != static_cast<int8_t>(ConfigResourceType::kTopic))
     return done(kafka_error(ErrorCode::kInvalidRequest, "Unsupported resource type"));
@@ -108,6 +117,11 @@ void ConfigService::alter_incremental(int8_t type, const std::string& name, cons
     return alter_broker(name.empty() ? "" : std::to_string(cfg_.kafka.node_id), std::move(*next), validate_only,
                         std::move(done));
   }
+  if (type == static_cast<int8_t>(ConfigResourceType::kGroup)) {
+    auto cur = groups_.find(name);
+    return alter_group(name, tc::apply_incremental(cur == groups_.end() ? tc::ConfigMap{} : cur->second, ops, true),
+                       validate_only, std::move(done));
+  }
   if (type != static_cast<int8_t>(ConfigResourceType::kTopic))
     return done(kafka_error(ErrorCode::kInvalidRequest, "Unsupported resource type"));
   const TopicMetadata* t = catalog_.find(name);
@@ -137,6 +151,7 @@ void ConfigService::alter_replace(int8_t type, const std::string& name,
     return alter_broker(name.empty() ? "" : std::to_string(cfg_.kafka.node_id), std::move(*next), validate_only,
                         std::move(done));
   }
+  if (type == static_cast<int8_t>(ConfigResourceType::kGroup)) return alter_group(name, std::move(next), validate_only, std::move(done));
   if (type != static_cast<int8_t>(ConfigResourceType::kTopic))
     return done(kafka_error(ErrorCode::kInvalidRequest, "Unsupported resource type"));
   if (next) {
@@ -173,6 +188,41 @@ void ConfigService::alter_topic(const std::string& name, Result<tc::ConfigMap> n
     if (validate_only) return done(ok_status());
     catalog_.apply_settings(name, next, done);
   });
+}
+
+// ControllerConfigurationValidator for GROUP: the default resource refused, then
+// GroupConfigManager.validate on the group's whole new set; stored and applied once committed.
+void ConfigService::alter_group(const std::string& name, Result<tc::ConfigMap> next_or, bool validate_only,
+                                std::function<void(Status)> done) {
+  if (!next_or) return done(next_or.error());
+  if (name.empty()) return done(kafka_error(ErrorCode::kInvalidRequest, "Default group resources are not allowed."));
+  tc::ConfigMap next;
+  if (auto st = group_configs::validate(*next_or, group_configs::broker_of(cfg_), &next); !st) return done(st);
+  if (validate_only) return done(ok_status());
+  state_.write([name, next](SQLite::Database& db) { state::replace_group_configs(db, name, next); },
+               [this, name, next, done](Status s) {
+                 if (!s) {
+                   spdlog::error("configs: cannot store the configs of group '{}': {}", name, s.error().message);
+                   return done(s);
+                 }
+                 if (next.empty()) groups_.erase(name);
+                 else groups_[name] = next;
+                 spdlog::info("configs: group '{}' now has {} config(s) of its own", name, next.size());
+                 done(ok_status());
+                 if (group_listener_) group_listener_(name);
+               });
+}
+
+std::vector<std::string> ConfigService::configured_groups() const {
+  std::vector<std::string> out;
+  for (const auto& [g, m] : groups_) out.push_back(g);
+  return out;
+}
+
+group_configs::ConsumerTimeouts ConfigService::consumer_timeouts(const std::string& group_id) const {
+  auto it = groups_.find(group_id);
+  return group_configs::consumer_timeouts(it == groups_.end() ? tc::ConfigMap{} : it->second,
+                                          group_configs::broker_of(cfg_));
 }
 
 void ConfigService::alter_broker(const std::string& scope, tc::ConfigMap next, bool validate_only,

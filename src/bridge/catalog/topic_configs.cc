@@ -252,6 +252,11 @@ const ConfigMap& layer(const ConfigMap* m) { return m ? *m : kEmpty; }
 
 const std::vector<ConfigDef>& topic_defs() { return kafka_topic_defs(); }
 
+Result<std::string> parse_typed_value(const std::string& key, Type type, std::string_view validator,
+                                      const std::string& raw) {
+  return parse_typed(key, type, validator, raw);
+}
+
 const std::vector<ConfigDef>& broker_defs() {
   static const std::vector<ConfigDef> v{
 #define KIB_TOPIC_CONFIG(name, type, def, validator, doc)
@@ -600,6 +605,7 @@ std::string_view source_name(Source s) {
     case Source::kDynamicDefaultBroker: return "DYNAMIC_DEFAULT_BROKER_CONFIG";
     case Source::kStaticBroker: return "STATIC_BROKER_CONFIG";
     case Source::kDefault: return "DEFAULT_CONFIG";
+    case Source::kGroup: return "GROUP_CONFIG";
     case Source::kUnknown: break;
   }
   return "UNKNOWN";

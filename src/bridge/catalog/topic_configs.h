@@ -35,6 +35,7 @@ enum class Source : int8_t {
   kDynamicDefaultBroker = 3,
   kStaticBroker = 4,
   kDefault = 5,
+  kGroup = 8,  // GROUP_CONFIG: a group's own config (DescribeConfigs of a GROUP resource)
 };
 // What the bridge does with a topic config.
 enum class Apply : uint8_t { kIggy, kBridge, kStored };
@@ -73,6 +74,11 @@ std::vector<std::string> broker_synonym_group(std::string_view broker_key);
 // configuration k: ..." or "Unknown topic config name: k"). Returns the canonical form Kafka
 // reports (ConfigDef.convertToString of the parsed value).
 Result<std::string> validate_topic_value(const std::string& key, const std::string& value);
+// ConfigDef.parseType and a validator written as the generated schema writes it ("[1,...]",
+// "[a, b]"): the canonical value, or Kafka's INVALID_CONFIG "Invalid value v for configuration
+// k: ..." (group_configs.h uses it for the group keys).
+Result<std::string> parse_typed_value(const std::string& key, Type type, std::string_view validator,
+                                      const std::string& raw);
 // The whole override set: every value, then the cross-key checks of LogConfig.validate.
 Status validate_topic_configs(const ConfigMap& overrides, ConfigMap* canonical);
 

@@ -142,6 +142,13 @@ class ConsumerGroupHost {
 
 class ConsumerGroup final : public Group {
  public:
+  // A change of the group's consumer.session.timeout.ms / consumer.heartbeat.interval.ms: sessions
+  // armed from the next heartbeat on run with it, and answers carry the new interval (Kafka reads
+  // the group config on every heartbeat).
+  void set_timeouts(int32_t session_timeout_ms, int32_t heartbeat_interval_ms) {
+    options_.session_timeout_ms = session_timeout_ms;
+    options_.heartbeat_interval_ms = heartbeat_interval_ms;
+  }
   ConsumerGroup(std::string id, ConsumerGroupOptions options, std::unique_ptr<ConsumerGroupHost> host);
   ~ConsumerGroup() override;
 

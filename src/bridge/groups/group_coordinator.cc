@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <tuple>
 
 #include "bridge/errors.h"
 #include "bridge/groups/classic_group.h"
@@ -273,6 +274,7 @@ ConsumerGroup& GroupCoordinator::create_consumer_group(const std::string& group_
   ConsumerGroupOptions o;
   o.session_timeout_ms = options_.consumer_session_timeout_ms;
   o.heartbeat_interval_ms = options_.consumer_heartbeat_interval_ms;
+  if (options_.consumer_timeouts) std::tie(o.session_timeout_ms, o.heartbeat_interval_ms) = options_.consumer_timeouts(group_id);
   o.max_size = options_.max_size;
   o.assignors = options_.consumer_assignors;
   o.max_regex_bytes = options_.consumer_max_regex_bytes;
@@ -281,6 +283,13 @@ ConsumerGroup& GroupCoordinator::create_consumer_group(const std::string& group_
   ConsumerGroup& ref = *g;
   groups_[group_id] = std::move(g);
   return ref;
+}
+
+void GroupCoordinator::group_config_changed(const std::string& group_id) {
+  ConsumerGroup* g = find_consumer(group_id);
+  if (!g || !options_.consumer_timeouts) return;
+  const auto [session, heartbeat] = options_.consumer_timeouts(group_id);
+  g->set_timeouts(session, heartbeat);
 }
 
 void GroupCoordinator::persist_consumer_group(const ConsumerGroup& g, const std::string* only_member,

@@ -78,6 +78,9 @@ class GroupCoordinator {
   // (created by a joining member; an empty classic group becomes a consumer group). Answered once
   // what changed is durable.
   void consumer_group_heartbeat(ConsumerHeartbeatParams params, int16_t version, ConsumerHeartbeatCallback done);
+  // The group's own configs changed (GROUP config resources): a live consumer group takes its new
+  // session timeout and heartbeat interval from options().consumer_timeouts.
+  void group_config_changed(const std::string& group_id);
   ConsumerGroupDescribeResult consumer_group_describe(const std::string& group_id) const;
   // OffsetFetch v9+: the member asking, if it names one (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
   std::optional<ErrorCode> validate_offset_fetch(const std::string& group_id, const std::string& member_id,

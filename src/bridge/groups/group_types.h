@@ -46,6 +46,9 @@ struct GroupCoordinatorOptions {
   int32_t consumer_max_regex_bytes = static_cast<int32_t>(config::GroupsConfig{}.consumer_max_regex_bytes);
   int32_t consumer_max_subscribed_topics =
       static_cast<int32_t>(config::GroupsConfig{}.consumer_max_subscribed_topics);
+  // A consumer group's own consumer.session.timeout.ms and consumer.heartbeat.interval.ms (GROUP
+  // config resources), when it has them; unset: the two above for every group.
+  std::function<std::pair<int32_t, int32_t>(const std::string&)> consumer_timeouts;
   // The partition count of an existing topic (the assignors' input); without it no topic exists.
   std::function<std::optional<int32_t>(const std::string&)> topic_partitions;
   // Every topic's name (regular-expression subscriptions).

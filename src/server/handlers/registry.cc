@@ -18,6 +18,7 @@ std::vector<HandlerSpec> collect() {
       describe_configs_handler(),
       alter_configs_handler(),
       incremental_alter_configs_handler(),
+      list_config_resources_handler(),
       describe_cluster_handler(),
       add_partitions_to_txn_handler(),
       add_offsets_to_txn_handler(),

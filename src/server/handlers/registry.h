@@ -84,6 +84,7 @@ HandlerSpec end_txn_handler();
 HandlerSpec txn_offset_commit_handler();
 HandlerSpec describe_transactions_handler();
 HandlerSpec list_transactions_handler();
+HandlerSpec list_config_resources_handler();
 HandlerSpec describe_producers_handler();
 HandlerSpec delete_topics_handler();
 HandlerSpec create_partitions_handler();

@@ -114,6 +114,7 @@ constexpr std::array kServed{
     Served{DeleteAclsRequest::kApiKey, 1, 3, &body<DeleteAclsRequest>},
     Served{ConsumerGroupHeartbeatRequest::kApiKey, 0, 1, &body<ConsumerGroupHeartbeatRequest>},
     Served{ConsumerGroupDescribeRequest::kApiKey, 0, 1, &body<ConsumerGroupDescribeRequest>},
+    Served{ListConfigResourcesRequest::kApiKey, 0, 1, &body<ListConfigResourcesRequest>},
 };
 
 }  // namespace
