@@ -11,14 +11,16 @@ the same views, every reset specification with --dry-run and --execute, --delete
 --delete, and the errors for a group that does not exist.
 
 Then a KIP-848 group (one confluent-kafka member with group.protocol=consumer, on a topic of its
-own): --list --state/--type, every --describe view with the member alive and after it left, a
-reset, --delete. Member ids are then made by the client (a random Uuid) and replaced by
+own): --list --state/--type, `kafka-groups --list` (GroupsCommand) with each of its filters
+(--consumer, --group-type consumer/classic, --protocol consumer, --share), every --describe
+view with the member alive and after it left, a reset, --delete. Member ids are then made by the client (a random Uuid) and replaced by
 `<member-id>` on both sides.
 
 Normalized, and only these: member ids (client id + a random UUID, same length on both sides,
 so column widths still compare), the coordinator's port, and the order of the rows of --members
 tables (Kafka lists members in the order of a hash map keyed by their random ids). Everything
-else, padding included, must be byte-identical. Groups and
+else, padding included, must be byte-identical (but `kafka-groups --list`, whose column widths
+follow every group of the target: its runs of spaces are compared as one). Groups and
 topics carry the same run tag on both sides; --list output is reduced to this session's
 groups (the brokers are shared with other tests of the session)."""
 from __future__ import annotations
@@ -253,6 +255,7 @@ def consumer_protocol_session(target) -> list[tuple[str, str, str, int]]:
         try:
             run("--list", "--state", listing=True)
             run("--list", "--type", listing=True)
+            groups_tool(bs, target.name, transcript)
             for view in ([], ["--verbose"], ["--members"], ["--members", "--verbose"], ["--state"],
                          ["--state", "--verbose"]):
                 run("--describe", "--group", CGROUP, *view)
@@ -269,6 +272,23 @@ def consumer_protocol_session(target) -> list[tuple[str, str, str, int]]:
         run("--delete", "--group", CGROUP)
         run("--describe", "--group", CGROUP)
     return transcript
+
+
+def groups_tool(bootstrap: str, target_name: str, transcript: list) -> None:
+    """`kafka-groups --list` (Kafka 4.1's GroupsCommand: ListGroups with its type and protocol
+    filters) with each filter, reduced to this session's groups like --list above."""
+    from harness.tool_shell import ToolSession
+
+    with ToolSession("org.apache.kafka.tools.GroupsCommand", bootstrap,
+                     util.log_dir() / f"groups-tool-{target_name}.log") as tool:
+        for args in (["--list"], ["--list", "--consumer"], ["--list", "--group-type", "consumer"],
+                     ["--list", "--group-type", "classic"], ["--list", "--protocol", "consumer"],
+                     ["--list", "--share"]):
+            r = tool.run(*args)
+            # Column widths follow the longest name among all the target's groups (other tests'
+            # too), so runs of spaces are compared as one.
+            out = re.sub(r" +", " ", only_this_session(normalize(r.stdout)))
+            transcript.append(("kafka-groups " + " ".join(args), out, normalize(r.stderr), r.exit_code))
 
 
 def compare(kafka, bridge) -> list[str]:
