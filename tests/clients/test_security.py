@@ -41,6 +41,9 @@ ACLs made for the module (by admin, through CreateAcls):
    proof, an unknown user) is answered with SASL_AUTHENTICATION_FAILED and the connection is
    closed, even with a Metadata request pipelined behind the wrong proof; positive controls
    (correct credentials, a client certificate) are answered.
+7. A KIP-848 regular-expression subscription (raw ConsumerGroupHeartbeat as bob) matching
+   VISIBLE, READABLE and HIDDEN is assigned only VISIBLE and READABLE: the topics the resolving
+   member may DESCRIBE (Kafka's filterTopicDescribeAuthorizedTopics).
 """
 from __future__ import annotations
 
@@ -865,3 +868,81 @@ def test_raw_requests_before_and_after_authentication(case, target, prepared):
 @pytest.mark.parametrize("case", list(WIRE_EXPECTED))
 def test_raw_requests_same_on_kafka_and_bridge(case, request):
     compare(("wire", case, "-"), request)
+
+
+# --- 7. KIP-848 regular expressions resolve only to topics the member may DESCRIBE ------------------
+
+def regex_assignment(target) -> list[str]:
+    """bob (PLAIN over SASL_SSL) joins a consumer group (ConsumerGroupHeartbeat v1) subscribed to
+    a regular expression matching VISIBLE, READABLE and HIDDEN, and heartbeats until he has an
+    assignment: its topics' names (ids mapped by admin). Kafka keeps the topics the resolving
+    member may DESCRIBE (filterTopicDescribeAuthorizedTopics): bob's READ on READABLE implies it,
+    he has DESCRIBE on VISIBLE, nothing on HIDDEN."""
+    import struct
+
+    from confluent_kafka import TopicCollection
+
+    ids = {}
+    admin = admin_client(target)  # held: its futures fail once it is collected
+    for name, fut in admin.describe_topics(TopicCollection([VISIBLE, READABLE, HIDDEN])).items():
+        tid = fut.result(timeout=30).topic_id
+        ids[struct.pack(">qq", tid.get_most_significant_bits(), tid.get_least_significant_bits())] = name
+    group, member = f"sec-regex-{TAG}", uuid.uuid4().hex[:22]
+    regex = f"sec-acl-(visible|readable|hidden)-{TAG}"
+    cs = wire.compact_string
+
+    def heartbeat(c, epoch: int, joining: bool):
+        body = (cs(group) + cs(member) + struct.pack(">i", epoch) + cs(None) + cs(None)
+                + struct.pack(">i", 30000 if joining else -1)
+                + b"\x00"  # subscribed_topic_names: null
+                + cs(regex if joining else None) + cs(None)
+                + (b"\x01" if joining else b"\x00")  # topic_partitions: none owned / unchanged
+                + b"\x00")
+        r = c.call(68, 1, body, flexible=True)
+        r.int32()
+        err = r.int16()
+        r.compact_string()
+        r.compact_string()
+        new_epoch = r.int32()
+        r.int32()
+        topics = None
+        if err == 0 and r.int8() == 1:
+            topics = []
+            for _ in range(r.uvarint() - 1):
+                tid = r.uuid()
+                parts = [r.int32() for _ in range(r.uvarint() - 1)]
+                r.tags()
+                if parts:
+                    topics.append(ids.get(tid, "<unknown id>"))
+        return err, new_epoch, topics
+
+    with wire_conn(*host_port(target.sasl_ssl), ca_file=str(target.certs.ca)) as c:
+        handshake_event(c, "PLAIN")
+        ev, resp = authenticate_event(c, f"\0bob\0{security.USERS['bob']}".encode(), "PLAIN bob")
+        assert resp is not None and resp.error_code == 0, ev
+        c.call(10, 4, b"\x00" + wire.compact_array([cs(group)]) + b"\x00", flexible=True)
+        deadline = time.monotonic() + 30
+        epoch, joining, assigned = 0, True, None
+        while time.monotonic() < deadline:
+            err, got_epoch, topics = heartbeat(c, epoch, joining)
+            if err in (14, 15, 16):  # the coordinator still loading
+                time.sleep(0.3)
+                continue
+            assert err == 0, f"ConsumerGroupHeartbeat as bob: error {err}"
+            epoch, joining = got_epoch, False
+            if topics:
+                assigned = sorted(topics)
+                break
+            time.sleep(0.5)
+        heartbeat(c, -1, False)  # leave
+    return assigned
+
+
+def test_a_regex_subscription_gets_only_topics_the_member_may_describe(target, prepared):
+    assigned = regex_assignment(target)
+    RESULTS[("regex", "-", "-", target.name)] = {"assigned": [re.sub(TAG, "<tag>", t) for t in assigned or []]}
+    assert assigned == sorted([READABLE, VISIBLE]), f"{target.name}: bob's regex subscription got {assigned}"
+
+
+def test_a_regex_subscription_same_on_kafka_and_bridge(request):
+    compare(("regex", "-", "-"), request)

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_coordinator.h"
@@ -393,6 +394,29 @@ BOOST_AUTO_TEST_CASE(a_regular_expression_subscription_follows_the_topics_it_mat
   BOOST_TEST(r.member_epoch == epoch + 1);
   BOOST_TEST((*r.assignment == Parts{{"orders", {0, 1}}, {"orders-eu", {0, 1}}, {"orders-us", {0}}}));
   BOOST_TEST(h.gc->consumer_group_describe("g").group.members.at(0).member.subscribed_topic_regex == "orders.*");
+}
+
+BOOST_AUTO_TEST_CASE(a_regular_expression_resolves_only_to_topics_the_member_may_describe) {
+  // Kafka's filterTopicDescribeAuthorizedTopics: the principal of the heartbeat that resolves
+  // the expression must be allowed to DESCRIBE each topic it keeps.
+  Harness h;
+  h.topics = {{"orders", 2}, {"orders-secret", 2}, {"payments", 3}};
+  ConsumerHeartbeatParams p;
+  p.group_id = "g";
+  p.member_id = "m";
+  p.member_epoch = 0;
+  p.rebalance_timeout_ms = 30'000;
+  p.subscribed_topic_regex = "orders.*";
+  p.owned.emplace();
+  std::vector<std::string> asked;
+  p.may_describe_topic = [&](const std::string& t) {
+    asked.push_back(t);
+    return t != "orders-secret";
+  };
+  auto r = h.beat(p);
+  BOOST_REQUIRE((r.error == ErrorCode::kNone));
+  BOOST_TEST((*r.assignment == Parts{{"orders", {0, 1}}}));
+  BOOST_TEST((std::set<std::string>(asked.begin(), asked.end()) == std::set<std::string>{"orders", "orders-secret"}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

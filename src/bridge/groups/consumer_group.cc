@@ -180,8 +180,9 @@ RE2::Options regex_options() {
 
 // Kafka's refreshRegularExpressions, done on the heartbeat that needs it: an expression no
 // resolution knows is resolved at once, the others again after the refresh interval (topics
-// created or deleted meanwhile are picked up then).
-bool ConsumerGroup::refresh_regexes(bool force) {
+// created or deleted meanwhile are picked up then). Topics the heartbeat's principal may not
+// DESCRIBE are left out, as Kafka's filterTopicDescribeAuthorizedTopics does.
+bool ConsumerGroup::refresh_regexes(bool force, const std::function<bool(const std::string&)>& may_describe) {
   std::set<std::string> wanted;
   for (const auto& [_, m] : members_)
     if (!m.subscribed_topic_regex.empty()) wanted.insert(m.subscribed_topic_regex);
@@ -197,7 +198,7 @@ bool ConsumerGroup::refresh_regexes(bool force) {
     std::set<std::string> topics;
     if (re.ok())
       for (const auto& n : names)
-        if (RE2::FullMatch(n, re)) topics.insert(n);
+        if (RE2::FullMatch(n, re) && (!may_describe || may_describe(n))) topics.insert(n);
     auto it = resolved_.find(r);
     if (it == resolved_.end() || it->second != topics) {
       resolved_[r] = std::move(topics);
@@ -537,7 +538,7 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
   // (a topic created, deleted or grown: Kafka's subscription metadata refresh).
   const int32_t epoch_before = group_epoch_;
   const int32_t assignment_before = assignment_epoch_;
-  refresh_regexes(false);
+  refresh_regexes(false, p.may_describe_topic);
   if (subscription_changed || subscribed_partitions() != subscribed_partitions_) ++group_epoch_;
   maybe_update_target();
 

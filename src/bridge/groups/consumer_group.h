@@ -69,6 +69,10 @@ struct ConsumerHeartbeatParams {
   std::optional<std::map<std::string, std::set<int32_t>>> owned;
   std::string client_id;
   std::string client_host;
+  // Whether the sender may DESCRIBE a topic: topics a regular expression resolves to are kept
+  // only then (Kafka's filterTopicDescribeAuthorizedTopics, with the context of the heartbeat
+  // that triggers the resolution). Asked during the call only. Unset: every topic.
+  std::function<bool(const std::string&)> may_describe_topic;
 };
 
 struct ConsumerHeartbeatResult {
@@ -210,7 +214,7 @@ class ConsumerGroup final : public Group {
   std::set<std::string> subscribed_topics(const ConsumerMember& m) const;
   // Resolves the members' regular expressions against the topics: new ones at once, all of them
   // again once regex_refresh_interval_ms has passed. Whether a resolution changed.
-  bool refresh_regexes(bool force);
+  bool refresh_regexes(bool force, const std::function<bool(const std::string&)>& may_describe = nullptr);
   std::map<std::string, int32_t> subscribed_partitions() const;
   std::string preferred_assignor() const;
   void maybe_update_target();

@@ -50,6 +50,11 @@ void handle(bridge::GroupCoordinator& groups, const bridge::TopicCatalog& catalo
   }
   p.client_id = req.header.client_id;
   p.client_host = client_host(req);
+  // Topics a regular expression resolves to: only those this principal may DESCRIBE (Kafka's
+  // filterTopicDescribeAuthorizedTopics); a filter, so a denial is not logged as a refusal.
+  p.may_describe_topic = [req](const std::string& topic) {
+    return req.authorized(Op::kDescribe, Res::kTopic, topic, bridge::Audit::kFilter);
+  };
   groups.consumer_group_heartbeat(
       std::move(p), req.header.api_version, [respond = req.respond, &catalog](bridge::ConsumerHeartbeatResult r) {
         msg::ConsumerGroupHeartbeatResponse resp;
