@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -159,7 +160,12 @@ def start_bridge(binary: Path, iggy_address: str, stream: str = "kafka", name: s
         tls = (f'[tls]\ncertificate_file = "{pki.cert}"\nkey_file = "{pki.key}"\nca_file = "{pki.ca}"\n'
                'client_auth = "required"\n')
     b.write_config(config_toml(listeners=listeners, iggy_address=iggy_address, state_path=b.state,
-                               kafka=dict(auto_create_topics=True), groups=dict(initial_rebalance_delay_ms=0),
+                               kafka=dict(auto_create_topics=True),
+                               # As the reference broker (harness/kafka_broker.py): no initial
+                               # rebalance delay, consumer-protocol sessions of 6 s, heartbeats every 1 s.
+                               groups=dict(initial_rebalance_delay_ms=0, consumer_session_timeout_ms=6000,
+                                           consumer_heartbeat_interval_ms=1000, consumer_min_session_timeout_ms=6000,
+                                           consumer_min_heartbeat_interval_ms=1000),
                                iggy=dict(username="iggy", password="iggy", stream=stream), log_level="warn",
                                extra_toml=tls))
     try:
@@ -721,6 +727,89 @@ class Bench:
                 self.res.add(("txn", size, parts, commit_ms, q), target, r[f"commit_{q}_ms"],
                              dict(meta, workload=f"commit latency {q}, a transaction per {commit_ms} ms", unit="ms"))
 
+    def rebalance_case(self, rep, members=50, partitions=50):
+        """A group of `members` confluent-kafka consumers on a topic of as many partitions, with
+        the classic protocol (librdkafka's range assignor) and the consumer protocol (KIP-848, the
+        server's uniform assignor): seconds from the subscribes until every partition is owned by
+        exactly one member and every member owns one ("join"), then from one member's close until
+        the others own every partition again ("leave")."""
+        from confluent_kafka import Consumer
+
+        for protocol in ("classic", "consumer"):
+            for target in self.order(rep, KAFKA_TARGETS):
+                topic = self.topic(target, f"rebalance-{protocol}")
+
+                def go(target=target, topic=topic, protocol=protocol):
+                    self.env.create_topic(target, topic, partitions, "pagecache")
+                    owned: dict[int, set] = {}
+                    lock = threading.Lock()
+                    stop = [threading.Event() for _ in range(members)]
+                    group = f"{topic}-g"
+
+                    def member(i):
+                        conf = {"bootstrap.servers": self.env.bootstrap(target), "group.id": group,
+                                "group.protocol": protocol, "enable.auto.commit": False, "log_level": 0}
+                        if protocol == "classic":
+                            conf.update({"session.timeout.ms": 10000, "heartbeat.interval.ms": 1000})
+                        c = Consumer(conf)
+                        c.subscribe([topic])
+                        try:
+                            while not stop[i].is_set():
+                                c.poll(0.05)
+                                mine = {tp.partition for tp in c.assignment()}
+                                with lock:
+                                    owned[i] = mine
+                        finally:
+                            c.close()
+                            with lock:
+                                owned.pop(i, None)
+
+                    def settled(alive) -> bool:
+                        """Every partition owned by exactly one member, and every member owns some:
+                        a group's first member owns them all for a moment."""
+                        with lock:
+                            got = [owned.get(i, set()) for i in alive]
+                        everyone = [p for s in got for p in s]
+                        return (len(everyone) == partitions and len(set(everyone)) == partitions
+                                and all(got))
+
+                    def wait(alive, limit=120.0) -> float:
+                        t0 = time.monotonic()
+                        while not settled(alive):
+                            if time.monotonic() - t0 > limit:
+                                raise TimeoutError(f"{protocol} group on {target} not settled in {limit:.0f} s")
+                            time.sleep(0.02)
+                        return time.monotonic() - t0
+
+                    threads = [threading.Thread(target=member, args=(i,), daemon=True) for i in range(members)]
+                    try:
+                        for t in threads:
+                            t.start()
+                        join = wait(range(members))
+                        stop[0].set()
+                        threads[0].join(timeout=60)
+                        leave = wait(range(1, members))
+                    finally:
+                        for e in stop:
+                            e.set()
+                        for t in threads:
+                            t.join(timeout=60)
+                    self.env.delete_topic(target, topic)
+                    return {"join_s": join, "leave_s": leave}
+
+                r = self.attempt(f"rebalance {protocol} {target}", go)
+                if not r:
+                    continue
+                self.res.raw.append({"target": target, "mode": "rebalance", "protocol": protocol, **r})
+                for what, key in (("join", "join_s"), ("leave", "leave_s")):
+                    self.res.add(("rebalance", members, protocol, what), target, r[key],
+                                 dict(tool="librdkafka", workload=f"{members}-member group, {protocol} protocol: "
+                                      + ("all joined to every partition owned" if what == "join"
+                                         else "one left to every partition owned again"),
+                                      size="-", acks="-", compression="-", partitions=partitions, durability="-",
+                                      unit="s"))
+                log(f"    {protocol} {target}: join {r['join_s']:.2f} s, leave {r['leave_s']:.2f} s")
+
     def idle_connections(self, n: int):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, n * 3 + 256)), hard))
@@ -785,7 +874,7 @@ class Bench:
 def fmt(v, unit):
     if v is None:
         return "–"
-    if unit == "ms":
+    if unit in ("ms", "s"):
         return f"{v:.2f}"
     if unit in ("MB/s", "bytes/record"):
         return f"{v:,.1f}"
@@ -1046,7 +1135,7 @@ def main():
     ap.add_argument("--before", help="a second build dir whose bridge runs beside, as column 'bridge before'")
     ap.add_argument("--targets", help="comma list of the targets that run (default: all): bridge,before,kafka,iggy")
     ap.add_argument("--only", help="comma list of sections: "
-                    "produce,java,fsync,consume,latency,commit,txn,idle,sdk,tls,storage")
+                    "produce,java,fsync,consume,latency,commit,txn,rebalance,idle,sdk,tls,storage")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     build = (ROOT / args.build_dir).resolve()
@@ -1066,7 +1155,7 @@ def main():
         print(f"SKIPPED: {e} (run make deps and tests/clients/setup.sh)")
         return 1
 
-    sections = set((args.only or "produce,java,fsync,consume,latency,commit,txn,idle,sdk,tls,storage").split(","))
+    sections = set((args.only or "produce,java,fsync,consume,latency,commit,txn,rebalance,idle,sdk,tls,storage").split(","))
     results_dir = ROOT / "bench" / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -1137,6 +1226,9 @@ def main():
             if "commit" in sections:
                 log("  commits")
                 bench.commit_case(rep, 2.0 if not args.quick else 1.5)
+            if "rebalance" in sections:
+                log("  rebalance: 50-member group, classic and consumer protocol")
+                bench.rebalance_case(rep)
             if "txn" in sections:
                 for p in ((1,) if args.quick else (1, 8)):
                     log(f"  transactional produce 1024 B {p}p, a transaction per 100 ms")
