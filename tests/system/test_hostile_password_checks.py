@@ -138,9 +138,21 @@ def test_a_plain_flood_is_bounded_and_a_legitimate_login_right_after_it_is_quick
     flood.run(2000, parallel=200)
     flood_s = time.time() - t0
     # Right after the burst a real login waits for at most MAX_PENDING hashes (two at a time),
-    # not for thousands: the checks of closed connections are dropped, the rest refused.
-    err, msg, after = timed_login(b.sasl_port)
-    assert err == 0, msg
+    # not for thousands: the checks of closed connections are dropped, the rest refused. The
+    # login may still find the burst's last checks counted (the bridge reads the closes of the
+    # burst's connections in no set order, and a check already hashing runs to its end): it is
+    # then told "too many logins under way, retry later", and retried it must get in within the
+    # same bound (a clean-clone CI run of 2026-12-07 saw the first try refused).
+    t0 = time.perf_counter()
+    tries = 0
+    while True:
+        err, msg, _ = timed_login(b.sasl_port)
+        tries += 1
+        after = time.perf_counter() - t0
+        if err == 0 or "too many logins" not in (msg or "") or after >= 1.0:
+            break
+        time.sleep(0.05)
+    assert err == 0, "%s (after %d tries, %.2f s)" % (msg, tries, after)
     assert after < 1.0, "login took %.2f s after %d attempts in %.1f s" % (after, flood.attempts, flood_s)
     assert flood.attempts >= 2000
     m = metrics_text(b)
