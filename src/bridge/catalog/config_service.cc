@@ -74,8 +74,7 @@ void ConfigService::describe(int8_t type, const std::string& name,
   if (type == static_cast<int8_t>(ConfigResourceType::kGroup)) {
     // ConfigHelper: any group id, whether the group exists or not.
     if (name.empty()) return done(kafka_error(ErrorCode::kInvalidRequest, "Group name must not be empty"));
-    auto it = groups_.find(name);
-    return done(group_configs::resolve(it == groups_.end() ? tc::ConfigMap{} : it->second, group_configs::broker_of(cfg_)));
+    return done(group_configs::resolve(group_overrides(name), group_configs::broker_of(cfg_)));
   }
   if (type != static_cast<int8_t>(ConfigResourceType::kTopic))
     return done(kafka_error(ErrorCode::kInvalidRequest, "Unsupported resource type"));
@@ -118,9 +117,7 @@ void ConfigService::alter_incremental(int8_t type, const std::string& name, cons
                         std::move(done));
   }
   if (type == static_cast<int8_t>(ConfigResourceType::kGroup)) {
-    auto cur = groups_.find(name);
-    return alter_group(name, tc::apply_incremental(cur == groups_.end() ? tc::ConfigMap{} : cur->second, ops, true),
-                       validate_only, std::move(done));
+    return alter_group(name, tc::apply_incremental(group_overrides(name), ops, true), validate_only, std::move(done));
   }
   if (type != static_cast<int8_t>(ConfigResourceType::kTopic))
     return done(kafka_error(ErrorCode::kInvalidRequest, "Unsupported resource type"));
@@ -220,9 +217,13 @@ std::vector<std::string> ConfigService::configured_groups() const {
 }
 
 group_configs::ConsumerTimeouts ConfigService::consumer_timeouts(const std::string& group_id) const {
+  return group_configs::consumer_timeouts(group_overrides(group_id), group_configs::broker_of(cfg_));
+}
+
+const tc::ConfigMap& ConfigService::group_overrides(const std::string& group_id) const {
+  static const tc::ConfigMap kNone;
   auto it = groups_.find(group_id);
-  return group_configs::consumer_timeouts(it == groups_.end() ? tc::ConfigMap{} : it->second,
-                                          group_configs::broker_of(cfg_));
+  return it == groups_.end() ? kNone : it->second;
 }
 
 void ConfigService::alter_broker(const std::string& scope, tc::ConfigMap next, bool validate_only,

@@ -75,6 +75,8 @@ class ConfigService {
   Status check_broker_name(const std::string& name, bool describe) const;
   void alter_topic(const std::string& name, Result<topic_configs::ConfigMap> next_or, bool validate_only,
                    std::function<void(Status)> done);
+  // The configs group `group_id` sets itself (none: empty).
+  const topic_configs::ConfigMap& group_overrides(const std::string& group_id) const;
   void alter_group(const std::string& name, Result<topic_configs::ConfigMap> next_or, bool validate_only,
                    std::function<void(Status)> done);
   void alter_broker(const std::string& scope, topic_configs::ConfigMap next, bool validate_only,

@@ -60,13 +60,7 @@ class Responder {
     if (!state_ || state_->answered) return;
     try {
       if constexpr (requires { msg.error_code; }) count_error(static_cast<int16_t>(msg.error_code));
-      ByteWriter w(size_hint);
-      // Record batches of at least this size are written from where they are (the produced-batch
-      // cache, a rebuilt batch's buffer) instead of being copied into the frame.
-      w.collect_shared(kMinSharedSpanBytes);
-      begin(w);
-      msg.encode(w, state_->header.api_version);
-      finish(std::move(w));
+      finish(encode_frame(msg, size_hint));
     } catch (...) {
       encode_failed(std::current_exception());
     }
@@ -93,11 +87,7 @@ class Responder {
     auto encode = [](uv_work_t* req) {  // a pool thread: touches only the Work and what it owns
       auto* wk = static_cast<Work*>(req->data);
       try {
-        ByteWriter w(wk->size_hint);
-        w.collect_shared(kMinSharedSpanBytes);
-        wk->self.begin(w);
-        wk->msg->encode(w, wk->self.state_->header.api_version);
-        wk->out.emplace(std::move(w));
+        wk->out.emplace(wk->self.encode_frame(*wk->msg, wk->size_hint));
       } catch (...) {
         wk->failed = std::current_exception();
       }
@@ -131,6 +121,20 @@ class Responder {
   void count_error(int16_t error_code) const;
 
  private:
+  // The response frame of `msg`: header, then the body at the request's version (throws what the
+  // encoder throws). Reads only what never changes after the Responder is made, so a pool thread
+  // may call it (send_off_loop).
+  template <typename Msg>
+  ByteWriter encode_frame(const Msg& msg, size_t size_hint) const {
+    ByteWriter w(size_hint);
+    // Record batches of at least this size are written from where they are (the produced-batch
+    // cache, a rebuilt batch's buffer) instead of being copied into the frame.
+    w.collect_shared(kMinSharedSpanBytes);
+    begin(w);
+    msg.encode(w, state_->header.api_version);
+    return w;
+  }
+
   struct State {
     State(std::weak_ptr<net::Connection> c, uint64_t s, RequestHeaderInfo h, int16_t v)
         : conn(std::move(c)), seq(s), header(std::move(h)), response_header_version(v) {}

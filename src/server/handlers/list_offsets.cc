@@ -38,13 +38,12 @@ struct Call {
   msg::ListOffsetsRequest body;
   struct Entry {
     uint32_t t, p;
-    bool may_describe;
   };
   std::vector<Entry> todo;
   std::optional<RepeatedKeys> repeated;
   size_t next_t = 0, next_p = 0;  // the cursor of the entering pass
-  std::vector<uint64_t> name_hash;
-  std::vector<bool> may_describe;
+  uint64_t topic_hash = 0;        // of the name of the topic being entered
+  std::vector<bool> may_describe;  // by topic
   std::shared_ptr<Response> resp = std::make_shared<Response>();
   size_t pending = 1;  // lookups in flight, plus one until every lookup has started
   size_t answer_bytes = 0;
@@ -52,21 +51,21 @@ struct Call {
 
   bool alive() const { return req.conn && !req.conn->closed(); }
 
-  // Entry i: the next partition of the request in order.
   // Topic t's slot in the answer (in request order, empty topics included) and its checks.
   void open_topic(size_t t) {
     const auto& topic = body.topics[t];
     resp->topics.emplace_back().name = topic.name;
     resp->topics.back().partitions.reserve(topic.partitions.size());
-    name_hash[t] = std::hash<std::string_view>{}(topic.name);
+    topic_hash = std::hash<std::string_view>{}(topic.name);
     may_describe[t] = req.authorized(Op::kDescribe, Res::kTopic, topic.name);
   }
 
+  // Entry i: the next partition of the request in order (a topic's partitions are entered one
+  // after the other, so topic_hash is its topic's).
   void enter(size_t i) {
     if (i == 0) {  // the first slice, not the handler's turn (which decoded the request)
       todo.reserve(entries);
       repeated.emplace(entries);
-      name_hash.resize(body.topics.size());
       may_describe.resize(body.topics.size());
       resp->topics.reserve(body.topics.size());
     }
@@ -79,10 +78,10 @@ struct Call {
     const size_t t = next_t, p = next_p++;
     const auto& topic = body.topics[t];
     resp->topics[t].partitions.emplace_back().partition_index = topic.partitions[p].partition_index;
-    todo.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(p), may_describe[t]});
+    todo.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(p)});
     const int32_t partition = topic.partitions[p].partition_index;
     // Kafka answers INVALID_REQUEST for every occurrence of a partition listed twice.
-    repeated->add(i, name_hash[t] ^ (static_cast<uint64_t>(static_cast<uint32_t>(partition)) * 0x9E3779B97F4A7C15ULL),
+    repeated->add(i, topic_hash ^ (static_cast<uint64_t>(static_cast<uint32_t>(partition)) * 0x9E3779B97F4A7C15ULL),
                   [&](size_t j) {
                     const Entry& e = todo[j];
                     return body.topics[e.t].partitions[e.p].partition_index == partition &&
@@ -104,7 +103,7 @@ void look_up(const std::shared_ptr<Call>& call, bridge::PartitionLog& log, bridg
   const auto& topic = call->body.topics[e.t];
   const auto& rq = topic.partitions[e.p];
   auto& pr = call->resp->topics[e.t].partitions[e.p];
-  if (!e.may_describe) {
+  if (!call->may_describe[e.t]) {
     pr.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);
     pr.timestamp = -1;
     pr.offset = -1;
@@ -137,32 +136,27 @@ void handle(bridge::PartitionLog& log, uint64_t max_response_bytes, Request&& re
   AnswerBudget budget(max_response_bytes);
   budget.add(entries * sizeof(Response::ListOffsetsPartitionResponse));
   for (const auto& t : body.topics) budget.add(sizeof(Response::ListOffsetsTopicResponse) + t.name.size());
-  if (budget.over())
-    return refuse_oversized_answer(req.respond, fmt::format("ListOffsets naming {} partitions", entries), budget);
-  if (entries > UINT32_MAX / 2)
+  if (budget.over() || entries > UINT32_MAX / 2)  // Call::Entry and RepeatedKeys count in 32 bits
     return refuse_oversized_answer(req.respond, fmt::format("ListOffsets naming {} partitions", entries), budget);
 
   const auto isolation = body.isolation_level == 1 ? bridge::IsolationLevel::kReadCommitted
                                                     : bridge::IsolationLevel::kReadUncommitted;
   auto call = std::make_shared<Call>(std::move(req), std::move(body));
   call->entries = entries;
-  if (entries == 0) call->repeated.emplace(0);
   call->answer_bytes = 64 + entries * 26;
   for (const auto& t : call->body.topics) call->answer_bytes += 8 + t.name.size();
   uv_loop_t* loop = call->req.conn ? call->req.conn->loop() : nullptr;
   auto alive = [call] { return call->alive(); };
-  // Topics named with no partitions still get their (empty) entry in the answer.
-  auto empty_topics = [call] {
-    for (size_t t = call->resp->topics.size(); t < call->body.topics.size(); ++t)
-      call->resp->topics.emplace_back().name = call->body.topics[t].name;
-  };
   in_slices(
       loop, entries, [call](size_t i) { call->enter(i); },
-      [call, loop, &log, isolation, entries, alive, empty_topics] {
+      [call, loop, &log, isolation, entries, alive] {
         in_slices(
             loop, entries, [call, &log, isolation](size_t i) { look_up(call, log, isolation, i); },
-            [call, empty_topics] {
-              if (call->resp->topics.size() < call->body.topics.size()) empty_topics();
+            [call] {
+              // Topics named with no partitions after the last entered one still get their
+              // (empty) entry in the answer.
+              for (size_t t = call->resp->topics.size(); t < call->body.topics.size(); ++t)
+                call->resp->topics.emplace_back().name = call->body.topics[t].name;
               call->finish_one();
             },
             alive);
