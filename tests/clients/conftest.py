@@ -82,6 +82,34 @@ def kafka_broker():
 
 
 @pytest.fixture(scope="session")
+def kafka_next():
+    """The newer reference tier's broker (tests/java/pom-next.xml, Kafka 4.4): for what Kafka
+    added after the pinned version (OffsetCommit/OffsetFetch v10, streams groups). Started only
+    by the tests that ask for it."""
+    if shutil.which("java") is None:
+        util.skip_loudly("no java: cannot run the newer reference Kafka broker (Java 17+ needed)")
+    kb = KafkaBroker(log_name="kafka-broker-next.log", next_tier=True)
+    try:
+        kb.start()
+    except BaseException:
+        kb.stop()
+        raise
+    TIMINGS["kafka_next_version"] = kafka_version(kb.lib)
+    try:
+        yield Target("kafka-next", kb.bootstrap)
+    finally:
+        kb.stop()
+
+
+@pytest.fixture(params=["kafka-next", "bridge"])
+def target_next(request) -> Target:
+    """`target` with the newer reference tier's Kafka beside the bridge."""
+    if request.param == "kafka-next":
+        return request.getfixturevalue("kafka_next")
+    return request.getfixturevalue("bridge")
+
+
+@pytest.fixture(scope="session")
 def iggy():
     binary = iggy_server.find_binary()
     if binary is None:
@@ -231,7 +259,7 @@ def target(request) -> Target:
 def pytest_sessionstart(session):
     """Drop the previous session's logs and observations so nothing stale is read as this run's."""
     d = util.log_dir()
-    for pattern in ("kafka-broker.log", "iggy-server.log", "bridge.log", "bridge.log.toml", "observed-*.json",
+    for pattern in ("kafka-broker.log", "kafka-broker-next.log", "iggy-server.log", "bridge.log", "bridge.log.toml", "observed-*.json",
                     "timings.json", "kafka-broker-secure.log", "bridge-secure.log", "bridge-secure.log.toml",
                     "security-*"):
         for f in d.glob(pattern):
@@ -241,7 +269,7 @@ def pytest_sessionstart(session):
 def pytest_collection_modifyitems(items):
     for item in items:
         cs = getattr(item, "callspec", None)
-        if cs is not None and cs.params.get("target") == "bridge":
+        if cs is not None and "bridge" in (cs.params.get("target"), cs.params.get("target_next")):
             item.add_marker(pytest.mark.bridge)
 
 

@@ -3,7 +3,8 @@
 #   - Debian tools if missing (root only): kcat, maven, a JDK, node/npm
 #   - a Python venv at <repo>/.venv with tests/clients/requirements.txt
 #   - kafkajs in tests/clients/node (npm ci from the committed lock file)
-#   - Kafka's jars in tests/.java/lib (tools/fetch-kafka) and tests/clients/java/*.java compiled
+#   - Kafka's jars in tests/.java/lib (tools/fetch-kafka) and tests/clients/java/*.java compiled;
+#     the newer reference tier's (tests/java/pom-next.xml) in tests/.java/lib-<version>
 #   - tests/clients/go (franz-go) built into build/clients/txclient when go is installed
 set -euo pipefail
 
@@ -53,6 +54,7 @@ fi
 
 # 4. Kafka jars, the Java programs in tests/clients/java.
 "$root/tools/fetch-kafka" >/dev/null
+"$root/tools/fetch-kafka" --next >/dev/null
 "$venv/bin/python" - <<PY
 import sys
 sys.path.insert(0, "$here")

@@ -1,6 +1,7 @@
 """A single-node Apache Kafka (KRaft, broker+controller in one JVM) for tests.
 
-Jars come from tools/fetch-kafka (tests/.java/lib). Ports are free loopback ports; data lives
+Jars come from tools/fetch-kafka (tests/.java/lib; with next_tier=True the newer reference tier of
+tests/java/pom-next.xml, tests/.java/lib-<version>). Ports are free loopback ports; data lives
 in a temp dir removed on stop; the broker log is kept in build/test-logs/clients/.
 
     with KafkaBroker() as kb:
@@ -37,10 +38,12 @@ def java_bin() -> str:
     return found
 
 
-def ensure_kafka_jars() -> Path:
-    """Runs tools/fetch-kafka (a no-op when the jars are there) and returns the jar dir."""
+def ensure_kafka_jars(next_tier: bool = False) -> Path:
+    """Runs tools/fetch-kafka (a no-op when the jars are there) and returns the jar dir: the
+    pinned version's, or with `next_tier` the newer reference tier's (tools/fetch-kafka --next)."""
     script = util.REPO_ROOT / "tools" / "fetch-kafka"
-    out = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
+    out = subprocess.run([str(script)] + (["--next"] if next_tier else []), capture_output=True, text=True,
+                         timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"tools/fetch-kafka failed ({out.returncode}):\n{out.stderr[-4000:]}")
     return Path(out.stdout.strip().splitlines()[-1])
@@ -169,8 +172,10 @@ class BrokerSecurity:
 
 class KafkaBroker:
     def __init__(self, heap: str = "512m", start_timeout: float = 90.0, log_name: str = "kafka-broker.log",
-                 security: BrokerSecurity | None = None, extra_props: dict[str, str] | None = None):
+                 security: BrokerSecurity | None = None, extra_props: dict[str, str] | None = None,
+                 next_tier: bool = False):
         self.heap = heap
+        self.next_tier = next_tier  # the newer reference tier's jars (tests/java/pom-next.xml)
         self.security = security
         self.extra_props = extra_props  # more settings (test_acls_tool.py's authorizer)
         self.sasl_ssl_port = 0
@@ -229,7 +234,7 @@ class KafkaBroker:
 
     def start(self) -> "KafkaBroker":
         t0 = time.monotonic()
-        self.lib = ensure_kafka_jars()
+        self.lib = ensure_kafka_jars(self.next_tier)
         java = java_bin()
         last_error: Exception | None = None
         for _attempt in range(3):  # a free port can be taken between probing and binding

@@ -51,15 +51,23 @@ def version() -> str:
     return f"kafka-clients {kafka_version()}"
 
 
-def lib() -> Path:
-    return ensure_kafka_jars()
+def lib(next_tier: bool = False) -> Path:
+    return ensure_kafka_jars(next_tier)
 
 
-def compile_java(name: str) -> Path:
-    """javac tests/clients/java/NAME.java -> tests/.java/classes (skipped when up to date)."""
-    libdir = lib()
+def classes_dir(next_tier: bool = False) -> Path:
+    """Where compile_java puts its classes: tests/.java/classes, or classes-<version> for the
+    newer reference tier (each compiled against its own Kafka jars)."""
+    if not next_tier:
+        return util.JAVA_CLASSES
+    return util.JAVA_DIR / f"classes-{kafka_version(lib(True))}"
+
+
+def compile_java(name: str, next_tier: bool = False) -> Path:
+    """javac tests/clients/java/NAME.java -> classes_dir() (skipped when up to date)."""
+    libdir = lib(next_tier)
     src = util.CLIENTS_DIR / "java" / f"{name}.java"
-    out = util.JAVA_CLASSES
+    out = classes_dir(next_tier)
     cls = out / f"{name}.class"
     if cls.exists() and cls.stat().st_mtime >= src.stat().st_mtime:
         return out
@@ -76,9 +84,9 @@ def compile_scenario() -> Path:
     return compile_java("Scenario")
 
 
-def classpath() -> str:
-    """Compiled runners first, then Kafka's jars."""
-    return f"{util.JAVA_CLASSES}{os.pathsep}{lib() / '*'}"
+def classpath(next_tier: bool = False) -> str:
+    """Compiled runners first, then Kafka's jars (the newer reference tier's with `next_tier`)."""
+    return f"{classes_dir(next_tier)}{os.pathsep}{lib(next_tier) / '*'}"
 
 
 def _field(h: str | None) -> str:
