@@ -159,7 +159,7 @@ def members():
 def test_group_apis_are_advertised_with_the_consumer_group_protocol(bridge_on_iggy):
     r = java_tool(API_VERSIONS_TOOL, "--bootstrap-server", bootstrap(bridge_on_iggy))
     out = r.stdout
-    for line in ["OffsetCommit(8): 2 to 9 [usable: 9]", "OffsetFetch(9): 1 to 9 [usable: 9]",
+    for line in ["OffsetCommit(8): 2 to 10 [usable: 10]", "OffsetFetch(9): 1 to 10 [usable: 10]",
                  "JoinGroup(11): 0 to 9 [usable: 9]", "Heartbeat(12): 0 to 4 [usable: 4]",
                  "LeaveGroup(13): 0 to 5 [usable: 5]", "SyncGroup(14): 0 to 5 [usable: 5]",
                  "DescribeGroups(15): 0 to 6 [usable: 6]", "ListGroups(16): 0 to 5 [usable: 5]",

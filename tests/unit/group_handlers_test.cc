@@ -276,6 +276,56 @@ BOOST_AUTO_TEST_CASE(offset_commit_and_fetch_at_every_served_version) {
   }
 }
 
+// v10 names topics by id. The catalog of this idle bridge is empty, so every id is unknown:
+// UNKNOWN_TOPIC_ID on each partition, the id echoed, nothing committed, and an all-topics fetch
+// leaves out "orders", committed by name but unknown to the catalog (no id to name it by). The
+// known-id path runs against Kafka 4.4 in tests/clients/test_offsets_topic_ids.py.
+BOOST_AUTO_TEST_CASE(offset_commit_and_fetch_v10_answer_unknown_topic_ids) {
+  Server s;
+  Client c(s);
+  msg::OffsetCommitRequest oc;
+  oc.group_id = "by-id";
+  oc.generation_id_or_member_epoch = -1;
+  oc.topics.push_back(commit_topic("orders", {commit_at(0, 5, -1, "")}));
+  BOOST_TEST(c.call<msg::OffsetCommitResponse>(oc, 9).topics.at(0).partitions.at(0).error_code == 0);
+  const msg::Uuid id{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  oc.topics.clear();
+  auto& t = oc.topics.emplace_back();
+  t.topic_id = id;
+  t.partitions = {commit_at(0, 7, -1, ""), commit_at(3, 1, -1, "")};
+  auto& zero = oc.topics.emplace_back();
+  zero.partitions = {commit_at(0, 7, -1, "")};
+  auto r = c.call<msg::OffsetCommitResponse>(oc, 10);
+  BOOST_REQUIRE(r.topics.size() == 2u);
+  BOOST_TEST((r.topics[0].topic_id == id));
+  BOOST_TEST((r.topics[1].topic_id == msg::Uuid{}));
+  for (const auto& rt : r.topics)
+    for (const auto& rp : rt.partitions) BOOST_TEST(rp.error_code == code(ErrorCode::kUnknownTopicId));
+  BOOST_TEST(r.topics[0].partitions.size() == 2u);
+
+  msg::OffsetFetchRequest of;
+  of.groups.push_back({"by-id", std::nullopt, -1, std::vector<msg::OffsetFetchRequest::OffsetFetchRequestTopics>{}});
+  auto& ft = of.groups[0].topics->emplace_back();
+  ft.topic_id = id;
+  ft.partition_indexes = {0, 1, 0};  // a partition named twice is answered once
+  auto f = c.call<msg::OffsetFetchResponse>(of, 10);
+  BOOST_REQUIRE(f.groups.size() == 1u);
+  BOOST_TEST(f.groups[0].error_code == 0);
+  BOOST_REQUIRE(f.groups[0].topics.size() == 1u);
+  BOOST_TEST((f.groups[0].topics[0].topic_id == id));
+  BOOST_REQUIRE(f.groups[0].topics[0].partitions.size() == 2u);
+  for (const auto& p : f.groups[0].topics[0].partitions) {
+    BOOST_TEST(p.committed_offset == -1);
+    BOOST_TEST(p.error_code == code(ErrorCode::kUnknownTopicId));
+  }
+  of.groups[0].topics = std::nullopt;  // every committed partition: "orders" has no id here
+  f = c.call<msg::OffsetFetchResponse>(of, 10);
+  BOOST_TEST(f.groups.at(0).topics.empty());
+  f = c.call<msg::OffsetFetchResponse>(of, 9);  // by name it is there, still at 5 (v10 committed nothing)
+  BOOST_REQUIRE(f.groups.at(0).topics.size() == 1u);
+  BOOST_TEST(f.groups[0].topics[0].partitions.at(0).committed_offset == 5);
+}
+
 BOOST_AUTO_TEST_CASE(offset_commit_v9_to_an_unknown_group_is_group_id_not_found) {
   Server s;
   Client c(s);
@@ -386,7 +436,7 @@ BOOST_AUTO_TEST_CASE(group_apis_are_registered_with_the_served_versions) {
   struct Expect {
     int16_t key, min, max, advertised_min;
   };
-  for (auto e : {Expect{8, 2, 9, 2}, Expect{9, 1, 9, 1}, Expect{11, 0, 9, 0}, Expect{12, 0, 4, 0},
+  for (auto e : {Expect{8, 2, 10, 2}, Expect{9, 1, 10, 1}, Expect{11, 0, 9, 0}, Expect{12, 0, 4, 0},
                  Expect{13, 0, 5, 0}, Expect{14, 0, 5, 0}, Expect{15, 0, 6, 0}, Expect{16, 0, 5, 0},
                  Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}, Expect{68, 0, 1, 0}, Expect{69, 0, 1, 0}}) {
     const HandlerSpec* spec = find_handler(e.key);

@@ -19,8 +19,8 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
   const std::vector<std::array<int16_t, 4>> expected{
       {0, 3, 12, 0},  // Produce: v0-2 refused but advertised, for librdkafka < 2.11 (KAFKA-18659)
       {1, 4, 12, 4},  {2, 1, 8, 1},   {3, 0, 12, 0},
-      {8, 2, 9, 2},   // OffsetCommit: Kafka 4 serves it from v2 (KIP-896)
-      {9, 1, 9, 1},   {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},
+      {8, 2, 10, 2},  // OffsetCommit: Kafka 4 serves it from v2 (KIP-896); v10 names topics by id
+      {9, 1, 10, 1},  {10, 0, 6, 0},  {11, 0, 9, 0},  {12, 0, 4, 0}, {13, 0, 5, 0}, {14, 0, 5, 0},
       {15, 0, 6, 0},  {16, 0, 5, 0},
       {17, 0, 1, 0},  // SaslHandshake (v0: bare SASL tokens follow)
       {18, 0, 4, 0},  {19, 2, 7, 2},

@@ -1,9 +1,12 @@
-// OffsetCommit (key 8), v2-9: answered once the offsets are on disk (one fsync shared by every
+// OffsetCommit (key 8), v2-10: answered once the offsets are on disk (one fsync shared by every
 // commit in the state writer's batch). Needs READ on the group (every partition
 // GROUP_AUTHORIZATION_FAILED) and READ on each topic (its partitions TOPIC_AUTHORIZATION_FAILED,
-// not committed), as KafkaApis.handleOffsetCommitRequest.
+// not committed), as KafkaApis.handleOffsetCommitRequest. v10 (KIP-848) names topics by id only:
+// an id the catalog does not know (the zero id included) gets UNKNOWN_TOPIC_ID on each of its
+// partitions, before any topic authorization, and the answer names topics by the ids asked.
 #include <memory>
 
+#include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/security/authorizer.h"
 #include "server/security/authorization.h"
@@ -14,7 +17,7 @@
 namespace kib::kafka {
 namespace {
 
-void handle(bridge::GroupCoordinator& groups, Request&& req) {
+void handle(bridge::GroupCoordinator& groups, const bridge::TopicCatalog& catalog, Request&& req) {
   auto body = req.decode<msg::OffsetCommitRequest>();
   const int16_t v = req.header.api_version;
   // The answer mirrors the request: every topic and partition, in order.
@@ -23,8 +26,16 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
   bridge::OffsetCommitParams p;
   for (auto& t : body.topics) {
     auto& rt = resp->topics.emplace_back();
+    bool known = true;
+    if (v >= 10) {
+      rt.topic_id = t.topic_id;
+      const bridge::TopicMetadata* m = catalog.find(t.topic_id);
+      known = m != nullptr;
+      if (known) t.name = m->name;
+    }
     rt.name = t.name;
     const ErrorCode denied = !group_allowed ? ErrorCode::kGroupAuthorizationFailed
+                             : !known       ? ErrorCode::kUnknownTopicId
                              : req.authorized(Op::kRead, Res::kTopic, t.name)
                                  ? ErrorCode::kNone
                                  : ErrorCode::kTopicAuthorizationFailed;
@@ -57,8 +68,8 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
 }  // namespace
 
 HandlerSpec offset_commit_handler() {
-  return serve<msg::OffsetCommitRequest>(2, 9, [](const Services& s, Request&& req) {
-    handle(s.groups, std::move(req));
+  return serve<msg::OffsetCommitRequest>(2, 10, [](const Services& s, Request&& req) {
+    handle(s.groups, s.catalog, std::move(req));
   });
 }
 

@@ -1,18 +1,23 @@
-// OffsetFetch (key 9), v1-9: committed offsets from CommittedOffsets' cache; one group (v1-7)
+// OffsetFetch (key 9), v1-10: committed offsets from CommittedOffsets' cache; one group (v1-7)
 // or several (v8+); a null topic list means every partition the group committed. With
 // require_stable (v7+, KIP-447: read_committed consumers) a partition an open transaction has an
 // offset pending for gets UNSTABLE_OFFSET_COMMIT, which the consumer retries until the
 // transaction ends (Kafka's GroupMetadataManager.getOffsets). v9+ names the member asking, checked
-// against a consumer group's (KIP-848) member epochs.
+// against a consumer group's (KIP-848) member epochs. v10 names topics by id, both ways: an id the
+// catalog does not know is answered UNKNOWN_TOPIC_ID on each partition asked, and an all-topics
+// answer leaves out topics the catalog no longer knows (they have no id to be named by).
 //
 // Authorization (KafkaApis.handleOffsetFetchRequestFromCoordinator): each group needs DESCRIBE
 // (GROUP_AUTHORIZATION_FAILED, nothing else); a named topic the principal may not DESCRIBE is
 // answered TOPIC_AUTHORIZATION_FAILED per partition, and left out of an all-topics answer.
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
 #include <utility>
 
+#include "bridge/catalog/topic_catalog.h"
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/transactions/transaction_coordinator.h"
@@ -98,9 +103,50 @@ std::vector<TopicOut> fetch_group(const bridge::CommittedOffsets& offsets, const
   return out;
 }
 
+using FetchTopics = std::optional<std::vector<msg::OffsetFetchRequest::OffsetFetchRequestTopics>>;
+using AnswerTopics = std::vector<msg::OffsetFetchResponse::OffsetFetchResponseTopics>;
+
+// v10: names the topics asked by id (so fetch_group can read them by name) and takes out those
+// the catalog does not know, returned answered UNKNOWN_TOPIC_ID (a partition named twice once).
+AnswerTopics resolve_topic_ids(const bridge::TopicCatalog& catalog, FetchTopics& topics, AnswerBudget& budget) {
+  AnswerTopics unknown;
+  if (!topics) return unknown;
+  std::set<std::pair<msg::Uuid, int32_t>> seen;
+  std::erase_if(*topics, [&](msg::OffsetFetchRequest::OffsetFetchRequestTopics& t) {
+    if (const bridge::TopicMetadata* m = catalog.find(t.topic_id)) {
+      t.name = m->name;
+      return false;
+    }
+    auto it = std::find_if(unknown.begin(), unknown.end(), [&](const auto& u) { return u.topic_id == t.topic_id; });
+    if (it == unknown.end()) {
+      it = unknown.emplace(unknown.end());
+      it->topic_id = t.topic_id;
+    }
+    for (int32_t p : t.partition_indexes) {
+      if (!seen.insert({t.topic_id, p}).second) continue;
+      if (!budget.add(sizeof(msg::OffsetFetchResponse::OffsetFetchResponsePartitions))) break;
+      auto& up = it->partitions.emplace_back();
+      up.partition_index = p;
+      up.committed_offset = -1;
+      up.error_code = to_int16(ErrorCode::kUnknownTopicId);
+    }
+    return true;
+  });
+  return unknown;
+}
+
+// v10: every topic of the answer named by its id; one the catalog no longer knows is left out.
+void name_by_id(const bridge::TopicCatalog& catalog, AnswerTopics& topics) {
+  std::erase_if(topics, [&](msg::OffsetFetchResponse::OffsetFetchResponseTopics& t) {
+    const bridge::TopicMetadata* m = catalog.find(t.name);
+    if (m) t.topic_id = m->topic_id;
+    return m == nullptr;
+  });
+}
+
 void handle(const bridge::CommittedOffsets& offsets, const bridge::GroupCoordinator& groups,
-            const bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer, uint64_t max_response_bytes,
-            Request&& req) {
+            const bridge::TransactionCoordinator& txns, const bridge::TopicCatalog& catalog,
+            bridge::Authorizer& authorizer, uint64_t max_response_bytes, Request&& req) {
   auto body = req.decode<msg::OffsetFetchRequest>();
   const int16_t v = req.header.api_version;
   const bridge::TransactionCoordinator* pending = body.require_stable ? &txns : nullptr;
@@ -116,7 +162,7 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::GroupCoordina
   } else {
     // A group named twice is answered once, for the same reason.
     std::set<std::string_view> groups_seen;
-    for (const auto& g : body.groups) {
+    for (auto& g : body.groups) {
       if (!groups_seen.insert(g.group_id).second) continue;
       auto& rg = resp.groups.emplace_back();
       rg.group_id = g.group_id;
@@ -132,9 +178,15 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::GroupCoordina
           rg.error_code = to_int16(*err);
           continue;
         }
+      AnswerTopics unknown;
+      if (v >= 10) unknown = resolve_topic_ids(catalog, g.topics, budget);
       rg.topics = fetch_group<msg::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, pending, authorizer, req,
                                                                                    g.group_id, g.topics, budget);
       if (budget.over()) break;
+      if (v >= 10) {
+        name_by_id(catalog, rg.topics);
+        std::move(unknown.begin(), unknown.end(), std::back_inserter(rg.topics));
+      }
     }
   }
   if (budget.over()) return refuse_oversized_answer(req.respond, "OffsetFetch", budget);
@@ -144,8 +196,9 @@ void handle(const bridge::CommittedOffsets& offsets, const bridge::GroupCoordina
 }  // namespace
 
 HandlerSpec offset_fetch_handler() {
-  return serve<msg::OffsetFetchRequest>(1, 9, [](const Services& s, Request&& req) {
-    handle(s.offsets, s.groups, s.transactions, s.authorizer, s.config.limits.max_response_bytes, std::move(req));
+  return serve<msg::OffsetFetchRequest>(1, 10, [](const Services& s, Request&& req) {
+    handle(s.offsets, s.groups, s.transactions, s.catalog, s.authorizer, s.config.limits.max_response_bytes,
+           std::move(req));
   });
 }
 
