@@ -141,8 +141,11 @@ Result<std::vector<GroupSummary>> BridgeAdmin::describe_groups(const std::vector
   return out;
 }
 
+// OffsetFetch and OffsetCommit name topics here: v9 at most (v10 names them by id).
+constexpr int16_t kOffsetsByNameMaxVersion = 9;
+
 Result<std::vector<CommittedOffset>> BridgeAdmin::committed_offsets(const std::string& group_id) {
-  auto v = client_.negotiate(msg::OffsetFetchRequest::kApiKey, 1, msg::OffsetFetchRequest::kMaxVersion);
+  auto v = client_.negotiate(msg::OffsetFetchRequest::kApiKey, 1, kOffsetsByNameMaxVersion);
   if (!v) return v.error();
   msg::OffsetFetchRequest req;
   if (*v >= 8) {
@@ -154,7 +157,7 @@ Result<std::vector<CommittedOffset>> BridgeAdmin::committed_offsets(const std::s
     req.group_id = group_id;
     req.topics = std::nullopt;
   }
-  auto resp = client_.call<msg::OffsetFetchResponse>(req);
+  auto resp = client_.call<msg::OffsetFetchResponse>(req, kOffsetsByNameMaxVersion);
   if (!resp) return resp.error();
   std::vector<CommittedOffset> out;
   auto add = [&](const std::string& topic, int32_t p, int64_t offset, const std::optional<std::string>& meta,
@@ -197,7 +200,7 @@ Result<std::vector<ErrorCode>> BridgeAdmin::commit_offsets(const std::string& gr
     p.committed_metadata = o.metadata.value_or("");
     req.topics[it->second].partitions.push_back(p);
   }
-  auto resp = client_.call<msg::OffsetCommitResponse>(req);
+  auto resp = client_.call<msg::OffsetCommitResponse>(req, kOffsetsByNameMaxVersion);
   if (!resp) return resp.error();
   std::map<TopicPartition, ErrorCode> by_partition;
   for (const auto& t : resp->topics)

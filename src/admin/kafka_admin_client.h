@@ -25,11 +25,13 @@ class KafkaAdminClient {
   static Result<KafkaAdminClient> connect(const config::HostPort& bootstrap,
                                           std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 
-  // Sends `request` and decodes the answer as `Resp` (Req::kApiKey must be Resp's key).
+  // Sends `request` and decodes the answer as `Resp` (Req::kApiKey must be Resp's key), at the
+  // highest version both sides serve up to `max_version` (a caller that fills a request the way
+  // older versions read it caps it there: OffsetCommit/OffsetFetch v10 name topics by id only).
   template <typename Resp, typename Req>
-  Result<Resp> call(const Req& request) {
+  Result<Resp> call(const Req& request, int16_t max_version = Req::kMaxVersion) {
     static_assert(Req::kApiKey == Resp::kApiKey);
-    auto version = negotiate(Req::kApiKey, Req::kMinVersion, Req::kMaxVersion);
+    auto version = negotiate(Req::kApiKey, Req::kMinVersion, max_version);
     if (!version) return version.error();
     ByteWriter body;
     request.encode(body, *version);
