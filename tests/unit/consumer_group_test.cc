@@ -302,6 +302,12 @@ BOOST_AUTO_TEST_CASE(offset_commits_and_fetches_carry_the_member_epoch) {
   h.gc->commit_offsets(c, [&](std::vector<ErrorCode> e) { out = e; });
   while (!out) uv_run(&h.loop, UV_RUN_ONCE);
   BOOST_TEST((out->at(0) == ErrorCode::kStaleMemberEpoch));
+  c.transactional = true;  // TxnOffsetCommit: Kafka answers a stale epoch ILLEGAL_GENERATION there
+  out.reset();
+  h.gc->commit_offsets(c, [&](std::vector<ErrorCode> e) { out = e; });
+  while (!out) uv_run(&h.loop, UV_RUN_ONCE);
+  BOOST_TEST((out->at(0) == ErrorCode::kIllegalGeneration));
+  c.transactional = false;
   c.generation_id = a.epoch;
   c.group_id_not_found_error = false;  // v8: not for consumer protocol members
   out.reset();

@@ -691,14 +691,12 @@ std::optional<ErrorCode> ConsumerGroup::validate_delete_group() const {
 // Kafka's ConsumerGroup.validateOffsetCommit: the member epoch must be the member's, or older
 // but not older than the assignment epoch of any partition committed (KIP-1251).
 std::optional<ErrorCode> ConsumerGroup::validate_offset_commit(const OffsetCommitParams& p) const {
-  if (p.generation_id < 0 && members_.empty()) return std::nullopt;
-  if (p.transactional && p.generation_id == -1 && p.member_id.empty() && !p.group_instance_id) return std::nullopt;
   auto it = members_.find(p.member_id);
-  if (it == members_.end()) return ErrorCode::kUnknownMemberId;
+  const auto check = modern_commit_check(p, !members_.empty(),
+                                         it == members_.end() ? std::nullopt : std::optional(it->second.member_epoch));
+  if (check.verdict == ModernCommitCheck::Verdict::kAccepted) return std::nullopt;
+  if (check.verdict == ModernCommitCheck::Verdict::kRefused) return check.error;
   const ConsumerMember& m = it->second;
-  if (!p.transactional && !p.group_id_not_found_error) return ErrorCode::kUnsupportedVersion;  // below v9
-  if (p.generation_id == m.member_epoch) return std::nullopt;
-  if (p.generation_id > m.member_epoch) return ErrorCode::kStaleMemberEpoch;
   for (const auto& e : p.entries) {
     int32_t epoch = -1;
     for (const EpochAssignment* a : {&m.assigned, &m.pending_revocation}) {
@@ -707,7 +705,7 @@ std::optional<ErrorCode> ConsumerGroup::validate_offset_commit(const OffsetCommi
       auto q = t->second.find(e.partition);
       if (q != t->second.end()) epoch = q->second;
     }
-    if (epoch < 0 || p.generation_id < epoch) return ErrorCode::kStaleMemberEpoch;
+    if (epoch < 0 || p.generation_id < epoch) return check.stale;
   }
   return std::nullopt;
 }

@@ -15,16 +15,43 @@
 
 namespace kib::bridge {
 
-enum class GroupType { kClassic, kConsumer };
-// Kafka's names, as ListGroups v5+ filters on them: "classic", "consumer" (later "streams").
+enum class GroupType { kClassic, kConsumer, kStreams };
+// Kafka's names, as ListGroups v5+ filters on them: "classic", "consumer", "streams".
 inline const char* group_type_name(GroupType t) {
   switch (t) {
     case GroupType::kClassic:
       return "classic";
     case GroupType::kConsumer:
       return "consumer";
+    case GroupType::kStreams:
+      return "streams";
   }
   return "classic";
+}
+
+// The offset commit checks Kafka's ConsumerGroup and StreamsGroup.validateOffsetCommit share
+// before the per-partition epochs: an admin commit (no generation) to a group without members,
+// a transactional commit without member, the member must exist, v9+ unless transactional, then
+// its epoch. A stale epoch is STALE_MEMBER_EPOCH, or ILLEGAL_GENERATION for a transactional
+// commit (OffsetMetadataManager's mapping). `member_epoch`: the committer's, unset if it is not
+// a member.
+struct ModernCommitCheck {
+  enum class Verdict { kAccepted, kRefused, kByPartition } verdict = Verdict::kAccepted;
+  ErrorCode error = ErrorCode::kNone;  // kRefused's
+  ErrorCode stale = ErrorCode::kStaleMemberEpoch;  // what a partition too new for this epoch gets
+};
+inline ModernCommitCheck modern_commit_check(const OffsetCommitParams& p, bool has_members,
+                                             std::optional<int32_t> member_epoch) {
+  using V = ModernCommitCheck::Verdict;
+  const ErrorCode stale = p.transactional ? ErrorCode::kIllegalGeneration : ErrorCode::kStaleMemberEpoch;
+  if (p.generation_id < 0 && !has_members) return {V::kAccepted, ErrorCode::kNone, stale};
+  if (p.transactional && p.generation_id == -1 && p.member_id.empty() && !p.group_instance_id)
+    return {V::kAccepted, ErrorCode::kNone, stale};
+  if (!member_epoch) return {V::kRefused, ErrorCode::kUnknownMemberId, stale};
+  if (!p.transactional && !p.group_id_not_found_error) return {V::kRefused, ErrorCode::kUnsupportedVersion, stale};
+  if (p.generation_id == *member_epoch) return {V::kAccepted, ErrorCode::kNone, stale};
+  if (p.generation_id > *member_epoch) return {V::kRefused, stale, stale};
+  return {V::kByPartition, ErrorCode::kNone, stale};
 }
 
 class Group {
