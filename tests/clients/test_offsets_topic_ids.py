@@ -78,57 +78,52 @@ def wait_for_coordinator(conn: Conn, group: str):
     raise AssertionError(f"no coordinator for {group} within 60 s")
 
 
+def topic_key(t, version: int) -> bytes:
+    """A topic as v9 names it (a compact string) or v10 (its 16-byte id)."""
+    return compact_string(t) if version < 10 else t
+
+
+def answer_topics(r, version: int, *fields: str) -> list:
+    """[(topic name or id, [partition fields...])] of an answer; `fields` are Reader methods."""
+    def partition():
+        v = tuple(getattr(r, f)() for f in fields)
+        r.tags()
+        return v
+
+    def topic():
+        v = (r.compact_string() if version < 10 else r.uuid(), r.compact_array(partition))
+        r.tags()
+        return v
+    return r.compact_array(topic)
+
+
 def commit(conn: Conn, version: int, group: str, topics: list[tuple[object, dict[int, tuple[int, str | None]]]]):
     """OffsetCommit v9 (topics by name) or v10 (by id), generation -1 and no member (a group
     with no members commits this way). Returns [(topic, [(partition, error)])] as answered."""
     def topic(t, parts):
-        key = compact_string(t) if version < 10 else t
-        return key + compact_array([struct.pack(">iqi", p, o, -1) + compact_string(m) + b"\x00"
-                                    for p, (o, m) in sorted(parts.items())]) + b"\x00"
+        return topic_key(t, version) + compact_array([struct.pack(">iqi", p, o, -1) + compact_string(m) + b"\x00"
+                                                      for p, (o, m) in sorted(parts.items())]) + b"\x00"
     body = (compact_string(group) + struct.pack(">i", -1) + compact_string("") + compact_string(None) +
             compact_array([topic(t, parts) for t, parts in topics]) + b"\x00")
     r = conn.call(OFFSET_COMMIT, version, body, True)
     r.int32()
-
-    def partition():
-        v = (r.int32(), r.int16())
-        r.tags()
-        return v
-
-    def answer_topic():
-        key = r.compact_string() if version < 10 else r.uuid()
-        v = (key, r.compact_array(partition))
-        r.tags()
-        return v
-    return r.compact_array(answer_topic)
+    return answer_topics(r, version, "int32", "int16")
 
 
 def fetch(conn: Conn, version: int, group: str, topics: list[tuple[object, list[int]]] | None):
     """OffsetFetch v9 (by name) or v10 (by id) for one group, no member; `topics` None asks for
     every topic. Returns (group error, [(topic, [(partition, offset, leader epoch, metadata, error)])])."""
     def topic(t, parts):
-        key = compact_string(t) if version < 10 else t
-        return key + compact_array([struct.pack(">i", p) for p in parts]) + b"\x00"
+        return topic_key(t, version) + compact_array([struct.pack(">i", p) for p in parts]) + b"\x00"
     ts = None if topics is None else [topic(t, parts) for t, parts in topics]
     body = (compact_array([compact_string(group) + compact_string(None) + struct.pack(">i", -1) + compact_array(ts) +
                            b"\x00"]) + b"\x00" + b"\x00")  # require_stable false, tags
     r = conn.call(OFFSET_FETCH, version, body, True)
     r.int32()
 
-    def partition():
-        v = (r.int32(), r.int64(), r.int32(), r.compact_string(), r.int16())
-        r.tags()
-        return v
-
-    def answer_topic():
-        key = r.compact_string() if version < 10 else r.uuid()
-        v = (key, r.compact_array(partition))
-        r.tags()
-        return v
-
     def group_answer():
         _gid = r.compact_string()
-        topics_out = r.compact_array(answer_topic)
+        topics_out = answer_topics(r, version, "int32", "int64", "int32", "compact_string", "int16")
         err = r.int16()
         r.tags()
         return err, topics_out
