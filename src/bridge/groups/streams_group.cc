@@ -411,12 +411,7 @@ std::optional<ErrorCode> StreamsGroup::validate_offset_commit(const OffsetCommit
   const ErrorCode stale = check.stale;
   if (!topology_) return stale;
   for (const auto& e : p.entries) {
-    const Subtopology* sub = nullptr;
-    for (const auto& s : topology_->subtopologies) {
-      bool reads = std::find(s.source_topics.begin(), s.source_topics.end(), e.topic) != s.source_topics.end();
-      for (const auto& r : s.repartition_source_topics) reads |= r.name == e.topic;
-      if (reads) sub = &s;
-    }
+    const Subtopology* sub = reader_of(e.topic);
     if (!sub) return stale;
     int32_t epoch = -1;
     for (const MemberTasks* t : {&m.r.assigned, &m.r.pending_revocation}) {
@@ -438,14 +433,21 @@ std::optional<ErrorCode> StreamsGroup::validate_offset_fetch(const std::string& 
   return std::nullopt;
 }
 
-bool StreamsGroup::is_subscribed_to_topic(const std::string& topic) const {
-  if (members_.empty() || !topology_) return false;
+// The subtopology reading `topic` as a source or repartition source (Kafka's sourceTopicMap: the
+// last one when several do), if any.
+const Subtopology* StreamsGroup::reader_of(const std::string& topic) const {
+  const Subtopology* reader = nullptr;
+  if (!topology_) return reader;
   for (const auto& s : topology_->subtopologies) {
-    if (std::find(s.source_topics.begin(), s.source_topics.end(), topic) != s.source_topics.end()) return true;
-    for (const auto& r : s.repartition_source_topics)
-      if (r.name == topic) return true;
+    bool reads = std::find(s.source_topics.begin(), s.source_topics.end(), topic) != s.source_topics.end();
+    for (const auto& r : s.repartition_source_topics) reads |= r.name == topic;
+    if (reads) reader = &s;
   }
-  return false;
+  return reader;
+}
+
+bool StreamsGroup::is_subscribed_to_topic(const std::string& topic) const {
+  return !members_.empty() && reader_of(topic) != nullptr;
 }
 
 // Kafka's ModernGroup: offsets expire a retention after their commit, except those of topics

@@ -179,6 +179,7 @@ class StreamsGroup final : public Group {
   // The target for the group epoch, unless delayed (returns the status then).
   std::optional<StreamsStatusEntry> maybe_update_target();
   TaskHolders holders() const;
+  const Subtopology* reader_of(const std::string& topic) const;
   std::vector<EndpointPartitions> partitions_by_endpoint() const;
   std::vector<StreamsStatusEntry> statuses(const StreamsMember& m, std::optional<StreamsStatusEntry> delayed) const;
 
