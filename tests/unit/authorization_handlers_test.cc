@@ -611,7 +611,7 @@ BOOST_AUTO_TEST_CASE(transaction_apis_need_write_on_the_transactional_id) {
   msg::TxnOffsetCommitRequest to;
   to.transactional_id = "other";
   to.group_id = "g";
-  to.topics = {{"t", {{0, 1, -1, ""}}}, {"u", {{0, 1, -1, ""}}}};
+  to.topics = {{"t", {}, {{0, 1, -1, ""}}}, {"u", {}, {{0, 1, -1, ""}}}};
   auto tr = c.call<msg::TxnOffsetCommitResponse>(to, 3);
   for (const auto& t : tr.topics) BOOST_TEST(t.partitions.at(0).error_code == kTxnDenied);
   to.transactional_id = "tx";

@@ -6,39 +6,16 @@
 
 namespace {
 
-[[maybe_unused]] void fill(FetchRequest::ReplicaState& m, int16_t, Filler& g) {
-  m.replica_id = g.integer<int32_t>();
-  m.replica_epoch = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(FetchRequest::FetchPartition& m, int16_t version, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  if (version >= 9) {
+[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsPartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  if (version >= 4) {
     m.current_leader_epoch = g.integer<int32_t>();
   }
-  m.fetch_offset = g.integer<int64_t>();
-  if (version >= 12) {
-    m.last_fetched_epoch = g.integer<int32_t>();
-  }
-  if (version >= 5) {
-    m.log_start_offset = g.integer<int64_t>();
-  }
-  m.partition_max_bytes = g.integer<int32_t>();
-  if (version >= 17) {
-    m.replica_directory_id = g.uuid();
-  }
-  if (version >= 18) {
-    m.high_watermark = g.integer<int64_t>();
-  }
+  m.timestamp = g.integer<int64_t>();
 }
 
-[[maybe_unused]] void fill(FetchRequest::FetchTopic& m, int16_t version, Filler& g) {
-  if (version <= 12) {
-    m.topic = g.string();
-  }
-  if (version >= 13) {
-    m.topic_id = g.uuid();
-  }
+[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -48,43 +25,10 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(FetchRequest::ForgottenTopic& m, int16_t version, Filler& g) {
-  if (version <= 12) {
-    m.topic = g.string();
-  }
-  if (version >= 13) {
-    m.topic_id = g.uuid();
-  }
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(FetchRequest& m, int16_t version, Filler& g) {
-  if (version >= 12) {
-    if (g.null()) {
-      m.cluster_id.reset();
-    } else {
-      m.cluster_id.emplace() = g.string();
-    }
-  }
-  if (version <= 14) {
-    m.replica_id = g.integer<int32_t>();
-  }
-  if (version >= 15) {
-    fill(m.replica_state, version, g);
-  }
-  m.max_wait_ms = g.integer<int32_t>();
-  m.min_bytes = g.integer<int32_t>();
-  m.max_bytes = g.integer<int32_t>();
-  m.isolation_level = g.integer<int8_t>();
-  if (version >= 7) {
-    m.session_id = g.integer<int32_t>();
-    m.session_epoch = g.integer<int32_t>();
+[[maybe_unused]] void fill(ListOffsetsRequest& m, int16_t version, Filler& g) {
+  m.replica_id = g.integer<int32_t>();
+  if (version >= 2) {
+    m.isolation_level = g.integer<int8_t>();
   }
   {
     auto& items = m.topics;
@@ -93,32 +37,17 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 7) {
-    auto& items = m.forgotten_topics_data;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 11) {
-    m.rack_id = g.string();
+  if (version >= 10) {
+    m.timeout_ms = g.integer<int32_t>();
   }
 }
 
-[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestPartition& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponsePartition& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  m.committed_offset = g.integer<int64_t>();
-  if (version >= 6) {
-    m.committed_leader_epoch = g.integer<int32_t>();
-  }
-  if (g.null()) {
-    m.committed_metadata.reset();
-  } else {
-    m.committed_metadata.emplace() = g.string();
-  }
+  m.error_code = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponseTopic& m, int16_t version, Filler& g) {
   if (version <= 9) {
     m.name = g.string();
   }
@@ -134,19 +63,9 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(OffsetCommitRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.generation_id_or_member_epoch = g.integer<int32_t>();
-  m.member_id = g.string();
-  if (version >= 7) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
-  }
-  if (version <= 4) {
-    m.retention_time_ms = g.integer<int64_t>();
+[[maybe_unused]] void fill(OffsetCommitResponse& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.throttle_time_ms = g.integer<int32_t>();
   }
   {
     auto& items = m.topics;
@@ -157,53 +76,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(FindCoordinatorResponse::Coordinator& m, int16_t, Filler& g) {
-  m.key = g.string();
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(FindCoordinatorResponse& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  if (version <= 3) {
-    m.error_code = g.integer<int16_t>();
-  }
-  if (version >= 1 && version <= 3) {
-    if (g.null()) {
-      m.error_message.reset();
-    } else {
-      m.error_message.emplace() = g.string();
-    }
-  }
-  if (version <= 3) {
-    m.node_id = g.integer<int32_t>();
-    m.host = g.string();
-    m.port = g.integer<int32_t>();
-  }
-  if (version >= 4) {
-    auto& items = m.coordinators;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(SyncGroupRequest::SyncGroupRequestAssignment& m, int16_t, Filler& g) {
-  m.member_id = g.string();
-  m.assignment = g.bytes();
-}
-
-[[maybe_unused]] void fill(SyncGroupRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(HeartbeatRequest& m, int16_t version, Filler& g) {
   m.group_id = g.string();
   m.generation_id = g.integer<int32_t>();
   m.member_id = g.string();
@@ -214,20 +87,31 @@ namespace {
       m.group_instance_id.emplace() = g.string();
     }
   }
+}
+
+[[maybe_unused]] void fill(LeaveGroupRequest::MemberIdentity& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
+  if (g.null()) {
+    m.group_instance_id.reset();
+  } else {
+    m.group_instance_id.emplace() = g.string();
+  }
   if (version >= 5) {
     if (g.null()) {
-      m.protocol_type.reset();
+      m.reason.reset();
     } else {
-      m.protocol_type.emplace() = g.string();
-    }
-    if (g.null()) {
-      m.protocol_name.reset();
-    } else {
-      m.protocol_name.emplace() = g.string();
+      m.reason.emplace() = g.string();
     }
   }
-  {
-    auto& items = m.assignments;
+}
+
+[[maybe_unused]] void fill(LeaveGroupRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  if (version <= 2) {
+    m.member_id = g.string();
+  }
+  if (version >= 3) {
+    auto& items = m.members;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -235,50 +119,32 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListGroupsRequest& m, int16_t version, Filler& g) {
-  if (version >= 4) {
-    auto& items = m.states_filter;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (version >= 5) {
-    auto& items = m.types_filter;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ListGroupsResponse::ListedGroup& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.protocol_type = g.string();
-  if (version >= 4) {
-    m.group_state = g.string();
-  }
-  if (version >= 5) {
-    m.group_type = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(ListGroupsResponse& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(DescribeGroupsRequest& m, int16_t version, Filler& g) {
   {
     auto& items = m.groups;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.string();
     }
+  }
+  if (version >= 3) {
+    m.include_authorized_operations = g.boolean();
   }
 }
 
-[[maybe_unused]] void fill(SaslHandshakeRequest& m, int16_t, Filler& g) {
-  m.mechanism = g.string();
+[[maybe_unused]] void fill(ApiVersionsRequest& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.client_software_name = g.string();
+    m.client_software_version = g.string();
+  }
+  if (version >= 5) {
+    if (g.null()) {
+      m.cluster_id.reset();
+    } else {
+      m.cluster_id.emplace() = g.string();
+    }
+    m.node_id = g.integer<int32_t>();
+  }
 }
 
 [[maybe_unused]] void fill(CreateTopicsRequest::CreatableReplicaAssignment& m, int16_t, Filler& g) {
@@ -333,30 +199,41 @@ namespace {
   m.validate_only = g.boolean();
 }
 
-[[maybe_unused]] void fill(InitProducerIdRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.transactional_id.reset();
-  } else {
-    m.transactional_id.emplace() = g.string();
-  }
-  m.transaction_timeout_ms = g.integer<int32_t>();
-  if (version >= 3) {
-    m.producer_id = g.integer<int64_t>();
-    m.producer_epoch = g.integer<int16_t>();
-  }
-  if (version >= 6) {
-    m.enable2_pc = g.boolean();
-    m.keep_prepared_txn = g.boolean();
+[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsPartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
 }
 
-[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderPartition& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(DeleteRecordsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.timeout_ms = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::EpochEndOffset& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
   m.partition = g.integer<int32_t>();
-  m.current_leader_epoch = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
+  m.end_offset = g.integer<int64_t>();
 }
 
-[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult& m, int16_t version, Filler& g) {
   m.topic = g.string();
   {
     auto& items = m.partitions;
@@ -367,10 +244,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(OffsetForLeaderEpochRequest& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.replica_id = g.integer<int32_t>();
-  }
+[[maybe_unused]] void fill(OffsetForLeaderEpochResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -428,45 +303,17 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AddOffsetsToTxnRequest& m, int16_t, Filler& g) {
-  m.transactional_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  m.group_id = g.string();
+[[maybe_unused]] void fill(AddOffsetsToTxnResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarkerTopic& m, int16_t, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partition_indexes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarker& m, int16_t version, Filler& g) {
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  m.transaction_result = g.boolean();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.coordinator_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(WriteTxnMarkersRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.markers;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+[[maybe_unused]] void fill(EndTxnResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (version >= 5) {
+    m.producer_id = g.integer<int64_t>();
+    m.producer_epoch = g.integer<int16_t>();
   }
 }
 
@@ -507,56 +354,44 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeAclsRequest& m, int16_t, Filler& g) {
-  m.resource_type_filter = g.integer<int8_t>();
-  if (g.null()) {
-    m.resource_name_filter.reset();
-  } else {
-    m.resource_name_filter.emplace() = g.string();
-  }
-  m.pattern_type_filter = g.integer<int8_t>();
-  if (g.null()) {
-    m.principal_filter.reset();
-  } else {
-    m.principal_filter.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.host_filter.reset();
-  } else {
-    m.host_filter.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(DescribeAclsResponse::AclDescription& m, int16_t, Filler& g) {
+  m.principal = g.string();
+  m.host = g.string();
   m.operation = g.integer<int8_t>();
   m.permission_type = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsMatchingAcl& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(DescribeAclsResponse::DescribeAclsResource& m, int16_t version, Filler& g) {
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  m.pattern_type = g.integer<int8_t>();
+  {
+    auto& items = m.acls;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeAclsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  {
+    auto& items = m.resources;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t, Filler& g) {
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
@@ -565,33 +400,37 @@ namespace {
   }
   m.resource_type = g.integer<int8_t>();
   m.resource_name = g.string();
-  m.pattern_type = g.integer<int8_t>();
-  m.principal = g.string();
-  m.host = g.string();
-  m.operation = g.integer<int8_t>();
-  m.permission_type = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsFilterResult& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AlterConfigsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.responses;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(SaslAuthenticateRequest& m, int16_t, Filler& g) {
+  m.auth_bytes = g.bytes();
+}
+
+[[maybe_unused]] void fill(CreatePartitionsResponse::CreatePartitionsTopicResult& m, int16_t, Filler& g) {
+  m.name = g.string();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
   } else {
     m.error_message.emplace() = g.string();
   }
-  {
-    auto& items = m.matching_acls;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
 }
 
-[[maybe_unused]] void fill(DeleteAclsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(CreatePartitionsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   {
-    auto& items = m.filter_results;
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -599,10 +438,78 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeLogDirsRequest::DescribableLogDirTopic& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(RenewDelegationTokenRequest& m, int16_t, Filler& g) {
+  m.hmac = g.bytes();
+  m.renew_period_ms = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(ExpireDelegationTokenResponse& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.expiry_timestamp_ms = g.integer<int64_t>();
+  m.throttle_time_ms = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ElectLeadersResponse::PartitionResult& m, int16_t, Filler& g) {
+  m.partition_id = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(ElectLeadersResponse::ReplicaElectionResult& m, int16_t version, Filler& g) {
   m.topic = g.string();
   {
-    auto& items = m.partitions;
+    auto& items = m.partition_result;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ElectLeadersResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  if (version >= 1) {
+    m.error_code = g.integer<int16_t>();
+  }
+  {
+    auto& items = m.replica_election_results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(IncrementalAlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+}
+
+[[maybe_unused]] void fill(IncrementalAlterConfigsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.responses;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListPartitionReassignmentsRequest::ListPartitionReassignmentsTopics& m, int16_t, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partition_indexes;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.integer<int32_t>();
@@ -610,7 +517,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeLogDirsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ListPartitionReassignmentsRequest& m, int16_t version, Filler& g) {
+  m.timeout_ms = g.integer<int32_t>();
   if (g.null()) {
     m.topics.reset();
   } else {
@@ -622,46 +530,24 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(CreateDelegationTokenRequest::CreatableRenewers& m, int16_t, Filler& g) {
-  m.principal_type = g.string();
-  m.principal_name = g.string();
-}
-
-[[maybe_unused]] void fill(CreateDelegationTokenRequest& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    if (g.null()) {
-      m.owner_principal_type.reset();
-    } else {
-      m.owner_principal_type.emplace() = g.string();
-    }
-    if (g.null()) {
-      m.owner_principal_name.reset();
-    } else {
-      m.owner_principal_name.emplace() = g.string();
-    }
-  }
-  {
-    auto& items = m.renewers;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.max_lifetime_ms = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(AlterPartitionReassignmentsResponse::ReassignablePartitionResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AlterPartitionResponse::PartitionData& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  {
+    auto& items = m.isr;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
   }
+  m.leader_recovery_state = g.integer<int8_t>();
+  m.partition_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(AlterPartitionReassignmentsResponse::ReassignableTopicResponse& m, int16_t version, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(AlterPartitionResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -671,102 +557,9 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterPartitionReassignmentsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  if (version >= 1) {
-    m.allow_replication_factor_change = g.boolean();
-  }
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  {
-    auto& items = m.responses;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasRequest::ComponentData& m, int16_t, Filler& g) {
-  m.entity_type = g.string();
-  m.match_type = g.integer<int8_t>();
-  if (g.null()) {
-    m.match.reset();
-  } else {
-    m.match.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.components;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.strict = g.boolean();
-}
-
-[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::CredentialInfo& m, int16_t, Filler& g) {
-  m.mechanism = g.integer<int8_t>();
-  m.iterations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::DescribeUserScramCredentialsResult& m, int16_t version, Filler& g) {
-  m.user = g.string();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  {
-    auto& items = m.credential_infos;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AlterPartitionResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeQuorumRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeQuorumRequest::TopicData& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeQuorumRequest& m, int16_t version, Filler& g) {
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -776,13 +569,29 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(EnvelopeResponse& m, int16_t, Filler& g) {
-  if (g.null()) {
-    m.response_data.reset();
-  } else {
-    m.response_data.emplace() = g.bytes();
+[[maybe_unused]] void fill(UpdateFeaturesRequest::FeatureUpdateKey& m, int16_t version, Filler& g) {
+  m.feature = g.string();
+  m.max_version_level = g.integer<int16_t>();
+  if (version <= 0) {
+    m.allow_downgrade = g.boolean();
   }
-  m.error_code = g.integer<int16_t>();
+  if (version >= 1) {
+    m.upgrade_type = g.integer<int8_t>();
+  }
+}
+
+[[maybe_unused]] void fill(UpdateFeaturesRequest& m, int16_t version, Filler& g) {
+  m.timeout_ms = g.integer<int32_t>();
+  {
+    auto& items = m.feature_updates;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 1) {
+    m.validate_only = g.boolean();
+  }
 }
 
 [[maybe_unused]] void fill(FetchSnapshotRequest::SnapshotId& m, int16_t, Filler& g) {
@@ -819,6 +628,64 @@ namespace {
   }
   m.replica_id = g.integer<int32_t>();
   m.max_bytes = g.integer<int32_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClusterResponse::DescribeClusterBroker& m, int16_t version, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  if (g.null()) {
+    m.rack.reset();
+  } else {
+    m.rack.emplace() = g.string();
+  }
+  if (version >= 2) {
+    m.is_fenced = g.boolean();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClusterResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (version >= 1) {
+    m.endpoint_type = g.integer<int8_t>();
+  }
+  m.cluster_id = g.string();
+  m.controller_id = g.integer<int32_t>();
+  {
+    auto& items = m.brokers;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.cluster_authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DescribeProducersRequest::TopicRequest& m, int16_t, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partition_indexes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeProducersRequest& m, int16_t version, Filler& g) {
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -876,27 +743,30 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BrokerHeartbeatRequest& m, int16_t version, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.broker_epoch = g.integer<int64_t>();
-  m.current_metadata_offset = g.integer<int64_t>();
-  m.want_fence = g.boolean();
-  m.want_shut_down = g.boolean();
-  if (version >= 1) {
-    auto& items = m.offline_log_dirs;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.uuid();
-    }
+[[maybe_unused]] void fill(UnregisterBrokerResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
   }
 }
 
-[[maybe_unused]] void fill(UnregisterBrokerRequest& m, int16_t, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
+[[maybe_unused]] void fill(ConsumerGroupDescribeRequest& m, int16_t, Filler& g) {
+  {
+    auto& items = m.group_ids;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  m.include_authorized_operations = g.boolean();
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::TopicPartitions& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
   m.topic_id = g.uuid();
+  m.topic_name = g.string();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -906,7 +776,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::Assignment& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
   {
     auto& items = m.topic_partitions;
     items.resize(g.count());
@@ -916,40 +786,112 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
   if (g.null()) {
-    m.error_message.reset();
+    m.instance_id.reset();
   } else {
-    m.error_message.emplace() = g.string();
+    m.instance_id.emplace() = g.string();
   }
   if (g.null()) {
-    m.member_id.reset();
+    m.rack_id.reset();
   } else {
-    m.member_id.emplace() = g.string();
+    m.rack_id.emplace() = g.string();
   }
   m.member_epoch = g.integer<int32_t>();
-  m.heartbeat_interval_ms = g.integer<int32_t>();
+  m.client_id = g.string();
+  m.client_host = g.string();
+  {
+    auto& items = m.subscribed_topic_names;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
   if (g.null()) {
-    m.assignment.reset();
+    m.subscribed_topic_regex.reset();
   } else {
-    fill(m.assignment.emplace(), version, g);
+    m.subscribed_topic_regex.emplace() = g.string();
+  }
+  fill(m.assignment, version, g);
+  fill(m.target_assignment, version, g);
+  if (version >= 1) {
+    m.member_type = g.integer<int8_t>();
   }
 }
 
-[[maybe_unused]] void fill(ControllerRegistrationResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
   } else {
     m.error_message.emplace() = g.string();
   }
+  m.group_id = g.string();
+  m.group_state = g.string();
+  m.group_epoch = g.integer<int32_t>();
+  m.assignment_epoch = g.integer<int32_t>();
+  m.assignor_name = g.string();
+  {
+    auto& items = m.members;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.authorized_operations = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(GetTelemetrySubscriptionsRequest& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupDescribeResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationRequest::Listener& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+  m.security_protocol = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationRequest::Feature& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.min_supported_version = g.integer<int16_t>();
+  m.max_supported_version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationRequest& m, int16_t version, Filler& g) {
+  m.controller_id = g.integer<int32_t>();
+  m.incarnation_id = g.uuid();
+  m.zk_migration_ready = g.boolean();
+  {
+    auto& items = m.listeners;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.features;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(PushTelemetryRequest& m, int16_t, Filler& g) {
   m.client_instance_id = g.uuid();
+  m.subscription_id = g.integer<int32_t>();
+  m.terminating = g.boolean();
+  m.compression_type = g.integer<int8_t>();
+  m.metrics = g.bytes();
 }
 
 [[maybe_unused]] void fill(AssignReplicasToDirsRequest::PartitionData& m, int16_t, Filler& g) {
@@ -990,89 +932,15 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareFetchResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ShareFetchResponse::AcquiredRecords& m, int16_t, Filler& g) {
-  m.first_offset = g.integer<int64_t>();
-  m.last_offset = g.integer<int64_t>();
-  m.delivery_count = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ShareFetchResponse::PartitionData& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.acknowledge_error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.acknowledge_error_message.reset();
-  } else {
-    m.acknowledge_error_message.emplace() = g.string();
-  }
-  fill(m.current_leader, version, g);
+[[maybe_unused]] void fill(ShareGroupDescribeRequest& m, int16_t, Filler& g) {
   {
-    m.records.emplace() = g.bytes();
-  }
-  {
-    auto& items = m.acquired_records;
+    auto& items = m.group_ids;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.string();
     }
   }
-}
-
-[[maybe_unused]] void fill(ShareFetchResponse::ShareFetchableTopicResponse& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareFetchResponse::NodeEndpoint& m, int16_t, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  if (g.null()) {
-    m.rack.reset();
-  } else {
-    m.rack.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(ShareFetchResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.acquisition_lock_timeout_ms = g.integer<int32_t>();
-  {
-    auto& items = m.responses;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.node_endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+  m.include_authorized_operations = g.boolean();
 }
 
 [[maybe_unused]] void fill(ShareAcknowledgeRequest::AcknowledgementBatch& m, int16_t, Filler& g) {
@@ -1121,6 +989,9 @@ namespace {
     m.member_id.emplace() = g.string();
   }
   m.share_session_epoch = g.integer<int32_t>();
+  if (version >= 2) {
+    m.is_renew_ack = g.boolean();
+  }
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -1130,7 +1001,45 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AddRaftVoterResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::PartitionData& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  fill(m.current_leader, version, g);
+}
+
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::ShareAcknowledgeTopicResponse& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareAcknowledgeResponse::NodeEndpoint& m, int16_t, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  if (g.null()) {
+    m.rack.reset();
+  } else {
+    m.rack.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(ShareAcknowledgeResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1138,19 +1047,83 @@ namespace {
   } else {
     m.error_message.emplace() = g.string();
   }
+  if (version >= 2) {
+    m.acquisition_lock_timeout_ms = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.responses;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.node_endpoints;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
-[[maybe_unused]] void fill(RemoveRaftVoterRequest& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AddRaftVoterRequest::Listener& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(AddRaftVoterRequest& m, int16_t version, Filler& g) {
   if (g.null()) {
     m.cluster_id.reset();
   } else {
     m.cluster_id.emplace() = g.string();
   }
+  m.timeout_ms = g.integer<int32_t>();
   m.voter_id = g.integer<int32_t>();
   m.voter_directory_id = g.uuid();
+  {
+    auto& items = m.listeners;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 1) {
+    m.ack_when_committed = g.boolean();
+  }
 }
 
-[[maybe_unused]] void fill(InitializeShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(UpdateRaftVoterRequest::Listener& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(UpdateRaftVoterRequest::KRaftVersionFeature& m, int16_t, Filler& g) {
+  m.min_supported_version = g.integer<int16_t>();
+  m.max_supported_version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(UpdateRaftVoterRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.cluster_id.reset();
+  } else {
+    m.cluster_id.emplace() = g.string();
+  }
+  m.current_leader_epoch = g.integer<int32_t>();
+  m.voter_id = g.integer<int32_t>();
+  m.voter_directory_id = g.uuid();
+  {
+    auto& items = m.listeners;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  fill(m.kraft_version_feature, version, g);
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::PartitionResult& m, int16_t version, Filler& g) {
   m.partition = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1158,66 +1131,15 @@ namespace {
   } else {
     m.error_message.emplace() = g.string();
   }
-}
-
-[[maybe_unused]] void fill(InitializeShareGroupStateResponse::InitializeStateResult& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(InitializeShareGroupStateResponse& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateResponse::DeleteStateResult& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteShareGroupStateResponse& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
+  m.state_epoch = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+  if (version >= 1) {
+    m.delivery_complete_count = g.integer<int32_t>();
+  }
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::ReadStateSummaryData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::ReadStateSummaryResult& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1228,14 +1150,27 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse& m, int16_t version, Filler& g) {
   {
-    auto& items = m.topics;
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.group_ids;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  m.include_authorized_operations = g.boolean();
+  if (version >= 1) {
+    m.include_topology_description = g.boolean();
   }
 }
 
@@ -1396,6 +1331,70 @@ namespace {
   m.is_classic = g.boolean();
 }
 
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TopologyDescriptionNode& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.node_type = g.integer<int8_t>();
+  {
+    auto& items = m.source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  if (g.null()) {
+    m.sink_topic.reset();
+  } else {
+    m.sink_topic.emplace() = g.string();
+  }
+  {
+    auto& items = m.stores;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.successors;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TopologyDescriptionSubtopology& m, int16_t version, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TopologyDescriptionGlobalStore& m, int16_t version, Filler& g) {
+  fill(m.source, version, g);
+  fill(m.processor, version, g);
+}
+
+[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TopologyDescription& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.subtopologies;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.global_stores;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
 [[maybe_unused]] void fill(StreamsGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1420,9 +1419,19 @@ namespace {
     }
   }
   m.authorized_operations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(StreamsGroupDescribeResponse::TopicPartitions&, int16_t, Filler&) {
+  if (version >= 1) {
+    if (g.null()) {
+      m.topology_description.reset();
+    } else {
+      fill(m.topology_description.emplace(), version, g);
+    }
+    m.topology_description_status = g.integer<int8_t>();
+    if (g.null()) {
+      m.assignor_name.reset();
+    } else {
+      m.assignor_name.emplace() = g.string();
+    }
+  }
 }
 
 [[maybe_unused]] void fill(StreamsGroupDescribeResponse& m, int16_t version, Filler& g) {
@@ -1436,13 +1445,53 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest::AlterShareGroupOffsetsRequestPartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest::DescribeShareGroupOffsetsRequestTopic& m, int16_t, Filler& g) {
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
 }
 
-[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest::AlterShareGroupOffsetsRequestTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest::DescribeShareGroupOffsetsRequestGroup& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  if (g.null()) {
+    m.topics.reset();
+  } else {
+    auto& items = m.topics.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse::AlterShareGroupOffsetsResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse::AlterShareGroupOffsetsResponseTopic& m, int16_t version, Filler& g) {
   m.topic_name = g.string();
+  m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -1452,10 +1501,16 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
+[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
   {
-    auto& items = m.topics;
+    auto& items = m.responses;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1463,14 +1518,27 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupOffsetsRequest::DeleteShareGroupOffsetsRequestTopic& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsResponse::DeleteShareGroupOffsetsResponseTopic& m, int16_t, Filler& g) {
   m.topic_name = g.string();
+  m.topic_id = g.uuid();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
   {
-    auto& items = m.topics;
+    auto& items = m.responses;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1478,7 +1546,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerProtocolAssignment::TopicPartition& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ConsumerProtocolSubscription::TopicPartition& m, int16_t, Filler& g) {
   m.topic = g.string();
   {
     auto& items = m.partitions;
@@ -1489,12 +1557,12 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ConsumerProtocolAssignment& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ConsumerProtocolSubscription& m, int16_t version, Filler& g) {
   {
-    auto& items = m.assigned_partitions;
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.string();
     }
   }
   if (g.null()) {
@@ -1502,98 +1570,75 @@ namespace {
   } else {
     m.user_data.emplace() = g.bytes();
   }
-}
-
-[[maybe_unused]] void fill(EndTxnMarker& m, int16_t, Filler& g) {
-  m.coordinator_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(LeaderChangeMessage::Voter& m, int16_t version, Filler& g) {
-  m.voter_id = g.integer<int32_t>();
   if (version >= 1) {
-    m.voter_directory_id = g.uuid();
-  }
-}
-
-[[maybe_unused]] void fill(LeaderChangeMessage& m, int16_t version, Filler& g) {
-  m.version = g.integer<int16_t>();
-  m.leader_id = g.integer<int32_t>();
-  {
-    auto& items = m.voters;
+    auto& items = m.owned_partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  {
-    auto& items = m.granting_voters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
+  if (version >= 2) {
+    m.generation_id = g.integer<int32_t>();
+  }
+  if (version >= 3) {
+    if (g.null()) {
+      m.rack_id.reset();
+    } else {
+      m.rack_id.emplace() = g.string();
     }
   }
 }
 
-[[maybe_unused]] void fill(SnapshotFooterRecord& m, int16_t, Filler& g) {
-  m.version = g.integer<int16_t>();
+[[maybe_unused]] void fill(DefaultPrincipalData& m, int16_t, Filler& g) {
+  m.type = g.string();
+  m.name = g.string();
+  m.token_authenticated = g.boolean();
 }
 
-[[maybe_unused]] void fill(RequestHeader& m, int16_t, Filler& g) {
-  m.request_api_key = g.integer<int16_t>();
-  m.request_api_version = g.integer<int16_t>();
-  m.correlation_id = g.integer<int32_t>();
-  if (g.null()) {
-    m.client_id.reset();
-  } else {
-    m.client_id.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(KRaftVersionRecord& m, int16_t, Filler& g) {
+  m.version = g.integer<int16_t>();
+  m.kraft_version = g.integer<int16_t>();
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(generated_messages_1)
 
-BOOST_AUTO_TEST_CASE(fetch_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FetchRequest>("FetchRequest");
+BOOST_AUTO_TEST_CASE(list_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListOffsetsRequest>("ListOffsetsRequest");
 }
-BOOST_AUTO_TEST_CASE(fetch_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FetchRequest>();
+BOOST_AUTO_TEST_CASE(list_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListOffsetsRequest>();
 }
-BOOST_AUTO_TEST_CASE(offset_commit_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetCommitRequest>("OffsetCommitRequest");
+BOOST_AUTO_TEST_CASE(offset_commit_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetCommitResponse>("OffsetCommitResponse");
 }
-BOOST_AUTO_TEST_CASE(offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetCommitRequest>();
+BOOST_AUTO_TEST_CASE(offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetCommitResponse>();
 }
-BOOST_AUTO_TEST_CASE(find_coordinator_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FindCoordinatorResponse>("FindCoordinatorResponse");
+BOOST_AUTO_TEST_CASE(heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<HeartbeatRequest>("HeartbeatRequest");
 }
-BOOST_AUTO_TEST_CASE(find_coordinator_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FindCoordinatorResponse>();
+BOOST_AUTO_TEST_CASE(heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<HeartbeatRequest>();
 }
-BOOST_AUTO_TEST_CASE(sync_group_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SyncGroupRequest>("SyncGroupRequest");
+BOOST_AUTO_TEST_CASE(leave_group_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<LeaveGroupRequest>("LeaveGroupRequest");
 }
-BOOST_AUTO_TEST_CASE(sync_group_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SyncGroupRequest>();
+BOOST_AUTO_TEST_CASE(leave_group_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<LeaveGroupRequest>();
 }
-BOOST_AUTO_TEST_CASE(list_groups_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListGroupsRequest>("ListGroupsRequest");
+BOOST_AUTO_TEST_CASE(describe_groups_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeGroupsRequest>("DescribeGroupsRequest");
 }
-BOOST_AUTO_TEST_CASE(list_groups_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListGroupsRequest>();
+BOOST_AUTO_TEST_CASE(describe_groups_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeGroupsRequest>();
 }
-BOOST_AUTO_TEST_CASE(list_groups_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListGroupsResponse>("ListGroupsResponse");
+BOOST_AUTO_TEST_CASE(api_versions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ApiVersionsRequest>("ApiVersionsRequest");
 }
-BOOST_AUTO_TEST_CASE(list_groups_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListGroupsResponse>();
-}
-BOOST_AUTO_TEST_CASE(sasl_handshake_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslHandshakeRequest>("SaslHandshakeRequest");
-}
-BOOST_AUTO_TEST_CASE(sasl_handshake_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslHandshakeRequest>();
+BOOST_AUTO_TEST_CASE(api_versions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ApiVersionsRequest>();
 }
 BOOST_AUTO_TEST_CASE(create_topics_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<CreateTopicsRequest>("CreateTopicsRequest");
@@ -1601,17 +1646,17 @@ BOOST_AUTO_TEST_CASE(create_topics_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(create_topics_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<CreateTopicsRequest>();
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitProducerIdRequest>("InitProducerIdRequest");
+BOOST_AUTO_TEST_CASE(delete_records_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteRecordsRequest>("DeleteRecordsRequest");
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitProducerIdRequest>();
+BOOST_AUTO_TEST_CASE(delete_records_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteRecordsRequest>();
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetForLeaderEpochRequest>("OffsetForLeaderEpochRequest");
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetForLeaderEpochResponse>("OffsetForLeaderEpochResponse");
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetForLeaderEpochRequest>();
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetForLeaderEpochResponse>();
 }
 BOOST_AUTO_TEST_CASE(add_partitions_to_txn_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<AddPartitionsToTxnResponse>("AddPartitionsToTxnResponse");
@@ -1619,17 +1664,17 @@ BOOST_AUTO_TEST_CASE(add_partitions_to_txn_response_round_trips_at_every_version
 BOOST_AUTO_TEST_CASE(add_partitions_to_txn_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AddPartitionsToTxnResponse>();
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddOffsetsToTxnRequest>("AddOffsetsToTxnRequest");
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddOffsetsToTxnResponse>("AddOffsetsToTxnResponse");
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddOffsetsToTxnRequest>();
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddOffsetsToTxnResponse>();
 }
-BOOST_AUTO_TEST_CASE(write_txn_markers_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<WriteTxnMarkersRequest>("WriteTxnMarkersRequest");
+BOOST_AUTO_TEST_CASE(end_txn_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndTxnResponse>("EndTxnResponse");
 }
-BOOST_AUTO_TEST_CASE(write_txn_markers_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<WriteTxnMarkersRequest>();
+BOOST_AUTO_TEST_CASE(end_txn_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndTxnResponse>();
 }
 BOOST_AUTO_TEST_CASE(write_txn_markers_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<WriteTxnMarkersResponse>("WriteTxnMarkersResponse");
@@ -1637,65 +1682,71 @@ BOOST_AUTO_TEST_CASE(write_txn_markers_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(write_txn_markers_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<WriteTxnMarkersResponse>();
 }
-BOOST_AUTO_TEST_CASE(txn_offset_commit_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<TxnOffsetCommitResponse>("TxnOffsetCommitResponse");
+BOOST_AUTO_TEST_CASE(describe_acls_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeAclsResponse>("DescribeAclsResponse");
 }
-BOOST_AUTO_TEST_CASE(txn_offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<TxnOffsetCommitResponse>();
+BOOST_AUTO_TEST_CASE(describe_acls_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeAclsResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_acls_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeAclsRequest>("DescribeAclsRequest");
+BOOST_AUTO_TEST_CASE(alter_configs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterConfigsResponse>("AlterConfigsResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_acls_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeAclsRequest>();
+BOOST_AUTO_TEST_CASE(alter_configs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterConfigsResponse>();
 }
-BOOST_AUTO_TEST_CASE(delete_acls_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteAclsResponse>("DeleteAclsResponse");
+BOOST_AUTO_TEST_CASE(sasl_authenticate_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslAuthenticateRequest>("SaslAuthenticateRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_acls_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteAclsResponse>();
+BOOST_AUTO_TEST_CASE(sasl_authenticate_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslAuthenticateRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_log_dirs_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeLogDirsRequest>("DescribeLogDirsRequest");
+BOOST_AUTO_TEST_CASE(create_partitions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreatePartitionsResponse>("CreatePartitionsResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_log_dirs_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeLogDirsRequest>();
+BOOST_AUTO_TEST_CASE(create_partitions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreatePartitionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(create_delegation_token_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateDelegationTokenRequest>("CreateDelegationTokenRequest");
+BOOST_AUTO_TEST_CASE(renew_delegation_token_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RenewDelegationTokenRequest>("RenewDelegationTokenRequest");
 }
-BOOST_AUTO_TEST_CASE(create_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateDelegationTokenRequest>();
+BOOST_AUTO_TEST_CASE(renew_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RenewDelegationTokenRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_partition_reassignments_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterPartitionReassignmentsResponse>("AlterPartitionReassignmentsResponse");
+BOOST_AUTO_TEST_CASE(expire_delegation_token_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ExpireDelegationTokenResponse>("ExpireDelegationTokenResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_partition_reassignments_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterPartitionReassignmentsResponse>();
+BOOST_AUTO_TEST_CASE(expire_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ExpireDelegationTokenResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_client_quotas_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeClientQuotasRequest>("DescribeClientQuotasRequest");
+BOOST_AUTO_TEST_CASE(elect_leaders_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ElectLeadersResponse>("ElectLeadersResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_client_quotas_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeClientQuotasRequest>();
+BOOST_AUTO_TEST_CASE(elect_leaders_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ElectLeadersResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeUserScramCredentialsResponse>("DescribeUserScramCredentialsResponse");
+BOOST_AUTO_TEST_CASE(incremental_alter_configs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<IncrementalAlterConfigsResponse>("IncrementalAlterConfigsResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeUserScramCredentialsResponse>();
+BOOST_AUTO_TEST_CASE(incremental_alter_configs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<IncrementalAlterConfigsResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_quorum_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeQuorumRequest>("DescribeQuorumRequest");
+BOOST_AUTO_TEST_CASE(list_partition_reassignments_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListPartitionReassignmentsRequest>("ListPartitionReassignmentsRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_quorum_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeQuorumRequest>();
+BOOST_AUTO_TEST_CASE(list_partition_reassignments_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListPartitionReassignmentsRequest>();
 }
-BOOST_AUTO_TEST_CASE(envelope_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EnvelopeResponse>("EnvelopeResponse");
+BOOST_AUTO_TEST_CASE(alter_partition_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterPartitionResponse>("AlterPartitionResponse");
 }
-BOOST_AUTO_TEST_CASE(envelope_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EnvelopeResponse>();
+BOOST_AUTO_TEST_CASE(alter_partition_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterPartitionResponse>();
+}
+BOOST_AUTO_TEST_CASE(update_features_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateFeaturesRequest>("UpdateFeaturesRequest");
+}
+BOOST_AUTO_TEST_CASE(update_features_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateFeaturesRequest>();
 }
 BOOST_AUTO_TEST_CASE(fetch_snapshot_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<FetchSnapshotRequest>("FetchSnapshotRequest");
@@ -1703,41 +1754,53 @@ BOOST_AUTO_TEST_CASE(fetch_snapshot_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(fetch_snapshot_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<FetchSnapshotRequest>();
 }
+BOOST_AUTO_TEST_CASE(describe_cluster_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeClusterResponse>("DescribeClusterResponse");
+}
+BOOST_AUTO_TEST_CASE(describe_cluster_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeClusterResponse>();
+}
+BOOST_AUTO_TEST_CASE(describe_producers_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeProducersRequest>("DescribeProducersRequest");
+}
+BOOST_AUTO_TEST_CASE(describe_producers_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeProducersRequest>();
+}
 BOOST_AUTO_TEST_CASE(describe_producers_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeProducersResponse>("DescribeProducersResponse");
 }
 BOOST_AUTO_TEST_CASE(describe_producers_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeProducersResponse>();
 }
-BOOST_AUTO_TEST_CASE(broker_heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerHeartbeatRequest>("BrokerHeartbeatRequest");
+BOOST_AUTO_TEST_CASE(unregister_broker_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UnregisterBrokerResponse>("UnregisterBrokerResponse");
 }
-BOOST_AUTO_TEST_CASE(broker_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerHeartbeatRequest>();
+BOOST_AUTO_TEST_CASE(unregister_broker_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UnregisterBrokerResponse>();
 }
-BOOST_AUTO_TEST_CASE(unregister_broker_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UnregisterBrokerRequest>("UnregisterBrokerRequest");
+BOOST_AUTO_TEST_CASE(consumer_group_describe_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupDescribeRequest>("ConsumerGroupDescribeRequest");
 }
-BOOST_AUTO_TEST_CASE(unregister_broker_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UnregisterBrokerRequest>();
+BOOST_AUTO_TEST_CASE(consumer_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupDescribeRequest>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupHeartbeatResponse>("ConsumerGroupHeartbeatResponse");
+BOOST_AUTO_TEST_CASE(consumer_group_describe_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupDescribeResponse>("ConsumerGroupDescribeResponse");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatResponse>();
+BOOST_AUTO_TEST_CASE(consumer_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupDescribeResponse>();
 }
-BOOST_AUTO_TEST_CASE(controller_registration_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ControllerRegistrationResponse>("ControllerRegistrationResponse");
+BOOST_AUTO_TEST_CASE(controller_registration_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ControllerRegistrationRequest>("ControllerRegistrationRequest");
 }
-BOOST_AUTO_TEST_CASE(controller_registration_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ControllerRegistrationResponse>();
+BOOST_AUTO_TEST_CASE(controller_registration_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ControllerRegistrationRequest>();
 }
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<GetTelemetrySubscriptionsRequest>("GetTelemetrySubscriptionsRequest");
+BOOST_AUTO_TEST_CASE(push_telemetry_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<PushTelemetryRequest>("PushTelemetryRequest");
 }
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsRequest>();
+BOOST_AUTO_TEST_CASE(push_telemetry_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<PushTelemetryRequest>();
 }
 BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<AssignReplicasToDirsRequest>("AssignReplicasToDirsRequest");
@@ -1745,11 +1808,11 @@ BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_request_round_trips_at_every_versio
 BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AssignReplicasToDirsRequest>();
 }
-BOOST_AUTO_TEST_CASE(share_fetch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareFetchResponse>("ShareFetchResponse");
+BOOST_AUTO_TEST_CASE(share_group_describe_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareGroupDescribeRequest>("ShareGroupDescribeRequest");
 }
-BOOST_AUTO_TEST_CASE(share_fetch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareFetchResponse>();
+BOOST_AUTO_TEST_CASE(share_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareGroupDescribeRequest>();
 }
 BOOST_AUTO_TEST_CASE(share_acknowledge_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<ShareAcknowledgeRequest>("ShareAcknowledgeRequest");
@@ -1757,35 +1820,35 @@ BOOST_AUTO_TEST_CASE(share_acknowledge_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(share_acknowledge_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ShareAcknowledgeRequest>();
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddRaftVoterResponse>("AddRaftVoterResponse");
+BOOST_AUTO_TEST_CASE(share_acknowledge_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareAcknowledgeResponse>("ShareAcknowledgeResponse");
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddRaftVoterResponse>();
+BOOST_AUTO_TEST_CASE(share_acknowledge_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareAcknowledgeResponse>();
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RemoveRaftVoterRequest>("RemoveRaftVoterRequest");
+BOOST_AUTO_TEST_CASE(add_raft_voter_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddRaftVoterRequest>("AddRaftVoterRequest");
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RemoveRaftVoterRequest>();
+BOOST_AUTO_TEST_CASE(add_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddRaftVoterRequest>();
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitializeShareGroupStateResponse>("InitializeShareGroupStateResponse");
+BOOST_AUTO_TEST_CASE(update_raft_voter_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateRaftVoterRequest>("UpdateRaftVoterRequest");
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitializeShareGroupStateResponse>();
+BOOST_AUTO_TEST_CASE(update_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateRaftVoterRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteShareGroupStateResponse>("DeleteShareGroupStateResponse");
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateSummaryResponse>("ReadShareGroupStateSummaryResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteShareGroupStateResponse>();
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryResponse>();
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateSummaryRequest>("ReadShareGroupStateSummaryRequest");
+BOOST_AUTO_TEST_CASE(streams_group_describe_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupDescribeRequest>("StreamsGroupDescribeRequest");
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryRequest>();
+BOOST_AUTO_TEST_CASE(streams_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupDescribeRequest>();
 }
 BOOST_AUTO_TEST_CASE(streams_group_describe_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<StreamsGroupDescribeResponse>("StreamsGroupDescribeResponse");
@@ -1793,47 +1856,41 @@ BOOST_AUTO_TEST_CASE(streams_group_describe_response_round_trips_at_every_versio
 BOOST_AUTO_TEST_CASE(streams_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<StreamsGroupDescribeResponse>();
 }
-BOOST_AUTO_TEST_CASE(alter_share_group_offsets_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterShareGroupOffsetsRequest>("AlterShareGroupOffsetsRequest");
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeShareGroupOffsetsRequest>("DescribeShareGroupOffsetsRequest");
 }
-BOOST_AUTO_TEST_CASE(alter_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterShareGroupOffsetsRequest>();
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeShareGroupOffsetsRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_offsets_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteShareGroupOffsetsRequest>("DeleteShareGroupOffsetsRequest");
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterShareGroupOffsetsResponse>("AlterShareGroupOffsetsResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteShareGroupOffsetsRequest>();
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterShareGroupOffsetsResponse>();
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerProtocolAssignment>("ConsumerProtocolAssignment");
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupOffsetsResponse>("DeleteShareGroupOffsetsResponse");
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerProtocolAssignment>();
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupOffsetsResponse>();
 }
-BOOST_AUTO_TEST_CASE(end_txn_marker_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndTxnMarker>("EndTxnMarker");
+BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerProtocolSubscription>("ConsumerProtocolSubscription");
 }
-BOOST_AUTO_TEST_CASE(end_txn_marker_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndTxnMarker>();
+BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerProtocolSubscription>();
 }
-BOOST_AUTO_TEST_CASE(leader_change_message_round_trips_at_every_version) {
-  check_round_trip_at_every_version<LeaderChangeMessage>("LeaderChangeMessage");
+BOOST_AUTO_TEST_CASE(default_principal_data_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DefaultPrincipalData>("DefaultPrincipalData");
 }
-BOOST_AUTO_TEST_CASE(leader_change_message_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<LeaderChangeMessage>();
+BOOST_AUTO_TEST_CASE(default_principal_data_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DefaultPrincipalData>();
 }
-BOOST_AUTO_TEST_CASE(snapshot_footer_record_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SnapshotFooterRecord>("SnapshotFooterRecord");
+BOOST_AUTO_TEST_CASE(kraft_version_record_round_trips_at_every_version) {
+  check_round_trip_at_every_version<KRaftVersionRecord>("KRaftVersionRecord");
 }
-BOOST_AUTO_TEST_CASE(snapshot_footer_record_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SnapshotFooterRecord>();
-}
-BOOST_AUTO_TEST_CASE(request_header_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RequestHeader>("RequestHeader");
-}
-BOOST_AUTO_TEST_CASE(request_header_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RequestHeader>();
+BOOST_AUTO_TEST_CASE(kraft_version_record_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<KRaftVersionRecord>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

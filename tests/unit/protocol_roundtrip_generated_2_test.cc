@@ -168,14 +168,154 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(LeaveGroupRequest::MemberIdentity& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
-  if (g.null()) {
-    m.group_instance_id.reset();
-  } else {
-    m.group_instance_id.emplace() = g.string();
+[[maybe_unused]] void fill(MetadataResponse::MetadataResponseBroker& m, int16_t version, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  if (version >= 1) {
+    if (g.null()) {
+      m.rack.reset();
+    } else {
+      m.rack.emplace() = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(MetadataResponse::MetadataResponsePartition& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.partition_index = g.integer<int32_t>();
+  m.leader_id = g.integer<int32_t>();
+  if (version >= 7) {
+    m.leader_epoch = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.replica_nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.isr_nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
   }
   if (version >= 5) {
+    auto& items = m.offline_replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(MetadataResponse::MetadataResponseTopic& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if ((version >= 12) && g.null()) {
+    m.name.reset();
+  } else {
+    m.name.emplace() = g.string();
+  }
+  if (version >= 10) {
+    m.topic_id = g.uuid();
+  }
+  if (version >= 1) {
+    m.is_internal = g.boolean();
+  }
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 8) {
+    m.topic_authorized_operations = g.integer<int32_t>();
+  }
+}
+
+[[maybe_unused]] void fill(MetadataResponse& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.throttle_time_ms = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.brokers;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 2) {
+    if (g.null()) {
+      m.cluster_id.reset();
+    } else {
+      m.cluster_id.emplace() = g.string();
+    }
+  }
+  if (version >= 1) {
+    m.controller_id = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 8 && version <= 10) {
+    m.cluster_authorized_operations = g.integer<int32_t>();
+  }
+  if (version >= 13) {
+    m.error_code = g.integer<int16_t>();
+  }
+}
+
+[[maybe_unused]] void fill(FindCoordinatorRequest& m, int16_t version, Filler& g) {
+  if (version <= 3) {
+    m.key = g.string();
+  }
+  if (version >= 1) {
+    m.key_type = g.integer<int8_t>();
+  }
+  if (version >= 4) {
+    auto& items = m.coordinator_keys;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(JoinGroupRequest::JoinGroupRequestProtocol& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.metadata = g.bytes();
+}
+
+[[maybe_unused]] void fill(JoinGroupRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.session_timeout_ms = g.integer<int32_t>();
+  if (version >= 1) {
+    m.rebalance_timeout_ms = g.integer<int32_t>();
+  }
+  m.member_id = g.string();
+  if (version >= 5) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
+  m.protocol_type = g.string();
+  {
+    auto& items = m.protocols;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 8) {
     if (g.null()) {
       m.reason.reset();
     } else {
@@ -184,11 +324,28 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(LeaveGroupRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  if (version <= 2) {
-    m.member_id = g.string();
+[[maybe_unused]] void fill(HeartbeatResponse& m, int16_t version, Filler& g) {
+  if (version >= 1) {
+    m.throttle_time_ms = g.integer<int32_t>();
   }
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(LeaveGroupResponse::MemberResponse& m, int16_t, Filler& g) {
+  m.member_id = g.string();
+  if (g.null()) {
+    m.group_instance_id.reset();
+  } else {
+    m.group_instance_id.emplace() = g.string();
+  }
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(LeaveGroupResponse& m, int16_t version, Filler& g) {
+  if (version >= 1) {
+    m.throttle_time_ms = g.integer<int32_t>();
+  }
+  m.error_code = g.integer<int16_t>();
   if (version >= 3) {
     auto& items = m.members;
     items.resize(g.count());
@@ -198,65 +355,31 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(SaslHandshakeResponse& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.mechanisms;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
+[[maybe_unused]] void fill(DeleteTopicsRequest::DeleteTopicState& m, int16_t, Filler& g) {
+  if (g.null()) {
+    m.name.reset();
+  } else {
+    m.name.emplace() = g.string();
   }
+  m.topic_id = g.uuid();
 }
 
-[[maybe_unused]] void fill(ApiVersionsResponse::ApiVersion& m, int16_t, Filler& g) {
-  m.api_key = g.integer<int16_t>();
-  m.min_version = g.integer<int16_t>();
-  m.max_version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ApiVersionsResponse::SupportedFeatureKey& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.min_version = g.integer<int16_t>();
-  m.max_version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ApiVersionsResponse::FinalizedFeatureKey& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.max_version_level = g.integer<int16_t>();
-  m.min_version_level = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ApiVersionsResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.api_keys;
+[[maybe_unused]] void fill(DeleteTopicsRequest& m, int16_t version, Filler& g) {
+  if (version >= 6) {
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  if (version >= 3) {
-    {
-      auto& items = m.supported_features;
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
+  if (version <= 5) {
+    auto& items = m.topic_names;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
     }
-    m.finalized_features_epoch = g.integer<int64_t>();
-    {
-      auto& items = m.finalized_features;
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
-    }
-    m.zk_migration_ready = g.boolean();
   }
+  m.timeout_ms = g.integer<int32_t>();
 }
 
 [[maybe_unused]] void fill(DeleteRecordsResponse::DeleteRecordsPartitionResult& m, int16_t, Filler& g) {
@@ -287,27 +410,131 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(InitProducerIdResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  if (version >= 6) {
-    m.ongoing_txn_producer_id = g.integer<int64_t>();
-    m.ongoing_txn_producer_epoch = g.integer<int16_t>();
+[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTopic& m, int16_t, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
   }
 }
 
-[[maybe_unused]] void fill(AddOffsetsToTxnResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(EndTxnRequest& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTransaction& m, int16_t version, Filler& g) {
   m.transactional_id = g.string();
   m.producer_id = g.integer<int64_t>();
   m.producer_epoch = g.integer<int16_t>();
-  m.committed = g.boolean();
+  m.verify_only = g.boolean();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddPartitionsToTxnRequest& m, int16_t version, Filler& g) {
+  if (version >= 4) {
+    auto& items = m.transactions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version <= 3) {
+    m.v3_and_below_transactional_id = g.string();
+    m.v3_and_below_producer_id = g.integer<int64_t>();
+    m.v3_and_below_producer_epoch = g.integer<int16_t>();
+    {
+      auto& items = m.v3_and_below_topics;
+      items.resize(g.count());
+      for (auto& e : items) {
+        fill(e, version, g);
+      }
+    }
+  }
+}
+
+[[maybe_unused]] void fill(CreateAclsRequest::AclCreation& m, int16_t, Filler& g) {
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  m.resource_pattern_type = g.integer<int8_t>();
+  m.principal = g.string();
+  m.host = g.string();
+  m.operation = g.integer<int8_t>();
+  m.permission_type = g.integer<int8_t>();
+}
+
+[[maybe_unused]] void fill(CreateAclsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.creations;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteAclsRequest::DeleteAclsFilter& m, int16_t, Filler& g) {
+  m.resource_type_filter = g.integer<int8_t>();
+  if (g.null()) {
+    m.resource_name_filter.reset();
+  } else {
+    m.resource_name_filter.emplace() = g.string();
+  }
+  m.pattern_type_filter = g.integer<int8_t>();
+  if (g.null()) {
+    m.principal_filter.reset();
+  } else {
+    m.principal_filter.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.host_filter.reset();
+  } else {
+    m.host_filter.emplace() = g.string();
+  }
+  m.operation = g.integer<int8_t>();
+  m.permission_type = g.integer<int8_t>();
+}
+
+[[maybe_unused]] void fill(DeleteAclsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.filters;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeConfigsRequest::DescribeConfigsResource& m, int16_t, Filler& g) {
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  if (g.null()) {
+    m.configuration_keys.reset();
+  } else {
+    auto& items = m.configuration_keys.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeConfigsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.resources;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.include_synonyms = g.boolean();
+  if (version >= 3) {
+    m.include_documentation = g.boolean();
+  }
 }
 
 [[maybe_unused]] void fill(AlterConfigsRequest::AlterableConfig& m, int16_t, Filler& g) {
@@ -342,28 +569,6 @@ namespace {
   m.validate_only = g.boolean();
 }
 
-[[maybe_unused]] void fill(AlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-}
-
-[[maybe_unused]] void fill(AlterConfigsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.responses;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
 [[maybe_unused]] void fill(AlterReplicaLogDirsRequest::AlterReplicaLogDirTopic& m, int16_t, Filler& g) {
   m.name = g.string();
   {
@@ -396,51 +601,16 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsPartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.partition_size = g.integer<int64_t>();
-  m.offset_lag = g.integer<int64_t>();
-  m.is_future_key = g.boolean();
-}
-
-[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsResult& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(SaslAuthenticateResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
-  m.log_dir = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
   }
-  if (version >= 4) {
-    m.total_bytes = g.integer<int64_t>();
-    m.usable_bytes = g.integer<int64_t>();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeLogDirsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  if (version >= 3) {
-    m.error_code = g.integer<int16_t>();
-  }
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+  m.auth_bytes = g.bytes();
+  if (version >= 1) {
+    m.session_lifetime_ms = g.integer<int64_t>();
   }
 }
 
@@ -480,46 +650,10 @@ namespace {
   m.validate_only = g.boolean();
 }
 
-[[maybe_unused]] void fill(CreatePartitionsResponse::CreatePartitionsTopicResult& m, int16_t, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(RenewDelegationTokenResponse& m, int16_t, Filler& g) {
   m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(CreatePartitionsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(CreateDelegationTokenResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.principal_type = g.string();
-  m.principal_name = g.string();
-  if (version >= 3) {
-    m.token_requester_principal_type = g.string();
-    m.token_requester_principal_name = g.string();
-  }
-  m.issue_timestamp_ms = g.integer<int64_t>();
   m.expiry_timestamp_ms = g.integer<int64_t>();
-  m.max_timestamp_ms = g.integer<int64_t>();
-  m.token_id = g.string();
-  m.hmac = g.bytes();
   m.throttle_time_ms = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ExpireDelegationTokenRequest& m, int16_t, Filler& g) {
-  m.hmac = g.bytes();
-  m.expiry_time_period_ms = g.integer<int64_t>();
 }
 
 [[maybe_unused]] void fill(DescribeDelegationTokenResponse::DescribedDelegationTokenRenewer& m, int16_t, Filler& g) {
@@ -560,6 +694,16 @@ namespace {
   m.throttle_time_ms = g.integer<int32_t>();
 }
 
+[[maybe_unused]] void fill(DeleteGroupsRequest& m, int16_t, Filler& g) {
+  {
+    auto& items = m.groups_names;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
 [[maybe_unused]] void fill(IncrementalAlterConfigsRequest::AlterableConfig& m, int16_t, Filler& g) {
   m.name = g.string();
   m.config_operation = g.integer<int8_t>();
@@ -593,52 +737,6 @@ namespace {
   m.validate_only = g.boolean();
 }
 
-[[maybe_unused]] void fill(IncrementalAlterConfigsResponse::AlterConfigsResourceResponse& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-}
-
-[[maybe_unused]] void fill(IncrementalAlterConfigsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.responses;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ListPartitionReassignmentsRequest::ListPartitionReassignmentsTopics& m, int16_t, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partition_indexes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ListPartitionReassignmentsRequest& m, int16_t version, Filler& g) {
-  m.timeout_ms = g.integer<int32_t>();
-  if (g.null()) {
-    m.topics.reset();
-  } else {
-    auto& items = m.topics.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
 [[maybe_unused]] void fill(OffsetDeleteRequest::OffsetDeleteRequestPartition& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
 }
@@ -658,6 +756,115 @@ namespace {
   m.group_id = g.string();
   {
     auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntityData& m, int16_t, Filler& g) {
+  m.entity_type = g.string();
+  if (g.null()) {
+    m.entity_name.reset();
+  } else {
+    m.entity_name.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse::ValueData& m, int16_t, Filler& g) {
+  m.key = g.string();
+  m.value = g.float64();
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntryData& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.entity;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.values;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeClientQuotasResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.entries.reset();
+  } else {
+    auto& items = m.entries.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest::EntityData& m, int16_t, Filler& g) {
+  m.entity_type = g.string();
+  if (g.null()) {
+    m.entity_name.reset();
+  } else {
+    m.entity_name.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest::OpData& m, int16_t, Filler& g) {
+  m.key = g.string();
+  m.value = g.float64();
+  m.remove = g.boolean();
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest::EntryData& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.entity;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.ops;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterClientQuotasRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.entries;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.validate_only = g.boolean();
+}
+
+[[maybe_unused]] void fill(DescribeUserScramCredentialsRequest::UserName& m, int16_t, Filler& g) {
+  m.name = g.string();
+}
+
+[[maybe_unused]] void fill(DescribeUserScramCredentialsRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.users.reset();
+  } else {
+    auto& items = m.users.emplace();
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -688,6 +895,27 @@ namespace {
   }
   {
     auto& items = m.upsertions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterUserScramCredentialsResponse::AlterUserScramCredentialsResult& m, int16_t, Filler& g) {
+  m.user = g.string();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterUserScramCredentialsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -739,14 +967,15 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(VoteResponse::PartitionData& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   m.leader_id = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
+  m.vote_granted = g.boolean();
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(VoteResponse::TopicData& m, int16_t version, Filler& g) {
   m.topic_name = g.string();
   {
     auto& items = m.partitions;
@@ -757,13 +986,13 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(VoteResponse::NodeEndpoint& m, int16_t, Filler& g) {
   m.node_id = g.integer<int32_t>();
   m.host = g.string();
   m.port = g.integer<uint16_t>();
 }
 
-[[maybe_unused]] void fill(BeginQuorumEpochResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(VoteResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   {
     auto& items = m.topics;
@@ -845,15 +1074,116 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
+[[maybe_unused]] void fill(UpdateFeaturesResponse::UpdatableFeatureResult& m, int16_t, Filler& g) {
+  m.feature = g.string();
   m.error_code = g.integer<int16_t>();
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
+[[maybe_unused]] void fill(UpdateFeaturesResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (version <= 1) {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(EnvelopeRequest& m, int16_t, Filler& g) {
+  m.request_data = g.bytes();
+  if (g.null()) {
+    m.request_principal.reset();
+  } else {
+    m.request_principal.emplace() = g.bytes();
+  }
+  m.client_host_address = g.bytes();
+}
+
+[[maybe_unused]] void fill(BrokerHeartbeatRequest& m, int16_t version, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
+  m.broker_epoch = g.integer<int64_t>();
+  m.current_metadata_offset = g.integer<int64_t>();
+  m.want_fence = g.boolean();
+  m.want_shut_down = g.boolean();
+  if (version >= 1) {
+    auto& items = m.offline_log_dirs;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.uuid();
+    }
+  }
+  if (version >= 2) {
+    if (g.null()) {
+      m.cordoned_log_dirs.reset();
+    } else {
+      auto& items = m.cordoned_log_dirs.emplace();
+      items.resize(g.count());
+      for (auto& e : items) {
+        e = g.uuid();
+      }
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeTransactionsRequest& m, int16_t, Filler& g) {
+  {
+    auto& items = m.transactional_ids;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListTransactionsResponse::TransactionState& m, int16_t, Filler& g) {
+  m.transactional_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.transaction_state = g.string();
+}
+
+[[maybe_unused]] void fill(ListTransactionsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  {
+    auto& items = m.unknown_state_filters;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.transaction_states;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(PushTelemetryResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse::PartitionData& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -863,114 +1193,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(EndQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-}
-
-[[maybe_unused]] void fill(EndQuorumEpochResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 1) {
-    auto& items = m.node_endpoints;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(UpdateFeaturesRequest::FeatureUpdateKey& m, int16_t version, Filler& g) {
-  m.feature = g.string();
-  m.max_version_level = g.integer<int16_t>();
-  if (version <= 0) {
-    m.allow_downgrade = g.boolean();
-  }
-  if (version >= 1) {
-    m.upgrade_type = g.integer<int8_t>();
-  }
-}
-
-[[maybe_unused]] void fill(UpdateFeaturesRequest& m, int16_t version, Filler& g) {
-  m.timeout_ms = g.integer<int32_t>();
-  {
-    auto& items = m.feature_updates;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 1) {
-    m.validate_only = g.boolean();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClusterRequest& m, int16_t version, Filler& g) {
-  m.include_cluster_authorized_operations = g.boolean();
-  if (version >= 1) {
-    m.endpoint_type = g.integer<int8_t>();
-  }
-  if (version >= 2) {
-    m.include_fenced_brokers = g.boolean();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClusterResponse::DescribeClusterBroker& m, int16_t version, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  if (g.null()) {
-    m.rack.reset();
-  } else {
-    m.rack.emplace() = g.string();
-  }
-  if (version >= 2) {
-    m.is_fenced = g.boolean();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClusterResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  if (version >= 1) {
-    m.endpoint_type = g.integer<int8_t>();
-  }
-  m.cluster_id = g.string();
-  m.controller_id = g.integer<int32_t>();
-  {
-    auto& items = m.brokers;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.cluster_authorized_operations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeProducersRequest::TopicRequest& m, int16_t, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partition_indexes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeProducersRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse::DirectoryData& m, int16_t version, Filler& g) {
+  m.id = g.uuid();
   {
     auto& items = m.topics;
     items.resize(g.count());
@@ -980,76 +1204,24 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BrokerHeartbeatResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AssignReplicasToDirsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  m.is_caught_up = g.boolean();
-  m.is_fenced = g.boolean();
-  m.should_shut_down = g.boolean();
-}
-
-[[maybe_unused]] void fill(UnregisterBrokerResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
+  {
+    auto& items = m.directories;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
   }
 }
 
-[[maybe_unused]] void fill(ListTransactionsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.state_filters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  {
-    auto& items = m.producer_id_filters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int64_t>();
-    }
-  }
+[[maybe_unused]] void fill(ListConfigResourcesRequest& m, int16_t version, Filler& g) {
   if (version >= 1) {
-    m.duration_filter = g.integer<int64_t>();
-  }
-  if (version >= 2) {
-    if (g.null()) {
-      m.transactional_id_pattern.reset();
-    } else {
-      m.transactional_id_pattern.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AllocateProducerIdsRequest& m, int16_t, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.broker_epoch = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(GetTelemetrySubscriptionsResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.client_instance_id = g.uuid();
-  m.subscription_id = g.integer<int32_t>();
-  {
-    auto& items = m.accepted_compression_types;
+    auto& items = m.resource_types;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.integer<int8_t>();
-    }
-  }
-  m.push_interval_ms = g.integer<int32_t>();
-  m.telemetry_max_bytes = g.integer<int32_t>();
-  m.delta_temporality = g.boolean();
-  {
-    auto& items = m.requested_metrics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
     }
   }
 }
@@ -1076,6 +1248,26 @@ namespace {
     m.cursor.reset();
   } else {
     fill(m.cursor.emplace(), version, g);
+  }
+}
+
+[[maybe_unused]] void fill(ShareGroupHeartbeatRequest& m, int16_t, Filler& g) {
+  m.group_id = g.string();
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.subscribed_topic_names.reset();
+  } else {
+    auto& items = m.subscribed_topic_names.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
   }
 }
 
@@ -1122,9 +1314,42 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ShareFetchRequest::AcknowledgementBatch& m, int16_t, Filler& g) {
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  {
+    auto& items = m.acknowledge_types;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int8_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareFetchRequest::FetchPartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  {
+    auto& items = m.acknowledgement_batches;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareFetchRequest::FetchTopic& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
-  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ShareFetchRequest::ForgottenTopic& m, int16_t, Filler& g) {
+  m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
@@ -1134,166 +1359,50 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topic_partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
+[[maybe_unused]] void fill(ShareFetchRequest& m, int16_t version, Filler& g) {
   if (g.null()) {
-    m.rack_id.reset();
+    m.group_id.reset();
   } else {
-    m.rack_id.emplace() = g.string();
+    m.group_id.emplace() = g.string();
   }
-  m.member_epoch = g.integer<int32_t>();
-  m.client_id = g.string();
-  m.client_host = g.string();
-  {
-    auto& items = m.subscribed_topic_names;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  fill(m.assignment, version, g);
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
   if (g.null()) {
-    m.error_message.reset();
+    m.member_id.reset();
   } else {
-    m.error_message.emplace() = g.string();
+    m.member_id.emplace() = g.string();
   }
-  m.group_id = g.string();
-  m.group_state = g.string();
-  m.group_epoch = g.integer<int32_t>();
-  m.assignment_epoch = g.integer<int32_t>();
-  m.assignor_name = g.string();
-  {
-    auto& items = m.members;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+  m.share_session_epoch = g.integer<int32_t>();
+  m.max_wait_ms = g.integer<int32_t>();
+  m.min_bytes = g.integer<int32_t>();
+  m.max_bytes = g.integer<int32_t>();
+  m.max_records = g.integer<int32_t>();
+  m.batch_size = g.integer<int32_t>();
+  if (version >= 2) {
+    m.share_acquire_mode = g.integer<int8_t>();
+    m.is_renew_ack = g.boolean();
   }
-  m.authorized_operations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ShareGroupDescribeResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.groups;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(RemoveRaftVoterResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateResponse::StateBatch& m, int16_t, Filler& g) {
-  m.first_offset = g.integer<int64_t>();
-  m.last_offset = g.integer<int64_t>();
-  m.delivery_state = g.integer<int8_t>();
-  m.delivery_count = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateResponse::PartitionResult& m, int16_t version, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.state_epoch = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
-  {
-    auto& items = m.state_batches;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateResponse::ReadStateResult& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateResponse& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateRequest::StateBatch& m, int16_t, Filler& g) {
-  m.first_offset = g.integer<int64_t>();
-  m.last_offset = g.integer<int64_t>();
-  m.delivery_state = g.integer<int8_t>();
-  m.delivery_count = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateRequest::PartitionData& m, int16_t version, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.state_epoch = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
-  {
-    auto& items = m.state_batches;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateRequest::WriteStateData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
   {
     auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
+  }
+  {
+    auto& items = m.forgotten_topics_data;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddRaftVoterResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
   }
 }
 
@@ -1506,9 +1615,13 @@ namespace {
   m.shutdown_application = g.boolean();
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupOffsetsResponse::DeleteShareGroupOffsetsResponseTopic& m, int16_t, Filler& g) {
-  m.topic_name = g.string();
-  m.topic_id = g.uuid();
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponsePartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  if (version >= 1) {
+    m.lag = g.integer<int64_t>();
+  }
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
@@ -1517,7 +1630,47 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponseTopic& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponseGroup& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.groups;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupTopologyDescriptionUpdateResponse& m, int16_t, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1525,65 +1678,14 @@ namespace {
   } else {
     m.error_message.emplace() = g.string();
   }
-  {
-    auto& items = m.responses;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
 }
 
-[[maybe_unused]] void fill(ConsumerProtocolSubscription::TopicPartition& m, int16_t, Filler& g) {
-  m.topic = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
+[[maybe_unused]] void fill(UnregisterControllerRequest& m, int16_t, Filler& g) {
+  m.controller_id = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ConsumerProtocolSubscription& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (g.null()) {
-    m.user_data.reset();
-  } else {
-    m.user_data.emplace() = g.bytes();
-  }
-  if (version >= 1) {
-    auto& items = m.owned_partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 2) {
-    m.generation_id = g.integer<int32_t>();
-  }
-  if (version >= 3) {
-    if (g.null()) {
-      m.rack_id.reset();
-    } else {
-      m.rack_id.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(SnapshotHeaderRecord& m, int16_t, Filler& g) {
-  m.version = g.integer<int16_t>();
-  m.last_contained_log_timestamp = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(ResponseHeader& m, int16_t, Filler& g) {
-  m.correlation_id = g.integer<int32_t>();
+[[maybe_unused]] void fill(ControlRecordTypeSchema& m, int16_t, Filler& g) {
+  m.type = g.integer<int16_t>();
 }
 
 }  // namespace
@@ -1608,23 +1710,41 @@ BOOST_AUTO_TEST_CASE(list_offsets_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(list_offsets_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ListOffsetsResponse>();
 }
-BOOST_AUTO_TEST_CASE(leave_group_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<LeaveGroupRequest>("LeaveGroupRequest");
+BOOST_AUTO_TEST_CASE(metadata_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<MetadataResponse>("MetadataResponse");
 }
-BOOST_AUTO_TEST_CASE(leave_group_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<LeaveGroupRequest>();
+BOOST_AUTO_TEST_CASE(metadata_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<MetadataResponse>();
 }
-BOOST_AUTO_TEST_CASE(sasl_handshake_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslHandshakeResponse>("SaslHandshakeResponse");
+BOOST_AUTO_TEST_CASE(find_coordinator_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FindCoordinatorRequest>("FindCoordinatorRequest");
 }
-BOOST_AUTO_TEST_CASE(sasl_handshake_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslHandshakeResponse>();
+BOOST_AUTO_TEST_CASE(find_coordinator_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FindCoordinatorRequest>();
 }
-BOOST_AUTO_TEST_CASE(api_versions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ApiVersionsResponse>("ApiVersionsResponse");
+BOOST_AUTO_TEST_CASE(join_group_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<JoinGroupRequest>("JoinGroupRequest");
 }
-BOOST_AUTO_TEST_CASE(api_versions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ApiVersionsResponse>();
+BOOST_AUTO_TEST_CASE(join_group_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<JoinGroupRequest>();
+}
+BOOST_AUTO_TEST_CASE(heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<HeartbeatResponse>("HeartbeatResponse");
+}
+BOOST_AUTO_TEST_CASE(heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<HeartbeatResponse>();
+}
+BOOST_AUTO_TEST_CASE(leave_group_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<LeaveGroupResponse>("LeaveGroupResponse");
+}
+BOOST_AUTO_TEST_CASE(leave_group_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<LeaveGroupResponse>();
+}
+BOOST_AUTO_TEST_CASE(delete_topics_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteTopicsRequest>("DeleteTopicsRequest");
+}
+BOOST_AUTO_TEST_CASE(delete_topics_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteTopicsRequest>();
 }
 BOOST_AUTO_TEST_CASE(delete_records_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DeleteRecordsResponse>("DeleteRecordsResponse");
@@ -1632,23 +1752,29 @@ BOOST_AUTO_TEST_CASE(delete_records_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(delete_records_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DeleteRecordsResponse>();
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitProducerIdResponse>("InitProducerIdResponse");
+BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddPartitionsToTxnRequest>("AddPartitionsToTxnRequest");
 }
-BOOST_AUTO_TEST_CASE(init_producer_id_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitProducerIdResponse>();
+BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddPartitionsToTxnRequest>();
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddOffsetsToTxnResponse>("AddOffsetsToTxnResponse");
+BOOST_AUTO_TEST_CASE(create_acls_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateAclsRequest>("CreateAclsRequest");
 }
-BOOST_AUTO_TEST_CASE(add_offsets_to_txn_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddOffsetsToTxnResponse>();
+BOOST_AUTO_TEST_CASE(create_acls_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateAclsRequest>();
 }
-BOOST_AUTO_TEST_CASE(end_txn_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndTxnRequest>("EndTxnRequest");
+BOOST_AUTO_TEST_CASE(delete_acls_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteAclsRequest>("DeleteAclsRequest");
 }
-BOOST_AUTO_TEST_CASE(end_txn_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndTxnRequest>();
+BOOST_AUTO_TEST_CASE(delete_acls_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteAclsRequest>();
+}
+BOOST_AUTO_TEST_CASE(describe_configs_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeConfigsRequest>("DescribeConfigsRequest");
+}
+BOOST_AUTO_TEST_CASE(describe_configs_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeConfigsRequest>();
 }
 BOOST_AUTO_TEST_CASE(alter_configs_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterConfigsRequest>("AlterConfigsRequest");
@@ -1656,23 +1782,17 @@ BOOST_AUTO_TEST_CASE(alter_configs_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(alter_configs_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterConfigsRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_configs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterConfigsResponse>("AlterConfigsResponse");
-}
-BOOST_AUTO_TEST_CASE(alter_configs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterConfigsResponse>();
-}
 BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterReplicaLogDirsRequest>("AlterReplicaLogDirsRequest");
 }
 BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterReplicaLogDirsRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_log_dirs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeLogDirsResponse>("DescribeLogDirsResponse");
+BOOST_AUTO_TEST_CASE(sasl_authenticate_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslAuthenticateResponse>("SaslAuthenticateResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_log_dirs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeLogDirsResponse>();
+BOOST_AUTO_TEST_CASE(sasl_authenticate_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslAuthenticateResponse>();
 }
 BOOST_AUTO_TEST_CASE(create_partitions_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<CreatePartitionsRequest>("CreatePartitionsRequest");
@@ -1680,23 +1800,11 @@ BOOST_AUTO_TEST_CASE(create_partitions_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(create_partitions_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<CreatePartitionsRequest>();
 }
-BOOST_AUTO_TEST_CASE(create_partitions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreatePartitionsResponse>("CreatePartitionsResponse");
+BOOST_AUTO_TEST_CASE(renew_delegation_token_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RenewDelegationTokenResponse>("RenewDelegationTokenResponse");
 }
-BOOST_AUTO_TEST_CASE(create_partitions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreatePartitionsResponse>();
-}
-BOOST_AUTO_TEST_CASE(create_delegation_token_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateDelegationTokenResponse>("CreateDelegationTokenResponse");
-}
-BOOST_AUTO_TEST_CASE(create_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateDelegationTokenResponse>();
-}
-BOOST_AUTO_TEST_CASE(expire_delegation_token_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ExpireDelegationTokenRequest>("ExpireDelegationTokenRequest");
-}
-BOOST_AUTO_TEST_CASE(expire_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ExpireDelegationTokenRequest>();
+BOOST_AUTO_TEST_CASE(renew_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RenewDelegationTokenResponse>();
 }
 BOOST_AUTO_TEST_CASE(describe_delegation_token_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeDelegationTokenResponse>("DescribeDelegationTokenResponse");
@@ -1704,23 +1812,17 @@ BOOST_AUTO_TEST_CASE(describe_delegation_token_response_round_trips_at_every_ver
 BOOST_AUTO_TEST_CASE(describe_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeDelegationTokenResponse>();
 }
+BOOST_AUTO_TEST_CASE(delete_groups_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteGroupsRequest>("DeleteGroupsRequest");
+}
+BOOST_AUTO_TEST_CASE(delete_groups_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteGroupsRequest>();
+}
 BOOST_AUTO_TEST_CASE(incremental_alter_configs_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<IncrementalAlterConfigsRequest>("IncrementalAlterConfigsRequest");
 }
 BOOST_AUTO_TEST_CASE(incremental_alter_configs_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<IncrementalAlterConfigsRequest>();
-}
-BOOST_AUTO_TEST_CASE(incremental_alter_configs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<IncrementalAlterConfigsResponse>("IncrementalAlterConfigsResponse");
-}
-BOOST_AUTO_TEST_CASE(incremental_alter_configs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<IncrementalAlterConfigsResponse>();
-}
-BOOST_AUTO_TEST_CASE(list_partition_reassignments_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListPartitionReassignmentsRequest>("ListPartitionReassignmentsRequest");
-}
-BOOST_AUTO_TEST_CASE(list_partition_reassignments_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListPartitionReassignmentsRequest>();
 }
 BOOST_AUTO_TEST_CASE(offset_delete_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<OffsetDeleteRequest>("OffsetDeleteRequest");
@@ -1728,11 +1830,35 @@ BOOST_AUTO_TEST_CASE(offset_delete_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(offset_delete_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<OffsetDeleteRequest>();
 }
+BOOST_AUTO_TEST_CASE(describe_client_quotas_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeClientQuotasResponse>("DescribeClientQuotasResponse");
+}
+BOOST_AUTO_TEST_CASE(describe_client_quotas_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeClientQuotasResponse>();
+}
+BOOST_AUTO_TEST_CASE(alter_client_quotas_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterClientQuotasRequest>("AlterClientQuotasRequest");
+}
+BOOST_AUTO_TEST_CASE(alter_client_quotas_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterClientQuotasRequest>();
+}
+BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeUserScramCredentialsRequest>("DescribeUserScramCredentialsRequest");
+}
+BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeUserScramCredentialsRequest>();
+}
 BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterUserScramCredentialsRequest>("AlterUserScramCredentialsRequest");
 }
 BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterUserScramCredentialsRequest>();
+}
+BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterUserScramCredentialsResponse>("AlterUserScramCredentialsResponse");
+}
+BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterUserScramCredentialsResponse>();
 }
 BOOST_AUTO_TEST_CASE(vote_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<VoteRequest>("VoteRequest");
@@ -1740,11 +1866,11 @@ BOOST_AUTO_TEST_CASE(vote_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(vote_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<VoteRequest>();
 }
-BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BeginQuorumEpochResponse>("BeginQuorumEpochResponse");
+BOOST_AUTO_TEST_CASE(vote_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<VoteResponse>("VoteResponse");
 }
-BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BeginQuorumEpochResponse>();
+BOOST_AUTO_TEST_CASE(vote_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<VoteResponse>();
 }
 BOOST_AUTO_TEST_CASE(end_quorum_epoch_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<EndQuorumEpochRequest>("EndQuorumEpochRequest");
@@ -1752,65 +1878,53 @@ BOOST_AUTO_TEST_CASE(end_quorum_epoch_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(end_quorum_epoch_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<EndQuorumEpochRequest>();
 }
-BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndQuorumEpochResponse>("EndQuorumEpochResponse");
+BOOST_AUTO_TEST_CASE(update_features_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateFeaturesResponse>("UpdateFeaturesResponse");
 }
-BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndQuorumEpochResponse>();
+BOOST_AUTO_TEST_CASE(update_features_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateFeaturesResponse>();
 }
-BOOST_AUTO_TEST_CASE(update_features_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateFeaturesRequest>("UpdateFeaturesRequest");
+BOOST_AUTO_TEST_CASE(envelope_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EnvelopeRequest>("EnvelopeRequest");
 }
-BOOST_AUTO_TEST_CASE(update_features_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateFeaturesRequest>();
+BOOST_AUTO_TEST_CASE(envelope_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EnvelopeRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_cluster_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeClusterRequest>("DescribeClusterRequest");
+BOOST_AUTO_TEST_CASE(broker_heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerHeartbeatRequest>("BrokerHeartbeatRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_cluster_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeClusterRequest>();
+BOOST_AUTO_TEST_CASE(broker_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerHeartbeatRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_cluster_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeClusterResponse>("DescribeClusterResponse");
+BOOST_AUTO_TEST_CASE(describe_transactions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeTransactionsRequest>("DescribeTransactionsRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_cluster_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeClusterResponse>();
+BOOST_AUTO_TEST_CASE(describe_transactions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeTransactionsRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_producers_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeProducersRequest>("DescribeProducersRequest");
+BOOST_AUTO_TEST_CASE(list_transactions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListTransactionsResponse>("ListTransactionsResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_producers_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeProducersRequest>();
+BOOST_AUTO_TEST_CASE(list_transactions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListTransactionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(broker_heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerHeartbeatResponse>("BrokerHeartbeatResponse");
+BOOST_AUTO_TEST_CASE(push_telemetry_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<PushTelemetryResponse>("PushTelemetryResponse");
 }
-BOOST_AUTO_TEST_CASE(broker_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerHeartbeatResponse>();
+BOOST_AUTO_TEST_CASE(push_telemetry_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<PushTelemetryResponse>();
 }
-BOOST_AUTO_TEST_CASE(unregister_broker_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UnregisterBrokerResponse>("UnregisterBrokerResponse");
+BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AssignReplicasToDirsResponse>("AssignReplicasToDirsResponse");
 }
-BOOST_AUTO_TEST_CASE(unregister_broker_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UnregisterBrokerResponse>();
+BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AssignReplicasToDirsResponse>();
 }
-BOOST_AUTO_TEST_CASE(list_transactions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListTransactionsRequest>("ListTransactionsRequest");
+BOOST_AUTO_TEST_CASE(list_config_resources_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListConfigResourcesRequest>("ListConfigResourcesRequest");
 }
-BOOST_AUTO_TEST_CASE(list_transactions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListTransactionsRequest>();
-}
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AllocateProducerIdsRequest>("AllocateProducerIdsRequest");
-}
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AllocateProducerIdsRequest>();
-}
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<GetTelemetrySubscriptionsResponse>("GetTelemetrySubscriptionsResponse");
-}
-BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsResponse>();
+BOOST_AUTO_TEST_CASE(list_config_resources_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListConfigResourcesRequest>();
 }
 BOOST_AUTO_TEST_CASE(describe_topic_partitions_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeTopicPartitionsRequest>("DescribeTopicPartitionsRequest");
@@ -1818,35 +1932,29 @@ BOOST_AUTO_TEST_CASE(describe_topic_partitions_request_round_trips_at_every_vers
 BOOST_AUTO_TEST_CASE(describe_topic_partitions_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeTopicPartitionsRequest>();
 }
+BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareGroupHeartbeatRequest>("ShareGroupHeartbeatRequest");
+}
+BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareGroupHeartbeatRequest>();
+}
 BOOST_AUTO_TEST_CASE(share_group_heartbeat_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<ShareGroupHeartbeatResponse>("ShareGroupHeartbeatResponse");
 }
 BOOST_AUTO_TEST_CASE(share_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<ShareGroupHeartbeatResponse>();
 }
-BOOST_AUTO_TEST_CASE(share_group_describe_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareGroupDescribeResponse>("ShareGroupDescribeResponse");
+BOOST_AUTO_TEST_CASE(share_fetch_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareFetchRequest>("ShareFetchRequest");
 }
-BOOST_AUTO_TEST_CASE(share_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareGroupDescribeResponse>();
+BOOST_AUTO_TEST_CASE(share_fetch_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareFetchRequest>();
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RemoveRaftVoterResponse>("RemoveRaftVoterResponse");
+BOOST_AUTO_TEST_CASE(add_raft_voter_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddRaftVoterResponse>("AddRaftVoterResponse");
 }
-BOOST_AUTO_TEST_CASE(remove_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RemoveRaftVoterResponse>();
-}
-BOOST_AUTO_TEST_CASE(read_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateResponse>("ReadShareGroupStateResponse");
-}
-BOOST_AUTO_TEST_CASE(read_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateResponse>();
-}
-BOOST_AUTO_TEST_CASE(write_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<WriteShareGroupStateRequest>("WriteShareGroupStateRequest");
-}
-BOOST_AUTO_TEST_CASE(write_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<WriteShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(add_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddRaftVoterResponse>();
 }
 BOOST_AUTO_TEST_CASE(streams_group_heartbeat_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<StreamsGroupHeartbeatRequest>("StreamsGroupHeartbeatRequest");
@@ -1854,29 +1962,29 @@ BOOST_AUTO_TEST_CASE(streams_group_heartbeat_request_round_trips_at_every_versio
 BOOST_AUTO_TEST_CASE(streams_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<StreamsGroupHeartbeatRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_offsets_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteShareGroupOffsetsResponse>("DeleteShareGroupOffsetsResponse");
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeShareGroupOffsetsResponse>("DescribeShareGroupOffsetsResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteShareGroupOffsetsResponse>();
+BOOST_AUTO_TEST_CASE(describe_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeShareGroupOffsetsResponse>();
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerProtocolSubscription>("ConsumerProtocolSubscription");
+BOOST_AUTO_TEST_CASE(streams_group_topology_description_update_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupTopologyDescriptionUpdateResponse>("StreamsGroupTopologyDescriptionUpdateResponse");
 }
-BOOST_AUTO_TEST_CASE(consumer_protocol_subscription_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerProtocolSubscription>();
+BOOST_AUTO_TEST_CASE(streams_group_topology_description_update_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupTopologyDescriptionUpdateResponse>();
 }
-BOOST_AUTO_TEST_CASE(snapshot_header_record_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SnapshotHeaderRecord>("SnapshotHeaderRecord");
+BOOST_AUTO_TEST_CASE(unregister_controller_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UnregisterControllerRequest>("UnregisterControllerRequest");
 }
-BOOST_AUTO_TEST_CASE(snapshot_header_record_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SnapshotHeaderRecord>();
+BOOST_AUTO_TEST_CASE(unregister_controller_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UnregisterControllerRequest>();
 }
-BOOST_AUTO_TEST_CASE(response_header_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ResponseHeader>("ResponseHeader");
+BOOST_AUTO_TEST_CASE(control_record_type_schema_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ControlRecordTypeSchema>("ControlRecordTypeSchema");
 }
-BOOST_AUTO_TEST_CASE(response_header_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ResponseHeader>();
+BOOST_AUTO_TEST_CASE(control_record_type_schema_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ControlRecordTypeSchema>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -107,73 +107,35 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsPartition& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  if (version >= 4) {
-    m.current_leader_epoch = g.integer<int32_t>();
-  }
-  m.timestamp = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(ListOffsetsRequest::ListOffsetsTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ListOffsetsRequest& m, int16_t version, Filler& g) {
-  m.replica_id = g.integer<int32_t>();
-  if (version >= 2) {
-    m.isolation_level = g.integer<int8_t>();
-  }
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 10) {
-    m.timeout_ms = g.integer<int32_t>();
-  }
-}
-
-[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetCommitResponse::OffsetCommitResponseTopic& m, int16_t version, Filler& g) {
-  if (version <= 9) {
-    m.name = g.string();
-  }
+[[maybe_unused]] void fill(MetadataRequest::MetadataRequestTopic& m, int16_t version, Filler& g) {
   if (version >= 10) {
     m.topic_id = g.uuid();
   }
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+  if ((version >= 10) && g.null()) {
+    m.name.reset();
+  } else {
+    m.name.emplace() = g.string();
   }
 }
 
-[[maybe_unused]] void fill(OffsetCommitResponse& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  {
-    auto& items = m.topics;
+[[maybe_unused]] void fill(MetadataRequest& m, int16_t version, Filler& g) {
+  if ((version >= 1) && g.null()) {
+    m.topics.reset();
+  } else {
+    auto& items = m.topics.emplace();
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
+  }
+  if (version >= 4) {
+    m.allow_auto_topic_creation = g.boolean();
+  }
+  if (version >= 8 && version <= 10) {
+    m.include_cluster_authorized_operations = g.boolean();
+  }
+  if (version >= 8) {
+    m.include_topic_authorized_operations = g.boolean();
   }
 }
 
@@ -338,17 +300,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(JoinGroupRequest::JoinGroupRequestProtocol& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.metadata = g.bytes();
-}
-
-[[maybe_unused]] void fill(JoinGroupRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.session_timeout_ms = g.integer<int32_t>();
-  if (version >= 1) {
-    m.rebalance_timeout_ms = g.integer<int32_t>();
-  }
+[[maybe_unused]] void fill(JoinGroupResponse::JoinGroupResponseMember& m, int16_t version, Filler& g) {
   m.member_id = g.string();
   if (version >= 5) {
     if (g.null()) {
@@ -357,52 +309,33 @@ namespace {
       m.group_instance_id.emplace() = g.string();
     }
   }
-  m.protocol_type = g.string();
-  {
-    auto& items = m.protocols;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 8) {
-    if (g.null()) {
-      m.reason.reset();
-    } else {
-      m.reason.emplace() = g.string();
-    }
-  }
+  m.metadata = g.bytes();
 }
 
-[[maybe_unused]] void fill(HeartbeatRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.generation_id = g.integer<int32_t>();
-  m.member_id = g.string();
-  if (version >= 3) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(LeaveGroupResponse::MemberResponse& m, int16_t, Filler& g) {
-  m.member_id = g.string();
-  if (g.null()) {
-    m.group_instance_id.reset();
-  } else {
-    m.group_instance_id.emplace() = g.string();
-  }
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(LeaveGroupResponse& m, int16_t version, Filler& g) {
-  if (version >= 1) {
+[[maybe_unused]] void fill(JoinGroupResponse& m, int16_t version, Filler& g) {
+  if (version >= 2) {
     m.throttle_time_ms = g.integer<int32_t>();
   }
   m.error_code = g.integer<int16_t>();
-  if (version >= 3) {
+  m.generation_id = g.integer<int32_t>();
+  if (version >= 7) {
+    if (g.null()) {
+      m.protocol_type.reset();
+    } else {
+      m.protocol_type.emplace() = g.string();
+    }
+  }
+  if ((version >= 7) && g.null()) {
+    m.protocol_name.reset();
+  } else {
+    m.protocol_name.emplace() = g.string();
+  }
+  m.leader = g.string();
+  if (version >= 9) {
+    m.skip_assignment = g.boolean();
+  }
+  m.member_id = g.string();
+  {
     auto& items = m.members;
     items.resize(g.count());
     for (auto& e : items) {
@@ -411,141 +344,143 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeGroupsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(SyncGroupResponse& m, int16_t version, Filler& g) {
+  if (version >= 1) {
+    m.throttle_time_ms = g.integer<int32_t>();
+  }
+  m.error_code = g.integer<int16_t>();
+  if (version >= 5) {
+    if (g.null()) {
+      m.protocol_type.reset();
+    } else {
+      m.protocol_type.emplace() = g.string();
+    }
+    if (g.null()) {
+      m.protocol_name.reset();
+    } else {
+      m.protocol_name.emplace() = g.string();
+    }
+  }
+  m.assignment = g.bytes();
+}
+
+[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroupMember& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
+  if (version >= 4) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
+  m.client_id = g.string();
+  m.client_host = g.string();
+  m.member_metadata = g.bytes();
+  m.member_assignment = g.bytes();
+}
+
+[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroup& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (version >= 6) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
+  }
+  m.group_id = g.string();
+  m.group_state = g.string();
+  m.protocol_type = g.string();
+  m.protocol_data = g.string();
+  {
+    auto& items = m.members;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 3) {
+    m.authorized_operations = g.integer<int32_t>();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeGroupsResponse& m, int16_t version, Filler& g) {
+  if (version >= 1) {
+    m.throttle_time_ms = g.integer<int32_t>();
+  }
   {
     auto& items = m.groups;
     items.resize(g.count());
     for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (version >= 3) {
-    m.include_authorized_operations = g.boolean();
-  }
-}
-
-[[maybe_unused]] void fill(DeleteTopicsRequest::DeleteTopicState& m, int16_t, Filler& g) {
-  if (g.null()) {
-    m.name.reset();
-  } else {
-    m.name.emplace() = g.string();
-  }
-  m.topic_id = g.uuid();
-}
-
-[[maybe_unused]] void fill(DeleteTopicsRequest& m, int16_t version, Filler& g) {
-  if (version >= 6) {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  if (version <= 5) {
-    auto& items = m.topic_names;
+}
+
+[[maybe_unused]] void fill(ListGroupsRequest& m, int16_t version, Filler& g) {
+  if (version >= 4) {
+    auto& items = m.states_filter;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
     }
   }
-  m.timeout_ms = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsPartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.offset = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(DeleteRecordsRequest::DeleteRecordsTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteRecordsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.timeout_ms = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::EpochEndOffset& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.partition = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.end_offset = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult& m, int16_t version, Filler& g) {
-  m.topic = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetForLeaderEpochResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(EndTxnResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
   if (version >= 5) {
-    m.producer_id = g.integer<int64_t>();
-    m.producer_epoch = g.integer<int16_t>();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeAclsResponse::AclDescription& m, int16_t, Filler& g) {
-  m.principal = g.string();
-  m.host = g.string();
-  m.operation = g.integer<int8_t>();
-  m.permission_type = g.integer<int8_t>();
-}
-
-[[maybe_unused]] void fill(DescribeAclsResponse::DescribeAclsResource& m, int16_t version, Filler& g) {
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-  m.pattern_type = g.integer<int8_t>();
-  {
-    auto& items = m.acls;
+    auto& items = m.types_filter;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.string();
     }
   }
 }
 
-[[maybe_unused]] void fill(DescribeAclsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(SaslHandshakeRequest& m, int16_t, Filler& g) {
+  m.mechanism = g.string();
+}
+
+[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicConfigs& m, int16_t, Filler& g) {
+  m.name = g.string();
+  if (g.null()) {
+    m.value.reset();
+  } else {
+    m.value.emplace() = g.string();
+  }
+  m.read_only = g.boolean();
+  m.config_source = g.integer<int8_t>();
+  m.is_sensitive = g.boolean();
+}
+
+[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicResult& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  if (version >= 7) {
+    m.topic_id = g.uuid();
+  }
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
     m.error_message.reset();
   } else {
     m.error_message.emplace() = g.string();
   }
+  if (version >= 5) {
+    m.topic_config_error_code = g.integer<int16_t>();
+    m.num_partitions = g.integer<int32_t>();
+    m.replication_factor = g.integer<int16_t>();
+    if (g.null()) {
+      m.configs.reset();
+    } else {
+      auto& items = m.configs.emplace();
+      items.resize(g.count());
+      for (auto& e : items) {
+        fill(e, version, g);
+      }
+    }
+  }
+}
+
+[[maybe_unused]] void fill(CreateTopicsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
-    auto& items = m.resources;
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -553,19 +488,29 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(CreateAclsRequest::AclCreation& m, int16_t, Filler& g) {
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
-  m.resource_pattern_type = g.integer<int8_t>();
-  m.principal = g.string();
-  m.host = g.string();
-  m.operation = g.integer<int8_t>();
-  m.permission_type = g.integer<int8_t>();
+[[maybe_unused]] void fill(DeleteTopicsResponse::DeletableTopicResult& m, int16_t version, Filler& g) {
+  if ((version >= 6) && g.null()) {
+    m.name.reset();
+  } else {
+    m.name.emplace() = g.string();
+  }
+  if (version >= 6) {
+    m.topic_id = g.uuid();
+  }
+  m.error_code = g.integer<int16_t>();
+  if (version >= 5) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
+  }
 }
 
-[[maybe_unused]] void fill(CreateAclsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DeleteTopicsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
-    auto& items = m.creations;
+    auto& items = m.responses;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -573,7 +518,76 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteAclsRequest::DeleteAclsFilter& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(InitProducerIdRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.transactional_id.reset();
+  } else {
+    m.transactional_id.emplace() = g.string();
+  }
+  m.transaction_timeout_ms = g.integer<int32_t>();
+  if (version >= 3) {
+    m.producer_id = g.integer<int64_t>();
+    m.producer_epoch = g.integer<int16_t>();
+  }
+  if (version >= 6) {
+    m.enable2_pc = g.boolean();
+    m.keep_prepared_txn = g.boolean();
+  }
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestPartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.committed_offset = g.integer<int64_t>();
+  if (version >= 2) {
+    m.committed_leader_epoch = g.integer<int32_t>();
+  }
+  if (g.null()) {
+    m.committed_metadata.reset();
+  } else {
+    m.committed_metadata.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic& m, int16_t version, Filler& g) {
+  if (version <= 5) {
+    m.name = g.string();
+  }
+  if (version >= 6) {
+    m.topic_id = g.uuid();
+  }
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitRequest& m, int16_t version, Filler& g) {
+  m.transactional_id = g.string();
+  m.group_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  if (version >= 3) {
+    m.generation_id_or_member_epoch = g.integer<int32_t>();
+    m.member_id = g.string();
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeAclsRequest& m, int16_t, Filler& g) {
   m.resource_type_filter = g.integer<int8_t>();
   if (g.null()) {
     m.resource_name_filter.reset();
@@ -595,41 +609,23 @@ namespace {
   m.permission_type = g.integer<int8_t>();
 }
 
-[[maybe_unused]] void fill(DeleteAclsRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.filters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeConfigsRequest::DescribeConfigsResource& m, int16_t, Filler& g) {
-  m.resource_type = g.integer<int8_t>();
-  m.resource_name = g.string();
+[[maybe_unused]] void fill(CreateAclsResponse::AclCreationResult& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
   if (g.null()) {
-    m.configuration_keys.reset();
+    m.error_message.reset();
   } else {
-    auto& items = m.configuration_keys.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
+    m.error_message.emplace() = g.string();
   }
 }
 
-[[maybe_unused]] void fill(DescribeConfigsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(CreateAclsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
-    auto& items = m.resources;
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
-  }
-  m.include_synonyms = g.boolean();
-  if (version >= 3) {
-    m.include_documentation = g.boolean();
   }
 }
 
@@ -699,35 +695,15 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(SaslAuthenticateRequest& m, int16_t, Filler& g) {
-  m.auth_bytes = g.bytes();
-}
-
-[[maybe_unused]] void fill(RenewDelegationTokenRequest& m, int16_t, Filler& g) {
-  m.hmac = g.bytes();
-  m.renew_period_ms = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(ExpireDelegationTokenResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AlterReplicaLogDirsResponse::AlterReplicaLogDirPartitionResult& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  m.expiry_timestamp_ms = g.integer<int64_t>();
-  m.throttle_time_ms = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ElectLeadersResponse::PartitionResult& m, int16_t, Filler& g) {
-  m.partition_id = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(ElectLeadersResponse::ReplicaElectionResult& m, int16_t version, Filler& g) {
-  m.topic = g.string();
+[[maybe_unused]] void fill(AlterReplicaLogDirsResponse::AlterReplicaLogDirTopicResult& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
   {
-    auto& items = m.partition_result;
+    auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -735,13 +711,196 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ElectLeadersResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(AlterReplicaLogDirsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeDelegationTokenRequest::DescribeDelegationTokenOwner& m, int16_t, Filler& g) {
+  m.principal_type = g.string();
+  m.principal_name = g.string();
+}
+
+[[maybe_unused]] void fill(DescribeDelegationTokenRequest& m, int16_t version, Filler& g) {
+  if (g.null()) {
+    m.owners.reset();
+  } else {
+    auto& items = m.owners.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteGroupsResponse::DeletableGroupResult& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.error_code = g.integer<int16_t>();
+  if (version >= 3) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteGroupsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ElectLeadersRequest::TopicPartitions& m, int16_t, Filler& g) {
+  m.topic = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ElectLeadersRequest& m, int16_t version, Filler& g) {
   if (version >= 1) {
-    m.error_code = g.integer<int16_t>();
+    m.election_type = g.integer<int8_t>();
+  }
+  if (g.null()) {
+    m.topic_partitions.reset();
+  } else {
+    auto& items = m.topic_partitions.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.timeout_ms = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(AlterPartitionReassignmentsRequest::ReassignablePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  if (g.null()) {
+    m.replicas.reset();
+  } else {
+    auto& items = m.replicas.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterPartitionReassignmentsRequest::ReassignableTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterPartitionReassignmentsRequest& m, int16_t version, Filler& g) {
+  m.timeout_ms = g.integer<int32_t>();
+  if (version >= 1) {
+    m.allow_replication_factor_change = g.boolean();
   }
   {
-    auto& items = m.replica_election_results;
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingPartitionReassignment& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  {
+    auto& items = m.replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.adding_replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+  {
+    auto& items = m.removing_replicas;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingTopicReassignment& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ListPartitionReassignmentsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponseTopic& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(OffsetDeleteResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -778,43 +937,6 @@ namespace {
   m.throttle_time_ms = g.integer<int32_t>();
   {
     auto& items = m.entries;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeUserScramCredentialsRequest::UserName& m, int16_t, Filler& g) {
-  m.name = g.string();
-}
-
-[[maybe_unused]] void fill(DescribeUserScramCredentialsRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.users.reset();
-  } else {
-    auto& items = m.users.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterUserScramCredentialsResponse::AlterUserScramCredentialsResult& m, int16_t, Filler& g) {
-  m.user = g.string();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(AlterUserScramCredentialsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -922,216 +1044,32 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterPartitionResponse::PartitionData& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  {
-    auto& items = m.isr;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  m.leader_recovery_state = g.integer<int8_t>();
-  m.partition_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(AlterPartitionResponse::TopicData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterPartitionResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(UpdateFeaturesResponse::UpdatableFeatureResult& m, int16_t, Filler& g) {
-  m.feature = g.string();
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(EnvelopeResponse& m, int16_t, Filler& g) {
   if (g.null()) {
-    m.error_message.reset();
+    m.response_data.reset();
   } else {
-    m.error_message.emplace() = g.string();
+    m.response_data.emplace() = g.bytes();
   }
-}
-
-[[maybe_unused]] void fill(UpdateFeaturesResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  if (version <= 1) {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
 }
 
-[[maybe_unused]] void fill(BrokerRegistrationResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.broker_epoch = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(ListTransactionsResponse::TransactionState& m, int16_t, Filler& g) {
-  m.transactional_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.transaction_state = g.string();
-}
-
-[[maybe_unused]] void fill(ListTransactionsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.unknown_state_filters;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  {
-    auto& items = m.transaction_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AllocateProducerIdsResponse& m, int16_t, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  m.producer_id_start = g.integer<int64_t>();
-  m.producer_id_len = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
-  m.topic_id = g.uuid();
-  m.topic_name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.topic_partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
-  if (g.null()) {
-    m.instance_id.reset();
-  } else {
-    m.instance_id.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.rack_id.reset();
-  } else {
-    m.rack_id.emplace() = g.string();
-  }
-  m.member_epoch = g.integer<int32_t>();
-  m.client_id = g.string();
-  m.client_host = g.string();
-  {
-    auto& items = m.subscribed_topic_names;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  if (g.null()) {
-    m.subscribed_topic_regex.reset();
-  } else {
-    m.subscribed_topic_regex.emplace() = g.string();
-  }
-  fill(m.assignment, version, g);
-  fill(m.target_assignment, version, g);
-  if (version >= 1) {
-    m.member_type = g.integer<int8_t>();
-  }
-}
-
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.group_id = g.string();
-  m.group_state = g.string();
-  m.group_epoch = g.integer<int32_t>();
-  m.assignment_epoch = g.integer<int32_t>();
-  m.assignor_name = g.string();
-  {
-    auto& items = m.members;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.authorized_operations = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ConsumerGroupDescribeResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.groups;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ControllerRegistrationRequest::Listener& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BrokerRegistrationRequest::Listener& m, int16_t, Filler& g) {
   m.name = g.string();
   m.host = g.string();
   m.port = g.integer<uint16_t>();
   m.security_protocol = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(ControllerRegistrationRequest::Feature& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BrokerRegistrationRequest::Feature& m, int16_t, Filler& g) {
   m.name = g.string();
   m.min_supported_version = g.integer<int16_t>();
   m.max_supported_version = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(ControllerRegistrationRequest& m, int16_t version, Filler& g) {
-  m.controller_id = g.integer<int32_t>();
+[[maybe_unused]] void fill(BrokerRegistrationRequest& m, int16_t version, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
+  m.cluster_id = g.string();
   m.incarnation_id = g.uuid();
-  m.zk_migration_ready = g.boolean();
   {
     auto& items = m.listeners;
     items.resize(g.count());
@@ -1146,14 +1084,167 @@ namespace {
       fill(e, version, g);
     }
   }
+  if (g.null()) {
+    m.rack.reset();
+  } else {
+    m.rack.emplace() = g.string();
+  }
+  if (version >= 1) {
+    m.is_migrating_zk_broker = g.boolean();
+  }
+  if (version >= 2) {
+    auto& items = m.log_dirs;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.uuid();
+    }
+  }
+  if (version >= 3) {
+    m.previous_broker_epoch = g.integer<int64_t>();
+  }
 }
 
-[[maybe_unused]] void fill(PushTelemetryRequest& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BrokerHeartbeatResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.is_caught_up = g.boolean();
+  m.is_fenced = g.boolean();
+  m.should_shut_down = g.boolean();
+}
+
+[[maybe_unused]] void fill(DescribeTransactionsResponse::TopicData& m, int16_t, Filler& g) {
+  m.topic = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeTransactionsResponse::TransactionState& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.transactional_id = g.string();
+  m.transaction_state = g.string();
+  m.transaction_timeout_ms = g.integer<int32_t>();
+  m.transaction_start_time_ms = g.integer<int64_t>();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeTransactionsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.transaction_states;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AllocateProducerIdsRequest& m, int16_t, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
+  m.broker_epoch = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest::TopicPartitions& m, int16_t, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.instance_id.reset();
+  } else {
+    m.instance_id.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  m.rebalance_timeout_ms = g.integer<int32_t>();
+  if (g.null()) {
+    m.subscribed_topic_names.reset();
+  } else {
+    auto& items = m.subscribed_topic_names.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  if (version >= 1) {
+    if (g.null()) {
+      m.subscribed_topic_regex.reset();
+    } else {
+      m.subscribed_topic_regex.emplace() = g.string();
+    }
+  }
+  if (g.null()) {
+    m.server_assignor.reset();
+  } else {
+    m.server_assignor.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.topic_partitions.reset();
+  } else {
+    auto& items = m.topic_partitions.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ControllerRegistrationResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(GetTelemetrySubscriptionsRequest& m, int16_t, Filler& g) {
   m.client_instance_id = g.uuid();
-  m.subscription_id = g.integer<int32_t>();
-  m.terminating = g.boolean();
-  m.compression_type = g.integer<int8_t>();
-  m.metrics = g.bytes();
+}
+
+[[maybe_unused]] void fill(ListConfigResourcesResponse::ConfigResource& m, int16_t version, Filler& g) {
+  m.resource_name = g.string();
+  if (version >= 1) {
+    m.resource_type = g.integer<int8_t>();
+  }
+}
+
+[[maybe_unused]] void fill(ListConfigResourcesResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  {
+    auto& items = m.config_resources;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
 [[maybe_unused]] void fill(DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition& m, int16_t, Filler& g) {
@@ -1242,195 +1333,8 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareGroupDescribeRequest& m, int16_t, Filler& g) {
-  {
-    auto& items = m.group_ids;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  m.include_authorized_operations = g.boolean();
-}
-
-[[maybe_unused]] void fill(ShareFetchRequest::AcknowledgementBatch& m, int16_t, Filler& g) {
-  m.first_offset = g.integer<int64_t>();
-  m.last_offset = g.integer<int64_t>();
-  {
-    auto& items = m.acknowledge_types;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int8_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareFetchRequest::FetchPartition& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  {
-    auto& items = m.acknowledgement_batches;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareFetchRequest::FetchTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::TopicPartitions& m, int16_t, Filler& g) {
   m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareFetchRequest::ForgottenTopic& m, int16_t, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareFetchRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.group_id.reset();
-  } else {
-    m.group_id.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.member_id.reset();
-  } else {
-    m.member_id.emplace() = g.string();
-  }
-  m.share_session_epoch = g.integer<int32_t>();
-  m.max_wait_ms = g.integer<int32_t>();
-  m.min_bytes = g.integer<int32_t>();
-  m.max_bytes = g.integer<int32_t>();
-  m.max_records = g.integer<int32_t>();
-  m.batch_size = g.integer<int32_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.forgotten_topics_data;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AddRaftVoterRequest::Listener& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-}
-
-[[maybe_unused]] void fill(AddRaftVoterRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.cluster_id.reset();
-  } else {
-    m.cluster_id.emplace() = g.string();
-  }
-  m.timeout_ms = g.integer<int32_t>();
-  m.voter_id = g.integer<int32_t>();
-  m.voter_directory_id = g.uuid();
-  {
-    auto& items = m.listeners;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(UpdateRaftVoterRequest::Listener& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-}
-
-[[maybe_unused]] void fill(UpdateRaftVoterRequest::KRaftVersionFeature& m, int16_t, Filler& g) {
-  m.min_supported_version = g.integer<int16_t>();
-  m.max_supported_version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(UpdateRaftVoterRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.cluster_id.reset();
-  } else {
-    m.cluster_id.emplace() = g.string();
-  }
-  m.current_leader_epoch = g.integer<int32_t>();
-  m.voter_id = g.integer<int32_t>();
-  m.voter_directory_id = g.uuid();
-  {
-    auto& items = m.listeners;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  fill(m.kraft_version_feature, version, g);
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::PartitionResult& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.state_epoch = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse::ReadStateSummaryResult& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateSummaryResponse& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(StreamsGroupDescribeRequest& m, int16_t, Filler& g) {
-  {
-    auto& items = m.group_ids;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  m.include_authorized_operations = g.boolean();
-}
-
-[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest::DescribeShareGroupOffsetsRequestTopic& m, int16_t, Filler& g) {
   m.topic_name = g.string();
   {
     auto& items = m.partitions;
@@ -1441,12 +1345,9 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest::DescribeShareGroupOffsetsRequestGroup& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  if (g.null()) {
-    m.topics.reset();
-  } else {
-    auto& items = m.topics.emplace();
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::Assignment& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topic_partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1454,7 +1355,50 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DescribeShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::Member& m, int16_t version, Filler& g) {
+  m.member_id = g.string();
+  if (g.null()) {
+    m.rack_id.reset();
+  } else {
+    m.rack_id.emplace() = g.string();
+  }
+  m.member_epoch = g.integer<int32_t>();
+  m.client_id = g.string();
+  m.client_host = g.string();
+  {
+    auto& items = m.subscribed_topic_names;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  fill(m.assignment, version, g);
+}
+
+[[maybe_unused]] void fill(ShareGroupDescribeResponse::DescribedGroup& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.group_id = g.string();
+  m.group_state = g.string();
+  m.group_epoch = g.integer<int32_t>();
+  m.assignment_epoch = g.integer<int32_t>();
+  m.assignor_name = g.string();
+  {
+    auto& items = m.members;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ShareGroupDescribeResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   {
     auto& items = m.groups;
     items.resize(g.count());
@@ -1464,18 +1408,36 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse::AlterShareGroupOffsetsResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(RemoveRaftVoterRequest& m, int16_t, Filler& g) {
   if (g.null()) {
-    m.error_message.reset();
+    m.cluster_id.reset();
   } else {
-    m.error_message.emplace() = g.string();
+    m.cluster_id.emplace() = g.string();
   }
+  m.voter_id = g.integer<int32_t>();
+  m.voter_directory_id = g.uuid();
 }
 
-[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse::AlterShareGroupOffsetsResponseTopic& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
+[[maybe_unused]] void fill(UpdateRaftVoterResponse::CurrentLeader& m, int16_t, Filler& g) {
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(UpdateRaftVoterResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  fill(m.current_leader, version, g);
+}
+
+[[maybe_unused]] void fill(InitializeShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.state_epoch = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(InitializeShareGroupStateRequest::InitializeStateData& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1486,16 +1448,10 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(InitializeShareGroupStateRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
   {
-    auto& items = m.responses;
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1503,15 +1459,225 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DefaultPrincipalData& m, int16_t, Filler& g) {
-  m.type = g.string();
-  m.name = g.string();
-  m.token_authenticated = g.boolean();
+[[maybe_unused]] void fill(ReadShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(KRaftVersionRecord& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateRequest::ReadStateData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateResponse::WriteStateResult& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateResponse& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateRequest::DeleteStateData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupStateRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::Status& m, int16_t, Filler& g) {
+  m.status_code = g.integer<int8_t>();
+  m.status_detail = g.string();
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::TaskIds& m, int16_t, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::Endpoint& m, int16_t, Filler& g) {
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::TopicPartition& m, int16_t, Filler& g) {
+  m.topic = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::EndpointToPartitions& m, int16_t version, Filler& g) {
+  fill(m.user_endpoint, version, g);
+  {
+    auto& items = m.active_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.standby_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.member_id = g.string();
+  m.member_epoch = g.integer<int32_t>();
+  m.heartbeat_interval_ms = g.integer<int32_t>();
+  if (version <= 0) {
+    m.acceptable_recovery_lag_legacy = g.integer<int32_t>();
+  }
+  m.task_offset_interval_ms = g.integer<int32_t>();
+  if (version >= 1) {
+    m.acceptable_recovery_lag = g.integer<int64_t>();
+  }
+  if (g.null()) {
+    m.status.reset();
+  } else {
+    auto& items = m.status.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.active_tasks.reset();
+  } else {
+    auto& items = m.active_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.standby_tasks.reset();
+  } else {
+    auto& items = m.standby_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.warmup_tasks.reset();
+  } else {
+    auto& items = m.warmup_tasks.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 1) {
+    m.topology_description_required = g.boolean();
+  }
+  m.endpoint_information_epoch = g.integer<int32_t>();
+  if (g.null()) {
+    m.partitions_by_user_endpoint.reset();
+  } else {
+    auto& items = m.partitions_by_user_endpoint.emplace();
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(UnregisterControllerResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(EndTxnMarker& m, int16_t, Filler& g) {
+  m.coordinator_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(SnapshotFooterRecord& m, int16_t, Filler& g) {
   m.version = g.integer<int16_t>();
-  m.kraft_version = g.integer<int16_t>();
 }
 
 [[maybe_unused]] void fill(VotersRecord::Endpoint& m, int16_t, Filler& g) {
@@ -1549,6 +1715,17 @@ namespace {
   }
 }
 
+[[maybe_unused]] void fill(RequestHeader& m, int16_t, Filler& g) {
+  m.request_api_key = g.integer<int16_t>();
+  m.request_api_version = g.integer<int16_t>();
+  m.correlation_id = g.integer<int32_t>();
+  if (g.null()) {
+    m.client_id.reset();
+  } else {
+    m.client_id.emplace() = g.string();
+  }
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(generated_messages_3)
@@ -1559,17 +1736,11 @@ BOOST_AUTO_TEST_CASE(fetch_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(fetch_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<FetchResponse>();
 }
-BOOST_AUTO_TEST_CASE(list_offsets_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListOffsetsRequest>("ListOffsetsRequest");
+BOOST_AUTO_TEST_CASE(metadata_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<MetadataRequest>("MetadataRequest");
 }
-BOOST_AUTO_TEST_CASE(list_offsets_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListOffsetsRequest>();
-}
-BOOST_AUTO_TEST_CASE(offset_commit_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetCommitResponse>("OffsetCommitResponse");
-}
-BOOST_AUTO_TEST_CASE(offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetCommitResponse>();
+BOOST_AUTO_TEST_CASE(metadata_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<MetadataRequest>();
 }
 BOOST_AUTO_TEST_CASE(offset_fetch_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<OffsetFetchRequest>("OffsetFetchRequest");
@@ -1583,77 +1754,71 @@ BOOST_AUTO_TEST_CASE(offset_fetch_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(offset_fetch_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<OffsetFetchResponse>();
 }
-BOOST_AUTO_TEST_CASE(join_group_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<JoinGroupRequest>("JoinGroupRequest");
+BOOST_AUTO_TEST_CASE(join_group_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<JoinGroupResponse>("JoinGroupResponse");
 }
-BOOST_AUTO_TEST_CASE(join_group_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<JoinGroupRequest>();
+BOOST_AUTO_TEST_CASE(join_group_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<JoinGroupResponse>();
 }
-BOOST_AUTO_TEST_CASE(heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<HeartbeatRequest>("HeartbeatRequest");
+BOOST_AUTO_TEST_CASE(sync_group_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SyncGroupResponse>("SyncGroupResponse");
 }
-BOOST_AUTO_TEST_CASE(heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<HeartbeatRequest>();
+BOOST_AUTO_TEST_CASE(sync_group_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SyncGroupResponse>();
 }
-BOOST_AUTO_TEST_CASE(leave_group_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<LeaveGroupResponse>("LeaveGroupResponse");
+BOOST_AUTO_TEST_CASE(describe_groups_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeGroupsResponse>("DescribeGroupsResponse");
 }
-BOOST_AUTO_TEST_CASE(leave_group_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<LeaveGroupResponse>();
+BOOST_AUTO_TEST_CASE(describe_groups_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeGroupsResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_groups_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeGroupsRequest>("DescribeGroupsRequest");
+BOOST_AUTO_TEST_CASE(list_groups_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListGroupsRequest>("ListGroupsRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_groups_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeGroupsRequest>();
+BOOST_AUTO_TEST_CASE(list_groups_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListGroupsRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_topics_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteTopicsRequest>("DeleteTopicsRequest");
+BOOST_AUTO_TEST_CASE(sasl_handshake_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslHandshakeRequest>("SaslHandshakeRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_topics_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteTopicsRequest>();
+BOOST_AUTO_TEST_CASE(sasl_handshake_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslHandshakeRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_records_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteRecordsRequest>("DeleteRecordsRequest");
+BOOST_AUTO_TEST_CASE(create_topics_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateTopicsResponse>("CreateTopicsResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_records_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteRecordsRequest>();
+BOOST_AUTO_TEST_CASE(create_topics_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateTopicsResponse>();
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetForLeaderEpochResponse>("OffsetForLeaderEpochResponse");
+BOOST_AUTO_TEST_CASE(delete_topics_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteTopicsResponse>("DeleteTopicsResponse");
 }
-BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetForLeaderEpochResponse>();
+BOOST_AUTO_TEST_CASE(delete_topics_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteTopicsResponse>();
 }
-BOOST_AUTO_TEST_CASE(end_txn_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EndTxnResponse>("EndTxnResponse");
+BOOST_AUTO_TEST_CASE(init_producer_id_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitProducerIdRequest>("InitProducerIdRequest");
 }
-BOOST_AUTO_TEST_CASE(end_txn_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EndTxnResponse>();
+BOOST_AUTO_TEST_CASE(init_producer_id_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitProducerIdRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_acls_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeAclsResponse>("DescribeAclsResponse");
+BOOST_AUTO_TEST_CASE(txn_offset_commit_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<TxnOffsetCommitRequest>("TxnOffsetCommitRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_acls_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeAclsResponse>();
+BOOST_AUTO_TEST_CASE(txn_offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<TxnOffsetCommitRequest>();
 }
-BOOST_AUTO_TEST_CASE(create_acls_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateAclsRequest>("CreateAclsRequest");
+BOOST_AUTO_TEST_CASE(describe_acls_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeAclsRequest>("DescribeAclsRequest");
 }
-BOOST_AUTO_TEST_CASE(create_acls_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateAclsRequest>();
+BOOST_AUTO_TEST_CASE(describe_acls_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeAclsRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_acls_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteAclsRequest>("DeleteAclsRequest");
+BOOST_AUTO_TEST_CASE(create_acls_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateAclsResponse>("CreateAclsResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_acls_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteAclsRequest>();
-}
-BOOST_AUTO_TEST_CASE(describe_configs_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeConfigsRequest>("DescribeConfigsRequest");
-}
-BOOST_AUTO_TEST_CASE(describe_configs_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeConfigsRequest>();
+BOOST_AUTO_TEST_CASE(create_acls_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateAclsResponse>();
 }
 BOOST_AUTO_TEST_CASE(describe_configs_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeConfigsResponse>("DescribeConfigsResponse");
@@ -1661,47 +1826,53 @@ BOOST_AUTO_TEST_CASE(describe_configs_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(describe_configs_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeConfigsResponse>();
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslAuthenticateRequest>("SaslAuthenticateRequest");
+BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterReplicaLogDirsResponse>("AlterReplicaLogDirsResponse");
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslAuthenticateRequest>();
+BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterReplicaLogDirsResponse>();
 }
-BOOST_AUTO_TEST_CASE(renew_delegation_token_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RenewDelegationTokenRequest>("RenewDelegationTokenRequest");
+BOOST_AUTO_TEST_CASE(describe_delegation_token_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeDelegationTokenRequest>("DescribeDelegationTokenRequest");
 }
-BOOST_AUTO_TEST_CASE(renew_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RenewDelegationTokenRequest>();
+BOOST_AUTO_TEST_CASE(describe_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeDelegationTokenRequest>();
 }
-BOOST_AUTO_TEST_CASE(expire_delegation_token_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ExpireDelegationTokenResponse>("ExpireDelegationTokenResponse");
+BOOST_AUTO_TEST_CASE(delete_groups_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteGroupsResponse>("DeleteGroupsResponse");
 }
-BOOST_AUTO_TEST_CASE(expire_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ExpireDelegationTokenResponse>();
+BOOST_AUTO_TEST_CASE(delete_groups_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteGroupsResponse>();
 }
-BOOST_AUTO_TEST_CASE(elect_leaders_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ElectLeadersResponse>("ElectLeadersResponse");
+BOOST_AUTO_TEST_CASE(elect_leaders_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ElectLeadersRequest>("ElectLeadersRequest");
 }
-BOOST_AUTO_TEST_CASE(elect_leaders_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ElectLeadersResponse>();
+BOOST_AUTO_TEST_CASE(elect_leaders_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ElectLeadersRequest>();
+}
+BOOST_AUTO_TEST_CASE(alter_partition_reassignments_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterPartitionReassignmentsRequest>("AlterPartitionReassignmentsRequest");
+}
+BOOST_AUTO_TEST_CASE(alter_partition_reassignments_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterPartitionReassignmentsRequest>();
+}
+BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListPartitionReassignmentsResponse>("ListPartitionReassignmentsResponse");
+}
+BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListPartitionReassignmentsResponse>();
+}
+BOOST_AUTO_TEST_CASE(offset_delete_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetDeleteResponse>("OffsetDeleteResponse");
+}
+BOOST_AUTO_TEST_CASE(offset_delete_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetDeleteResponse>();
 }
 BOOST_AUTO_TEST_CASE(alter_client_quotas_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<AlterClientQuotasResponse>("AlterClientQuotasResponse");
 }
 BOOST_AUTO_TEST_CASE(alter_client_quotas_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterClientQuotasResponse>();
-}
-BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeUserScramCredentialsRequest>("DescribeUserScramCredentialsRequest");
-}
-BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeUserScramCredentialsRequest>();
-}
-BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterUserScramCredentialsResponse>("AlterUserScramCredentialsResponse");
-}
-BOOST_AUTO_TEST_CASE(alter_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterUserScramCredentialsResponse>();
 }
 BOOST_AUTO_TEST_CASE(begin_quorum_epoch_request_round_trips_at_every_version) {
   check_round_trip_at_every_version<BeginQuorumEpochRequest>("BeginQuorumEpochRequest");
@@ -1715,53 +1886,59 @@ BOOST_AUTO_TEST_CASE(alter_partition_request_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(alter_partition_request_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<AlterPartitionRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_partition_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterPartitionResponse>("AlterPartitionResponse");
+BOOST_AUTO_TEST_CASE(envelope_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EnvelopeResponse>("EnvelopeResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_partition_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterPartitionResponse>();
+BOOST_AUTO_TEST_CASE(envelope_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EnvelopeResponse>();
 }
-BOOST_AUTO_TEST_CASE(update_features_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateFeaturesResponse>("UpdateFeaturesResponse");
+BOOST_AUTO_TEST_CASE(broker_registration_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerRegistrationRequest>("BrokerRegistrationRequest");
 }
-BOOST_AUTO_TEST_CASE(update_features_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateFeaturesResponse>();
+BOOST_AUTO_TEST_CASE(broker_registration_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerRegistrationRequest>();
 }
-BOOST_AUTO_TEST_CASE(broker_registration_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerRegistrationResponse>("BrokerRegistrationResponse");
+BOOST_AUTO_TEST_CASE(broker_heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerHeartbeatResponse>("BrokerHeartbeatResponse");
 }
-BOOST_AUTO_TEST_CASE(broker_registration_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerRegistrationResponse>();
+BOOST_AUTO_TEST_CASE(broker_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerHeartbeatResponse>();
 }
-BOOST_AUTO_TEST_CASE(list_transactions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListTransactionsResponse>("ListTransactionsResponse");
+BOOST_AUTO_TEST_CASE(describe_transactions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeTransactionsResponse>("DescribeTransactionsResponse");
 }
-BOOST_AUTO_TEST_CASE(list_transactions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListTransactionsResponse>();
+BOOST_AUTO_TEST_CASE(describe_transactions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeTransactionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AllocateProducerIdsResponse>("AllocateProducerIdsResponse");
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AllocateProducerIdsRequest>("AllocateProducerIdsRequest");
 }
-BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AllocateProducerIdsResponse>();
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AllocateProducerIdsRequest>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupDescribeResponse>("ConsumerGroupDescribeResponse");
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupHeartbeatRequest>("ConsumerGroupHeartbeatRequest");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupDescribeResponse>();
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatRequest>();
 }
-BOOST_AUTO_TEST_CASE(controller_registration_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ControllerRegistrationRequest>("ControllerRegistrationRequest");
+BOOST_AUTO_TEST_CASE(controller_registration_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ControllerRegistrationResponse>("ControllerRegistrationResponse");
 }
-BOOST_AUTO_TEST_CASE(controller_registration_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ControllerRegistrationRequest>();
+BOOST_AUTO_TEST_CASE(controller_registration_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ControllerRegistrationResponse>();
 }
-BOOST_AUTO_TEST_CASE(push_telemetry_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<PushTelemetryRequest>("PushTelemetryRequest");
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<GetTelemetrySubscriptionsRequest>("GetTelemetrySubscriptionsRequest");
 }
-BOOST_AUTO_TEST_CASE(push_telemetry_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<PushTelemetryRequest>();
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsRequest>();
+}
+BOOST_AUTO_TEST_CASE(list_config_resources_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListConfigResourcesResponse>("ListConfigResourcesResponse");
+}
+BOOST_AUTO_TEST_CASE(list_config_resources_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListConfigResourcesResponse>();
 }
 BOOST_AUTO_TEST_CASE(describe_topic_partitions_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeTopicPartitionsResponse>("DescribeTopicPartitionsResponse");
@@ -1769,71 +1946,83 @@ BOOST_AUTO_TEST_CASE(describe_topic_partitions_response_round_trips_at_every_ver
 BOOST_AUTO_TEST_CASE(describe_topic_partitions_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeTopicPartitionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(share_group_describe_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareGroupDescribeRequest>("ShareGroupDescribeRequest");
+BOOST_AUTO_TEST_CASE(share_group_describe_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareGroupDescribeResponse>("ShareGroupDescribeResponse");
 }
-BOOST_AUTO_TEST_CASE(share_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareGroupDescribeRequest>();
+BOOST_AUTO_TEST_CASE(share_group_describe_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareGroupDescribeResponse>();
 }
-BOOST_AUTO_TEST_CASE(share_fetch_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareFetchRequest>("ShareFetchRequest");
+BOOST_AUTO_TEST_CASE(remove_raft_voter_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RemoveRaftVoterRequest>("RemoveRaftVoterRequest");
 }
-BOOST_AUTO_TEST_CASE(share_fetch_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareFetchRequest>();
+BOOST_AUTO_TEST_CASE(remove_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RemoveRaftVoterRequest>();
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddRaftVoterRequest>("AddRaftVoterRequest");
+BOOST_AUTO_TEST_CASE(update_raft_voter_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UpdateRaftVoterResponse>("UpdateRaftVoterResponse");
 }
-BOOST_AUTO_TEST_CASE(add_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddRaftVoterRequest>();
+BOOST_AUTO_TEST_CASE(update_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UpdateRaftVoterResponse>();
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateRaftVoterRequest>("UpdateRaftVoterRequest");
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitializeShareGroupStateRequest>("InitializeShareGroupStateRequest");
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateRaftVoterRequest>();
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitializeShareGroupStateRequest>();
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateSummaryResponse>("ReadShareGroupStateSummaryResponse");
+BOOST_AUTO_TEST_CASE(read_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateRequest>("ReadShareGroupStateRequest");
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_summary_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryResponse>();
+BOOST_AUTO_TEST_CASE(read_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateRequest>();
 }
-BOOST_AUTO_TEST_CASE(streams_group_describe_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<StreamsGroupDescribeRequest>("StreamsGroupDescribeRequest");
+BOOST_AUTO_TEST_CASE(write_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<WriteShareGroupStateResponse>("WriteShareGroupStateResponse");
 }
-BOOST_AUTO_TEST_CASE(streams_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<StreamsGroupDescribeRequest>();
+BOOST_AUTO_TEST_CASE(write_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<WriteShareGroupStateResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_share_group_offsets_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeShareGroupOffsetsRequest>("DescribeShareGroupOffsetsRequest");
+BOOST_AUTO_TEST_CASE(delete_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupStateRequest>("DeleteShareGroupStateRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeShareGroupOffsetsRequest>();
+BOOST_AUTO_TEST_CASE(delete_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupStateRequest>();
 }
-BOOST_AUTO_TEST_CASE(alter_share_group_offsets_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterShareGroupOffsetsResponse>("AlterShareGroupOffsetsResponse");
+BOOST_AUTO_TEST_CASE(streams_group_heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupHeartbeatResponse>("StreamsGroupHeartbeatResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterShareGroupOffsetsResponse>();
+BOOST_AUTO_TEST_CASE(streams_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupHeartbeatResponse>();
 }
-BOOST_AUTO_TEST_CASE(default_principal_data_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DefaultPrincipalData>("DefaultPrincipalData");
+BOOST_AUTO_TEST_CASE(unregister_controller_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UnregisterControllerResponse>("UnregisterControllerResponse");
 }
-BOOST_AUTO_TEST_CASE(default_principal_data_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DefaultPrincipalData>();
+BOOST_AUTO_TEST_CASE(unregister_controller_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UnregisterControllerResponse>();
 }
-BOOST_AUTO_TEST_CASE(kraft_version_record_round_trips_at_every_version) {
-  check_round_trip_at_every_version<KRaftVersionRecord>("KRaftVersionRecord");
+BOOST_AUTO_TEST_CASE(end_txn_marker_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndTxnMarker>("EndTxnMarker");
 }
-BOOST_AUTO_TEST_CASE(kraft_version_record_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<KRaftVersionRecord>();
+BOOST_AUTO_TEST_CASE(end_txn_marker_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndTxnMarker>();
+}
+BOOST_AUTO_TEST_CASE(snapshot_footer_record_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SnapshotFooterRecord>("SnapshotFooterRecord");
+}
+BOOST_AUTO_TEST_CASE(snapshot_footer_record_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SnapshotFooterRecord>();
 }
 BOOST_AUTO_TEST_CASE(voters_record_round_trips_at_every_version) {
   check_round_trip_at_every_version<VotersRecord>("VotersRecord");
 }
 BOOST_AUTO_TEST_CASE(voters_record_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<VotersRecord>();
+}
+BOOST_AUTO_TEST_CASE(request_header_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RequestHeader>("RequestHeader");
+}
+BOOST_AUTO_TEST_CASE(request_header_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RequestHeader>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

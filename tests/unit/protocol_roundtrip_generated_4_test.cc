@@ -6,93 +6,38 @@
 
 namespace {
 
-[[maybe_unused]] void fill(MetadataRequest::MetadataRequestTopic& m, int16_t version, Filler& g) {
-  if (version >= 10) {
-    m.topic_id = g.uuid();
-  }
-  if ((version >= 10) && g.null()) {
-    m.name.reset();
-  } else {
-    m.name.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(FetchRequest::ReplicaState& m, int16_t, Filler& g) {
+  m.replica_id = g.integer<int32_t>();
+  m.replica_epoch = g.integer<int64_t>();
 }
 
-[[maybe_unused]] void fill(MetadataRequest& m, int16_t version, Filler& g) {
-  if ((version >= 1) && g.null()) {
-    m.topics.reset();
-  } else {
-    auto& items = m.topics.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+[[maybe_unused]] void fill(FetchRequest::FetchPartition& m, int16_t version, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  if (version >= 9) {
+    m.current_leader_epoch = g.integer<int32_t>();
   }
-  if (version >= 4) {
-    m.allow_auto_topic_creation = g.boolean();
-  }
-  if (version >= 8 && version <= 10) {
-    m.include_cluster_authorized_operations = g.boolean();
-  }
-  if (version >= 8) {
-    m.include_topic_authorized_operations = g.boolean();
-  }
-}
-
-[[maybe_unused]] void fill(MetadataResponse::MetadataResponseBroker& m, int16_t version, Filler& g) {
-  m.node_id = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-  if (version >= 1) {
-    if (g.null()) {
-      m.rack.reset();
-    } else {
-      m.rack.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(MetadataResponse::MetadataResponsePartition& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.partition_index = g.integer<int32_t>();
-  m.leader_id = g.integer<int32_t>();
-  if (version >= 7) {
-    m.leader_epoch = g.integer<int32_t>();
-  }
-  {
-    auto& items = m.replica_nodes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.isr_nodes;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
+  m.fetch_offset = g.integer<int64_t>();
+  if (version >= 12) {
+    m.last_fetched_epoch = g.integer<int32_t>();
   }
   if (version >= 5) {
-    auto& items = m.offline_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
+    m.log_start_offset = g.integer<int64_t>();
+  }
+  m.partition_max_bytes = g.integer<int32_t>();
+  if (version >= 17) {
+    m.replica_directory_id = g.uuid();
+  }
+  if (version >= 18) {
+    m.high_watermark = g.integer<int64_t>();
   }
 }
 
-[[maybe_unused]] void fill(MetadataResponse::MetadataResponseTopic& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if ((version >= 12) && g.null()) {
-    m.name.reset();
-  } else {
-    m.name.emplace() = g.string();
+[[maybe_unused]] void fill(FetchRequest::FetchTopic& m, int16_t version, Filler& g) {
+  if (version <= 12) {
+    m.topic = g.string();
   }
-  if (version >= 10) {
+  if (version >= 13) {
     m.topic_id = g.uuid();
-  }
-  if (version >= 1) {
-    m.is_internal = g.boolean();
   }
   {
     auto& items = m.partitions;
@@ -101,31 +46,45 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 8) {
-    m.topic_authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(FetchRequest::ForgottenTopic& m, int16_t version, Filler& g) {
+  if (version <= 12) {
+    m.topic = g.string();
+  }
+  if (version >= 13) {
+    m.topic_id = g.uuid();
+  }
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
   }
 }
 
-[[maybe_unused]] void fill(MetadataResponse& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  {
-    auto& items = m.brokers;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version >= 2) {
+[[maybe_unused]] void fill(FetchRequest& m, int16_t version, Filler& g) {
+  if (version >= 12) {
     if (g.null()) {
       m.cluster_id.reset();
     } else {
       m.cluster_id.emplace() = g.string();
     }
   }
-  if (version >= 1) {
-    m.controller_id = g.integer<int32_t>();
+  if (version <= 14) {
+    m.replica_id = g.integer<int32_t>();
+  }
+  if (version >= 15) {
+    fill(m.replica_state, version, g);
+  }
+  m.max_wait_ms = g.integer<int32_t>();
+  m.min_bytes = g.integer<int32_t>();
+  m.max_bytes = g.integer<int32_t>();
+  m.isolation_level = g.integer<int8_t>();
+  if (version >= 7) {
+    m.session_id = g.integer<int32_t>();
+    m.session_epoch = g.integer<int32_t>();
   }
   {
     auto& items = m.topics;
@@ -134,67 +93,40 @@ namespace {
       fill(e, version, g);
     }
   }
-  if (version >= 8 && version <= 10) {
-    m.cluster_authorized_operations = g.integer<int32_t>();
-  }
-  if (version >= 13) {
-    m.error_code = g.integer<int16_t>();
-  }
-}
-
-[[maybe_unused]] void fill(FindCoordinatorRequest& m, int16_t version, Filler& g) {
-  if (version <= 3) {
-    m.key = g.string();
-  }
-  if (version >= 1) {
-    m.key_type = g.integer<int8_t>();
-  }
-  if (version >= 4) {
-    auto& items = m.coordinator_keys;
+  if (version >= 7) {
+    auto& items = m.forgotten_topics_data;
     items.resize(g.count());
     for (auto& e : items) {
-      e = g.string();
+      fill(e, version, g);
     }
+  }
+  if (version >= 11) {
+    m.rack_id = g.string();
   }
 }
 
-[[maybe_unused]] void fill(JoinGroupResponse::JoinGroupResponseMember& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
-  if (version >= 5) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
+[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestPartition& m, int16_t version, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.committed_offset = g.integer<int64_t>();
+  if (version >= 6) {
+    m.committed_leader_epoch = g.integer<int32_t>();
   }
-  m.metadata = g.bytes();
-}
-
-[[maybe_unused]] void fill(JoinGroupResponse& m, int16_t version, Filler& g) {
-  if (version >= 2) {
-    m.throttle_time_ms = g.integer<int32_t>();
-  }
-  m.error_code = g.integer<int16_t>();
-  m.generation_id = g.integer<int32_t>();
-  if (version >= 7) {
-    if (g.null()) {
-      m.protocol_type.reset();
-    } else {
-      m.protocol_type.emplace() = g.string();
-    }
-  }
-  if ((version >= 7) && g.null()) {
-    m.protocol_name.reset();
+  if (g.null()) {
+    m.committed_metadata.reset();
   } else {
-    m.protocol_name.emplace() = g.string();
+    m.committed_metadata.emplace() = g.string();
   }
-  m.leader = g.string();
-  if (version >= 9) {
-    m.skip_assignment = g.boolean();
+}
+
+[[maybe_unused]] void fill(OffsetCommitRequest::OffsetCommitRequestTopic& m, int16_t version, Filler& g) {
+  if (version <= 9) {
+    m.name = g.string();
   }
-  m.member_id = g.string();
+  if (version >= 10) {
+    m.topic_id = g.uuid();
+  }
   {
-    auto& items = m.members;
+    auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -202,18 +134,86 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(HeartbeatResponse& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(OffsetCommitRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.generation_id_or_member_epoch = g.integer<int32_t>();
+  m.member_id = g.string();
+  if (version >= 7) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
   }
-  m.error_code = g.integer<int16_t>();
+  if (version <= 4) {
+    m.retention_time_ms = g.integer<int64_t>();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
-[[maybe_unused]] void fill(SyncGroupResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(FindCoordinatorResponse::Coordinator& m, int16_t, Filler& g) {
+  m.key = g.string();
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(FindCoordinatorResponse& m, int16_t version, Filler& g) {
   if (version >= 1) {
     m.throttle_time_ms = g.integer<int32_t>();
   }
-  m.error_code = g.integer<int16_t>();
+  if (version <= 3) {
+    m.error_code = g.integer<int16_t>();
+  }
+  if (version >= 1 && version <= 3) {
+    if (g.null()) {
+      m.error_message.reset();
+    } else {
+      m.error_message.emplace() = g.string();
+    }
+  }
+  if (version <= 3) {
+    m.node_id = g.integer<int32_t>();
+    m.host = g.string();
+    m.port = g.integer<int32_t>();
+  }
+  if (version >= 4) {
+    auto& items = m.coordinators;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(SyncGroupRequest::SyncGroupRequestAssignment& m, int16_t, Filler& g) {
+  m.member_id = g.string();
+  m.assignment = g.bytes();
+}
+
+[[maybe_unused]] void fill(SyncGroupRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.generation_id = g.integer<int32_t>();
+  m.member_id = g.string();
+  if (version >= 3) {
+    if (g.null()) {
+      m.group_instance_id.reset();
+    } else {
+      m.group_instance_id.emplace() = g.string();
+    }
+  }
   if (version >= 5) {
     if (g.null()) {
       m.protocol_type.reset();
@@ -226,53 +226,31 @@ namespace {
       m.protocol_name.emplace() = g.string();
     }
   }
-  m.assignment = g.bytes();
-}
-
-[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroupMember& m, int16_t version, Filler& g) {
-  m.member_id = g.string();
-  if (version >= 4) {
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
-  }
-  m.client_id = g.string();
-  m.client_host = g.string();
-  m.member_metadata = g.bytes();
-  m.member_assignment = g.bytes();
-}
-
-[[maybe_unused]] void fill(DescribeGroupsResponse::DescribedGroup& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (version >= 6) {
-    if (g.null()) {
-      m.error_message.reset();
-    } else {
-      m.error_message.emplace() = g.string();
-    }
-  }
-  m.group_id = g.string();
-  m.group_state = g.string();
-  m.protocol_type = g.string();
-  m.protocol_data = g.string();
   {
-    auto& items = m.members;
+    auto& items = m.assignments;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  if (version >= 3) {
-    m.authorized_operations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ListGroupsResponse::ListedGroup& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.protocol_type = g.string();
+  if (version >= 4) {
+    m.group_state = g.string();
+  }
+  if (version >= 5) {
+    m.group_type = g.string();
   }
 }
 
-[[maybe_unused]] void fill(DescribeGroupsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ListGroupsResponse& m, int16_t version, Filler& g) {
   if (version >= 1) {
     m.throttle_time_ms = g.integer<int32_t>();
   }
+  m.error_code = g.integer<int16_t>();
   {
     auto& items = m.groups;
     items.resize(g.count());
@@ -282,273 +260,10 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ApiVersionsRequest& m, int16_t version, Filler& g) {
-  if (version >= 3) {
-    m.client_software_name = g.string();
-    m.client_software_version = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicConfigs& m, int16_t, Filler& g) {
-  m.name = g.string();
-  if (g.null()) {
-    m.value.reset();
-  } else {
-    m.value.emplace() = g.string();
-  }
-  m.read_only = g.boolean();
-  m.config_source = g.integer<int8_t>();
-  m.is_sensitive = g.boolean();
-}
-
-[[maybe_unused]] void fill(CreateTopicsResponse::CreatableTopicResult& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  if (version >= 7) {
-    m.topic_id = g.uuid();
-  }
+[[maybe_unused]] void fill(SaslHandshakeResponse& m, int16_t, Filler& g) {
   m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  if (version >= 5) {
-    m.topic_config_error_code = g.integer<int16_t>();
-    m.num_partitions = g.integer<int32_t>();
-    m.replication_factor = g.integer<int16_t>();
-    if (g.null()) {
-      m.configs.reset();
-    } else {
-      auto& items = m.configs.emplace();
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
-    }
-  }
-}
-
-[[maybe_unused]] void fill(CreateTopicsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
   {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteTopicsResponse::DeletableTopicResult& m, int16_t version, Filler& g) {
-  if ((version >= 6) && g.null()) {
-    m.name.reset();
-  } else {
-    m.name.emplace() = g.string();
-  }
-  if (version >= 6) {
-    m.topic_id = g.uuid();
-  }
-  m.error_code = g.integer<int16_t>();
-  if (version >= 5) {
-    if (g.null()) {
-      m.error_message.reset();
-    } else {
-      m.error_message.emplace() = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteTopicsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.responses;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTopic& m, int16_t, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AddPartitionsToTxnRequest::AddPartitionsToTxnTransaction& m, int16_t version, Filler& g) {
-  m.transactional_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  m.verify_only = g.boolean();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AddPartitionsToTxnRequest& m, int16_t version, Filler& g) {
-  if (version >= 4) {
-    auto& items = m.transactions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (version <= 3) {
-    m.v3_and_below_transactional_id = g.string();
-    m.v3_and_below_producer_id = g.integer<int64_t>();
-    m.v3_and_below_producer_epoch = g.integer<int16_t>();
-    {
-      auto& items = m.v3_and_below_topics;
-      items.resize(g.count());
-      for (auto& e : items) {
-        fill(e, version, g);
-      }
-    }
-  }
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestPartition& m, int16_t version, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.committed_offset = g.integer<int64_t>();
-  if (version >= 2) {
-    m.committed_leader_epoch = g.integer<int32_t>();
-  }
-  if (g.null()) {
-    m.committed_metadata.reset();
-  } else {
-    m.committed_metadata.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(TxnOffsetCommitRequest& m, int16_t version, Filler& g) {
-  m.transactional_id = g.string();
-  m.group_id = g.string();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  if (version >= 3) {
-    m.generation_id = g.integer<int32_t>();
-    m.member_id = g.string();
-    if (g.null()) {
-      m.group_instance_id.reset();
-    } else {
-      m.group_instance_id.emplace() = g.string();
-    }
-  }
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(CreateAclsResponse::AclCreationResult& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(CreateAclsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterReplicaLogDirsResponse::AlterReplicaLogDirPartitionResult& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(AlterReplicaLogDirsResponse::AlterReplicaLogDirTopicResult& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterReplicaLogDirsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.results;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(SaslAuthenticateResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.auth_bytes = g.bytes();
-  if (version >= 1) {
-    m.session_lifetime_ms = g.integer<int64_t>();
-  }
-}
-
-[[maybe_unused]] void fill(RenewDelegationTokenResponse& m, int16_t, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.expiry_timestamp_ms = g.integer<int64_t>();
-  m.throttle_time_ms = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(DescribeDelegationTokenRequest::DescribeDelegationTokenOwner& m, int16_t, Filler& g) {
-  m.principal_type = g.string();
-  m.principal_name = g.string();
-}
-
-[[maybe_unused]] void fill(DescribeDelegationTokenRequest& m, int16_t version, Filler& g) {
-  if (g.null()) {
-    m.owners.reset();
-  } else {
-    auto& items = m.owners.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DeleteGroupsRequest& m, int16_t, Filler& g) {
-  {
-    auto& items = m.groups_names;
+    auto& items = m.mechanisms;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
@@ -556,15 +271,77 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteGroupsResponse::DeletableGroupResult& m, int16_t, Filler& g) {
-  m.group_id = g.string();
-  m.error_code = g.integer<int16_t>();
+[[maybe_unused]] void fill(ApiVersionsResponse::ApiVersion& m, int16_t, Filler& g) {
+  m.api_key = g.integer<int16_t>();
+  m.min_version = g.integer<int16_t>();
+  m.max_version = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(DeleteGroupsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(ApiVersionsResponse::SupportedFeatureKey& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.min_version = g.integer<int16_t>();
+  m.max_version = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ApiVersionsResponse::FinalizedFeatureKey& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.max_version_level = g.integer<int16_t>();
+  m.min_version_level = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ApiVersionsResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
   {
-    auto& items = m.results;
+    auto& items = m.api_keys;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 1) {
+    m.throttle_time_ms = g.integer<int32_t>();
+  }
+  if (version >= 3) {
+    {
+      auto& items = m.supported_features;
+      items.resize(g.count());
+      for (auto& e : items) {
+        fill(e, version, g);
+      }
+    }
+    m.finalized_features_epoch = g.integer<int64_t>();
+    {
+      auto& items = m.finalized_features;
+      items.resize(g.count());
+      for (auto& e : items) {
+        fill(e, version, g);
+      }
+    }
+    m.zk_migration_ready = g.boolean();
+  }
+}
+
+[[maybe_unused]] void fill(InitProducerIdResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  if (version >= 6) {
+    m.ongoing_txn_producer_id = g.integer<int64_t>();
+    m.ongoing_txn_producer_epoch = g.integer<int16_t>();
+  }
+}
+
+[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderPartition& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.current_leader_epoch = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(OffsetForLeaderEpochRequest::OffsetForLeaderTopic& m, int16_t version, Filler& g) {
+  m.topic = g.string();
+  {
+    auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -572,7 +349,147 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ElectLeadersRequest::TopicPartitions& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(OffsetForLeaderEpochRequest& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    m.replica_id = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AddOffsetsToTxnRequest& m, int16_t, Filler& g) {
+  m.transactional_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  m.group_id = g.string();
+}
+
+[[maybe_unused]] void fill(EndTxnRequest& m, int16_t, Filler& g) {
+  m.transactional_id = g.string();
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  m.committed = g.boolean();
+}
+
+[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarkerTopic& m, int16_t, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partition_indexes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int32_t>();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteTxnMarkersRequest::WritableTxnMarker& m, int16_t version, Filler& g) {
+  m.producer_id = g.integer<int64_t>();
+  m.producer_epoch = g.integer<int16_t>();
+  m.transaction_result = g.boolean();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.coordinator_epoch = g.integer<int32_t>();
+  if (version >= 2) {
+    m.transaction_version = g.integer<int8_t>();
+  }
+}
+
+[[maybe_unused]] void fill(WriteTxnMarkersRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.markers;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponsePartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic& m, int16_t version, Filler& g) {
+  if (version <= 5) {
+    m.name = g.string();
+  }
+  if (version >= 6) {
+    m.topic_id = g.uuid();
+  }
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(TxnOffsetCommitResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsMatchingAcl& m, int16_t, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.resource_type = g.integer<int8_t>();
+  m.resource_name = g.string();
+  m.pattern_type = g.integer<int8_t>();
+  m.principal = g.string();
+  m.host = g.string();
+  m.operation = g.integer<int8_t>();
+  m.permission_type = g.integer<int8_t>();
+}
+
+[[maybe_unused]] void fill(DeleteAclsResponse::DeleteAclsFilterResult& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  {
+    auto& items = m.matching_acls;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteAclsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  {
+    auto& items = m.filter_results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeLogDirsRequest::DescribableLogDirTopic& m, int16_t, Filler& g) {
   m.topic = g.string();
   {
     auto& items = m.partitions;
@@ -583,36 +500,26 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ElectLeadersRequest& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    m.election_type = g.integer<int8_t>();
-  }
+[[maybe_unused]] void fill(DescribeLogDirsRequest& m, int16_t version, Filler& g) {
   if (g.null()) {
-    m.topic_partitions.reset();
+    m.topics.reset();
   } else {
-    auto& items = m.topic_partitions.emplace();
+    auto& items = m.topics.emplace();
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
-  m.timeout_ms = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(AlterPartitionReassignmentsRequest::ReassignablePartition& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsPartition& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
-  if (g.null()) {
-    m.replicas.reset();
-  } else {
-    auto& items = m.replicas.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
+  m.partition_size = g.integer<int64_t>();
+  m.offset_lag = g.integer<int64_t>();
+  m.is_future_key = g.boolean();
 }
 
-[[maybe_unused]] void fill(AlterPartitionReassignmentsRequest::ReassignableTopic& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsTopic& m, int16_t version, Filler& g) {
   m.name = g.string();
   {
     auto& items = m.partitions;
@@ -623,13 +530,122 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AlterPartitionReassignmentsRequest& m, int16_t version, Filler& g) {
-  m.timeout_ms = g.integer<int32_t>();
+[[maybe_unused]] void fill(DescribeLogDirsResponse::DescribeLogDirsResult& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.log_dir = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 4) {
+    m.total_bytes = g.integer<int64_t>();
+    m.usable_bytes = g.integer<int64_t>();
+  }
+  if (version >= 5) {
+    m.is_cordoned = g.boolean();
+  }
+}
+
+[[maybe_unused]] void fill(DescribeLogDirsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  if (version >= 3) {
+    m.error_code = g.integer<int16_t>();
+  }
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(CreateDelegationTokenRequest::CreatableRenewers& m, int16_t, Filler& g) {
+  m.principal_type = g.string();
+  m.principal_name = g.string();
+}
+
+[[maybe_unused]] void fill(CreateDelegationTokenRequest& m, int16_t version, Filler& g) {
+  if (version >= 3) {
+    if (g.null()) {
+      m.owner_principal_type.reset();
+    } else {
+      m.owner_principal_type.emplace() = g.string();
+    }
+    if (g.null()) {
+      m.owner_principal_name.reset();
+    } else {
+      m.owner_principal_name.emplace() = g.string();
+    }
+  }
+  {
+    auto& items = m.renewers;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.max_lifetime_ms = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(CreateDelegationTokenResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  m.principal_type = g.string();
+  m.principal_name = g.string();
+  if (version >= 3) {
+    m.token_requester_principal_type = g.string();
+    m.token_requester_principal_name = g.string();
+  }
+  m.issue_timestamp_ms = g.integer<int64_t>();
+  m.expiry_timestamp_ms = g.integer<int64_t>();
+  m.max_timestamp_ms = g.integer<int64_t>();
+  m.token_id = g.string();
+  m.hmac = g.bytes();
+  m.throttle_time_ms = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ExpireDelegationTokenRequest& m, int16_t, Filler& g) {
+  m.hmac = g.bytes();
+  m.expiry_time_period_ms = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(AlterPartitionReassignmentsResponse::ReassignablePartitionResponse& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+}
+
+[[maybe_unused]] void fill(AlterPartitionReassignmentsResponse::ReassignableTopicResponse& m, int16_t version, Filler& g) {
+  m.name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterPartitionReassignmentsResponse& m, int16_t version, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
   if (version >= 1) {
     m.allow_replication_factor_change = g.boolean();
   }
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
   {
-    auto& items = m.topics;
+    auto& items = m.responses;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -637,35 +653,42 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingPartitionReassignment& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  {
-    auto& items = m.replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.adding_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-  {
-    auto& items = m.removing_replicas;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
+[[maybe_unused]] void fill(DescribeClientQuotasRequest::ComponentData& m, int16_t, Filler& g) {
+  m.entity_type = g.string();
+  m.match_type = g.integer<int8_t>();
+  if (g.null()) {
+    m.match.reset();
+  } else {
+    m.match.emplace() = g.string();
   }
 }
 
-[[maybe_unused]] void fill(ListPartitionReassignmentsResponse::OngoingTopicReassignment& m, int16_t version, Filler& g) {
-  m.name = g.string();
+[[maybe_unused]] void fill(DescribeClientQuotasRequest& m, int16_t version, Filler& g) {
   {
-    auto& items = m.partitions;
+    auto& items = m.components;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  m.strict = g.boolean();
+}
+
+[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::CredentialInfo& m, int16_t, Filler& g) {
+  m.mechanism = g.integer<int8_t>();
+  m.iterations = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse::DescribeUserScramCredentialsResult& m, int16_t version, Filler& g) {
+  m.user = g.string();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  {
+    auto& items = m.credential_infos;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -673,7 +696,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ListPartitionReassignmentsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(DescribeUserScramCredentialsResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -682,7 +705,7 @@ namespace {
     m.error_message.emplace() = g.string();
   }
   {
-    auto& items = m.topics;
+    auto& items = m.results;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -690,136 +713,14 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(OffsetDeleteResponse::OffsetDeleteResponseTopic& m, int16_t version, Filler& g) {
-  m.name = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(OffsetDeleteResponse& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntityData& m, int16_t, Filler& g) {
-  m.entity_type = g.string();
-  if (g.null()) {
-    m.entity_name.reset();
-  } else {
-    m.entity_name.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse::ValueData& m, int16_t, Filler& g) {
-  m.key = g.string();
-  m.value = g.float64();
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse::EntryData& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.entity;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.values;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeClientQuotasResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.entries.reset();
-  } else {
-    auto& items = m.entries.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasRequest::EntityData& m, int16_t, Filler& g) {
-  m.entity_type = g.string();
-  if (g.null()) {
-    m.entity_name.reset();
-  } else {
-    m.entity_name.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasRequest::OpData& m, int16_t, Filler& g) {
-  m.key = g.string();
-  m.value = g.float64();
-  m.remove = g.boolean();
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasRequest::EntryData& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.entity;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.ops;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(AlterClientQuotasRequest& m, int16_t version, Filler& g) {
-  {
-    auto& items = m.entries;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.validate_only = g.boolean();
-}
-
-[[maybe_unused]] void fill(VoteResponse::PartitionData& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BeginQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   m.leader_id = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
-  m.vote_granted = g.boolean();
 }
 
-[[maybe_unused]] void fill(VoteResponse::TopicData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(BeginQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
   m.topic_name = g.string();
   {
     auto& items = m.partitions;
@@ -830,13 +731,13 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(VoteResponse::NodeEndpoint& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(BeginQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
   m.node_id = g.integer<int32_t>();
   m.host = g.string();
   m.port = g.integer<uint16_t>();
 }
 
-[[maybe_unused]] void fill(VoteResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(BeginQuorumEpochResponse& m, int16_t version, Filler& g) {
   m.error_code = g.integer<int16_t>();
   {
     auto& items = m.topics;
@@ -847,6 +748,73 @@ namespace {
   }
   if (version >= 1) {
     auto& items = m.node_endpoints;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(EndQuorumEpochResponse::PartitionData& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.leader_id = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(EndQuorumEpochResponse::TopicData& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(EndQuorumEpochResponse::NodeEndpoint& m, int16_t, Filler& g) {
+  m.node_id = g.integer<int32_t>();
+  m.host = g.string();
+  m.port = g.integer<uint16_t>();
+}
+
+[[maybe_unused]] void fill(EndQuorumEpochResponse& m, int16_t version, Filler& g) {
+  m.error_code = g.integer<int16_t>();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (version >= 1) {
+    auto& items = m.node_endpoints;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeQuorumRequest::PartitionData& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(DescribeQuorumRequest::TopicData& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DescribeQuorumRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.topics;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -948,16 +916,6 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(EnvelopeRequest& m, int16_t, Filler& g) {
-  m.request_data = g.bytes();
-  if (g.null()) {
-    m.request_principal.reset();
-  } else {
-    m.request_principal.emplace() = g.bytes();
-  }
-  m.client_host_address = g.bytes();
-}
-
 [[maybe_unused]] void fill(FetchSnapshotResponse::SnapshotId& m, int16_t, Filler& g) {
   m.end_offset = g.integer<int64_t>();
   m.epoch = g.integer<int32_t>();
@@ -1016,200 +974,74 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(BrokerRegistrationRequest::Listener& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
-  m.security_protocol = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(BrokerRegistrationRequest::Feature& m, int16_t, Filler& g) {
-  m.name = g.string();
-  m.min_supported_version = g.integer<int16_t>();
-  m.max_supported_version = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(BrokerRegistrationRequest& m, int16_t version, Filler& g) {
-  m.broker_id = g.integer<int32_t>();
-  m.cluster_id = g.string();
-  m.incarnation_id = g.uuid();
-  {
-    auto& items = m.listeners;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  {
-    auto& items = m.features;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (g.null()) {
-    m.rack.reset();
-  } else {
-    m.rack.emplace() = g.string();
-  }
+[[maybe_unused]] void fill(DescribeClusterRequest& m, int16_t version, Filler& g) {
+  m.include_cluster_authorized_operations = g.boolean();
   if (version >= 1) {
-    m.is_migrating_zk_broker = g.boolean();
+    m.endpoint_type = g.integer<int8_t>();
   }
   if (version >= 2) {
-    auto& items = m.log_dirs;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.uuid();
-    }
-  }
-  if (version >= 3) {
-    m.previous_broker_epoch = g.integer<int64_t>();
+    m.include_fenced_brokers = g.boolean();
   }
 }
 
-[[maybe_unused]] void fill(DescribeTransactionsRequest& m, int16_t, Filler& g) {
-  {
-    auto& items = m.transactional_ids;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeTransactionsResponse::TopicData& m, int16_t, Filler& g) {
-  m.topic = g.string();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeTransactionsResponse::TransactionState& m, int16_t version, Filler& g) {
-  m.error_code = g.integer<int16_t>();
-  m.transactional_id = g.string();
-  m.transaction_state = g.string();
-  m.transaction_timeout_ms = g.integer<int32_t>();
-  m.transaction_start_time_ms = g.integer<int64_t>();
-  m.producer_id = g.integer<int64_t>();
-  m.producer_epoch = g.integer<int16_t>();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeTransactionsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(BrokerRegistrationResponse& m, int16_t, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.transaction_states;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+  m.error_code = g.integer<int16_t>();
+  m.broker_epoch = g.integer<int64_t>();
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest::TopicPartitions& m, int16_t, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.integer<int32_t>();
-    }
-  }
+[[maybe_unused]] void fill(UnregisterBrokerRequest& m, int16_t, Filler& g) {
+  m.broker_id = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ConsumerGroupHeartbeatRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  m.member_id = g.string();
-  m.member_epoch = g.integer<int32_t>();
-  if (g.null()) {
-    m.instance_id.reset();
-  } else {
-    m.instance_id.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.rack_id.reset();
-  } else {
-    m.rack_id.emplace() = g.string();
-  }
-  m.rebalance_timeout_ms = g.integer<int32_t>();
-  if (g.null()) {
-    m.subscribed_topic_names.reset();
-  } else {
-    auto& items = m.subscribed_topic_names.emplace();
+[[maybe_unused]] void fill(ListTransactionsRequest& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.state_filters;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
+    }
+  }
+  {
+    auto& items = m.producer_id_filters;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.integer<int64_t>();
     }
   }
   if (version >= 1) {
+    m.duration_filter = g.integer<int64_t>();
+  }
+  if (version >= 2) {
     if (g.null()) {
-      m.subscribed_topic_regex.reset();
+      m.transactional_id_pattern.reset();
     } else {
-      m.subscribed_topic_regex.emplace() = g.string();
-    }
-  }
-  if (g.null()) {
-    m.server_assignor.reset();
-  } else {
-    m.server_assignor.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.topic_partitions.reset();
-  } else {
-    auto& items = m.topic_partitions.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
+      m.transactional_id_pattern.emplace() = g.string();
     }
   }
 }
 
-[[maybe_unused]] void fill(ConsumerGroupDescribeRequest& m, int16_t, Filler& g) {
-  {
-    auto& items = m.group_ids;
-    items.resize(g.count());
-    for (auto& e : items) {
-      e = g.string();
-    }
-  }
-  m.include_authorized_operations = g.boolean();
-}
-
-[[maybe_unused]] void fill(PushTelemetryResponse& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(AllocateProducerIdsResponse& m, int16_t, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
+  m.producer_id_start = g.integer<int64_t>();
+  m.producer_id_len = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse::PartitionData& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-}
-
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse::TopicData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::TopicPartitions& m, int16_t, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
-      fill(e, version, g);
+      e = g.integer<int32_t>();
     }
   }
 }
 
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse::DirectoryData& m, int16_t version, Filler& g) {
-  m.id = g.uuid();
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse::Assignment& m, int16_t version, Filler& g) {
   {
-    auto& items = m.topics;
+    auto& items = m.topic_partitions;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1217,60 +1049,45 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(AssignReplicasToDirsResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ConsumerGroupHeartbeatResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  {
-    auto& items = m.directories;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  if (g.null()) {
+    m.member_id.reset();
+  } else {
+    m.member_id.emplace() = g.string();
+  }
+  m.member_epoch = g.integer<int32_t>();
+  m.heartbeat_interval_ms = g.integer<int32_t>();
+  if (g.null()) {
+    m.assignment.reset();
+  } else {
+    fill(m.assignment.emplace(), version, g);
   }
 }
 
-[[maybe_unused]] void fill(ListConfigResourcesRequest& m, int16_t version, Filler& g) {
-  if (version >= 1) {
-    auto& items = m.resource_types;
+[[maybe_unused]] void fill(GetTelemetrySubscriptionsResponse& m, int16_t, Filler& g) {
+  m.throttle_time_ms = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  m.client_instance_id = g.uuid();
+  m.subscription_id = g.integer<int32_t>();
+  {
+    auto& items = m.accepted_compression_types;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.integer<int8_t>();
     }
   }
-}
-
-[[maybe_unused]] void fill(ListConfigResourcesResponse::ConfigResource& m, int16_t version, Filler& g) {
-  m.resource_name = g.string();
-  if (version >= 1) {
-    m.resource_type = g.integer<int8_t>();
-  }
-}
-
-[[maybe_unused]] void fill(ListConfigResourcesResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
+  m.push_interval_ms = g.integer<int32_t>();
+  m.telemetry_max_bytes = g.integer<int32_t>();
+  m.delta_temporality = g.boolean();
   {
-    auto& items = m.config_resources;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ShareGroupHeartbeatRequest& m, int16_t, Filler& g) {
-  m.group_id = g.string();
-  m.member_id = g.string();
-  m.member_epoch = g.integer<int32_t>();
-  if (g.null()) {
-    m.rack_id.reset();
-  } else {
-    m.rack_id.emplace() = g.string();
-  }
-  if (g.null()) {
-    m.subscribed_topic_names.reset();
-  } else {
-    auto& items = m.subscribed_topic_names.emplace();
+    auto& items = m.requested_metrics;
     items.resize(g.count());
     for (auto& e : items) {
       e = g.string();
@@ -1278,12 +1095,18 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ShareFetchResponse::LeaderIdAndEpoch& m, int16_t, Filler& g) {
   m.leader_id = g.integer<int32_t>();
   m.leader_epoch = g.integer<int32_t>();
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::PartitionData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareFetchResponse::AcquiredRecords& m, int16_t, Filler& g) {
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  m.delivery_count = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(ShareFetchResponse::PartitionData& m, int16_t version, Filler& g) {
   m.partition_index = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1291,10 +1114,26 @@ namespace {
   } else {
     m.error_message.emplace() = g.string();
   }
+  m.acknowledge_error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.acknowledge_error_message.reset();
+  } else {
+    m.acknowledge_error_message.emplace() = g.string();
+  }
   fill(m.current_leader, version, g);
+  {
+    m.records.emplace() = g.bytes();
+  }
+  {
+    auto& items = m.acquired_records;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::ShareAcknowledgeTopicResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareFetchResponse::ShareFetchableTopicResponse& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1305,7 +1144,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse::NodeEndpoint& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ShareFetchResponse::NodeEndpoint& m, int16_t, Filler& g) {
   m.node_id = g.integer<int32_t>();
   m.host = g.string();
   m.port = g.integer<int32_t>();
@@ -1316,7 +1155,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(ShareAcknowledgeResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ShareFetchResponse& m, int16_t version, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1324,6 +1163,7 @@ namespace {
   } else {
     m.error_message.emplace() = g.string();
   }
+  m.acquisition_lock_timeout_ms = g.integer<int32_t>();
   {
     auto& items = m.responses;
     items.resize(g.count());
@@ -1340,75 +1180,17 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(UpdateRaftVoterResponse::CurrentLeader& m, int16_t, Filler& g) {
-  m.leader_id = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.host = g.string();
-  m.port = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(UpdateRaftVoterResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(RemoveRaftVoterResponse& m, int16_t, Filler& g) {
   m.throttle_time_ms = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
-  fill(m.current_leader, version, g);
-}
-
-[[maybe_unused]] void fill(InitializeShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.state_epoch = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
-}
-
-[[maybe_unused]] void fill(InitializeShareGroupStateRequest::InitializeStateData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
   }
 }
 
-[[maybe_unused]] void fill(InitializeShareGroupStateRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
-  m.leader_epoch = g.integer<int32_t>();
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateRequest::ReadStateData& m, int16_t version, Filler& g) {
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(ReadShareGroupStateRequest& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(WriteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(InitializeShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
   m.partition = g.integer<int32_t>();
   m.error_code = g.integer<int16_t>();
   if (g.null()) {
@@ -1418,7 +1200,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(WriteShareGroupStateResponse::WriteStateResult& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(InitializeShareGroupStateResponse::InitializeStateResult& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1429,7 +1211,7 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(WriteShareGroupStateResponse& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(InitializeShareGroupStateResponse& m, int16_t version, Filler& g) {
   {
     auto& items = m.results;
     items.resize(g.count());
@@ -1439,11 +1221,33 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupStateRequest::PartitionData& m, int16_t, Filler& g) {
-  m.partition = g.integer<int32_t>();
+[[maybe_unused]] void fill(ReadShareGroupStateResponse::StateBatch& m, int16_t, Filler& g) {
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  m.delivery_state = g.integer<int8_t>();
+  m.delivery_count = g.integer<int16_t>();
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupStateRequest::DeleteStateData& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateResponse::PartitionResult& m, int16_t version, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
+  m.state_epoch = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+  {
+    auto& items = m.state_batches;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateResponse::ReadStateResult& m, int16_t version, Filler& g) {
   m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
@@ -1454,7 +1258,52 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(DeleteShareGroupStateRequest& m, int16_t version, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateResponse& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateRequest::StateBatch& m, int16_t, Filler& g) {
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  m.delivery_state = g.integer<int8_t>();
+  m.delivery_count = g.integer<int16_t>();
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateRequest::PartitionData& m, int16_t version, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.state_epoch = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+  if (version >= 1) {
+    m.delivery_complete_count = g.integer<int32_t>();
+  }
+  {
+    auto& items = m.state_batches;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateRequest::WriteStateData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(WriteShareGroupStateRequest& m, int16_t version, Filler& g) {
   m.group_id = g.string();
   {
     auto& items = m.topics;
@@ -1465,28 +1314,185 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::Status& m, int16_t, Filler& g) {
-  m.status_code = g.integer<int8_t>();
-  m.status_detail = g.string();
+[[maybe_unused]] void fill(DeleteShareGroupStateResponse::PartitionResult& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.error_code = g.integer<int16_t>();
+  if (g.null()) {
+    m.error_message.reset();
+  } else {
+    m.error_message.emplace() = g.string();
+  }
 }
 
-[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::TaskIds& m, int16_t, Filler& g) {
-  m.subtopology_id = g.string();
+[[maybe_unused]] void fill(DeleteShareGroupStateResponse::DeleteStateResult& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
   {
     auto& items = m.partitions;
     items.resize(g.count());
     for (auto& e : items) {
-      e = g.integer<int32_t>();
+      fill(e, version, g);
     }
   }
 }
 
-[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::Endpoint& m, int16_t, Filler& g) {
-  m.host = g.string();
-  m.port = g.integer<uint16_t>();
+[[maybe_unused]] void fill(DeleteShareGroupStateResponse& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.results;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
 }
 
-[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::TopicPartition& m, int16_t, Filler& g) {
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::PartitionData& m, int16_t, Filler& g) {
+  m.partition = g.integer<int32_t>();
+  m.leader_epoch = g.integer<int32_t>();
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest::ReadStateSummaryData& m, int16_t version, Filler& g) {
+  m.topic_id = g.uuid();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(ReadShareGroupStateSummaryRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest::AlterShareGroupOffsetsRequestPartition& m, int16_t, Filler& g) {
+  m.partition_index = g.integer<int32_t>();
+  m.start_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest::AlterShareGroupOffsetsRequestTopic& m, int16_t version, Filler& g) {
+  m.topic_name = g.string();
+  {
+    auto& items = m.partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(AlterShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsRequest::DeleteShareGroupOffsetsRequestTopic& m, int16_t, Filler& g) {
+  m.topic_name = g.string();
+}
+
+[[maybe_unused]] void fill(DeleteShareGroupOffsetsRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  {
+    auto& items = m.topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupTopologyDescriptionUpdateRequest::TopologyDescriptionNode& m, int16_t, Filler& g) {
+  m.name = g.string();
+  m.node_type = g.integer<int8_t>();
+  {
+    auto& items = m.source_topics;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  if (g.null()) {
+    m.sink_topic.reset();
+  } else {
+    m.sink_topic.emplace() = g.string();
+  }
+  {
+    auto& items = m.stores;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+  {
+    auto& items = m.successors;
+    items.resize(g.count());
+    for (auto& e : items) {
+      e = g.string();
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupTopologyDescriptionUpdateRequest::TopologyDescriptionSubtopology& m, int16_t version, Filler& g) {
+  m.subtopology_id = g.string();
+  {
+    auto& items = m.nodes;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupTopologyDescriptionUpdateRequest::TopologyDescriptionGlobalStore& m, int16_t version, Filler& g) {
+  fill(m.source, version, g);
+  fill(m.processor, version, g);
+}
+
+[[maybe_unused]] void fill(StreamsGroupTopologyDescriptionUpdateRequest::TopologyDescription& m, int16_t version, Filler& g) {
+  {
+    auto& items = m.subtopologies;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  {
+    auto& items = m.global_stores;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+}
+
+[[maybe_unused]] void fill(StreamsGroupTopologyDescriptionUpdateRequest& m, int16_t version, Filler& g) {
+  m.group_id = g.string();
+  m.member_id = g.string();
+  m.topology_epoch = g.integer<int32_t>();
+  fill(m.topology_description, version, g);
+}
+
+[[maybe_unused]] void fill(AbortedTxn& m, int16_t, Filler& g) {
+  m.producer_id = g.integer<int64_t>();
+  m.first_offset = g.integer<int64_t>();
+  m.last_offset = g.integer<int64_t>();
+  m.last_stable_offset = g.integer<int64_t>();
+}
+
+[[maybe_unused]] void fill(ConsumerProtocolAssignment::TopicPartition& m, int16_t, Filler& g) {
   m.topic = g.string();
   {
     auto& items = m.partitions;
@@ -1497,17 +1503,40 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse::EndpointToPartitions& m, int16_t version, Filler& g) {
-  fill(m.user_endpoint, version, g);
+[[maybe_unused]] void fill(ConsumerProtocolAssignment& m, int16_t version, Filler& g) {
   {
-    auto& items = m.active_partitions;
+    auto& items = m.assigned_partitions;
+    items.resize(g.count());
+    for (auto& e : items) {
+      fill(e, version, g);
+    }
+  }
+  if (g.null()) {
+    m.user_data.reset();
+  } else {
+    m.user_data.emplace() = g.bytes();
+  }
+}
+
+[[maybe_unused]] void fill(LeaderChangeMessage::Voter& m, int16_t version, Filler& g) {
+  m.voter_id = g.integer<int32_t>();
+  if (version >= 1) {
+    m.voter_directory_id = g.uuid();
+  }
+}
+
+[[maybe_unused]] void fill(LeaderChangeMessage& m, int16_t version, Filler& g) {
+  m.version = g.integer<int16_t>();
+  m.leader_id = g.integer<int32_t>();
+  {
+    auto& items = m.voters;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
     }
   }
   {
-    auto& items = m.standby_partitions;
+    auto& items = m.granting_voters;
     items.resize(g.count());
     for (auto& e : items) {
       fill(e, version, g);
@@ -1515,278 +1544,168 @@ namespace {
   }
 }
 
-[[maybe_unused]] void fill(StreamsGroupHeartbeatResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-  m.member_id = g.string();
-  m.member_epoch = g.integer<int32_t>();
-  m.heartbeat_interval_ms = g.integer<int32_t>();
-  m.acceptable_recovery_lag = g.integer<int32_t>();
-  m.task_offset_interval_ms = g.integer<int32_t>();
-  if (g.null()) {
-    m.status.reset();
-  } else {
-    auto& items = m.status.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (g.null()) {
-    m.active_tasks.reset();
-  } else {
-    auto& items = m.active_tasks.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (g.null()) {
-    m.standby_tasks.reset();
-  } else {
-    auto& items = m.standby_tasks.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  if (g.null()) {
-    m.warmup_tasks.reset();
-  } else {
-    auto& items = m.warmup_tasks.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.endpoint_information_epoch = g.integer<int32_t>();
-  if (g.null()) {
-    m.partitions_by_user_endpoint.reset();
-  } else {
-    auto& items = m.partitions_by_user_endpoint.emplace();
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+[[maybe_unused]] void fill(SnapshotHeaderRecord& m, int16_t, Filler& g) {
+  m.version = g.integer<int16_t>();
+  m.last_contained_log_timestamp = g.integer<int64_t>();
 }
 
-[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponsePartition& m, int16_t, Filler& g) {
-  m.partition_index = g.integer<int32_t>();
-  m.start_offset = g.integer<int64_t>();
-  m.leader_epoch = g.integer<int32_t>();
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponseTopic& m, int16_t version, Filler& g) {
-  m.topic_name = g.string();
-  m.topic_id = g.uuid();
-  {
-    auto& items = m.partitions;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-}
-
-[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponseGroup& m, int16_t version, Filler& g) {
-  m.group_id = g.string();
-  {
-    auto& items = m.topics;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
-  m.error_code = g.integer<int16_t>();
-  if (g.null()) {
-    m.error_message.reset();
-  } else {
-    m.error_message.emplace() = g.string();
-  }
-}
-
-[[maybe_unused]] void fill(DescribeShareGroupOffsetsResponse& m, int16_t version, Filler& g) {
-  m.throttle_time_ms = g.integer<int32_t>();
-  {
-    auto& items = m.groups;
-    items.resize(g.count());
-    for (auto& e : items) {
-      fill(e, version, g);
-    }
-  }
+[[maybe_unused]] void fill(ResponseHeader& m, int16_t, Filler& g) {
+  m.correlation_id = g.integer<int32_t>();
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(generated_messages_4)
 
-BOOST_AUTO_TEST_CASE(metadata_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<MetadataRequest>("MetadataRequest");
+BOOST_AUTO_TEST_CASE(fetch_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FetchRequest>("FetchRequest");
 }
-BOOST_AUTO_TEST_CASE(metadata_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<MetadataRequest>();
+BOOST_AUTO_TEST_CASE(fetch_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FetchRequest>();
 }
-BOOST_AUTO_TEST_CASE(metadata_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<MetadataResponse>("MetadataResponse");
+BOOST_AUTO_TEST_CASE(offset_commit_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetCommitRequest>("OffsetCommitRequest");
 }
-BOOST_AUTO_TEST_CASE(metadata_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<MetadataResponse>();
+BOOST_AUTO_TEST_CASE(offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetCommitRequest>();
 }
-BOOST_AUTO_TEST_CASE(find_coordinator_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<FindCoordinatorRequest>("FindCoordinatorRequest");
+BOOST_AUTO_TEST_CASE(find_coordinator_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<FindCoordinatorResponse>("FindCoordinatorResponse");
 }
-BOOST_AUTO_TEST_CASE(find_coordinator_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<FindCoordinatorRequest>();
+BOOST_AUTO_TEST_CASE(find_coordinator_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<FindCoordinatorResponse>();
 }
-BOOST_AUTO_TEST_CASE(join_group_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<JoinGroupResponse>("JoinGroupResponse");
+BOOST_AUTO_TEST_CASE(sync_group_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SyncGroupRequest>("SyncGroupRequest");
 }
-BOOST_AUTO_TEST_CASE(join_group_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<JoinGroupResponse>();
+BOOST_AUTO_TEST_CASE(sync_group_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SyncGroupRequest>();
 }
-BOOST_AUTO_TEST_CASE(heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<HeartbeatResponse>("HeartbeatResponse");
+BOOST_AUTO_TEST_CASE(list_groups_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListGroupsResponse>("ListGroupsResponse");
 }
-BOOST_AUTO_TEST_CASE(heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<HeartbeatResponse>();
+BOOST_AUTO_TEST_CASE(list_groups_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListGroupsResponse>();
 }
-BOOST_AUTO_TEST_CASE(sync_group_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SyncGroupResponse>("SyncGroupResponse");
+BOOST_AUTO_TEST_CASE(sasl_handshake_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SaslHandshakeResponse>("SaslHandshakeResponse");
 }
-BOOST_AUTO_TEST_CASE(sync_group_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SyncGroupResponse>();
+BOOST_AUTO_TEST_CASE(sasl_handshake_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SaslHandshakeResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_groups_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeGroupsResponse>("DescribeGroupsResponse");
+BOOST_AUTO_TEST_CASE(api_versions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ApiVersionsResponse>("ApiVersionsResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_groups_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeGroupsResponse>();
+BOOST_AUTO_TEST_CASE(api_versions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ApiVersionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(api_versions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ApiVersionsRequest>("ApiVersionsRequest");
+BOOST_AUTO_TEST_CASE(init_producer_id_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitProducerIdResponse>("InitProducerIdResponse");
 }
-BOOST_AUTO_TEST_CASE(api_versions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ApiVersionsRequest>();
+BOOST_AUTO_TEST_CASE(init_producer_id_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitProducerIdResponse>();
 }
-BOOST_AUTO_TEST_CASE(create_topics_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateTopicsResponse>("CreateTopicsResponse");
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<OffsetForLeaderEpochRequest>("OffsetForLeaderEpochRequest");
 }
-BOOST_AUTO_TEST_CASE(create_topics_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateTopicsResponse>();
+BOOST_AUTO_TEST_CASE(offset_for_leader_epoch_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<OffsetForLeaderEpochRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_topics_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteTopicsResponse>("DeleteTopicsResponse");
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AddOffsetsToTxnRequest>("AddOffsetsToTxnRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_topics_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteTopicsResponse>();
+BOOST_AUTO_TEST_CASE(add_offsets_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AddOffsetsToTxnRequest>();
 }
-BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AddPartitionsToTxnRequest>("AddPartitionsToTxnRequest");
+BOOST_AUTO_TEST_CASE(end_txn_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndTxnRequest>("EndTxnRequest");
 }
-BOOST_AUTO_TEST_CASE(add_partitions_to_txn_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AddPartitionsToTxnRequest>();
+BOOST_AUTO_TEST_CASE(end_txn_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndTxnRequest>();
 }
-BOOST_AUTO_TEST_CASE(txn_offset_commit_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<TxnOffsetCommitRequest>("TxnOffsetCommitRequest");
+BOOST_AUTO_TEST_CASE(write_txn_markers_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<WriteTxnMarkersRequest>("WriteTxnMarkersRequest");
 }
-BOOST_AUTO_TEST_CASE(txn_offset_commit_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<TxnOffsetCommitRequest>();
+BOOST_AUTO_TEST_CASE(write_txn_markers_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<WriteTxnMarkersRequest>();
 }
-BOOST_AUTO_TEST_CASE(create_acls_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<CreateAclsResponse>("CreateAclsResponse");
+BOOST_AUTO_TEST_CASE(txn_offset_commit_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<TxnOffsetCommitResponse>("TxnOffsetCommitResponse");
 }
-BOOST_AUTO_TEST_CASE(create_acls_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<CreateAclsResponse>();
+BOOST_AUTO_TEST_CASE(txn_offset_commit_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<TxnOffsetCommitResponse>();
 }
-BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterReplicaLogDirsResponse>("AlterReplicaLogDirsResponse");
+BOOST_AUTO_TEST_CASE(delete_acls_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteAclsResponse>("DeleteAclsResponse");
 }
-BOOST_AUTO_TEST_CASE(alter_replica_log_dirs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterReplicaLogDirsResponse>();
+BOOST_AUTO_TEST_CASE(delete_acls_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteAclsResponse>();
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<SaslAuthenticateResponse>("SaslAuthenticateResponse");
+BOOST_AUTO_TEST_CASE(describe_log_dirs_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeLogDirsRequest>("DescribeLogDirsRequest");
 }
-BOOST_AUTO_TEST_CASE(sasl_authenticate_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<SaslAuthenticateResponse>();
+BOOST_AUTO_TEST_CASE(describe_log_dirs_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeLogDirsRequest>();
 }
-BOOST_AUTO_TEST_CASE(renew_delegation_token_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<RenewDelegationTokenResponse>("RenewDelegationTokenResponse");
+BOOST_AUTO_TEST_CASE(describe_log_dirs_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeLogDirsResponse>("DescribeLogDirsResponse");
 }
-BOOST_AUTO_TEST_CASE(renew_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<RenewDelegationTokenResponse>();
+BOOST_AUTO_TEST_CASE(describe_log_dirs_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeLogDirsResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_delegation_token_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeDelegationTokenRequest>("DescribeDelegationTokenRequest");
+BOOST_AUTO_TEST_CASE(create_delegation_token_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateDelegationTokenRequest>("CreateDelegationTokenRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeDelegationTokenRequest>();
+BOOST_AUTO_TEST_CASE(create_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateDelegationTokenRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_groups_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteGroupsRequest>("DeleteGroupsRequest");
+BOOST_AUTO_TEST_CASE(create_delegation_token_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<CreateDelegationTokenResponse>("CreateDelegationTokenResponse");
 }
-BOOST_AUTO_TEST_CASE(delete_groups_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteGroupsRequest>();
+BOOST_AUTO_TEST_CASE(create_delegation_token_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<CreateDelegationTokenResponse>();
 }
-BOOST_AUTO_TEST_CASE(delete_groups_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteGroupsResponse>("DeleteGroupsResponse");
+BOOST_AUTO_TEST_CASE(expire_delegation_token_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ExpireDelegationTokenRequest>("ExpireDelegationTokenRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_groups_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteGroupsResponse>();
+BOOST_AUTO_TEST_CASE(expire_delegation_token_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ExpireDelegationTokenRequest>();
 }
-BOOST_AUTO_TEST_CASE(elect_leaders_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ElectLeadersRequest>("ElectLeadersRequest");
+BOOST_AUTO_TEST_CASE(alter_partition_reassignments_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterPartitionReassignmentsResponse>("AlterPartitionReassignmentsResponse");
 }
-BOOST_AUTO_TEST_CASE(elect_leaders_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ElectLeadersRequest>();
+BOOST_AUTO_TEST_CASE(alter_partition_reassignments_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterPartitionReassignmentsResponse>();
 }
-BOOST_AUTO_TEST_CASE(alter_partition_reassignments_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterPartitionReassignmentsRequest>("AlterPartitionReassignmentsRequest");
+BOOST_AUTO_TEST_CASE(describe_client_quotas_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeClientQuotasRequest>("DescribeClientQuotasRequest");
 }
-BOOST_AUTO_TEST_CASE(alter_partition_reassignments_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterPartitionReassignmentsRequest>();
+BOOST_AUTO_TEST_CASE(describe_client_quotas_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeClientQuotasRequest>();
 }
-BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListPartitionReassignmentsResponse>("ListPartitionReassignmentsResponse");
+BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeUserScramCredentialsResponse>("DescribeUserScramCredentialsResponse");
 }
-BOOST_AUTO_TEST_CASE(list_partition_reassignments_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListPartitionReassignmentsResponse>();
+BOOST_AUTO_TEST_CASE(describe_user_scram_credentials_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeUserScramCredentialsResponse>();
 }
-BOOST_AUTO_TEST_CASE(offset_delete_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<OffsetDeleteResponse>("OffsetDeleteResponse");
+BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BeginQuorumEpochResponse>("BeginQuorumEpochResponse");
 }
-BOOST_AUTO_TEST_CASE(offset_delete_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<OffsetDeleteResponse>();
+BOOST_AUTO_TEST_CASE(begin_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BeginQuorumEpochResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_client_quotas_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeClientQuotasResponse>("DescribeClientQuotasResponse");
+BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<EndQuorumEpochResponse>("EndQuorumEpochResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_client_quotas_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeClientQuotasResponse>();
+BOOST_AUTO_TEST_CASE(end_quorum_epoch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<EndQuorumEpochResponse>();
 }
-BOOST_AUTO_TEST_CASE(alter_client_quotas_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AlterClientQuotasRequest>("AlterClientQuotasRequest");
+BOOST_AUTO_TEST_CASE(describe_quorum_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeQuorumRequest>("DescribeQuorumRequest");
 }
-BOOST_AUTO_TEST_CASE(alter_client_quotas_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AlterClientQuotasRequest>();
-}
-BOOST_AUTO_TEST_CASE(vote_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<VoteResponse>("VoteResponse");
-}
-BOOST_AUTO_TEST_CASE(vote_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<VoteResponse>();
+BOOST_AUTO_TEST_CASE(describe_quorum_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeQuorumRequest>();
 }
 BOOST_AUTO_TEST_CASE(describe_quorum_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<DescribeQuorumResponse>("DescribeQuorumResponse");
@@ -1794,125 +1713,143 @@ BOOST_AUTO_TEST_CASE(describe_quorum_response_round_trips_at_every_version) {
 BOOST_AUTO_TEST_CASE(describe_quorum_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<DescribeQuorumResponse>();
 }
-BOOST_AUTO_TEST_CASE(envelope_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<EnvelopeRequest>("EnvelopeRequest");
-}
-BOOST_AUTO_TEST_CASE(envelope_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<EnvelopeRequest>();
-}
 BOOST_AUTO_TEST_CASE(fetch_snapshot_response_round_trips_at_every_version) {
   check_round_trip_at_every_version<FetchSnapshotResponse>("FetchSnapshotResponse");
 }
 BOOST_AUTO_TEST_CASE(fetch_snapshot_response_truncated_at_any_byte_is_a_decode_error) {
   check_truncation_throws_at_every_version<FetchSnapshotResponse>();
 }
-BOOST_AUTO_TEST_CASE(broker_registration_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<BrokerRegistrationRequest>("BrokerRegistrationRequest");
+BOOST_AUTO_TEST_CASE(describe_cluster_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DescribeClusterRequest>("DescribeClusterRequest");
 }
-BOOST_AUTO_TEST_CASE(broker_registration_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<BrokerRegistrationRequest>();
+BOOST_AUTO_TEST_CASE(describe_cluster_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DescribeClusterRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeTransactionsRequest>("DescribeTransactionsRequest");
+BOOST_AUTO_TEST_CASE(broker_registration_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<BrokerRegistrationResponse>("BrokerRegistrationResponse");
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeTransactionsRequest>();
+BOOST_AUTO_TEST_CASE(broker_registration_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<BrokerRegistrationResponse>();
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeTransactionsResponse>("DescribeTransactionsResponse");
+BOOST_AUTO_TEST_CASE(unregister_broker_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<UnregisterBrokerRequest>("UnregisterBrokerRequest");
 }
-BOOST_AUTO_TEST_CASE(describe_transactions_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeTransactionsResponse>();
+BOOST_AUTO_TEST_CASE(unregister_broker_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<UnregisterBrokerRequest>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupHeartbeatRequest>("ConsumerGroupHeartbeatRequest");
+BOOST_AUTO_TEST_CASE(list_transactions_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ListTransactionsRequest>("ListTransactionsRequest");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatRequest>();
+BOOST_AUTO_TEST_CASE(list_transactions_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ListTransactionsRequest>();
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ConsumerGroupDescribeRequest>("ConsumerGroupDescribeRequest");
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AllocateProducerIdsResponse>("AllocateProducerIdsResponse");
 }
-BOOST_AUTO_TEST_CASE(consumer_group_describe_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ConsumerGroupDescribeRequest>();
+BOOST_AUTO_TEST_CASE(allocate_producer_ids_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AllocateProducerIdsResponse>();
 }
-BOOST_AUTO_TEST_CASE(push_telemetry_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<PushTelemetryResponse>("PushTelemetryResponse");
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerGroupHeartbeatResponse>("ConsumerGroupHeartbeatResponse");
 }
-BOOST_AUTO_TEST_CASE(push_telemetry_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<PushTelemetryResponse>();
+BOOST_AUTO_TEST_CASE(consumer_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerGroupHeartbeatResponse>();
 }
-BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<AssignReplicasToDirsResponse>("AssignReplicasToDirsResponse");
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<GetTelemetrySubscriptionsResponse>("GetTelemetrySubscriptionsResponse");
 }
-BOOST_AUTO_TEST_CASE(assign_replicas_to_dirs_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<AssignReplicasToDirsResponse>();
+BOOST_AUTO_TEST_CASE(get_telemetry_subscriptions_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<GetTelemetrySubscriptionsResponse>();
 }
-BOOST_AUTO_TEST_CASE(list_config_resources_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListConfigResourcesRequest>("ListConfigResourcesRequest");
+BOOST_AUTO_TEST_CASE(share_fetch_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ShareFetchResponse>("ShareFetchResponse");
 }
-BOOST_AUTO_TEST_CASE(list_config_resources_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListConfigResourcesRequest>();
+BOOST_AUTO_TEST_CASE(share_fetch_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ShareFetchResponse>();
 }
-BOOST_AUTO_TEST_CASE(list_config_resources_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ListConfigResourcesResponse>("ListConfigResourcesResponse");
+BOOST_AUTO_TEST_CASE(remove_raft_voter_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<RemoveRaftVoterResponse>("RemoveRaftVoterResponse");
 }
-BOOST_AUTO_TEST_CASE(list_config_resources_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ListConfigResourcesResponse>();
+BOOST_AUTO_TEST_CASE(remove_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<RemoveRaftVoterResponse>();
 }
-BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareGroupHeartbeatRequest>("ShareGroupHeartbeatRequest");
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<InitializeShareGroupStateResponse>("InitializeShareGroupStateResponse");
 }
-BOOST_AUTO_TEST_CASE(share_group_heartbeat_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareGroupHeartbeatRequest>();
+BOOST_AUTO_TEST_CASE(initialize_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<InitializeShareGroupStateResponse>();
 }
-BOOST_AUTO_TEST_CASE(share_acknowledge_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ShareAcknowledgeResponse>("ShareAcknowledgeResponse");
+BOOST_AUTO_TEST_CASE(read_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateResponse>("ReadShareGroupStateResponse");
 }
-BOOST_AUTO_TEST_CASE(share_acknowledge_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ShareAcknowledgeResponse>();
+BOOST_AUTO_TEST_CASE(read_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateResponse>();
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<UpdateRaftVoterResponse>("UpdateRaftVoterResponse");
+BOOST_AUTO_TEST_CASE(write_share_group_state_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<WriteShareGroupStateRequest>("WriteShareGroupStateRequest");
 }
-BOOST_AUTO_TEST_CASE(update_raft_voter_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<UpdateRaftVoterResponse>();
+BOOST_AUTO_TEST_CASE(write_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<WriteShareGroupStateRequest>();
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<InitializeShareGroupStateRequest>("InitializeShareGroupStateRequest");
+BOOST_AUTO_TEST_CASE(delete_share_group_state_response_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupStateResponse>("DeleteShareGroupStateResponse");
 }
-BOOST_AUTO_TEST_CASE(initialize_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<InitializeShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(delete_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupStateResponse>();
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<ReadShareGroupStateRequest>("ReadShareGroupStateRequest");
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ReadShareGroupStateSummaryRequest>("ReadShareGroupStateSummaryRequest");
 }
-BOOST_AUTO_TEST_CASE(read_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<ReadShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(read_share_group_state_summary_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ReadShareGroupStateSummaryRequest>();
 }
-BOOST_AUTO_TEST_CASE(write_share_group_state_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<WriteShareGroupStateResponse>("WriteShareGroupStateResponse");
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AlterShareGroupOffsetsRequest>("AlterShareGroupOffsetsRequest");
 }
-BOOST_AUTO_TEST_CASE(write_share_group_state_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<WriteShareGroupStateResponse>();
+BOOST_AUTO_TEST_CASE(alter_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AlterShareGroupOffsetsRequest>();
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_request_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DeleteShareGroupStateRequest>("DeleteShareGroupStateRequest");
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<DeleteShareGroupOffsetsRequest>("DeleteShareGroupOffsetsRequest");
 }
-BOOST_AUTO_TEST_CASE(delete_share_group_state_request_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DeleteShareGroupStateRequest>();
+BOOST_AUTO_TEST_CASE(delete_share_group_offsets_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<DeleteShareGroupOffsetsRequest>();
 }
-BOOST_AUTO_TEST_CASE(streams_group_heartbeat_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<StreamsGroupHeartbeatResponse>("StreamsGroupHeartbeatResponse");
+BOOST_AUTO_TEST_CASE(streams_group_topology_description_update_request_round_trips_at_every_version) {
+  check_round_trip_at_every_version<StreamsGroupTopologyDescriptionUpdateRequest>("StreamsGroupTopologyDescriptionUpdateRequest");
 }
-BOOST_AUTO_TEST_CASE(streams_group_heartbeat_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<StreamsGroupHeartbeatResponse>();
+BOOST_AUTO_TEST_CASE(streams_group_topology_description_update_request_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<StreamsGroupTopologyDescriptionUpdateRequest>();
 }
-BOOST_AUTO_TEST_CASE(describe_share_group_offsets_response_round_trips_at_every_version) {
-  check_round_trip_at_every_version<DescribeShareGroupOffsetsResponse>("DescribeShareGroupOffsetsResponse");
+BOOST_AUTO_TEST_CASE(aborted_txn_round_trips_at_every_version) {
+  check_round_trip_at_every_version<AbortedTxn>("AbortedTxn");
 }
-BOOST_AUTO_TEST_CASE(describe_share_group_offsets_response_truncated_at_any_byte_is_a_decode_error) {
-  check_truncation_throws_at_every_version<DescribeShareGroupOffsetsResponse>();
+BOOST_AUTO_TEST_CASE(aborted_txn_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<AbortedTxn>();
+}
+BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ConsumerProtocolAssignment>("ConsumerProtocolAssignment");
+}
+BOOST_AUTO_TEST_CASE(consumer_protocol_assignment_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ConsumerProtocolAssignment>();
+}
+BOOST_AUTO_TEST_CASE(leader_change_message_round_trips_at_every_version) {
+  check_round_trip_at_every_version<LeaderChangeMessage>("LeaderChangeMessage");
+}
+BOOST_AUTO_TEST_CASE(leader_change_message_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<LeaderChangeMessage>();
+}
+BOOST_AUTO_TEST_CASE(snapshot_header_record_round_trips_at_every_version) {
+  check_round_trip_at_every_version<SnapshotHeaderRecord>("SnapshotHeaderRecord");
+}
+BOOST_AUTO_TEST_CASE(snapshot_header_record_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<SnapshotHeaderRecord>();
+}
+BOOST_AUTO_TEST_CASE(response_header_round_trips_at_every_version) {
+  check_round_trip_at_every_version<ResponseHeader>("ResponseHeader");
+}
+BOOST_AUTO_TEST_CASE(response_header_truncated_at_any_byte_is_a_decode_error) {
+  check_truncation_throws_at_every_version<ResponseHeader>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

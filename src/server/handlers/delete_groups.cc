@@ -24,7 +24,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
     size_t k = 0;
     for (size_t i = 0; i < ids.size(); ++i)
       resp.results.push_back(
-          {ids[i], to_int16(denied[i] ? ErrorCode::kGroupAuthorizationFailed : errors.at(k++))});
+          {ids[i], to_int16(denied[i] ? ErrorCode::kGroupAuthorizationFailed : errors.at(k++)), std::nullopt});
     respond.send(resp);
   };
   groups.delete_groups(std::move(allowed), std::move(reply));

@@ -57,7 +57,7 @@ void handle(bridge::TransactionCoordinator& txns, Request&& req) {
   };
   // Nothing the principal may commit: answered without the coordinator, as Kafka.
   if (offsets.empty() && !body->topics.empty()) return answer(req.respond, {});
-  bridge::TxnGroupMember member{body->generation_id, body->member_id, body->group_instance_id};
+  bridge::TxnGroupMember member{body->generation_id_or_member_epoch, body->member_id, body->group_instance_id};
   txns.txn_offset_commit(
       body->transactional_id, body->group_id, ProducerId(body->producer_id), ProducerEpoch(body->producer_epoch),
       member, std::move(offsets), req.header.api_version >= 5,

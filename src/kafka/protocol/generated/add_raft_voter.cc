@@ -27,6 +27,9 @@ void AddRaftVoterRequest::encode(ByteWriter& w, int16_t version) const {
   for (const auto& e : this->listeners) {
     e.encode(w, version);
   }
+  if (version >= 1) {
+    w.be<uint8_t>(this->ack_when_committed ? 1 : 0);
+  }
   w.uvarint(0);
 }
 
@@ -43,6 +46,9 @@ void AddRaftVoterRequest::decode(ByteReader& r, int16_t version) {
     for (auto& e : this->listeners) {
       e.decode(r, version);
     }
+  }
+  if (version >= 1) {
+    this->ack_when_committed = r.be<uint8_t>("AddRaftVoterRequest.AckWhenCommitted") != 0;
   }
   wire::skip_tagged_fields(r, "AddRaftVoterRequest tagged fields");
 }

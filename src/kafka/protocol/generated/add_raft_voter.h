@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// AddRaftVoterRequest: versions 0, flexible 0+, api key 80.
+// AddRaftVoterRequest: versions 0-1, flexible 0+, api key 80.
 struct AddRaftVoterRequest {
   static constexpr int16_t kApiKey = 80;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -37,17 +37,19 @@ struct AddRaftVoterRequest {
   Uuid voter_directory_id{};
   // v0+. The endpoints that can be used to communicate with the voter.
   std::vector<Listener> listeners;
+  // v1+. When true, return a response after the new voter set is committed. Otherwise, return after the leader writes the changes locally.
+  bool ack_when_committed = true;
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);
   bool operator==(const AddRaftVoterRequest&) const = default;
 };
 
-// AddRaftVoterResponse: versions 0, flexible 0+, api key 80.
+// AddRaftVoterResponse: versions 0-1, flexible 0+, api key 80.
 struct AddRaftVoterResponse {
   static constexpr int16_t kApiKey = 80;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.

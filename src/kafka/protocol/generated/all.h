@@ -2,6 +2,7 @@
 // Every generated message type, the API table and the wire helpers.
 #pragma once
 
+#include "kafka/protocol/generated/aborted_txn.h"
 #include "kafka/protocol/generated/add_offsets_to_txn.h"
 #include "kafka/protocol/generated/add_partitions_to_txn.h"
 #include "kafka/protocol/generated/add_raft_voter.h"
@@ -23,6 +24,7 @@
 #include "kafka/protocol/generated/consumer_group_heartbeat.h"
 #include "kafka/protocol/generated/consumer_protocol_assignment.h"
 #include "kafka/protocol/generated/consumer_protocol_subscription.h"
+#include "kafka/protocol/generated/control_record_type_schema.h"
 #include "kafka/protocol/generated/controller_registration.h"
 #include "kafka/protocol/generated/create_acls.h"
 #include "kafka/protocol/generated/create_delegation_token.h"
@@ -94,9 +96,11 @@
 #include "kafka/protocol/generated/snapshot_header_record.h"
 #include "kafka/protocol/generated/streams_group_describe.h"
 #include "kafka/protocol/generated/streams_group_heartbeat.h"
+#include "kafka/protocol/generated/streams_group_topology_description_update.h"
 #include "kafka/protocol/generated/sync_group.h"
 #include "kafka/protocol/generated/txn_offset_commit.h"
 #include "kafka/protocol/generated/unregister_broker.h"
+#include "kafka/protocol/generated/unregister_controller.h"
 #include "kafka/protocol/generated/update_features.h"
 #include "kafka/protocol/generated/update_raft_voter.h"
 #include "kafka/protocol/generated/vote.h"

@@ -8,6 +8,10 @@ void ApiVersionsRequest::encode(ByteWriter& w, int16_t version) const {
     wire::write_string(w, this->client_software_name, true, "ApiVersionsRequest.ClientSoftwareName");
     wire::write_string(w, this->client_software_version, true, "ApiVersionsRequest.ClientSoftwareVersion");
   }
+  if (version >= 5) {
+    wire::write_nullable_string(w, this->cluster_id, true, true, "ApiVersionsRequest.ClusterId");
+    w.be<int32_t>(this->node_id);
+  }
   if (version >= 3) {
     w.uvarint(0);
   }
@@ -18,6 +22,10 @@ void ApiVersionsRequest::decode(ByteReader& r, int16_t version) {
   if (version >= 3) {
     this->client_software_name = wire::read_string(r, true, "ApiVersionsRequest.ClientSoftwareName");
     this->client_software_version = wire::read_string(r, true, "ApiVersionsRequest.ClientSoftwareVersion");
+  }
+  if (version >= 5) {
+    this->cluster_id = wire::read_nullable_string(r, true, true, "ApiVersionsRequest.ClusterId");
+    this->node_id = r.be<int32_t>("ApiVersionsRequest.NodeId");
   }
   if (version >= 3) {
     wire::skip_tagged_fields(r, "ApiVersionsRequest tagged fields");

@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// ApiVersionsRequest: versions 0-4, flexible 3+, api key 18.
+// ApiVersionsRequest: versions 0-5, flexible 3+, api key 18.
 struct ApiVersionsRequest {
   static constexpr int16_t kApiKey = 18;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 4;
+  static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 3;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -18,17 +18,21 @@ struct ApiVersionsRequest {
   std::string client_software_name;
   // v3+. The version of the client.
   std::string client_software_version;
+  // v5+, nullable 5+. The cluster ID the client intends to connect to. Provide both ClusterId and NodeId, if known.
+  std::optional<std::string> cluster_id;
+  // v5+. The node ID the client intends to connect to. Provide both ClusterId and NodeId, if known.
+  int32_t node_id = -1;
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);
   bool operator==(const ApiVersionsRequest&) const = default;
 };
 
-// ApiVersionsResponse: versions 0-4, flexible 3+, api key 18.
+// ApiVersionsResponse: versions 0-5, flexible 3+, api key 18.
 struct ApiVersionsResponse {
   static constexpr int16_t kApiKey = 18;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 4;
+  static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 3;
 
   struct ApiVersion {

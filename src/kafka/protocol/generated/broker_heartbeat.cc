@@ -12,6 +12,8 @@ void BrokerHeartbeatRequest::encode(ByteWriter& w, int16_t version) const {
   uint32_t tagged_fields = 0;
   const bool write_offline_log_dirs = (version >= 1) && !this->offline_log_dirs.empty();
   if (write_offline_log_dirs) ++tagged_fields;
+  const bool write_cordoned_log_dirs = (version >= 2) && this->cordoned_log_dirs.has_value();
+  if (write_cordoned_log_dirs) ++tagged_fields;
   w.uvarint(tagged_fields);
   if (write_offline_log_dirs) {
     ByteWriter tw;
@@ -20,6 +22,18 @@ void BrokerHeartbeatRequest::encode(ByteWriter& w, int16_t version) const {
       wire::write_uuid(tw, e);
     }
     wire::write_tagged_field(w, 0, tw);
+  }
+  if (write_cordoned_log_dirs) {
+    ByteWriter tw;
+    if (!this->cordoned_log_dirs) {
+      wire::write_null_array(tw, true, true, "BrokerHeartbeatRequest.CordonedLogDirs");
+    } else {
+      wire::write_array_length(tw, (*this->cordoned_log_dirs).size(), true, "BrokerHeartbeatRequest.CordonedLogDirs");
+      for (const auto& e : (*this->cordoned_log_dirs)) {
+        wire::write_uuid(tw, e);
+      }
+    }
+    wire::write_tagged_field(w, 1, tw);
   }
 }
 
@@ -43,6 +57,21 @@ void BrokerHeartbeatRequest::decode(ByteReader& r, int16_t version) {
           this->offline_log_dirs.resize(static_cast<size_t>(n));
           for (auto& e : this->offline_log_dirs) {
             e = wire::read_uuid(tr, "BrokerHeartbeatRequest.OfflineLogDirs");
+          }
+        }
+        break;
+      case 1:
+        if (version >= 2) {
+          const int64_t n = wire::read_array_length(tr, true, true, "BrokerHeartbeatRequest.CordonedLogDirs");
+          if (n < 0) {
+            this->cordoned_log_dirs.reset();
+          } else {
+            auto& items = this->cordoned_log_dirs.emplace();
+            tr.check_count(static_cast<uint64_t>(n), 16, "BrokerHeartbeatRequest.CordonedLogDirs");
+            items.resize(static_cast<size_t>(n));
+            for (auto& e : items) {
+              e = wire::read_uuid(tr, "BrokerHeartbeatRequest.CordonedLogDirs");
+            }
           }
         }
         break;

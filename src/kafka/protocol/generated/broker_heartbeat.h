@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// BrokerHeartbeatRequest: versions 0-1, flexible 0+, api key 63.
+// BrokerHeartbeatRequest: versions 0-2, flexible 0+, api key 63.
 struct BrokerHeartbeatRequest {
   static constexpr int16_t kApiKey = 63;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -26,17 +26,19 @@ struct BrokerHeartbeatRequest {
   bool want_shut_down{};
   // v1+, tag 0. Log directories that failed and went offline.
   std::vector<Uuid> offline_log_dirs;
+  // v2+, nullable 2+, tag 1. List of log directories that are cordoned. This is null before the broker reaches the RECOVERY state.
+  std::optional<std::vector<Uuid>> cordoned_log_dirs;
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);
   bool operator==(const BrokerHeartbeatRequest&) const = default;
 };
 
-// BrokerHeartbeatResponse: versions 0-1, flexible 0+, api key 63.
+// BrokerHeartbeatResponse: versions 0-2, flexible 0+, api key 63.
 struct BrokerHeartbeatResponse {
   static constexpr int16_t kApiKey = 63;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   // v0+. Duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.

@@ -17,7 +17,7 @@ struct DeleteAclsRequest {
   struct DeleteAclsFilter {
     // v0+. The resource type.
     int8_t resource_type_filter{};
-    // v0+, nullable 0+. The resource name.
+    // v0+, nullable 0+. The resource name, or null to match any resource name.
     std::optional<std::string> resource_name_filter = std::string();
     // v1+. The pattern type.
     int8_t pattern_type_filter = 3;

@@ -31,6 +31,9 @@ void DeleteGroupsRequest::decode(ByteReader& r, int16_t version) {
 void DeleteGroupsResponse::DeletableGroupResult::encode(ByteWriter& w, int16_t version) const {
   wire::write_string(w, this->group_id, version >= 2, "DeleteGroupsResponse.DeletableGroupResult.GroupId");
   w.be<int16_t>(this->error_code);
+  if (version >= 3) {
+    wire::write_nullable_string(w, this->error_message, true, true, "DeleteGroupsResponse.DeletableGroupResult.ErrorMessage");
+  }
   if (version >= 2) {
     w.uvarint(0);
   }
@@ -40,6 +43,9 @@ void DeleteGroupsResponse::DeletableGroupResult::decode(ByteReader& r, int16_t v
   *this = DeletableGroupResult{};
   this->group_id = wire::read_string(r, version >= 2, "DeleteGroupsResponse.DeletableGroupResult.GroupId");
   this->error_code = r.be<int16_t>("DeleteGroupsResponse.DeletableGroupResult.ErrorCode");
+  if (version >= 3) {
+    this->error_message = wire::read_nullable_string(r, true, true, "DeleteGroupsResponse.DeletableGroupResult.ErrorMessage");
+  }
   if (version >= 2) {
     wire::skip_tagged_fields(r, "DeleteGroupsResponse.DeletableGroupResult tagged fields");
   }
@@ -61,7 +67,7 @@ void DeleteGroupsResponse::decode(ByteReader& r, int16_t version) {
   this->throttle_time_ms = r.be<int32_t>("DeleteGroupsResponse.ThrottleTimeMs");
   {
     const int64_t n = wire::read_array_length(r, version >= 2, false, "DeleteGroupsResponse.Results");
-    r.check_count(static_cast<uint64_t>(n), 4, "DeleteGroupsResponse.Results");
+    r.check_count(static_cast<uint64_t>(n), (version >= 3 ? 5 : 4), "DeleteGroupsResponse.Results");
     this->results.resize(static_cast<size_t>(n));
     for (auto& e : this->results) {
       e.decode(r, version);

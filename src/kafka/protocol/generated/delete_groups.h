@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// DeleteGroupsRequest: versions 0-2, flexible 2+, api key 42.
+// DeleteGroupsRequest: versions 0-3, flexible 2+, api key 42.
 struct DeleteGroupsRequest {
   static constexpr int16_t kApiKey = 42;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 2;
+  static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -22,11 +22,11 @@ struct DeleteGroupsRequest {
   bool operator==(const DeleteGroupsRequest&) const = default;
 };
 
-// DeleteGroupsResponse: versions 0-2, flexible 2+, api key 42.
+// DeleteGroupsResponse: versions 0-3, flexible 2+, api key 42.
 struct DeleteGroupsResponse {
   static constexpr int16_t kApiKey = 42;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 2;
+  static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 
   struct DeletableGroupResult {
@@ -34,6 +34,8 @@ struct DeleteGroupsResponse {
     std::string group_id;
     // v0+. The deletion error, or 0 if the deletion succeeded.
     int16_t error_code{};
+    // v3+, nullable 3+. The error message, or null if there was no error.
+    std::optional<std::string> error_message;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);

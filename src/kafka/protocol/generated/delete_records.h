@@ -17,7 +17,7 @@ struct DeleteRecordsRequest {
   struct DeleteRecordsPartition {
     // v0+. The partition index.
     int32_t partition_index{};
-    // v0+. The deletion offset.
+    // v0+. The deletion offset. -1 means that records should be truncated to the high watermark.
     int64_t offset{};
 
     void encode(ByteWriter& w, int16_t version) const;

@@ -60,7 +60,7 @@ struct DescribeClusterResponse {
   int8_t endpoint_type = 1;
   // v0+. The cluster ID that responding broker belongs to.
   std::string cluster_id;
-  // v0+. The ID of the controller broker.
+  // v0+. The ID of the controller. When handled by a controller, returns the current voter leader ID. When handled by a broker, returns a random alive broker ID as a fallback.
   int32_t controller_id = -1;
   // v0+. Each broker in the response.
   std::vector<DescribeClusterBroker> brokers;

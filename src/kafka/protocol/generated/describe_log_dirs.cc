@@ -123,6 +123,9 @@ void DescribeLogDirsResponse::DescribeLogDirsResult::encode(ByteWriter& w, int16
     w.be<int64_t>(this->total_bytes);
     w.be<int64_t>(this->usable_bytes);
   }
+  if (version >= 5) {
+    w.be<uint8_t>(this->is_cordoned ? 1 : 0);
+  }
   if (version >= 2) {
     w.uvarint(0);
   }
@@ -143,6 +146,9 @@ void DescribeLogDirsResponse::DescribeLogDirsResult::decode(ByteReader& r, int16
   if (version >= 4) {
     this->total_bytes = r.be<int64_t>("DescribeLogDirsResponse.DescribeLogDirsResult.TotalBytes");
     this->usable_bytes = r.be<int64_t>("DescribeLogDirsResponse.DescribeLogDirsResult.UsableBytes");
+  }
+  if (version >= 5) {
+    this->is_cordoned = r.be<uint8_t>("DescribeLogDirsResponse.DescribeLogDirsResult.IsCordoned") != 0;
   }
   if (version >= 2) {
     wire::skip_tagged_fields(r, "DescribeLogDirsResponse.DescribeLogDirsResult tagged fields");
@@ -171,7 +177,7 @@ void DescribeLogDirsResponse::decode(ByteReader& r, int16_t version) {
   }
   {
     const int64_t n = wire::read_array_length(r, version >= 2, false, "DescribeLogDirsResponse.Results");
-    r.check_count(static_cast<uint64_t>(n), (version >= 4 ? 21 : version >= 2 ? 5 : 8), "DescribeLogDirsResponse.Results");
+    r.check_count(static_cast<uint64_t>(n), (version >= 5 ? 22 : version >= 4 ? 21 : version >= 2 ? 5 : 8), "DescribeLogDirsResponse.Results");
     this->results.resize(static_cast<size_t>(n));
     for (auto& e : this->results) {
       e.decode(r, version);

@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// DescribeLogDirsRequest: versions 1-4, flexible 2+, api key 35.
+// DescribeLogDirsRequest: versions 1-5, flexible 2+, api key 35.
 struct DescribeLogDirsRequest {
   static constexpr int16_t kApiKey = 35;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 4;
+  static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 2;
   static constexpr int16_t kApiVersionsMinVersion = 1;
 
@@ -33,11 +33,11 @@ struct DescribeLogDirsRequest {
   bool operator==(const DescribeLogDirsRequest&) const = default;
 };
 
-// DescribeLogDirsResponse: versions 1-4, flexible 2+, api key 35.
+// DescribeLogDirsResponse: versions 1-5, flexible 2+, api key 35.
 struct DescribeLogDirsResponse {
   static constexpr int16_t kApiKey = 35;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 4;
+  static constexpr int16_t kMaxVersion = 5;
   static constexpr int16_t kFirstFlexibleVersion = 2;
 
   struct DescribeLogDirsPartition {
@@ -73,10 +73,12 @@ struct DescribeLogDirsResponse {
     std::string log_dir;
     // v0+. The topics.
     std::vector<DescribeLogDirsTopic> topics;
-    // v4+. The total size in bytes of the volume the log directory is in.
+    // v4+. The total size in bytes of the volume the log directory is in. This value does not include the size of data stored in remote storage.
     int64_t total_bytes = -1;
-    // v4+. The usable size in bytes of the volume the log directory is in.
+    // v4+. The usable size in bytes of the volume the log directory is in. This value does not include the size of data stored in remote storage.
     int64_t usable_bytes = -1;
+    // v5+. True if this log directory is cordoned.
+    bool is_cordoned{};
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);

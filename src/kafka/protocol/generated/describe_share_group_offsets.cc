@@ -79,20 +79,26 @@ void DescribeShareGroupOffsetsRequest::decode(ByteReader& r, int16_t version) {
   wire::skip_tagged_fields(r, "DescribeShareGroupOffsetsRequest tagged fields");
 }
 
-void DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponsePartition::encode(ByteWriter& w, int16_t) const {
+void DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponsePartition::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->partition_index);
   w.be<int64_t>(this->start_offset);
   w.be<int32_t>(this->leader_epoch);
+  if (version >= 1) {
+    w.be<int64_t>(this->lag);
+  }
   w.be<int16_t>(this->error_code);
   wire::write_nullable_string(w, this->error_message, true, true, "DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition.ErrorMessage");
   w.uvarint(0);
 }
 
-void DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponsePartition::decode(ByteReader& r, int16_t) {
+void DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponsePartition::decode(ByteReader& r, int16_t version) {
   *this = DescribeShareGroupOffsetsResponsePartition{};
   this->partition_index = r.be<int32_t>("DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition.PartitionIndex");
   this->start_offset = r.be<int64_t>("DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition.StartOffset");
   this->leader_epoch = r.be<int32_t>("DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition.LeaderEpoch");
+  if (version >= 1) {
+    this->lag = r.be<int64_t>("DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition.Lag");
+  }
   this->error_code = r.be<int16_t>("DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition.ErrorCode");
   this->error_message = wire::read_nullable_string(r, true, true, "DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition.ErrorMessage");
   wire::skip_tagged_fields(r, "DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition tagged fields");
@@ -114,7 +120,7 @@ void DescribeShareGroupOffsetsResponse::DescribeShareGroupOffsetsResponseTopic::
   this->topic_id = wire::read_uuid(r, "DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic.TopicId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic.Partitions");
-    r.check_count(static_cast<uint64_t>(n), 20, "DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 28 : 20), "DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);

@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// DescribeShareGroupOffsetsRequest: versions 0, flexible 0+, api key 90.
+// DescribeShareGroupOffsetsRequest: versions 0-1, flexible 0+, api key 90.
 struct DescribeShareGroupOffsetsRequest {
   static constexpr int16_t kApiKey = 90;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -44,11 +44,11 @@ struct DescribeShareGroupOffsetsRequest {
   bool operator==(const DescribeShareGroupOffsetsRequest&) const = default;
 };
 
-// DescribeShareGroupOffsetsResponse: versions 0, flexible 0+, api key 90.
+// DescribeShareGroupOffsetsResponse: versions 0-1, flexible 0+, api key 90.
 struct DescribeShareGroupOffsetsResponse {
   static constexpr int16_t kApiKey = 90;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct DescribeShareGroupOffsetsResponsePartition {
@@ -58,6 +58,8 @@ struct DescribeShareGroupOffsetsResponse {
     int64_t start_offset{};
     // v0+. The leader epoch of the partition.
     int32_t leader_epoch{};
+    // v1+. The share-partition lag.
+    int64_t lag = -1;
     // v0+. The partition-level error code, or 0 if there was no error.
     int16_t error_code{};
     // v0+, nullable 0+. The partition-level error message, or null if there was no error.

@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// ListOffsetsRequest: versions 1-10, flexible 6+, api key 2.
+// ListOffsetsRequest: versions 1-11, flexible 6+, api key 2.
 struct ListOffsetsRequest {
   static constexpr int16_t kApiKey = 2;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 10;
+  static constexpr int16_t kMaxVersion = 11;
   static constexpr int16_t kFirstFlexibleVersion = 6;
   static constexpr int16_t kApiVersionsMinVersion = 1;
 
@@ -52,11 +52,11 @@ struct ListOffsetsRequest {
   bool operator==(const ListOffsetsRequest&) const = default;
 };
 
-// ListOffsetsResponse: versions 1-10, flexible 6+, api key 2.
+// ListOffsetsResponse: versions 1-11, flexible 6+, api key 2.
 struct ListOffsetsResponse {
   static constexpr int16_t kApiKey = 2;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 10;
+  static constexpr int16_t kMaxVersion = 11;
   static constexpr int16_t kFirstFlexibleVersion = 6;
 
   struct ListOffsetsPartitionResponse {

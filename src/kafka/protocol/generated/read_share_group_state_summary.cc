@@ -62,17 +62,20 @@ void ReadShareGroupStateSummaryRequest::decode(ByteReader& r, int16_t version) {
   wire::skip_tagged_fields(r, "ReadShareGroupStateSummaryRequest tagged fields");
 }
 
-void ReadShareGroupStateSummaryResponse::PartitionResult::encode(ByteWriter& w, int16_t) const {
+void ReadShareGroupStateSummaryResponse::PartitionResult::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->partition);
   w.be<int16_t>(this->error_code);
   wire::write_nullable_string(w, this->error_message, true, true, "ReadShareGroupStateSummaryResponse.PartitionResult.ErrorMessage");
   w.be<int32_t>(this->state_epoch);
   w.be<int32_t>(this->leader_epoch);
   w.be<int64_t>(this->start_offset);
+  if (version >= 1) {
+    w.be<int32_t>(this->delivery_complete_count);
+  }
   w.uvarint(0);
 }
 
-void ReadShareGroupStateSummaryResponse::PartitionResult::decode(ByteReader& r, int16_t) {
+void ReadShareGroupStateSummaryResponse::PartitionResult::decode(ByteReader& r, int16_t version) {
   *this = PartitionResult{};
   this->partition = r.be<int32_t>("ReadShareGroupStateSummaryResponse.PartitionResult.Partition");
   this->error_code = r.be<int16_t>("ReadShareGroupStateSummaryResponse.PartitionResult.ErrorCode");
@@ -80,6 +83,9 @@ void ReadShareGroupStateSummaryResponse::PartitionResult::decode(ByteReader& r, 
   this->state_epoch = r.be<int32_t>("ReadShareGroupStateSummaryResponse.PartitionResult.StateEpoch");
   this->leader_epoch = r.be<int32_t>("ReadShareGroupStateSummaryResponse.PartitionResult.LeaderEpoch");
   this->start_offset = r.be<int64_t>("ReadShareGroupStateSummaryResponse.PartitionResult.StartOffset");
+  if (version >= 1) {
+    this->delivery_complete_count = r.be<int32_t>("ReadShareGroupStateSummaryResponse.PartitionResult.DeliveryCompleteCount");
+  }
   wire::skip_tagged_fields(r, "ReadShareGroupStateSummaryResponse.PartitionResult tagged fields");
 }
 
@@ -97,7 +103,7 @@ void ReadShareGroupStateSummaryResponse::ReadStateSummaryResult::decode(ByteRead
   this->topic_id = wire::read_uuid(r, "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.TopicId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.Partitions");
-    r.check_count(static_cast<uint64_t>(n), 24, "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 28 : 24), "ReadShareGroupStateSummaryResponse.ReadStateSummaryResult.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);

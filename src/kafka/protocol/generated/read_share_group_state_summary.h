@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// ReadShareGroupStateSummaryRequest: versions 0, flexible 0+, api key 87.
+// ReadShareGroupStateSummaryRequest: versions 0-1, flexible 0+, api key 87.
 struct ReadShareGroupStateSummaryRequest {
   static constexpr int16_t kApiKey = 87;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -46,11 +46,11 @@ struct ReadShareGroupStateSummaryRequest {
   bool operator==(const ReadShareGroupStateSummaryRequest&) const = default;
 };
 
-// ReadShareGroupStateSummaryResponse: versions 0, flexible 0+, api key 87.
+// ReadShareGroupStateSummaryResponse: versions 0-1, flexible 0+, api key 87.
 struct ReadShareGroupStateSummaryResponse {
   static constexpr int16_t kApiKey = 87;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct PartitionResult {
@@ -66,6 +66,8 @@ struct ReadShareGroupStateSummaryResponse {
     int32_t leader_epoch{};
     // v0+. The share-partition start offset.
     int64_t start_offset{};
+    // v1+. The number of offsets greater than or equal to share-partition start offset for which delivery has been completed.
+    int32_t delivery_complete_count = -1;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);

@@ -78,6 +78,9 @@ void ShareAcknowledgeRequest::encode(ByteWriter& w, int16_t version) const {
   wire::write_nullable_string(w, this->group_id, true, true, "ShareAcknowledgeRequest.GroupId");
   wire::write_nullable_string(w, this->member_id, true, true, "ShareAcknowledgeRequest.MemberId");
   w.be<int32_t>(this->share_session_epoch);
+  if (version >= 2) {
+    w.be<uint8_t>(this->is_renew_ack ? 1 : 0);
+  }
   wire::write_array_length(w, this->topics.size(), true, "ShareAcknowledgeRequest.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
@@ -90,6 +93,9 @@ void ShareAcknowledgeRequest::decode(ByteReader& r, int16_t version) {
   this->group_id = wire::read_nullable_string(r, true, true, "ShareAcknowledgeRequest.GroupId");
   this->member_id = wire::read_nullable_string(r, true, true, "ShareAcknowledgeRequest.MemberId");
   this->share_session_epoch = r.be<int32_t>("ShareAcknowledgeRequest.ShareSessionEpoch");
+  if (version >= 2) {
+    this->is_renew_ack = r.be<uint8_t>("ShareAcknowledgeRequest.IsRenewAck") != 0;
+  }
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareAcknowledgeRequest.Topics");
     r.check_count(static_cast<uint64_t>(n), 18, "ShareAcknowledgeRequest.Topics");
@@ -175,6 +181,9 @@ void ShareAcknowledgeResponse::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->throttle_time_ms);
   w.be<int16_t>(this->error_code);
   wire::write_nullable_string(w, this->error_message, true, true, "ShareAcknowledgeResponse.ErrorMessage");
+  if (version >= 2) {
+    w.be<int32_t>(this->acquisition_lock_timeout_ms);
+  }
   wire::write_array_length(w, this->responses.size(), true, "ShareAcknowledgeResponse.Responses");
   for (const auto& e : this->responses) {
     e.encode(w, version);
@@ -191,6 +200,9 @@ void ShareAcknowledgeResponse::decode(ByteReader& r, int16_t version) {
   this->throttle_time_ms = r.be<int32_t>("ShareAcknowledgeResponse.ThrottleTimeMs");
   this->error_code = r.be<int16_t>("ShareAcknowledgeResponse.ErrorCode");
   this->error_message = wire::read_nullable_string(r, true, true, "ShareAcknowledgeResponse.ErrorMessage");
+  if (version >= 2) {
+    this->acquisition_lock_timeout_ms = r.be<int32_t>("ShareAcknowledgeResponse.AcquisitionLockTimeoutMs");
+  }
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareAcknowledgeResponse.Responses");
     r.check_count(static_cast<uint64_t>(n), 18, "ShareAcknowledgeResponse.Responses");

@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// ShareAcknowledgeRequest: versions 1, flexible 0+, api key 79.
+// ShareAcknowledgeRequest: versions 1-2, flexible 0+, api key 79.
 struct ShareAcknowledgeRequest {
   static constexpr int16_t kApiKey = 79;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 1;
 
@@ -19,7 +19,7 @@ struct ShareAcknowledgeRequest {
     int64_t first_offset{};
     // v0+. Last offset (inclusive) of batch of records to acknowledge.
     int64_t last_offset{};
-    // v0+. Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject.
+    // v0+. Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject,4:Renew.
     std::vector<int8_t> acknowledge_types;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -55,6 +55,8 @@ struct ShareAcknowledgeRequest {
   std::optional<std::string> member_id = std::string();
   // v0+. The current share session epoch: 0 to open a share session; -1 to close it; otherwise increments for consecutive requests.
   int32_t share_session_epoch{};
+  // v2+. Whether Renew type acknowledgements present in AcknowledgementBatches.
+  bool is_renew_ack{};
   // v0+. The topics containing records to acknowledge.
   std::vector<AcknowledgeTopic> topics;
 
@@ -63,11 +65,11 @@ struct ShareAcknowledgeRequest {
   bool operator==(const ShareAcknowledgeRequest&) const = default;
 };
 
-// ShareAcknowledgeResponse: versions 1, flexible 0+, api key 79.
+// ShareAcknowledgeResponse: versions 1-2, flexible 0+, api key 79.
 struct ShareAcknowledgeResponse {
   static constexpr int16_t kApiKey = 79;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct LeaderIdAndEpoch {
@@ -128,6 +130,8 @@ struct ShareAcknowledgeResponse {
   int16_t error_code{};
   // v0+, nullable 0+. The top-level error message, or null if there was no error.
   std::optional<std::string> error_message;
+  // v2+. The time in milliseconds for which the acquired records are locked.
+  int32_t acquisition_lock_timeout_ms{};
   // v0+. The response topics.
   std::vector<ShareAcknowledgeTopicResponse> responses;
   // v0+. Endpoints for all current leaders enumerated in PartitionData with error NOT_LEADER_OR_FOLLOWER.

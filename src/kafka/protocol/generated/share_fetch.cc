@@ -106,6 +106,10 @@ void ShareFetchRequest::encode(ByteWriter& w, int16_t version) const {
   w.be<int32_t>(this->max_bytes);
   w.be<int32_t>(this->max_records);
   w.be<int32_t>(this->batch_size);
+  if (version >= 2) {
+    w.be<int8_t>(this->share_acquire_mode);
+    w.be<uint8_t>(this->is_renew_ack ? 1 : 0);
+  }
   wire::write_array_length(w, this->topics.size(), true, "ShareFetchRequest.Topics");
   for (const auto& e : this->topics) {
     e.encode(w, version);
@@ -127,6 +131,10 @@ void ShareFetchRequest::decode(ByteReader& r, int16_t version) {
   this->max_bytes = r.be<int32_t>("ShareFetchRequest.MaxBytes");
   this->max_records = r.be<int32_t>("ShareFetchRequest.MaxRecords");
   this->batch_size = r.be<int32_t>("ShareFetchRequest.BatchSize");
+  if (version >= 2) {
+    this->share_acquire_mode = r.be<int8_t>("ShareFetchRequest.ShareAcquireMode");
+    this->is_renew_ack = r.be<uint8_t>("ShareFetchRequest.IsRenewAck") != 0;
+  }
   {
     const int64_t n = wire::read_array_length(r, true, false, "ShareFetchRequest.Topics");
     r.check_count(static_cast<uint64_t>(n), 18, "ShareFetchRequest.Topics");

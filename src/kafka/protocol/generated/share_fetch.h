@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// ShareFetchRequest: versions 1, flexible 0+, api key 78.
+// ShareFetchRequest: versions 1-2, flexible 0+, api key 78.
 struct ShareFetchRequest {
   static constexpr int16_t kApiKey = 78;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 1;
 
@@ -19,7 +19,7 @@ struct ShareFetchRequest {
     int64_t first_offset{};
     // v0+. Last offset (inclusive) of batch of records to acknowledge.
     int64_t last_offset{};
-    // v0+. Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject.
+    // v0+. Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject,4:Renew.
     std::vector<int8_t> acknowledge_types;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -78,6 +78,10 @@ struct ShareFetchRequest {
   int32_t max_records{};
   // v1+. The optimal number of records for batches of acquired records and acknowledgements.
   int32_t batch_size{};
+  // v2+. The acquire mode to control the fetch behavior - 0:batch-optimized,1:record-limit.
+  int8_t share_acquire_mode{};
+  // v2+. Whether Renew type acknowledgements present in AcknowledgementBatches.
+  bool is_renew_ack{};
   // v0+. The topics to fetch.
   std::vector<FetchTopic> topics;
   // v0+. The partitions to remove from this share session.
@@ -88,11 +92,11 @@ struct ShareFetchRequest {
   bool operator==(const ShareFetchRequest&) const = default;
 };
 
-// ShareFetchResponse: versions 1, flexible 0+, api key 78.
+// ShareFetchResponse: versions 1-2, flexible 0+, api key 78.
 struct ShareFetchResponse {
   static constexpr int16_t kApiKey = 78;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct LeaderIdAndEpoch {

@@ -3,16 +3,19 @@
 
 namespace kib::kafka::msg {
 
-void StreamsGroupDescribeRequest::encode(ByteWriter& w, int16_t) const {
+void StreamsGroupDescribeRequest::encode(ByteWriter& w, int16_t version) const {
   wire::write_array_length(w, this->group_ids.size(), true, "StreamsGroupDescribeRequest.GroupIds");
   for (const auto& e : this->group_ids) {
     wire::write_string(w, e, true, "StreamsGroupDescribeRequest.GroupIds");
   }
   w.be<uint8_t>(this->include_authorized_operations ? 1 : 0);
+  if (version >= 1) {
+    w.be<uint8_t>(this->include_topology_description ? 1 : 0);
+  }
   w.uvarint(0);
 }
 
-void StreamsGroupDescribeRequest::decode(ByteReader& r, int16_t) {
+void StreamsGroupDescribeRequest::decode(ByteReader& r, int16_t version) {
   *this = StreamsGroupDescribeRequest{};
   {
     const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeRequest.GroupIds");
@@ -23,6 +26,9 @@ void StreamsGroupDescribeRequest::decode(ByteReader& r, int16_t) {
     }
   }
   this->include_authorized_operations = r.be<uint8_t>("StreamsGroupDescribeRequest.IncludeAuthorizedOperations") != 0;
+  if (version >= 1) {
+    this->include_topology_description = r.be<uint8_t>("StreamsGroupDescribeRequest.IncludeTopologyDescription") != 0;
+  }
   wire::skip_tagged_fields(r, "StreamsGroupDescribeRequest tagged fields");
 }
 
@@ -331,6 +337,126 @@ void StreamsGroupDescribeResponse::Member::decode(ByteReader& r, int16_t version
   wire::skip_tagged_fields(r, "StreamsGroupDescribeResponse.Member tagged fields");
 }
 
+void StreamsGroupDescribeResponse::TopologyDescriptionNode::encode(ByteWriter& w, int16_t) const {
+  wire::write_string(w, this->name, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Name");
+  w.be<int8_t>(this->node_type);
+  wire::write_array_length(w, this->source_topics.size(), true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.SourceTopics");
+  for (const auto& e : this->source_topics) {
+    wire::write_string(w, e, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.SourceTopics");
+  }
+  wire::write_nullable_string(w, this->sink_topic, true, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.SinkTopic");
+  wire::write_array_length(w, this->stores.size(), true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Stores");
+  for (const auto& e : this->stores) {
+    wire::write_string(w, e, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Stores");
+  }
+  wire::write_array_length(w, this->successors.size(), true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Successors");
+  for (const auto& e : this->successors) {
+    wire::write_string(w, e, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Successors");
+  }
+  w.uvarint(0);
+}
+
+void StreamsGroupDescribeResponse::TopologyDescriptionNode::decode(ByteReader& r, int16_t) {
+  *this = TopologyDescriptionNode{};
+  this->name = wire::read_string(r, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Name");
+  this->node_type = r.be<int8_t>("StreamsGroupDescribeResponse.TopologyDescriptionNode.NodeType");
+  {
+    const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.TopologyDescriptionNode.SourceTopics");
+    r.check_count(static_cast<uint64_t>(n), 1, "StreamsGroupDescribeResponse.TopologyDescriptionNode.SourceTopics");
+    this->source_topics.resize(static_cast<size_t>(n));
+    for (auto& e : this->source_topics) {
+      e = wire::read_string(r, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.SourceTopics");
+    }
+  }
+  this->sink_topic = wire::read_nullable_string(r, true, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.SinkTopic");
+  {
+    const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Stores");
+    r.check_count(static_cast<uint64_t>(n), 1, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Stores");
+    this->stores.resize(static_cast<size_t>(n));
+    for (auto& e : this->stores) {
+      e = wire::read_string(r, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Stores");
+    }
+  }
+  {
+    const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Successors");
+    r.check_count(static_cast<uint64_t>(n), 1, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Successors");
+    this->successors.resize(static_cast<size_t>(n));
+    for (auto& e : this->successors) {
+      e = wire::read_string(r, true, "StreamsGroupDescribeResponse.TopologyDescriptionNode.Successors");
+    }
+  }
+  wire::skip_tagged_fields(r, "StreamsGroupDescribeResponse.TopologyDescriptionNode tagged fields");
+}
+
+void StreamsGroupDescribeResponse::TopologyDescriptionSubtopology::encode(ByteWriter& w, int16_t version) const {
+  wire::write_string(w, this->subtopology_id, true, "StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.SubtopologyId");
+  wire::write_array_length(w, this->nodes.size(), true, "StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.Nodes");
+  for (const auto& e : this->nodes) {
+    e.encode(w, version);
+  }
+  w.uvarint(0);
+}
+
+void StreamsGroupDescribeResponse::TopologyDescriptionSubtopology::decode(ByteReader& r, int16_t version) {
+  *this = TopologyDescriptionSubtopology{};
+  this->subtopology_id = wire::read_string(r, true, "StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.SubtopologyId");
+  {
+    const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.Nodes");
+    r.check_count(static_cast<uint64_t>(n), 7, "StreamsGroupDescribeResponse.TopologyDescriptionSubtopology.Nodes");
+    this->nodes.resize(static_cast<size_t>(n));
+    for (auto& e : this->nodes) {
+      e.decode(r, version);
+    }
+  }
+  wire::skip_tagged_fields(r, "StreamsGroupDescribeResponse.TopologyDescriptionSubtopology tagged fields");
+}
+
+void StreamsGroupDescribeResponse::TopologyDescriptionGlobalStore::encode(ByteWriter& w, int16_t version) const {
+  this->source.encode(w, version);
+  this->processor.encode(w, version);
+  w.uvarint(0);
+}
+
+void StreamsGroupDescribeResponse::TopologyDescriptionGlobalStore::decode(ByteReader& r, int16_t version) {
+  *this = TopologyDescriptionGlobalStore{};
+  this->source.decode(r, version);
+  this->processor.decode(r, version);
+  wire::skip_tagged_fields(r, "StreamsGroupDescribeResponse.TopologyDescriptionGlobalStore tagged fields");
+}
+
+void StreamsGroupDescribeResponse::TopologyDescription::encode(ByteWriter& w, int16_t version) const {
+  wire::write_array_length(w, this->subtopologies.size(), true, "StreamsGroupDescribeResponse.TopologyDescription.Subtopologies");
+  for (const auto& e : this->subtopologies) {
+    e.encode(w, version);
+  }
+  wire::write_array_length(w, this->global_stores.size(), true, "StreamsGroupDescribeResponse.TopologyDescription.GlobalStores");
+  for (const auto& e : this->global_stores) {
+    e.encode(w, version);
+  }
+  w.uvarint(0);
+}
+
+void StreamsGroupDescribeResponse::TopologyDescription::decode(ByteReader& r, int16_t version) {
+  *this = TopologyDescription{};
+  {
+    const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.TopologyDescription.Subtopologies");
+    r.check_count(static_cast<uint64_t>(n), 3, "StreamsGroupDescribeResponse.TopologyDescription.Subtopologies");
+    this->subtopologies.resize(static_cast<size_t>(n));
+    for (auto& e : this->subtopologies) {
+      e.decode(r, version);
+    }
+  }
+  {
+    const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.TopologyDescription.GlobalStores");
+    r.check_count(static_cast<uint64_t>(n), 15, "StreamsGroupDescribeResponse.TopologyDescription.GlobalStores");
+    this->global_stores.resize(static_cast<size_t>(n));
+    for (auto& e : this->global_stores) {
+      e.decode(r, version);
+    }
+  }
+  wire::skip_tagged_fields(r, "StreamsGroupDescribeResponse.TopologyDescription tagged fields");
+}
+
 void StreamsGroupDescribeResponse::DescribedGroup::encode(ByteWriter& w, int16_t version) const {
   w.be<int16_t>(this->error_code);
   wire::write_nullable_string(w, this->error_message, true, true, "StreamsGroupDescribeResponse.DescribedGroup.ErrorMessage");
@@ -349,6 +475,16 @@ void StreamsGroupDescribeResponse::DescribedGroup::encode(ByteWriter& w, int16_t
     e.encode(w, version);
   }
   w.be<int32_t>(this->authorized_operations);
+  if (version >= 1) {
+    if (!this->topology_description) {
+      w.be<int8_t>(-1);
+    } else {
+      w.be<int8_t>(1);
+      this->topology_description->encode(w, version);
+    }
+    w.be<int8_t>(this->topology_description_status);
+    wire::write_nullable_string(w, this->assignor_name, true, true, "StreamsGroupDescribeResponse.DescribedGroup.AssignorName");
+  }
   w.uvarint(0);
 }
 
@@ -374,14 +510,16 @@ void StreamsGroupDescribeResponse::DescribedGroup::decode(ByteReader& r, int16_t
     }
   }
   this->authorized_operations = r.be<int32_t>("StreamsGroupDescribeResponse.DescribedGroup.AuthorizedOperations");
+  if (version >= 1) {
+    if (r.be<int8_t>("StreamsGroupDescribeResponse.DescribedGroup.TopologyDescription") < 0) {
+      this->topology_description.reset();
+    } else {
+      this->topology_description.emplace(std::decay_t<decltype(*this->topology_description)>{}).decode(r, version);
+    }
+    this->topology_description_status = r.be<int8_t>("StreamsGroupDescribeResponse.DescribedGroup.TopologyDescriptionStatus");
+    this->assignor_name = wire::read_nullable_string(r, true, true, "StreamsGroupDescribeResponse.DescribedGroup.AssignorName");
+  }
   wire::skip_tagged_fields(r, "StreamsGroupDescribeResponse.DescribedGroup tagged fields");
-}
-
-void StreamsGroupDescribeResponse::TopicPartitions::encode(ByteWriter&, int16_t) const {
-}
-
-void StreamsGroupDescribeResponse::TopicPartitions::decode(ByteReader&, int16_t) {
-  *this = TopicPartitions{};
 }
 
 void StreamsGroupDescribeResponse::encode(ByteWriter& w, int16_t version) const {
@@ -398,7 +536,7 @@ void StreamsGroupDescribeResponse::decode(ByteReader& r, int16_t version) {
   this->throttle_time_ms = r.be<int32_t>("StreamsGroupDescribeResponse.ThrottleTimeMs");
   {
     const int64_t n = wire::read_array_length(r, true, false, "StreamsGroupDescribeResponse.Groups");
-    r.check_count(static_cast<uint64_t>(n), 20, "StreamsGroupDescribeResponse.Groups");
+    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 23 : 20), "StreamsGroupDescribeResponse.Groups");
     this->groups.resize(static_cast<size_t>(n));
     for (auto& e : this->groups) {
       e.decode(r, version);

@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// StreamsGroupDescribeRequest: versions 0, flexible 0+, api key 89.
+// StreamsGroupDescribeRequest: versions 0-1, flexible 0+, api key 89.
 struct StreamsGroupDescribeRequest {
   static constexpr int16_t kApiKey = 89;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -18,17 +18,19 @@ struct StreamsGroupDescribeRequest {
   std::vector<std::string> group_ids;
   // v0+. Whether to include authorized operations.
   bool include_authorized_operations{};
+  // v1+. Whether to include the full topology description from the topology description plugin in the response.
+  bool include_topology_description{};
 
   void encode(ByteWriter& w, int16_t version) const;
   void decode(ByteReader& r, int16_t version);
   bool operator==(const StreamsGroupDescribeRequest&) const = default;
 };
 
-// StreamsGroupDescribeResponse: versions 0, flexible 0+, api key 89.
+// StreamsGroupDescribeResponse: versions 0-1, flexible 0+, api key 89.
 struct StreamsGroupDescribeResponse {
   static constexpr int16_t kApiKey = 89;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct KeyValue {
@@ -170,6 +172,58 @@ struct StreamsGroupDescribeResponse {
     bool operator==(const Member&) const = default;
   };
 
+  struct TopologyDescriptionNode {
+    // v1+. The name of this node (e.g., KSTREAM-SOURCE-0000000000).
+    std::string name;
+    // v1+. The type of this node: 1=SOURCE, 2=PROCESSOR, 3=SINK.
+    int8_t node_type{};
+    // v1+. The source topics this node reads from. Defined only for source nodes, may be empty if source topics are dynamically determined.
+    std::vector<std::string> source_topics;
+    // v1+, nullable 1+. The topic this node writes to. Defined only for sink nodes, may be null if sink topic is dynamically determined.
+    std::optional<std::string> sink_topic;
+    // v1+. The state store names accessed by this node. Defined only for processor nodes.
+    std::vector<std::string> stores;
+    // v1+. The names of successor nodes in the processing graph. Predecessor relationships are reconstructed from this field.
+    std::vector<std::string> successors;
+
+    void encode(ByteWriter& w, int16_t version) const;
+    void decode(ByteReader& r, int16_t version);
+    bool operator==(const TopologyDescriptionNode&) const = default;
+  };
+
+  struct TopologyDescriptionSubtopology {
+    // v1+. The subtopology identifier, unique within the topology.
+    std::string subtopology_id;
+    // v1+. The processing nodes in this subtopology.
+    std::vector<TopologyDescriptionNode> nodes;
+
+    void encode(ByteWriter& w, int16_t version) const;
+    void decode(ByteReader& r, int16_t version);
+    bool operator==(const TopologyDescriptionSubtopology&) const = default;
+  };
+
+  struct TopologyDescriptionGlobalStore {
+    // v1+. The source node providing data to the global store.
+    TopologyDescriptionNode source;
+    // v1+. The processor node that populates the global store.
+    TopologyDescriptionNode processor;
+
+    void encode(ByteWriter& w, int16_t version) const;
+    void decode(ByteReader& r, int16_t version);
+    bool operator==(const TopologyDescriptionGlobalStore&) const = default;
+  };
+
+  struct TopologyDescription {
+    // v1+. The subtopologies that make up this topology.
+    std::vector<TopologyDescriptionSubtopology> subtopologies;
+    // v1+. Global state stores used by this topology.
+    std::vector<TopologyDescriptionGlobalStore> global_stores;
+
+    void encode(ByteWriter& w, int16_t version) const;
+    void decode(ByteReader& r, int16_t version);
+    bool operator==(const TopologyDescription&) const = default;
+  };
+
   struct DescribedGroup {
     // v0+. The describe error, or 0 if there was no error.
     int16_t error_code{};
@@ -189,23 +243,16 @@ struct StreamsGroupDescribeResponse {
     std::vector<Member> members;
     // v0+. 32-bit bitfield to represent authorized operations for this group.
     int32_t authorized_operations = -2147483647 - 1;
+    // v1+, nullable 1+. The full topology description for this group. Non-null if and only if TopologyDescriptionStatus is AVAILABLE (3); null otherwise.
+    std::optional<TopologyDescription> topology_description;
+    // v1+. The status of the topology description for this group, paired with TopologyDescription: 0=NOT_REQUESTED (client did not set IncludeTopologyDescription; TopologyDescription is null); 1=NOT_STORED (no description recorded for this group; TopologyDescription is null); 2=ERROR (broker failed to fetch the description, see broker logs; TopologyDescription is null); 3=AVAILABLE (TopologyDescription is non-null and carries the description).
+    int8_t topology_description_status{};
+    // v1+, nullable 1+. The task assignor that the group coordinator will use for the next assignment computation. This may differ from the assignor that computed the current assignment, because changing the assignor configuration does not trigger a rebalance. Null in case of a describe error.
+    std::optional<std::string> assignor_name;
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);
     bool operator==(const DescribedGroup&) const = default;
-  };
-
-  struct TopicPartitions {
-    // v0+. The topic ID.
-    Uuid topic_id{};
-    // v0+. The topic name.
-    std::string topic_name;
-    // v0+. The partitions.
-    std::vector<int32_t> partitions;
-
-    void encode(ByteWriter& w, int16_t version) const;
-    void decode(ByteReader& r, int16_t version);
-    bool operator==(const TopicPartitions&) const = default;
   };
 
   // v0+. The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.

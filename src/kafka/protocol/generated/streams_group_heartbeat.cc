@@ -534,8 +534,13 @@ void StreamsGroupHeartbeatResponse::encode(ByteWriter& w, int16_t version) const
   wire::write_string(w, this->member_id, true, "StreamsGroupHeartbeatResponse.MemberId");
   w.be<int32_t>(this->member_epoch);
   w.be<int32_t>(this->heartbeat_interval_ms);
-  w.be<int32_t>(this->acceptable_recovery_lag);
+  if (version <= 0) {
+    w.be<int32_t>(this->acceptable_recovery_lag_legacy);
+  }
   w.be<int32_t>(this->task_offset_interval_ms);
+  if (version >= 1) {
+    w.be<int64_t>(this->acceptable_recovery_lag);
+  }
   if (!this->status) {
     wire::write_null_array(w, true, true, "StreamsGroupHeartbeatResponse.Status");
   } else {
@@ -568,6 +573,9 @@ void StreamsGroupHeartbeatResponse::encode(ByteWriter& w, int16_t version) const
       e.encode(w, version);
     }
   }
+  if (version >= 1) {
+    w.be<uint8_t>(this->topology_description_required ? 1 : 0);
+  }
   w.be<int32_t>(this->endpoint_information_epoch);
   if (!this->partitions_by_user_endpoint) {
     wire::write_null_array(w, true, true, "StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint");
@@ -588,8 +596,13 @@ void StreamsGroupHeartbeatResponse::decode(ByteReader& r, int16_t version) {
   this->member_id = wire::read_string(r, true, "StreamsGroupHeartbeatResponse.MemberId");
   this->member_epoch = r.be<int32_t>("StreamsGroupHeartbeatResponse.MemberEpoch");
   this->heartbeat_interval_ms = r.be<int32_t>("StreamsGroupHeartbeatResponse.HeartbeatIntervalMs");
-  this->acceptable_recovery_lag = r.be<int32_t>("StreamsGroupHeartbeatResponse.AcceptableRecoveryLag");
+  if (version <= 0) {
+    this->acceptable_recovery_lag_legacy = r.be<int32_t>("StreamsGroupHeartbeatResponse.AcceptableRecoveryLagLegacy");
+  }
   this->task_offset_interval_ms = r.be<int32_t>("StreamsGroupHeartbeatResponse.TaskOffsetIntervalMs");
+  if (version >= 1) {
+    this->acceptable_recovery_lag = r.be<int64_t>("StreamsGroupHeartbeatResponse.AcceptableRecoveryLag");
+  }
   {
     const int64_t n = wire::read_array_length(r, true, true, "StreamsGroupHeartbeatResponse.Status");
     if (n < 0) {
@@ -641,6 +654,9 @@ void StreamsGroupHeartbeatResponse::decode(ByteReader& r, int16_t version) {
         e.decode(r, version);
       }
     }
+  }
+  if (version >= 1) {
+    this->topology_description_required = r.be<uint8_t>("StreamsGroupHeartbeatResponse.TopologyDescriptionRequired") != 0;
   }
   this->endpoint_information_epoch = r.be<int32_t>("StreamsGroupHeartbeatResponse.EndpointInformationEpoch");
   {

@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// StreamsGroupHeartbeatRequest: versions 0, flexible 0+, api key 88.
+// StreamsGroupHeartbeatRequest: versions 0-1, flexible 0+, api key 88.
 struct StreamsGroupHeartbeatRequest {
   static constexpr int16_t kApiKey = 88;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -160,11 +160,11 @@ struct StreamsGroupHeartbeatRequest {
   bool operator==(const StreamsGroupHeartbeatRequest&) const = default;
 };
 
-// StreamsGroupHeartbeatResponse: versions 0, flexible 0+, api key 88.
+// StreamsGroupHeartbeatResponse: versions 0-1, flexible 0+, api key 88.
 struct StreamsGroupHeartbeatResponse {
   static constexpr int16_t kApiKey = 88;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct Status {
@@ -214,9 +214,9 @@ struct StreamsGroupHeartbeatResponse {
   struct EndpointToPartitions {
     // v0+. User-defined endpoint to connect to the node
     Endpoint user_endpoint;
-    // v0+. All topic partitions materialized by active tasks on the node
+    // v0+. The source topic partitions, including repartition source topics, of the active tasks assigned to this member
     std::vector<TopicPartition> active_partitions;
-    // v0+. All topic partitions materialized by standby tasks on the node
+    // v0+. The source topic partitions, including repartition source topics, of the standby and warm-up tasks assigned to this member
     std::vector<TopicPartition> standby_partitions;
 
     void encode(ByteWriter& w, int16_t version) const;
@@ -236,21 +236,25 @@ struct StreamsGroupHeartbeatResponse {
   int32_t member_epoch{};
   // v0+. The heartbeat interval in milliseconds.
   int32_t heartbeat_interval_ms{};
-  // v0+. The maximal lag a warm-up task can have to be considered caught-up.
-  int32_t acceptable_recovery_lag{};
+  // v0. Deprecated. The maximum acceptable lag (number of offsets to catch up) for a client to be considered caught-up enough to receive an active task assignment. Use AcceptableRecoveryLag instead.
+  int32_t acceptable_recovery_lag_legacy{};
   // v0+. The interval in which the task changelog offsets on a client are updated on the broker. The offsets are sent with the next heartbeat after this time has passed.
   int32_t task_offset_interval_ms{};
-  // v0+, nullable 0+. Indicate zero or more status for the group. Null if unchanged since last heartbeat.
-  std::optional<std::vector<Status>> status;
+  // v1+. The maximum acceptable lag (number of offsets to catch up) for a client to be considered caught-up enough to receive an active task assignment. A value of -1 indicates the broker does not support this configuration.
+  int64_t acceptable_recovery_lag = -1;
+  // v0+, nullable 0+. Indicate zero or more status for the group.
+  std::optional<std::vector<Status>> status = std::vector<Status>();
   // v0+, nullable 0+. Assigned active tasks for this client. Null if unchanged since last heartbeat.
   std::optional<std::vector<TaskIds>> active_tasks;
   // v0+, nullable 0+. Assigned standby tasks for this client. Null if unchanged since last heartbeat.
   std::optional<std::vector<TaskIds>> standby_tasks;
   // v0+, nullable 0+. Assigned warm-up tasks for this client. Null if unchanged since last heartbeat.
   std::optional<std::vector<TaskIds>> warmup_tasks;
+  // v1+. True if the broker does not have an up-to-date topology description for this group. The client should send the topology description via StreamsGroupTopologyDescriptionUpdate.
+  bool topology_description_required{};
   // v0+. The endpoint epoch set in the response
   int32_t endpoint_information_epoch{};
-  // v0+, nullable 0+. Global assignment information used for IQ. Null if unchanged since last heartbeat.
+  // v0+, nullable 0+. Global assignment information used for IQ. There is one entry per member, so several entries carry the same UserEndpoint when a client runs more than one stream thread; clients must union the entries of an endpoint. Null if unchanged since last heartbeat.
   std::optional<std::vector<EndpointToPartitions>> partitions_by_user_endpoint;
 
   void encode(ByteWriter& w, int16_t version) const;

@@ -29,7 +29,12 @@ void TxnOffsetCommitRequest::TxnOffsetCommitRequestPartition::decode(ByteReader&
 }
 
 void TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 3, "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.Name");
+  if (version <= 5) {
+    wire::write_string(w, this->name, version >= 3, "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.Name");
+  }
+  if (version >= 6) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partitions.size(), version >= 3, "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
@@ -41,7 +46,12 @@ void TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic::encode(ByteWriter& w, 
 
 void TxnOffsetCommitRequest::TxnOffsetCommitRequestTopic::decode(ByteReader& r, int16_t version) {
   *this = TxnOffsetCommitRequestTopic{};
-  this->name = wire::read_string(r, version >= 3, "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.Name");
+  if (version <= 5) {
+    this->name = wire::read_string(r, version >= 3, "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.Name");
+  }
+  if (version >= 6) {
+    this->topic_id = wire::read_uuid(r, "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, version >= 3, false, "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.Partitions");
     r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 18 : 14), "TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic.Partitions");
@@ -61,7 +71,7 @@ void TxnOffsetCommitRequest::encode(ByteWriter& w, int16_t version) const {
   w.be<int64_t>(this->producer_id);
   w.be<int16_t>(this->producer_epoch);
   if (version >= 3) {
-    w.be<int32_t>(this->generation_id);
+    w.be<int32_t>(this->generation_id_or_member_epoch);
     wire::write_string(w, this->member_id, true, "TxnOffsetCommitRequest.MemberId");
     wire::write_nullable_string(w, this->group_instance_id, true, true, "TxnOffsetCommitRequest.GroupInstanceId");
   }
@@ -81,13 +91,13 @@ void TxnOffsetCommitRequest::decode(ByteReader& r, int16_t version) {
   this->producer_id = r.be<int64_t>("TxnOffsetCommitRequest.ProducerId");
   this->producer_epoch = r.be<int16_t>("TxnOffsetCommitRequest.ProducerEpoch");
   if (version >= 3) {
-    this->generation_id = r.be<int32_t>("TxnOffsetCommitRequest.GenerationId");
+    this->generation_id_or_member_epoch = r.be<int32_t>("TxnOffsetCommitRequest.GenerationIdOrMemberEpoch");
     this->member_id = wire::read_string(r, true, "TxnOffsetCommitRequest.MemberId");
     this->group_instance_id = wire::read_nullable_string(r, true, true, "TxnOffsetCommitRequest.GroupInstanceId");
   }
   {
     const int64_t n = wire::read_array_length(r, version >= 3, false, "TxnOffsetCommitRequest.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 3 ? 3 : 6), "TxnOffsetCommitRequest.Topics");
+    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 18 : version >= 3 ? 3 : 6), "TxnOffsetCommitRequest.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);
@@ -116,7 +126,12 @@ void TxnOffsetCommitResponse::TxnOffsetCommitResponsePartition::decode(ByteReade
 }
 
 void TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic::encode(ByteWriter& w, int16_t version) const {
-  wire::write_string(w, this->name, version >= 3, "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.Name");
+  if (version <= 5) {
+    wire::write_string(w, this->name, version >= 3, "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.Name");
+  }
+  if (version >= 6) {
+    wire::write_uuid(w, this->topic_id);
+  }
   wire::write_array_length(w, this->partitions.size(), version >= 3, "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.Partitions");
   for (const auto& e : this->partitions) {
     e.encode(w, version);
@@ -128,7 +143,12 @@ void TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic::encode(ByteWriter& w
 
 void TxnOffsetCommitResponse::TxnOffsetCommitResponseTopic::decode(ByteReader& r, int16_t version) {
   *this = TxnOffsetCommitResponseTopic{};
-  this->name = wire::read_string(r, version >= 3, "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.Name");
+  if (version <= 5) {
+    this->name = wire::read_string(r, version >= 3, "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.Name");
+  }
+  if (version >= 6) {
+    this->topic_id = wire::read_uuid(r, "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.TopicId");
+  }
   {
     const int64_t n = wire::read_array_length(r, version >= 3, false, "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.Partitions");
     r.check_count(static_cast<uint64_t>(n), (version >= 3 ? 7 : 6), "TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic.Partitions");
@@ -158,7 +178,7 @@ void TxnOffsetCommitResponse::decode(ByteReader& r, int16_t version) {
   this->throttle_time_ms = r.be<int32_t>("TxnOffsetCommitResponse.ThrottleTimeMs");
   {
     const int64_t n = wire::read_array_length(r, version >= 3, false, "TxnOffsetCommitResponse.Topics");
-    r.check_count(static_cast<uint64_t>(n), (version >= 3 ? 3 : 6), "TxnOffsetCommitResponse.Topics");
+    r.check_count(static_cast<uint64_t>(n), (version >= 6 ? 18 : version >= 3 ? 3 : 6), "TxnOffsetCommitResponse.Topics");
     this->topics.resize(static_cast<size_t>(n));
     for (auto& e : this->topics) {
       e.decode(r, version);

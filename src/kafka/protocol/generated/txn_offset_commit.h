@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// TxnOffsetCommitRequest: versions 0-5, flexible 3+, api key 28.
+// TxnOffsetCommitRequest: versions 0-6, flexible 3+, api key 28.
 struct TxnOffsetCommitRequest {
   static constexpr int16_t kApiKey = 28;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 5;
+  static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 3;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -30,8 +30,10 @@ struct TxnOffsetCommitRequest {
   };
 
   struct TxnOffsetCommitRequestTopic {
-    // v0+. The topic name.
+    // v0-5. The topic name.
     std::string name;
+    // v6+. The topic ID.
+    Uuid topic_id{};
     // v0+. The partitions inside the topic that we want to commit offsets for.
     std::vector<TxnOffsetCommitRequestPartition> partitions;
 
@@ -48,8 +50,8 @@ struct TxnOffsetCommitRequest {
   int64_t producer_id{};
   // v0+. The current epoch associated with the producer ID.
   int16_t producer_epoch{};
-  // v3+. The generation of the consumer.
-  int32_t generation_id = -1;
+  // v3+. The generation of the group if using the classic group protocol or the member epoch if using the consumer protocol.
+  int32_t generation_id_or_member_epoch = -1;
   // v3+. The member ID assigned by the group coordinator.
   std::string member_id;
   // v3+, nullable 3+. The unique identifier of the consumer instance provided by end user.
@@ -62,11 +64,11 @@ struct TxnOffsetCommitRequest {
   bool operator==(const TxnOffsetCommitRequest&) const = default;
 };
 
-// TxnOffsetCommitResponse: versions 0-5, flexible 3+, api key 28.
+// TxnOffsetCommitResponse: versions 0-6, flexible 3+, api key 28.
 struct TxnOffsetCommitResponse {
   static constexpr int16_t kApiKey = 28;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 5;
+  static constexpr int16_t kMaxVersion = 6;
   static constexpr int16_t kFirstFlexibleVersion = 3;
 
   struct TxnOffsetCommitResponsePartition {
@@ -81,8 +83,10 @@ struct TxnOffsetCommitResponse {
   };
 
   struct TxnOffsetCommitResponseTopic {
-    // v0+. The topic name.
+    // v0-5. The topic name.
     std::string name;
+    // v6+. The topic ID.
+    Uuid topic_id{};
     // v0+. The responses for each partition in the topic.
     std::vector<TxnOffsetCommitResponsePartition> partitions;
 

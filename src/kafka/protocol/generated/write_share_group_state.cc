@@ -25,6 +25,9 @@ void WriteShareGroupStateRequest::PartitionData::encode(ByteWriter& w, int16_t v
   w.be<int32_t>(this->state_epoch);
   w.be<int32_t>(this->leader_epoch);
   w.be<int64_t>(this->start_offset);
+  if (version >= 1) {
+    w.be<int32_t>(this->delivery_complete_count);
+  }
   wire::write_array_length(w, this->state_batches.size(), true, "WriteShareGroupStateRequest.PartitionData.StateBatches");
   for (const auto& e : this->state_batches) {
     e.encode(w, version);
@@ -38,6 +41,9 @@ void WriteShareGroupStateRequest::PartitionData::decode(ByteReader& r, int16_t v
   this->state_epoch = r.be<int32_t>("WriteShareGroupStateRequest.PartitionData.StateEpoch");
   this->leader_epoch = r.be<int32_t>("WriteShareGroupStateRequest.PartitionData.LeaderEpoch");
   this->start_offset = r.be<int64_t>("WriteShareGroupStateRequest.PartitionData.StartOffset");
+  if (version >= 1) {
+    this->delivery_complete_count = r.be<int32_t>("WriteShareGroupStateRequest.PartitionData.DeliveryCompleteCount");
+  }
   {
     const int64_t n = wire::read_array_length(r, true, false, "WriteShareGroupStateRequest.PartitionData.StateBatches");
     r.check_count(static_cast<uint64_t>(n), 20, "WriteShareGroupStateRequest.PartitionData.StateBatches");
@@ -63,7 +69,7 @@ void WriteShareGroupStateRequest::WriteStateData::decode(ByteReader& r, int16_t 
   this->topic_id = wire::read_uuid(r, "WriteShareGroupStateRequest.WriteStateData.TopicId");
   {
     const int64_t n = wire::read_array_length(r, true, false, "WriteShareGroupStateRequest.WriteStateData.Partitions");
-    r.check_count(static_cast<uint64_t>(n), 22, "WriteShareGroupStateRequest.WriteStateData.Partitions");
+    r.check_count(static_cast<uint64_t>(n), (version >= 1 ? 26 : 22), "WriteShareGroupStateRequest.WriteStateData.Partitions");
     this->partitions.resize(static_cast<size_t>(n));
     for (auto& e : this->partitions) {
       e.decode(r, version);

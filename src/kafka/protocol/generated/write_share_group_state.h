@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// WriteShareGroupStateRequest: versions 0, flexible 0+, api key 85.
+// WriteShareGroupStateRequest: versions 0-1, flexible 0+, api key 85.
 struct WriteShareGroupStateRequest {
   static constexpr int16_t kApiKey = 85;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
   static constexpr int16_t kApiVersionsMinVersion = 0;
 
@@ -38,6 +38,8 @@ struct WriteShareGroupStateRequest {
     int32_t leader_epoch{};
     // v0+. The share-partition start offset, or -1 if the start offset is not being written.
     int64_t start_offset{};
+    // v1+. The number of offsets greater than or equal to share-partition start offset for which delivery has been completed.
+    int32_t delivery_complete_count = -1;
     // v0+. The state batches for the share-partition.
     std::vector<StateBatch> state_batches;
 
@@ -67,11 +69,11 @@ struct WriteShareGroupStateRequest {
   bool operator==(const WriteShareGroupStateRequest&) const = default;
 };
 
-// WriteShareGroupStateResponse: versions 0, flexible 0+, api key 85.
+// WriteShareGroupStateResponse: versions 0-1, flexible 0+, api key 85.
 struct WriteShareGroupStateResponse {
   static constexpr int16_t kApiKey = 85;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 0;
+  static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexibleVersion = 0;
 
   struct PartitionResult {

@@ -35,6 +35,9 @@ void WriteTxnMarkersRequest::WritableTxnMarker::encode(ByteWriter& w, int16_t ve
     e.encode(w, version);
   }
   w.be<int32_t>(this->coordinator_epoch);
+  if (version >= 2) {
+    w.be<int8_t>(this->transaction_version);
+  }
   w.uvarint(0);
 }
 
@@ -52,6 +55,9 @@ void WriteTxnMarkersRequest::WritableTxnMarker::decode(ByteReader& r, int16_t ve
     }
   }
   this->coordinator_epoch = r.be<int32_t>("WriteTxnMarkersRequest.WritableTxnMarker.CoordinatorEpoch");
+  if (version >= 2) {
+    this->transaction_version = r.be<int8_t>("WriteTxnMarkersRequest.WritableTxnMarker.TransactionVersion");
+  }
   wire::skip_tagged_fields(r, "WriteTxnMarkersRequest.WritableTxnMarker tagged fields");
 }
 
@@ -67,7 +73,7 @@ void WriteTxnMarkersRequest::decode(ByteReader& r, int16_t version) {
   *this = WriteTxnMarkersRequest{};
   {
     const int64_t n = wire::read_array_length(r, true, false, "WriteTxnMarkersRequest.Markers");
-    r.check_count(static_cast<uint64_t>(n), 17, "WriteTxnMarkersRequest.Markers");
+    r.check_count(static_cast<uint64_t>(n), (version >= 2 ? 18 : 17), "WriteTxnMarkersRequest.Markers");
     this->markers.resize(static_cast<size_t>(n));
     for (auto& e : this->markers) {
       e.decode(r, version);

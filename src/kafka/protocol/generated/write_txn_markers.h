@@ -6,11 +6,11 @@
 
 namespace kib::kafka::msg {
 
-// WriteTxnMarkersRequest: versions 1, flexible 1+, api key 27.
+// WriteTxnMarkersRequest: versions 1-2, flexible 1+, api key 27.
 struct WriteTxnMarkersRequest {
   static constexpr int16_t kApiKey = 27;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 1;
   static constexpr int16_t kApiVersionsMinVersion = 1;
 
@@ -36,6 +36,8 @@ struct WriteTxnMarkersRequest {
     std::vector<WritableTxnMarkerTopic> topics;
     // v0+. Epoch associated with the transaction state partition hosted by this transaction coordinator.
     int32_t coordinator_epoch{};
+    // v2+. Transaction version of the marker. Ex: 0/1 = legacy (TV0/TV1), 2 = TV2 etc.
+    int8_t transaction_version{};
 
     void encode(ByteWriter& w, int16_t version) const;
     void decode(ByteReader& r, int16_t version);
@@ -50,11 +52,11 @@ struct WriteTxnMarkersRequest {
   bool operator==(const WriteTxnMarkersRequest&) const = default;
 };
 
-// WriteTxnMarkersResponse: versions 1, flexible 1+, api key 27.
+// WriteTxnMarkersResponse: versions 1-2, flexible 1+, api key 27.
 struct WriteTxnMarkersResponse {
   static constexpr int16_t kApiKey = 27;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexibleVersion = 1;
 
   struct WritableTxnMarkerPartitionResult {
