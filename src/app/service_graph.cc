@@ -46,7 +46,7 @@ bridge::CommittedOffsetsOptions offsets_options(const config::Config& cfg, bridg
   return o;
 }
 
-bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, const bridge::TopicCatalog& catalog,
+bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, bridge::TopicCatalog& catalog,
                                               const bridge::ConfigService& configs) {
   bridge::GroupCoordinatorOptions o;
   o.consumer_timeouts = [&configs](const std::string& group_id) {
@@ -71,6 +71,25 @@ bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, const b
   o.min_session_timeout_ms = static_cast<int32_t>(cfg.groups.min_session_timeout_ms);
   o.max_session_timeout_ms = static_cast<int32_t>(cfg.groups.max_session_timeout_ms);
   o.max_size = static_cast<int32_t>(cfg.groups.max_size);
+  o.streams.session_timeout_ms = static_cast<int32_t>(cfg.groups.streams_session_timeout_ms);
+  o.streams.heartbeat_interval_ms = static_cast<int32_t>(cfg.groups.streams_heartbeat_interval_ms);
+  o.streams.num_standby_replicas = static_cast<int32_t>(cfg.groups.streams_num_standby_replicas);
+  o.streams.max_size = static_cast<int32_t>(cfg.groups.streams_max_size);
+  o.streams.initial_rebalance_delay_ms = static_cast<int32_t>(cfg.groups.streams_initial_rebalance_delay_ms);
+  o.streams.assignment_interval_ms = static_cast<int32_t>(cfg.groups.streams_assignment_interval_ms);
+  // A streams group's internal topics, as a CreateTopics with the application's configs would.
+  o.create_topic = [&catalog](const std::string& name, int32_t partitions, int16_t replication_factor,
+                              const std::vector<std::pair<std::string, std::string>>& configs,
+                              std::function<void(Status)> done) {
+    bridge::CreateTopicRequest cr;
+    cr.name = name;
+    cr.partitions = partitions;
+    cr.replication_factor = replication_factor;
+    for (const auto& [k, v] : configs) cr.configs.emplace_back(k, v);
+    catalog.create(cr, [done = std::move(done)](Result<bridge::TopicMetadata> r) {
+      done(r ? ok_status() : Status(r.error()));
+    });
+  };
   return o;
 }
 

@@ -327,6 +327,18 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("consumer_max_regex_bytes", c.groups.consumer_max_regex_bytes, 1, 65536);
     s.integer("consumer_max_subscribed_topics", c.groups.consumer_max_subscribed_topics, 1, 1000000);
     s.integer("group_version", c.groups.group_version, 0, 1);
+    s.integer("streams_session_timeout_ms", c.groups.streams_session_timeout_ms, 1, 3600000);
+    s.integer("streams_heartbeat_interval_ms", c.groups.streams_heartbeat_interval_ms, 1, 3600000);
+    s.integer("streams_max_standby_replicas", c.groups.streams_max_standby_replicas, 0, 100);
+    s.integer("streams_num_standby_replicas", c.groups.streams_num_standby_replicas, 0, 100);
+    s.integer("streams_max_size", c.groups.streams_max_size, 1, 100000);
+    s.integer("streams_initial_rebalance_delay_ms", c.groups.streams_initial_rebalance_delay_ms, 0, 3600000);
+    s.integer("streams_assignment_interval_ms", c.groups.streams_assignment_interval_ms, 0, 15000);
+    s.integer("streams_version", c.groups.streams_version, 0, 1);
+    if (c.groups.streams_heartbeat_interval_ms >= c.groups.streams_session_timeout_ms)
+      s.bad("streams_heartbeat_interval_ms", "must be less than streams_session_timeout_ms");
+    if (c.groups.streams_num_standby_replicas > c.groups.streams_max_standby_replicas)
+      s.bad("streams_num_standby_replicas", "must not exceed streams_max_standby_replicas");
     s.finish();
   }
   {
@@ -592,6 +604,14 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\nconsumer_max_regex_bytes = " << c.groups.consumer_max_regex_bytes
      << "\nconsumer_max_subscribed_topics = " << c.groups.consumer_max_subscribed_topics
      << "\ngroup_version = " << c.groups.group_version
+     << "\nstreams_session_timeout_ms = " << c.groups.streams_session_timeout_ms
+     << "\nstreams_heartbeat_interval_ms = " << c.groups.streams_heartbeat_interval_ms
+     << "\nstreams_num_standby_replicas = " << c.groups.streams_num_standby_replicas
+     << "\nstreams_max_standby_replicas = " << c.groups.streams_max_standby_replicas
+     << "\nstreams_max_size = " << c.groups.streams_max_size
+     << "\nstreams_initial_rebalance_delay_ms = " << c.groups.streams_initial_rebalance_delay_ms
+     << "\nstreams_assignment_interval_ms = " << c.groups.streams_assignment_interval_ms
+     << "\nstreams_version = " << c.groups.streams_version
      << "\n\n[transactions]\nmax_timeout_ms = " << c.transactions.max_timeout_ms
      << "\nid_expiration_ms = " << c.transactions.id_expiration_ms
      << "\nabort_timed_out_interval_ms = " << c.transactions.abort_timed_out_interval_ms

@@ -90,6 +90,17 @@ struct GroupsConfig {
   // The finalized level of Kafka's group.version feature ApiVersions advertises: 1 serves the
   // consumer group protocol (KIP-848) and advertises ConsumerGroupHeartbeat/Describe; 0 hides them.
   uint32_t group_version = 1;
+  // KIP-1071 streams groups (StreamsGroupHeartbeat): Kafka's group.streams.* broker settings.
+  uint32_t streams_session_timeout_ms = 45000;         // group.streams.session.timeout.ms
+  uint32_t streams_heartbeat_interval_ms = 5000;       // group.streams.heartbeat.interval.ms
+  uint32_t streams_num_standby_replicas = 0;           // group.streams.num.standby.replicas
+  uint32_t streams_max_standby_replicas = 2;           // group.streams.max.standby.replicas
+  uint32_t streams_max_size = 1000;                    // group.streams.max.size (Kafka: unbounded)
+  uint32_t streams_initial_rebalance_delay_ms = 3000;  // group.streams.initial.rebalance.delay.ms
+  uint32_t streams_assignment_interval_ms = 1000;      // group.streams.assignment.interval.ms
+  // The finalized level of Kafka's streams.version feature: 1 serves the streams group protocol
+  // (KIP-1071) and advertises StreamsGroupHeartbeat/Describe; 0 hides them.
+  uint32_t streams_version = 1;
 };
 
 // The transaction coordinator (Kafka's transaction.* broker settings, plus the bridge's buffer

@@ -159,7 +159,9 @@ void delete_group(SQLite::Database& db, const std::string& group_id) {
   for (const char* sql : {"DELETE FROM committed_offsets WHERE group_id = ?",
                           "DELETE FROM group_members WHERE group_id = ?",
                           "DELETE FROM consumer_group_members WHERE group_id = ?",
-                          "DELETE FROM consumer_groups WHERE group_id = ?"}) {
+                          "DELETE FROM consumer_groups WHERE group_id = ?",
+                          "DELETE FROM streams_group_members WHERE group_id = ?",
+                          "DELETE FROM streams_groups WHERE group_id = ?"}) {
     SQLite::Statement st(db, sql);
     st.bind(1, group_id);
     st.exec();

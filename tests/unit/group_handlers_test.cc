@@ -28,7 +28,10 @@
 #include "kafka/protocol/generated/offset_fetch.h"
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"
+#include "kafka/protocol/generated/streams_group_describe.h"
+#include "kafka/protocol/generated/streams_group_heartbeat.h"
 #include "kafka/protocol/generated/sync_group.h"
+#include "kafka/protocol/generated/api_versions.h"
 #include "state/state_store.h"
 #include "support/kafka_test_client.h"
 
@@ -438,14 +441,105 @@ BOOST_AUTO_TEST_CASE(group_apis_are_registered_with_the_served_versions) {
   };
   for (auto e : {Expect{8, 2, 10, 2}, Expect{9, 1, 10, 1}, Expect{11, 0, 9, 0}, Expect{12, 0, 4, 0},
                  Expect{13, 0, 5, 0}, Expect{14, 0, 5, 0}, Expect{15, 0, 6, 0}, Expect{16, 0, 5, 0},
-                 Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}, Expect{68, 0, 1, 0}, Expect{69, 0, 1, 0}}) {
+                 Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}, Expect{68, 0, 1, 0}, Expect{69, 0, 1, 0},
+                 Expect{88, 0, 1, 0}, Expect{89, 0, 1, 0}}) {
     const HandlerSpec* spec = find_handler(e.key);
     BOOST_REQUIRE(spec);
     BOOST_TEST(spec->min_version == e.min);
     BOOST_TEST(spec->max_version == e.max);
     BOOST_TEST(spec->advertised_min == e.advertised_min);
   }
-  BOOST_TEST(!find_handler(88));  // StreamsGroupHeartbeat (KIP-1071): not served yet
+  BOOST_TEST(!find_handler(93));  // StreamsGroupTopologyDescriptionUpdate (KIP-1331): not served
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// StreamsGroupHeartbeat and StreamsGroupDescribe through the server: a Kafka Streams member's join
+// (its input topic missing here), Kafka's refusals, the group described, and the feature gate.
+BOOST_AUTO_TEST_SUITE(streams_group_handlers)
+
+msg::StreamsGroupHeartbeatRequest streams_join(const std::string& topic) {
+  msg::StreamsGroupHeartbeatRequest hb;
+  hb.group_id = "wc";
+  hb.member_id = "member-1";
+  hb.rebalance_timeout_ms = 300000;
+  hb.process_id = "process-1";
+  hb.active_tasks.emplace();
+  hb.standby_tasks.emplace();
+  hb.warmup_tasks.emplace();
+  auto& t = hb.topology.emplace();
+  msg::StreamsGroupHeartbeatRequest::Subtopology sub;
+  sub.subtopology_id = "0";
+  sub.source_topics = {topic};
+  t.subtopologies.push_back(sub);
+  return hb;
+}
+
+BOOST_AUTO_TEST_CASE(a_streams_member_joins_and_the_group_is_described) {
+  Server s;
+  Client c(s);
+  for (int16_t v = 0; v <= 1; ++v) {
+    auto r = c.call<msg::StreamsGroupHeartbeatResponse>(streams_join("words"), v);
+    BOOST_TEST(r.error_code == 0);
+    BOOST_TEST(r.member_id == "member-1");
+    BOOST_TEST(r.member_epoch >= 1);
+    BOOST_REQUIRE(r.status.has_value());
+    bool missing = false;
+    for (const auto& st : *r.status)
+      missing |= st.status_code == 1 && st.status_detail == "Source topics words are missing.";
+    BOOST_TEST(missing);
+    BOOST_TEST(r.active_tasks.has_value());  // a join always gets its (empty) tasks
+    BOOST_TEST(r.topology_description_required == false);
+  }
+  // Kafka's refusals: a topology naming an internal topic, a join without a topology.
+  auto r = c.call<msg::StreamsGroupHeartbeatResponse>(streams_join("__consumer_offsets"), 1);
+  BOOST_TEST(r.error_code == code(ErrorCode::kStreamsInvalidTopology));
+  BOOST_TEST(r.error_message.value_or("") ==
+             "Use of Kafka internal topics __consumer_offsets in a Kafka Streams topology is prohibited.");
+  auto no_topology = streams_join("words");
+  no_topology.topology.reset();
+  r = c.call<msg::StreamsGroupHeartbeatResponse>(no_topology, 1);
+  BOOST_TEST(r.error_code == code(ErrorCode::kInvalidRequest));
+  BOOST_TEST(r.error_message.value_or("") == "Topology must be non-null when (re-)joining.");
+
+  msg::StreamsGroupDescribeRequest d;
+  d.group_ids = {"wc", "missing"};
+  d.include_topology_description = true;
+  auto dr = c.call<msg::StreamsGroupDescribeResponse>(d, 1);
+  BOOST_REQUIRE(dr.groups.size() == 2u);
+  BOOST_TEST(dr.groups[0].error_code == 0);
+  BOOST_TEST(dr.groups[0].group_state == "NotReady");
+  BOOST_TEST(dr.groups[0].assignor_name.value_or("") == "sticky");
+  BOOST_TEST(dr.groups[0].topology_description_status == 1);  // NOT_STORED
+  BOOST_REQUIRE(dr.groups[0].topology.has_value());
+  BOOST_TEST(dr.groups[0].topology->subtopologies->at(0).source_topics.at(0) == "words");
+  BOOST_REQUIRE(dr.groups[0].members.size() == 1u);
+  BOOST_TEST(dr.groups[0].members[0].process_id == "process-1");
+  BOOST_TEST(dr.groups[0].members[0].client_host == "/127.0.0.1");
+  BOOST_TEST(dr.groups[1].error_code == code(ErrorCode::kGroupIdNotFound));
+  BOOST_TEST(dr.groups[1].error_message.value_or("") == "Group missing not found.");
+
+  msg::ListGroupsRequest lg;
+  lg.types_filter = {"streams"};
+  auto l = c.call<msg::ListGroupsResponse>(lg, 5);
+  BOOST_REQUIRE(l.groups.size() == 1u);
+  BOOST_TEST(l.groups[0].group_type == "streams");
+  BOOST_TEST(l.groups[0].group_state == "NotReady");
+}
+
+BOOST_AUTO_TEST_CASE(streams_version_gates_the_streams_group_apis) {
+  for (uint32_t level : {0u, 1u}) {
+    test::IdleKafkaServer s([level](config::Config& c) { c.groups.streams_version = level; });
+    test::KafkaTestClient c(s.loop, s.port, "features-test");
+    auto r = c.call<msg::ApiVersionsResponse>(msg::ApiVersionsRequest{}, 3);
+    bool advertised = false;
+    for (const auto& k : r.api_keys) advertised |= k.api_key == 88 || k.api_key == 89;
+    BOOST_TEST(advertised == (level == 1));
+    bool finalized = false;
+    for (const auto& f : r.finalized_features)
+      finalized |= f.name == "streams.version" && f.max_version_level == static_cast<int16_t>(level);
+    BOOST_TEST(finalized);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

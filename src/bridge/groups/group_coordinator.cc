@@ -1,4 +1,5 @@
 #include "bridge/groups/group_coordinator.h"
+#include "bridge/groups/group_coordinator_entry.h"
 
 #include <spdlog/spdlog.h>
 
@@ -13,6 +14,7 @@
 #include "bridge/groups/consumer_protocol.h"
 #include "common/text.h"
 #include "state/consumer_group_store.h"
+#include "state/streams_group_store.h"
 #include "state/group_store.h"
 #include "state/state_store.h"
 
@@ -26,16 +28,6 @@ std::string lower(std::string s) {
 }
 
 }  // namespace
-
-// Every public entry point (and every timer or store callback) holds one; callbacks to the
-// handlers run when the outermost one ends, after the group state is consistent again.
-struct GroupCoordinator::Entry {
-  explicit Entry(GroupCoordinator& c) : c(c) { ++c.depth_; }
-  ~Entry() {
-    if (--c.depth_ == 0) c.flush();
-  }
-  GroupCoordinator& c;
-};
 
 // The coordinator's side of one classic group (ClassicGroupHost): its deadlines are timers of the
 // coordinator's clock, its answers go to the outbox, its writes to the state store. The group
@@ -210,9 +202,11 @@ Status GroupCoordinator::load() {
   int64_t now = timers_.now_ms();
   std::vector<state::GroupRow> rows;
   std::vector<state::StoredConsumerGroup> consumer_rows;
+  std::vector<state::StoredStreamsGroup> streams_rows;
   Status st = store_.run_blocking([&](SQLite::Database& db) {
     rows = state::load_groups_for_restart(db, now);
     consumer_rows = state::load_consumer_groups(db);
+    streams_rows = state::load_streams_groups(db);
   });
   if (!st) return st;
   groups_.clear();
@@ -232,13 +226,14 @@ Status GroupCoordinator::load() {
     consumer_members += snapshot->members.size();
     create_consumer_group(stored.group.group_id).restore(*snapshot);
   }
+  const size_t streams_members = restore_streams_groups(streams_rows);
   // Every group with committed offsets has a row (load_groups_for_restart adds the missing);
   // a group must be known here for its offsets to expire.
   for (const auto& id : offsets_.groups())
     if (!find(id)) create_group(id);
-  spdlog::info("groups: loaded {} groups ({} consumer groups with {} members; classic groups Empty until their "
-               "members rejoin)",
-               groups_.size(), consumer_rows.size(), consumer_members);
+  spdlog::info("groups: loaded {} groups ({} consumer groups with {} members, {} streams groups with {} members; "
+               "classic groups Empty until their members rejoin)",
+               groups_.size(), consumer_rows.size(), consumer_members, streams_rows.size(), streams_members);
   stopped_ = false;
   retention_timer_ = timers_.make_timer();
   arm_retention_timer();
@@ -388,7 +383,9 @@ void GroupCoordinator::join_group(JoinGroupParams p, JoinCallback done) {
     // migration) is not served: Kafka's answer when its migration policy forbids it.
     if (!other->is_empty())
       return answer(std::move(done), join_error(ErrorCode::kInconsistentGroupProtocol, p.member_id));
-    spdlog::info("group={} converted from an empty consumer group to a classic group", esc(p.group_id));
+    spdlog::info("group={} converted from an empty {} group to a classic group", esc(p.group_id),
+                 group_type_name(other->type()));
+    forget_rows_of(*other);
     groups_.erase(p.group_id);
   }
   if (!g) {
@@ -502,7 +499,9 @@ void GroupCoordinator::consumer_group_heartbeat(ConsumerHeartbeatParams p, int16
       groups_.erase(p.group_id);
       if (previous) groups_[p.group_id] = std::move(previous);
     } else if (previous) {
-      spdlog::info("group={} converted from an empty classic group to a consumer group", esc(p.group_id));
+      spdlog::info("group={} converted from an empty {} group to a consumer group", esc(p.group_id),
+                   group_type_name(previous->type()));
+      forget_rows_of(*previous);
     }
     return;
   }

@@ -19,11 +19,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/consumer_group.h"
+#include "bridge/groups/streams_group.h"
 #include "bridge/groups/group_timers.h"
 #include "bridge/groups/group_types.h"
 #include "common/bytes.h"
@@ -35,6 +37,7 @@ class Database;
 }
 namespace kib::state {
 class StateStore;
+struct StoredStreamsGroup;
 }
 
 namespace kib::bridge {
@@ -47,6 +50,26 @@ struct ConsumerGroupDescribeResult {
   ErrorCode error = ErrorCode::kNone;
   std::string message;
   ConsumerGroupView group;
+};
+
+// StreamsGroupDescribe, one group: an error (GROUP_ID_NOT_FOUND with Kafka's message) or the group,
+// valid until the coordinator is next called.
+struct StreamsGroupDescribeResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::string message;
+  const streams::StreamsGroup* group = nullptr;
+};
+
+// A StreamsGroupHeartbeat as it came (the parts the stateless checks look at), beside the params.
+struct StreamsHeartbeatShape {
+  std::string group_id;
+  std::optional<std::string> instance_id;
+  bool has_topology = false;
+  // The active, standby and warm-up task lists: sent (non-null), and sent empty.
+  bool owned_sent[3] = {false, false, false};
+  bool owned_empty[3] = {true, true, true};
+  std::vector<std::string> source_topic_regex;  // of every subtopology
+  std::vector<std::pair<std::string, int32_t>> changelog_partitions;
 };
 
 class GroupCoordinator {
@@ -82,6 +105,20 @@ class GroupCoordinator {
   // session timeout and heartbeat interval from options().consumer_timeouts.
   void group_config_changed(const std::string& group_id);
   ConsumerGroupDescribeResult consumer_group_describe(const std::string& group_id) const;
+
+  // StreamsGroupHeartbeat (KIP-1071): the request's shape checked as Kafka 4.4's
+  // GroupCoordinatorService does (INVALID_REQUEST, STREAMS_INVALID_TOPOLOGY), then the group's
+  // (created by a joining member; an empty group of another type becomes a streams group).
+  // Answered once what changed is durable. streams_coordination.cc.
+  void streams_group_heartbeat(const StreamsHeartbeatShape& shape, streams::StreamsHeartbeatParams params,
+                               streams::StreamsHeartbeatCallback done);
+  StreamsGroupDescribeResult streams_group_describe(const std::string& group_id) const;
+  // A streams group's missing internal topics, created as Kafka's AutoTopicCreationManager does it
+  // for streams groups: in the background, each name once while its creation is in flight; a
+  // failure is kept for `error_ttl_ms`. Returns the failures still kept for these names
+  // ("topic (message)"), for the heartbeat's MISSING_INTERNAL_TOPICS status.
+  std::vector<std::string> create_streams_topics(const std::vector<streams::InternalTopic>& topics,
+                                                 int64_t error_ttl_ms);
   // OffsetFetch v9+: the member asking, if it names one (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
   std::optional<ErrorCode> validate_offset_fetch(const std::string& group_id, const std::string& member_id,
                                                  int32_t member_epoch) const;
@@ -124,12 +161,22 @@ class GroupCoordinator {
  private:
   class ClassicHost;
   class ConsumerHost;
+  class StreamsHost;
   struct Entry;
 
   ConsumerGroup& create_consumer_group(const std::string& group_id);
   ConsumerGroup* find_consumer(const std::string& group_id) const;
   void persist_consumer_group(const ConsumerGroup& g, const std::string* only_member, std::function<void(Status)> done);
   void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r);
+
+  streams::StreamsGroup* find_streams(const std::string& group_id) const;
+  streams::StreamsGroup& create_streams_group(const std::string& group_id);
+  void persist_streams_group(const streams::StreamsGroup& g, std::function<void(Status)> done);
+  void answer(streams::StreamsHeartbeatCallback cb, streams::StreamsHeartbeatResult r);
+  // Loads the streams groups' rows (startup, inside load()'s blocking job).
+  size_t restore_streams_groups(const std::vector<state::StoredStreamsGroup>& stored);
+  // An empty group of another type is replaced: its rows of that type go.
+  void forget_rows_of(const Group& g);
 
   Group* find(const std::string& group_id) const;
   ClassicGroup* find_classic(const std::string& group_id) const;
@@ -161,6 +208,9 @@ class GroupCoordinator {
   bool stopped_ = false;
   int depth_ = 0;
   std::vector<std::function<void()>> outbox_;
+  // Internal topics of streams groups being created, and recent failures (name -> message, until).
+  std::set<std::string> creating_topics_;
+  std::map<std::string, std::pair<std::string, int64_t>> topic_creation_errors_;
   // Completions from the StateStore may arrive after the coordinator is gone; they check this.
   Liveness alive_;
 };

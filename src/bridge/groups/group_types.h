@@ -19,6 +19,18 @@ namespace kib::bridge {
 
 using kafka::ErrorCode;
 
+namespace streams {
+// A KIP-1071 streams group's settings (streams_group.h): Kafka's group.streams.* broker configs.
+struct StreamsGroupOptions {
+  int32_t session_timeout_ms = 45000;            // group.streams.session.timeout.ms
+  int32_t heartbeat_interval_ms = 5000;          // group.streams.heartbeat.interval.ms
+  int32_t num_standby_replicas = 0;              // group.streams.num.standby.replicas
+  int32_t max_size = 1000;                       // group.streams.max.size (Kafka: unbounded)
+  int32_t initial_rebalance_delay_ms = 3000;     // group.streams.initial.rebalance.delay.ms
+  int32_t assignment_interval_ms = 1000;         // group.streams.assignment.interval.ms
+};
+}  // namespace streams
+
 struct GroupCoordinatorOptions {
   // group.min.session.timeout.ms / group.max.session.timeout.ms (Kafka's defaults).
   int32_t min_session_timeout_ms = static_cast<int32_t>(config::GroupsConfig{}.min_session_timeout_ms);
@@ -53,6 +65,14 @@ struct GroupCoordinatorOptions {
   std::function<std::optional<int32_t>(const std::string&)> topic_partitions;
   // Every topic's name (regular-expression subscriptions).
   std::function<std::vector<std::string>()> topic_names;
+  // KIP-1071 streams groups.
+  streams::StreamsGroupOptions streams;
+  // Creates a streams group's internal topic (name, partitions, replication factor, configs);
+  // `done` gets the outcome. Unset: internal topics are never created.
+  std::function<void(const std::string& name, int32_t partitions, int16_t replication_factor,
+                     const std::vector<std::pair<std::string, std::string>>& configs,
+                     std::function<void(Status)> done)>
+      create_topic;
 };
 
 // The states of a classic group (Kafka's ClassicGroupState); classic_group.h has the

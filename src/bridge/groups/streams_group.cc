@@ -63,6 +63,29 @@ StreamsGroupState StreamsGroup::state() const {
   return StreamsGroupState::kStable;
 }
 
+StreamsGroupSnapshot StreamsGroup::snapshot() const {
+  return StreamsGroupSnapshot{id(),          group_epoch_, assignment_epoch_, validated_topology_epoch_,
+                              last_standby_replicas_, topology_, members_,     target_, configured_from_};
+}
+
+void StreamsGroup::restore(const StreamsGroupSnapshot& s) {
+  group_epoch_ = s.group_epoch;
+  assignment_epoch_ = s.assignment_epoch;
+  validated_topology_epoch_ = s.validated_topology_epoch;
+  last_standby_replicas_ = s.last_standby_replicas;
+  topology_ = s.topology;
+  members_ = s.members;
+  target_ = s.target;
+  configured_.reset();
+  configured_from_ = s.configured_from;
+  counts_known_ = s.topology.has_value();
+  for (const auto& [id, m] : members_) {
+    host_->arm_session(id, options_.session_timeout_ms);
+    if (m.r.state == StreamsMemberState::kUnrevokedTasks)
+      host_->arm_rebalance(id, m.r.member_epoch, m.rebalance_timeout_ms);
+  }
+}
+
 const TaskAssignment* StreamsGroup::target(const std::string& member_id) const {
   auto it = target_.find(member_id);
   return it == target_.end() ? nullptr : &it->second;
@@ -126,7 +149,10 @@ Result<bool> StreamsGroup::maybe_configure() {
     return it == counts.end() ? std::nullopt : std::optional<int32_t>(it->second);
   });
   if (!c.ok()) return c.error();
-  const bool changed = !configured_ || counts != configured_from_;
+  // A group loaded at startup knows the counts its epoch was computed from: the same counts are
+  // no reason for a new epoch (Kafka compares the stored metadata hash).
+  const bool changed = !counts_known_ || counts != configured_from_;
+  counts_known_ = true;
   configured_from_ = std::move(counts);
   configured_ = std::move(c.value());
   return changed;
@@ -251,6 +277,7 @@ std::variant<bool, StreamsHeartbeatResult> StreamsGroup::update_topology(const S
       topology_ = p.topology;
       configured_.reset();
       configured_from_.clear();
+      counts_known_ = false;
       new_topology = true;
     } else if (topology_->epoch <= p.topology->epoch && !(*topology_ == *p.topology)) {
       return fail(ErrorCode::kInvalidRequest, "Topology updates are not supported yet.");

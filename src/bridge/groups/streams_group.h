@@ -6,7 +6,8 @@
 // task assignor (task_assignor.h), and each member reconciled one step per heartbeat
 // (task_reconciliation.h). docs/groups.md, "Streams groups".
 //
-// Not served yet: no handler routes StreamsGroupHeartbeat here (the design's remaining steps).
+// The group coordinator routes StreamsGroupHeartbeat here and stores snapshot() after each change
+// (streams_group_rows.h); restore() brings a group back as it was after a restart.
 // Loop thread only; the group asks its host for the time, timers, topic metadata and writes.
 #pragma once
 
@@ -101,15 +102,6 @@ struct StreamsHeartbeatResult {
 };
 using StreamsHeartbeatCallback = std::function<void(StreamsHeartbeatResult)>;
 
-struct StreamsGroupOptions {
-  int32_t session_timeout_ms = 45000;            // group.streams.session.timeout.ms
-  int32_t heartbeat_interval_ms = 5000;          // group.streams.heartbeat.interval.ms
-  int32_t num_standby_replicas = 0;              // group.streams.num.standby.replicas
-  int32_t max_size = 1000;                       // group.streams.max.size (Kafka: unbounded)
-  int32_t initial_rebalance_delay_ms = 3000;     // group.streams.initial.rebalance.delay.ms
-  int32_t assignment_interval_ms = 1000;         // Kafka's streams group assignment interval
-};
-
 class StreamsGroup;
 
 class StreamsGroupHost {
@@ -126,6 +118,21 @@ class StreamsGroupHost {
   virtual void answer(StreamsHeartbeatCallback cb, StreamsHeartbeatResult r) = 0;
 };
 
+// What survives a restart (Kafka's StreamsGroupMetadata, Topology, MemberMetadata,
+// TargetAssignment and CurrentMemberAssignment records). The configured topology, the endpoint
+// epoch, a requested shutdown and the delays are rebuilt or forgotten, as Kafka's are.
+struct StreamsGroupSnapshot {
+  std::string group_id;
+  int32_t group_epoch = 1;
+  int32_t assignment_epoch = 1;
+  int32_t validated_topology_epoch = 0;
+  int32_t last_standby_replicas = -1;
+  std::optional<Topology> topology;
+  std::map<std::string, StreamsMember> members;
+  std::map<std::string, TaskAssignment> target;
+  std::map<std::string, int32_t> configured_from;  // the inputs' partition counts (Kafka's metadata hash)
+};
+
 // Kafka's StreamsGroupState names: Empty, NotReady, Assigning, Reconciling, Stable.
 enum class StreamsGroupState { kEmpty, kNotReady, kAssigning, kReconciling, kStable };
 const char* streams_group_state_name(StreamsGroupState s);
@@ -139,6 +146,13 @@ class StreamsGroup final : public Group {
   void heartbeat(const StreamsHeartbeatParams& p, StreamsHeartbeatCallback done);
   void on_session_expired(const std::string& member_id);
   void on_rebalance_expired(const std::string& member_id, int32_t epoch);
+
+  StreamsGroupSnapshot snapshot() const;
+  // A group loaded at startup: every member's session starts again now, a member still revoking
+  // gets its rebalance timeout again.
+  void restore(const StreamsGroupSnapshot& s);
+  void set_options(const StreamsGroupOptions& o) { options_ = o; }
+  const StreamsGroupOptions& options() const { return options_; }
 
   StreamsGroupState state() const;
   int32_t group_epoch() const { return group_epoch_; }
@@ -190,6 +204,7 @@ class StreamsGroup final : public Group {
   std::optional<Topology> topology_;
   std::optional<ConfiguredTopology> configured_;
   std::map<std::string, int32_t> configured_from_;  // the partition counts configured_ was computed from
+  bool counts_known_ = false;  // configured_from_ is what the group epoch was computed from
   // A new group starts as Kafka's: group and assignment epochs 1, validated topology epoch 0.
   int32_t validated_topology_epoch_ = 0;
   int32_t group_epoch_ = 1;

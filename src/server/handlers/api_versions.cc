@@ -4,9 +4,11 @@
 // clients whether to use transaction version 2 (KIP-890), and `group.version` (0-1; finalized at
 // `[groups] group_version`): at 1 the consumer group protocol (KIP-848) is served and its APIs
 // (ConsumerGroupHeartbeat, ConsumerGroupDescribe) advertised, at 0 they are left out, as Kafka
-// leaves them out of ApiVersions while group.version is 0. Features the bridge does not serve
-// (metadata.version, streams.version, ...) are not listed, so clients fall back as they do with
-// an older broker.
+// leaves them out of ApiVersions while group.version is 0; `streams.version` (0-1; finalized at
+// `[groups] streams_version`) likewise for the streams group protocol (KIP-1071:
+// StreamsGroupHeartbeat, StreamsGroupDescribe). Features the bridge does not serve
+// (metadata.version, share.version, ...) are not listed, so clients fall back as they do with an
+// older broker.
 #include <chrono>
 
 #include "kafka/protocol/generated/api_versions.h"
@@ -34,14 +36,18 @@ void handle(const config::Config& config, Request&& req) {
   }
   msg::ApiVersionsResponse resp;
   const auto group_level = static_cast<int16_t>(config.groups.group_version);
+  const auto streams_level = static_cast<int16_t>(config.groups.streams_version);
   for (const HandlerSpec& h : handler_registry()) {
     if (group_level < 1 && (h.api_key == 68 || h.api_key == 69)) continue;  // ConsumerGroupHeartbeat, Describe
+    if (streams_level < 1 && (h.api_key == 88 || h.api_key == 89)) continue;  // StreamsGroupHeartbeat, Describe
     resp.api_keys.push_back({h.api_key, h.advertised_min, h.max_version});
   }
   const auto level = static_cast<int16_t>(config.transactions.transaction_version);
   resp.supported_features.push_back({"group.version", 0, 1});
+  resp.supported_features.push_back({"streams.version", 0, 1});
   resp.supported_features.push_back({"transaction.version", 0, 2});
   resp.finalized_features.push_back({"group.version", group_level, group_level});
+  resp.finalized_features.push_back({"streams.version", streams_level, streams_level});
   resp.finalized_features.push_back({"transaction.version", level, level});
   resp.finalized_features_epoch = finalized_features_epoch();
   req.respond.send(resp);

@@ -42,6 +42,9 @@ std::vector<HandlerSpec> collect() {
       // KIP-848 consumer groups (docs/groups.md).
       consumer_group_heartbeat_handler(),
       consumer_group_describe_handler(),
+      // KIP-1071 streams groups (docs/groups.md).
+      streams_group_heartbeat_handler(),
+      streams_group_describe_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

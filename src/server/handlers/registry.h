@@ -100,5 +100,7 @@ HandlerSpec create_acls_handler();
 HandlerSpec delete_acls_handler();
 HandlerSpec consumer_group_heartbeat_handler();
 HandlerSpec consumer_group_describe_handler();
+HandlerSpec streams_group_heartbeat_handler();
+HandlerSpec streams_group_describe_handler();
 
 }  // namespace kib::kafka

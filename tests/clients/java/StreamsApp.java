@@ -12,7 +12,10 @@
 //      changelog) with partitions and cleanup.policy, and the repartition topic's log start
 //      offsets (Streams purges consumed repartition records with DeleteRecords).
 //
-//   java StreamsApp BOOTSTRAP TAG STATE_DIR TIMEOUT_MS < lines
+//   java StreamsApp BOOTSTRAP TAG STATE_DIR TIMEOUT_MS [GROUP_PROTOCOL] < lines
+//
+// GROUP_PROTOCOL: Streams' group.protocol, "classic" (the default) or "streams" (KIP-1071, Kafka
+// Streams 4.2+: the broker assigns the tasks and creates the internal topics).
 //
 // stdin: the phase-1 lines, a line "--", the phase-2 lines. The topology: input → split into
 // lowercase words → groupBy(word) (through the repartition topic TAG-wc-by-word-repartition) →
@@ -85,7 +88,7 @@ public final class StreamsApp {
             StandardCharsets.UTF_8);
     static final List<String> errors = new ArrayList<>();
 
-    static String bootstrap, input, output, appId, repartition, changelog;
+    static String bootstrap, input, output, appId, repartition, changelog, groupProtocol = "classic";
     static long deadline;
 
     static void error(String step, Throwable t) {
@@ -165,6 +168,7 @@ public final class StreamsApp {
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");  // one output update per word
         p.put(StreamsConfig.REPARTITION_PURGE_INTERVAL_MS_CONFIG, "0");  // DeleteRecords after every commit
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "1");
+        p.put("group.protocol", groupProtocol);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), "10000");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "1000");
@@ -267,6 +271,7 @@ public final class StreamsApp {
         String tag = args[1];
         Path stateDir = Path.of(args[2]);
         deadline = System.currentTimeMillis() + Long.parseLong(args[3]);
+        if (args.length > 4) groupProtocol = args[4];
         input = tag + "-input";
         output = tag + "-output";
         appId = tag + "-wc";

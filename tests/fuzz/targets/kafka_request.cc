@@ -115,6 +115,8 @@ constexpr std::array kServed{
     Served{ConsumerGroupHeartbeatRequest::kApiKey, 0, 1, &body<ConsumerGroupHeartbeatRequest>},
     Served{ConsumerGroupDescribeRequest::kApiKey, 0, 1, &body<ConsumerGroupDescribeRequest>},
     Served{ListConfigResourcesRequest::kApiKey, 0, 1, &body<ListConfigResourcesRequest>},
+    Served{StreamsGroupHeartbeatRequest::kApiKey, 0, 1, &body<StreamsGroupHeartbeatRequest>},
+    Served{StreamsGroupDescribeRequest::kApiKey, 0, 1, &body<StreamsGroupDescribeRequest>},
 };
 
 }  // namespace
