@@ -111,4 +111,16 @@ ErrorCode to_kafka_metadata_error(const Error& e) {
   return code;
 }
 
+ErrorCode to_kafka_fetch_error(const Error& e) {
+  switch (const ErrorCode code = to_kafka_error(e)) {
+    case ErrorCode::kLeaderNotAvailable:
+    case ErrorCode::kRequestTimedOut:
+    case ErrorCode::kNotEnoughReplicas:
+    case ErrorCode::kCoordinatorNotAvailable:
+      return ErrorCode::kNotLeaderOrFollower;
+    default:
+      return code;
+  }
+}
+
 }  // namespace kib::bridge

@@ -56,6 +56,19 @@ BOOST_AUTO_TEST_CASE(metadata_answers_iggy_failures_with_leader_not_available) {
     BOOST_TEST(metadata(e) == mapped(e), e.message);
 }
 
+// Java's FetchCollector knows no LEADER_NOT_AVAILABLE or REQUEST_TIMED_OUT in a Fetch answer: it
+// threw IllegalStateException and a Kafka Streams thread died right after a bridge restart.
+BOOST_AUTO_TEST_CASE(fetch_answers_a_backend_not_ready_with_not_leader_or_follower) {
+  auto fetch = [](const Error& e) { return static_cast<int>(bridge::to_kafka_fetch_error(e)); };
+  for (const Error& e : {iggy::transport_error(iggy::TransportCode::kTimeout),
+                         bridge::kafka_error(ErrorCode::kLeaderNotAvailable, "Iggy is not reachable; retry"),
+                         Error{ErrorDomain::kState, 0, "busy"}})
+    BOOST_TEST(fetch(e) == int(ErrorCode::kNotLeaderOrFollower), e.message);
+  for (const Error& e : {iggy::iggy_error(999999), bridge::kafka_error(ErrorCode::kUnknownTopicOrPartition, ""),
+                         bridge::kafka_error(ErrorCode::kOffsetOutOfRange, ""), iggy::protocol_error("short")})
+    BOOST_TEST(fetch(e) == mapped(e), e.message);
+}
+
 BOOST_AUTO_TEST_CASE(each_iggy_code_maps_as_intended) {
   // Issue 31, finding 9: a mapped Iggy user that cannot log in is an authorization failure a
   // client understands, a lost Iggy session a retriable storage error; never SASL_AUTHENTICATION_FAILED.

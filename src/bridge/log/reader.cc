@@ -143,7 +143,7 @@ void Reader::run_pass(uint64_t op_id) {
       if (it == fetches_.end()) return;
       FetchOp& op = *it->second;
       if (!known) {
-        op.reads[i].error = to_kafka_error(known.error());
+        op.reads[i].error = to_kafka_fetch_error(known.error());
         read_finished(op_id);
         return;
       }
@@ -192,7 +192,7 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
   auto retry_refreshed = [this, pp = &p, offset, max_bytes, owner, as, cb]() {
     offsets_.refresh(*pp, [this, pp, offset, max_bytes, owner, as, cb](Status s) {
       if (!s) {
-        cb(PartitionRead{to_kafka_error(s.error()), nullptr, {}, {}});
+        cb(PartitionRead{to_kafka_fetch_error(s.error()), nullptr, {}, {}});
         return;
       }
       read_partition(*pp, offset, max_bytes, true, owner, as, cb);
@@ -229,7 +229,7 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
     PartitionOffsets& p = *pp;
     if (!r) {
       spdlog::debug("poll {}-{} at {} failed: {}", p.topic, p.id, offset, r.error().message);
-      cb(PartitionRead{to_kafka_error(r.error()), nullptr, {}, {}});
+      cb(PartitionRead{to_kafka_fetch_error(r.error()), nullptr, {}, {}});
       return;
     }
     observe_poll(p, *r);
