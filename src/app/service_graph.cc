@@ -119,8 +119,9 @@ ServiceGraph::ServiceGraph(uv_loop_t* loop, const config::Config& cfg, state::St
   offsets_ = std::make_unique<bridge::CommittedOffsets>(
       state, *group_timers_, offsets_options(cfg, *catalog_, options.offsets_check_partitions));
   catalog_->adopt_listener(std::make_unique<TopicStateListener>(*offsets_, *producers_));
-  groups_ = std::make_unique<bridge::GroupCoordinator>(state, *group_timers_, *offsets_,
-                                                       group_options(cfg, *catalog_, *configs_));
+  auto group_opts = group_options(cfg, *catalog_, *configs_);
+  if (options.groups_wait_for_topics) group_opts.topics_known = [&catalog = *catalog_] { return catalog.started(); };
+  groups_ = std::make_unique<bridge::GroupCoordinator>(state, *group_timers_, *offsets_, std::move(group_opts));
   configs_->set_group_config_listener([this](const std::string& group_id) { groups_->group_config_changed(group_id); });
   transactions_ = bridge::make_transaction_coordinator(
       bridge::TransactionServices{state, loop, *producers_, *log_, *offsets_, *groups_, cfg.transactions});

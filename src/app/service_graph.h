@@ -58,6 +58,10 @@ struct ServiceGraphOptions {
   // (UNKNOWN_TOPIC_OR_PARTITION otherwise, as Kafka). A graph with no Iggy behind it has an empty
   // catalog: false accepts every partition there.
   bool offsets_check_partitions = true;
+  // Whether consumer and streams group heartbeats wait (COORDINATOR_LOAD_IN_PROGRESS) until the
+  // catalog has read the topics from Iggy. A graph with no Iggy behind it never reads them:
+  // false serves those groups against its empty catalog.
+  bool groups_wait_for_topics = true;
   // The base settings of the per-principal Iggy pools ([principals]); the [iggy] pool's are the
   // daemon's default.
   iggy::PoolConfig identity_pool{};

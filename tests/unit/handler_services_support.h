@@ -92,6 +92,7 @@ struct IdleServices {
   static app::ServiceGraphOptions idle_options() {
     app::ServiceGraphOptions o;
     o.offsets_check_partitions = false;
+    o.groups_wait_for_topics = false;
     return o;
   }
 };

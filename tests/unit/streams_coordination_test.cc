@@ -59,6 +59,7 @@ struct Harness {
   std::map<std::string, int32_t> topics{{"words", 2}};
   std::vector<std::string> creations;               // create_topic calls, in order
   std::map<std::string, std::function<void(Status)>> pending_creations;
+  bool topics_known = true;
 
   Harness() {
     char tmpl[] = "/tmp/kib-sgroups-XXXXXX";
@@ -71,6 +72,7 @@ struct Harness {
       if (it == topics.end()) return std::nullopt;
       return it->second;
     };
+    options.topics_known = [this] { return topics_known; };
     options.create_topic = [this](const std::string& name, int32_t partitions, int16_t, const auto&,
                                   std::function<void(Status)> done) {
       creations.push_back(name + ":" + std::to_string(partitions));
@@ -235,6 +237,32 @@ BOOST_AUTO_TEST_CASE(a_join_creates_the_internal_topics_once_and_tasks_follow_th
   BOOST_TEST(h.gc->list_groups({}, {"streams"}).size() == 1u);
   BOOST_TEST(h.gc->list_groups({}, {"consumer"}).empty());
   BOOST_TEST(h.gc->list_groups({}, {"streams"}).front().state == "Stable");
+}
+
+// Right after a restart the catalog has not read the topics from Iggy yet: a group configured
+// against no topics would take every task away (NotReady) and give them back later. The
+// heartbeat waits instead, as Kafka's coordinator answers while it loads, and its member's
+// session goes on.
+BOOST_AUTO_TEST_CASE(heartbeats_wait_with_load_in_progress_until_the_topics_are_known) {
+  Harness h;
+  auto r = h.join("a");
+  h.gc->create_streams_topics(r.topics_to_create, 10000);
+  h.finish_creations();
+  h.timers.advance(3000);
+  r = h.heartbeat("a", r.member_epoch, OwnedTasks{});
+  BOOST_REQUIRE(r.tasks.has_value());
+  const int32_t epoch = r.member_epoch, group_epoch = h.gc->streams_group_describe("wc").group->group_epoch();
+  h.topics_known = false;
+  for (int i = 0; i < 10; ++i) {  // 50 s of heartbeats, beyond the 45 s session
+    h.timers.advance(5000);
+    BOOST_TEST((h.heartbeat("a", epoch, std::nullopt).error == ErrorCode::kCoordinatorLoadInProgress));
+  }
+  h.topics_known = true;
+  r = h.heartbeat("a", epoch, std::nullopt);
+  BOOST_REQUIRE((r.error == ErrorCode::kNone));
+  BOOST_TEST(r.member_epoch == epoch);
+  BOOST_TEST(!r.tasks.has_value());
+  BOOST_TEST(h.gc->streams_group_describe("wc").group->group_epoch() == group_epoch);
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_internal_topic_creation_is_reported_until_it_expires) {

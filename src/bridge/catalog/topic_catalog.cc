@@ -311,6 +311,8 @@ const TopicMetadata* TopicCatalog::find(const TopicId& id) const {
   return nullptr;
 }
 
+bool TopicCatalog::started() const { return impl_->started; }
+
 std::vector<const TopicMetadata*> TopicCatalog::all() const {
   std::vector<const TopicMetadata*> out;
   for (auto& [n, t] : impl_->topics) out.push_back(&t);

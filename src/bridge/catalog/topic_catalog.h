@@ -101,6 +101,9 @@ class TopicCatalog {
   // stream exists, and reads the topic list. `done` runs on the loop.
   void start(std::function<void(Status)> done);
   void stop();
+  // The topic list has been read from Iggy (start() succeeded): until then find() knows no
+  // topic, which does not mean there is none.
+  bool started() const;
 
   const iggy::Identifier& stream() const { return stream_; }
 

@@ -176,6 +176,11 @@ class ConsumerGroup final : public Group {
   int32_t assignment_epoch() const { return assignment_epoch_; }
   const std::map<std::string, int32_t>& snapshot_partitions() const { return subscribed_partitions_; }
   const std::map<std::string, ConsumerMember>& members() const { return members_; }
+  // A member heard from while the coordinator cannot serve it yet (topics still loading): its
+  // session starts again, nothing else changes.
+  void keep_alive(const std::string& member_id) {
+    if (members_.contains(member_id)) host_->arm_session(member_id, options_.session_timeout_ms);
+  }
   const MemberTargetAssignment* target(const std::string& member_id) const;
 
   // Group.

@@ -448,6 +448,10 @@ void GroupCoordinator::consumer_group_heartbeat(ConsumerHeartbeatParams p, int16
     answer(std::move(done), std::move(r));
   };
   if (stopped_) return refuse(ErrorCode::kCoordinatorNotAvailable, "");
+  if (options_.topics_known && !options_.topics_known()) {
+    if (ConsumerGroup* g = find_consumer(p.group_id)) g->keep_alive(p.member_id);
+    return refuse(ErrorCode::kCoordinatorLoadInProgress, "");
+  }
   // Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid. v1+ members make their own ids.
   if ((version >= 1 || p.member_epoch > 0 || p.member_epoch == -1) && p.member_id.empty())
     return refuse(ErrorCode::kInvalidRequest, "MemberId can't be empty.");

@@ -65,6 +65,11 @@ struct GroupCoordinatorOptions {
   std::function<std::optional<int32_t>(const std::string&)> topic_partitions;
   // Every topic's name (regular-expression subscriptions).
   std::function<std::vector<std::string>()> topic_names;
+  // Whether topic_partitions and topic_names know the topics yet (the catalog has read them from
+  // Iggy). Until then consumer and streams group heartbeats get COORDINATOR_LOAD_IN_PROGRESS, as
+  // Kafka's coordinator answers while it loads: a group acting on an empty topic list would
+  // empty its members' assignments after a restart. Unset: always known.
+  std::function<bool()> topics_known;
   // KIP-1071 streams groups.
   streams::StreamsGroupOptions streams;
   // Creates a streams group's internal topic (name, partitions, replication factor, configs);

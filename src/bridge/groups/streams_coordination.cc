@@ -175,6 +175,10 @@ void GroupCoordinator::streams_group_heartbeat(const StreamsHeartbeatShape& shap
     answer(std::move(done), std::move(r));
   };
   if (stopped_) return refuse(ErrorCode::kCoordinatorNotAvailable, "");
+  if (options_.topics_known && !options_.topics_known()) {
+    if (StreamsGroup* g = find_streams(shape.group_id)) g->keep_alive(p.member_id);
+    return refuse(ErrorCode::kCoordinatorLoadInProgress, "");
+  }
   if (auto why = invalid_streams_heartbeat(shape, p)) return refuse(why->first, why->second);
 
   // Kafka's getOrCreateStreamsGroup: a joining member creates the group, and an empty group of

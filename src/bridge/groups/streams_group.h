@@ -160,6 +160,11 @@ class StreamsGroup final : public Group {
   const std::optional<Topology>& topology() const { return topology_; }
   const std::optional<ConfiguredTopology>& configured() const { return configured_; }
   const std::map<std::string, StreamsMember>& members() const { return members_; }
+  // A member heard from while the coordinator cannot serve it yet (topics still loading): its
+  // session starts again, nothing else changes.
+  void keep_alive(const std::string& member_id) {
+    if (members_.contains(member_id)) host_->arm_session(member_id, options_.session_timeout_ms);
+  }
   const TaskAssignment* target(const std::string& member_id) const;
 
   // Group.
