@@ -96,6 +96,12 @@ def server_properties(data_dir: Path, port: int, controller_port: int, extra: di
         "group.consumer.session.timeout.ms": "6000",
         "group.consumer.min.heartbeat.interval.ms": "1000",
         "group.consumer.heartbeat.interval.ms": "1000",
+        # KIP-1071 streams groups likewise (the bridge: [groups] streams_session_timeout_ms,
+        # streams_heartbeat_interval_ms).
+        "group.streams.min.session.timeout.ms": "6000",
+        "group.streams.session.timeout.ms": "6000",
+        "group.streams.min.heartbeat.interval.ms": "1000",
+        "group.streams.heartbeat.interval.ms": "1000",
         "num.network.threads": "2",
         "num.io.threads": "2",
         "background.threads": "2",
