@@ -77,6 +77,14 @@ bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, bridge:
   o.streams.max_size = static_cast<int32_t>(cfg.groups.streams_max_size);
   o.streams.initial_rebalance_delay_ms = static_cast<int32_t>(cfg.groups.streams_initial_rebalance_delay_ms);
   o.streams.assignment_interval_ms = static_cast<int32_t>(cfg.groups.streams_assignment_interval_ms);
+  o.streams_options = [&configs, base = o.streams](const std::string& group_id) {
+    const auto own = configs.streams_settings(group_id);
+    bridge::streams::StreamsGroupOptions s = base;
+    s.session_timeout_ms = own.session_timeout_ms;
+    s.heartbeat_interval_ms = own.heartbeat_interval_ms;
+    s.num_standby_replicas = own.num_standby_replicas;
+    return s;
+  };
   // A streams group's internal topics, as a CreateTopics with the application's configs would.
   o.create_topic = [&catalog](const std::string& name, int32_t partitions, int16_t replication_factor,
                               const std::vector<std::pair<std::string, std::string>>& configs,

@@ -329,6 +329,10 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("group_version", c.groups.group_version, 0, 1);
     s.integer("streams_session_timeout_ms", c.groups.streams_session_timeout_ms, 1, 3600000);
     s.integer("streams_heartbeat_interval_ms", c.groups.streams_heartbeat_interval_ms, 1, 3600000);
+    s.integer("streams_min_session_timeout_ms", c.groups.streams_min_session_timeout_ms, 1, 3600000);
+    s.integer("streams_max_session_timeout_ms", c.groups.streams_max_session_timeout_ms, 1, 3600000);
+    s.integer("streams_min_heartbeat_interval_ms", c.groups.streams_min_heartbeat_interval_ms, 1, 3600000);
+    s.integer("streams_max_heartbeat_interval_ms", c.groups.streams_max_heartbeat_interval_ms, 1, 3600000);
     s.integer("streams_max_standby_replicas", c.groups.streams_max_standby_replicas, 0, 100);
     s.integer("streams_num_standby_replicas", c.groups.streams_num_standby_replicas, 0, 100);
     s.integer("streams_max_size", c.groups.streams_max_size, 1, 100000);
@@ -337,6 +341,13 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.integer("streams_version", c.groups.streams_version, 0, 1);
     if (c.groups.streams_heartbeat_interval_ms >= c.groups.streams_session_timeout_ms)
       s.bad("streams_heartbeat_interval_ms", "must be less than streams_session_timeout_ms");
+    if (c.groups.streams_session_timeout_ms < c.groups.streams_min_session_timeout_ms ||
+        c.groups.streams_session_timeout_ms > c.groups.streams_max_session_timeout_ms)
+      s.bad("streams_session_timeout_ms", "must be within streams_min_session_timeout_ms and streams_max_session_timeout_ms");
+    if (c.groups.streams_heartbeat_interval_ms < c.groups.streams_min_heartbeat_interval_ms ||
+        c.groups.streams_heartbeat_interval_ms > c.groups.streams_max_heartbeat_interval_ms)
+      s.bad("streams_heartbeat_interval_ms",
+            "must be within streams_min_heartbeat_interval_ms and streams_max_heartbeat_interval_ms");
     if (c.groups.streams_num_standby_replicas > c.groups.streams_max_standby_replicas)
       s.bad("streams_num_standby_replicas", "must not exceed streams_max_standby_replicas");
     s.finish();
@@ -606,6 +617,10 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\ngroup_version = " << c.groups.group_version
      << "\nstreams_session_timeout_ms = " << c.groups.streams_session_timeout_ms
      << "\nstreams_heartbeat_interval_ms = " << c.groups.streams_heartbeat_interval_ms
+     << "\nstreams_min_session_timeout_ms = " << c.groups.streams_min_session_timeout_ms
+     << "\nstreams_max_session_timeout_ms = " << c.groups.streams_max_session_timeout_ms
+     << "\nstreams_min_heartbeat_interval_ms = " << c.groups.streams_min_heartbeat_interval_ms
+     << "\nstreams_max_heartbeat_interval_ms = " << c.groups.streams_max_heartbeat_interval_ms
      << "\nstreams_num_standby_replicas = " << c.groups.streams_num_standby_replicas
      << "\nstreams_max_standby_replicas = " << c.groups.streams_max_standby_replicas
      << "\nstreams_max_size = " << c.groups.streams_max_size

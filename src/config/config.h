@@ -93,6 +93,12 @@ struct GroupsConfig {
   // KIP-1071 streams groups (StreamsGroupHeartbeat): Kafka's group.streams.* broker settings.
   uint32_t streams_session_timeout_ms = 45000;         // group.streams.session.timeout.ms
   uint32_t streams_heartbeat_interval_ms = 5000;       // group.streams.heartbeat.interval.ms
+  // The bounds of those two, for the broker's values and for a group's own (kafka-configs
+  // --entity-type groups): group.streams.{min,max}.{session.timeout,heartbeat.interval}.ms.
+  uint32_t streams_min_session_timeout_ms = 45000;
+  uint32_t streams_max_session_timeout_ms = 60000;
+  uint32_t streams_min_heartbeat_interval_ms = 5000;
+  uint32_t streams_max_heartbeat_interval_ms = 15000;
   uint32_t streams_num_standby_replicas = 0;           // group.streams.num.standby.replicas
   uint32_t streams_max_standby_replicas = 2;           // group.streams.max.standby.replicas
   uint32_t streams_max_size = 1000;                    // group.streams.max.size (Kafka: unbounded)

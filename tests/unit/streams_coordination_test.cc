@@ -265,6 +265,32 @@ BOOST_AUTO_TEST_CASE(heartbeats_wait_with_load_in_progress_until_the_topics_are_
   BOOST_TEST(h.gc->streams_group_describe("wc").group->group_epoch() == group_epoch);
 }
 
+// A group's own streams.* configs (kafka-configs --entity-type groups): the heartbeat interval
+// reaches the next answer; a new standby count moves the group epoch (a new target assignment).
+BOOST_AUTO_TEST_CASE(a_groups_own_streams_configs_reach_its_members) {
+  Harness h;
+  StreamsGroupOptions own = h.options.streams;
+  own.heartbeat_interval_ms = 2500;
+  h.options.streams_options = [&own](const std::string&) { return own; };
+  h.stop();
+  h.start();
+  auto r = h.join("a");
+  BOOST_TEST(r.heartbeat_interval_ms == 2500);
+  h.gc->create_streams_topics(r.topics_to_create, 10000);
+  h.finish_creations();
+  h.timers.advance(3000);
+  r = h.heartbeat("a", r.member_epoch, OwnedTasks{});
+  BOOST_REQUIRE(r.tasks.has_value());
+  const int32_t group_epoch = h.gc->streams_group_describe("wc").group->group_epoch();
+  own.heartbeat_interval_ms = 4000;
+  own.num_standby_replicas = 1;
+  h.gc->group_config_changed("wc");
+  h.timers.advance(1000);
+  r = h.heartbeat("a", r.member_epoch, std::nullopt);
+  BOOST_TEST(r.heartbeat_interval_ms == 4000);
+  BOOST_TEST(h.gc->streams_group_describe("wc").group->group_epoch() == group_epoch + 1);
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_internal_topic_creation_is_reported_until_it_expires) {
   Harness h;
   auto r = h.join("a");

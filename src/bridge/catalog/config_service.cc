@@ -220,6 +220,10 @@ group_configs::ConsumerTimeouts ConfigService::consumer_timeouts(const std::stri
   return group_configs::consumer_timeouts(group_overrides(group_id), group_configs::broker_of(cfg_));
 }
 
+group_configs::StreamsSettings ConfigService::streams_settings(const std::string& group_id) const {
+  return group_configs::streams_settings(group_overrides(group_id), group_configs::broker_of(cfg_));
+}
+
 const tc::ConfigMap& ConfigService::group_overrides(const std::string& group_id) const {
   static const tc::ConfigMap kNone;
   auto it = groups_.find(group_id);

@@ -67,6 +67,8 @@ class ConfigService {
   std::vector<std::string> configured_groups() const;
   // What a KIP-848 consumer group `group_id` runs with: its own values, else [groups]'.
   group_configs::ConsumerTimeouts consumer_timeouts(const std::string& group_id) const;
+  // What a streams group runs with: its own streams.* values, else [groups]'.
+  group_configs::StreamsSettings streams_settings(const std::string& group_id) const;
   // Called with the group id once a change of a group's configs is committed.
   void set_group_config_listener(std::function<void(const std::string&)> f) { group_listener_ = std::move(f); }
 

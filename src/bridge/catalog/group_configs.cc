@@ -32,14 +32,11 @@ constexpr const char* kStreamsSession = "streams.session.timeout.ms";
 constexpr const char* kStreamsHeartbeat = "streams.heartbeat.interval.ms";
 constexpr const char* kStreamsStandby = "streams.num.standby.replicas";
 
-// The share and streams bounds of GroupCoordinatorConfig and ShareGroupConfig (Kafka's defaults:
-// the bridge serves neither group type, so it has no keys for them).
+// The share bounds of GroupCoordinatorConfig and ShareGroupConfig (Kafka's defaults: the bridge
+// does not serve share groups, so it has no keys for them).
 constexpr int32_t kShareMinSession = 45000, kShareMaxSession = 60000;
 constexpr int32_t kShareMinHeartbeat = 5000, kShareMaxHeartbeat = 15000;
 constexpr int32_t kShareMinLock = 15000, kShareMaxLock = 60000;
-constexpr int32_t kStreamsMinSession = 45000, kStreamsMaxSession = 60000;
-constexpr int32_t kStreamsMinHeartbeat = 5000, kStreamsMaxHeartbeat = 15000;
-constexpr int32_t kStreamsMaxStandby = 2;
 
 // String.trim, as ConfigDef.parseType trims a STRING value.
 std::string trim(const std::string& s) {
@@ -118,6 +115,9 @@ std::string broker_default(const ConfigDef& d, const Broker& b) {
   const std::string_view n = d.name;
   if (n == kConsumerSession) return std::to_string(b.consumer_session_timeout_ms);
   if (n == kConsumerHeartbeat) return std::to_string(b.consumer_heartbeat_interval_ms);
+  if (n == kStreamsSession) return std::to_string(b.streams_session_timeout_ms);
+  if (n == kStreamsHeartbeat) return std::to_string(b.streams_heartbeat_interval_ms);
+  if (n == kStreamsStandby) return std::to_string(b.streams_num_standby_replicas);
   return d.default_value;
 }
 
@@ -140,17 +140,17 @@ Status check_bounds(const ConfigMap& v, const Broker& b) {
        "group.share.max.session.timeout.ms"},
       {kShareLock, kShareMinLock, kShareMaxLock, "group.share.min.record.lock.duration.ms",
        "group.share.max.record.lock.duration.ms"},
-      {kStreamsHeartbeat, kStreamsMinHeartbeat, kStreamsMaxHeartbeat, "group.streams.min.heartbeat.interval.ms",
-       "group.streams.max.heartbeat.interval.ms"},
-      {kStreamsSession, kStreamsMinSession, kStreamsMaxSession, "group.streams.min.session.timeout.ms",
-       "group.streams.max.session.timeout.ms"},
+      {kStreamsHeartbeat, b.streams_min_heartbeat_interval_ms, b.streams_max_heartbeat_interval_ms,
+       "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"},
+      {kStreamsSession, b.streams_min_session_timeout_ms, b.streams_max_session_timeout_ms,
+       "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"},
   };
   for (const Bound& x : bounds) {
     const int32_t n = as_int(v, x.key);
     if (n < x.lo) return invalid_config(std::string(x.key) + " must be greater than or equal to " + x.lo_key);
     if (n > x.hi) return invalid_config(std::string(x.key) + " must be less than or equal to " + x.hi_key);
   }
-  if (as_int(v, kStreamsStandby) > kStreamsMaxStandby)
+  if (as_int(v, kStreamsStandby) > b.streams_max_standby_replicas)
     return invalid_config(std::string(kStreamsStandby) + " must be less than or equal to group.streams.max.standby.replicas");
   const std::pair<const char*, const char*> pairs[] = {
       {kConsumerSession, kConsumerHeartbeat}, {kShareSession, kShareHeartbeat}, {kStreamsSession, kStreamsHeartbeat}};
@@ -171,6 +171,14 @@ Broker broker_of(const config::Config& cfg) {
   b.consumer_heartbeat_interval_ms = static_cast<int32_t>(g.consumer_heartbeat_interval_ms);
   b.consumer_min_heartbeat_interval_ms = static_cast<int32_t>(g.consumer_min_heartbeat_interval_ms);
   b.consumer_max_heartbeat_interval_ms = static_cast<int32_t>(g.consumer_max_heartbeat_interval_ms);
+  b.streams_session_timeout_ms = static_cast<int32_t>(g.streams_session_timeout_ms);
+  b.streams_min_session_timeout_ms = static_cast<int32_t>(g.streams_min_session_timeout_ms);
+  b.streams_max_session_timeout_ms = static_cast<int32_t>(g.streams_max_session_timeout_ms);
+  b.streams_heartbeat_interval_ms = static_cast<int32_t>(g.streams_heartbeat_interval_ms);
+  b.streams_min_heartbeat_interval_ms = static_cast<int32_t>(g.streams_min_heartbeat_interval_ms);
+  b.streams_max_heartbeat_interval_ms = static_cast<int32_t>(g.streams_max_heartbeat_interval_ms);
+  b.streams_num_standby_replicas = static_cast<int32_t>(g.streams_num_standby_replicas);
+  b.streams_max_standby_replicas = static_cast<int32_t>(g.streams_max_standby_replicas);
   return b;
 }
 
@@ -255,18 +263,33 @@ std::vector<Entry> resolve(const ConfigMap& overrides, const Broker& broker) {
   return out;
 }
 
+namespace {
+
+// A group's own value of `key` if it has a valid one.
+void read_override(const ConfigMap& overrides, const char* key, int32_t min, int32_t& into) {
+  auto it = overrides.find(key);
+  if (it == overrides.end()) return;
+  int32_t v = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec == std::errc() && v >= min) into = v;
+}
+
+}  // namespace
+
 ConsumerTimeouts consumer_timeouts(const ConfigMap& overrides, const Broker& broker) {
   ConsumerTimeouts t{broker.consumer_session_timeout_ms, broker.consumer_heartbeat_interval_ms};
-  auto read = [&](const char* key, int32_t& into) {
-    auto it = overrides.find(key);
-    if (it == overrides.end()) return;
-    int32_t v = 0;
-    auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-    if (ec == std::errc() && v > 0) into = v;
-  };
-  read(kConsumerSession, t.session_timeout_ms);
-  read(kConsumerHeartbeat, t.heartbeat_interval_ms);
+  read_override(overrides, kConsumerSession, 1, t.session_timeout_ms);
+  read_override(overrides, kConsumerHeartbeat, 1, t.heartbeat_interval_ms);
   return t;
+}
+
+StreamsSettings streams_settings(const ConfigMap& overrides, const Broker& broker) {
+  StreamsSettings s{broker.streams_session_timeout_ms, broker.streams_heartbeat_interval_ms,
+                    broker.streams_num_standby_replicas};
+  read_override(overrides, kStreamsSession, 1, s.session_timeout_ms);
+  read_override(overrides, kStreamsHeartbeat, 1, s.heartbeat_interval_ms);
+  read_override(overrides, kStreamsStandby, 0, s.num_standby_replicas);
+  return s;
 }
 
 }  // namespace kib::bridge::group_configs

@@ -281,6 +281,10 @@ ConsumerGroup& GroupCoordinator::create_consumer_group(const std::string& group_
 }
 
 void GroupCoordinator::group_config_changed(const std::string& group_id) {
+  // A streams group takes its new settings at its next heartbeat: a new standby count moves the
+  // group epoch there (Kafka's lastAssignmentConfigs).
+  if (streams::StreamsGroup* sg = find_streams(group_id); sg && options_.streams_options)
+    sg->set_options(options_.streams_options(group_id));
   ConsumerGroup* g = find_consumer(group_id);
   if (!g || !options_.consumer_timeouts) return;
   const auto [session, heartbeat] = options_.consumer_timeouts(group_id);

@@ -102,7 +102,8 @@ class GroupCoordinator {
   // what changed is durable.
   void consumer_group_heartbeat(ConsumerHeartbeatParams params, int16_t version, ConsumerHeartbeatCallback done);
   // The group's own configs changed (GROUP config resources): a live consumer group takes its new
-  // session timeout and heartbeat interval from options().consumer_timeouts.
+  // session timeout and heartbeat interval from options().consumer_timeouts, a streams group its
+  // settings from options().streams_options.
   void group_config_changed(const std::string& group_id);
   ConsumerGroupDescribeResult consumer_group_describe(const std::string& group_id) const;
 

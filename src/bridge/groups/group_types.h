@@ -70,8 +70,11 @@ struct GroupCoordinatorOptions {
   // Kafka's coordinator answers while it loads: a group acting on an empty topic list would
   // empty its members' assignments after a restart. Unset: always known.
   std::function<bool()> topics_known;
-  // KIP-1071 streams groups.
+  // KIP-1071 streams groups: the broker's settings, and a group's own (GROUP config resources:
+  // streams.session.timeout.ms, streams.heartbeat.interval.ms, streams.num.standby.replicas)
+  // when it has them.
   streams::StreamsGroupOptions streams;
+  std::function<streams::StreamsGroupOptions(const std::string&)> streams_options;
   // Creates a streams group's internal topic (name, partitions, replication factor, configs);
   // `done` gets the outcome. Unset: internal topics are never created.
   std::function<void(const std::string& name, int32_t partitions, int16_t replication_factor,

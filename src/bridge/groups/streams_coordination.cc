@@ -76,7 +76,9 @@ StreamsGroup* GroupCoordinator::find_streams(const std::string& group_id) const 
 }
 
 StreamsGroup& GroupCoordinator::create_streams_group(const std::string& group_id) {
-  auto g = std::make_unique<StreamsGroup>(group_id, options_.streams, std::make_unique<StreamsHost>(*this, group_id));
+  auto g = std::make_unique<StreamsGroup>(
+      group_id, options_.streams_options ? options_.streams_options(group_id) : options_.streams,
+      std::make_unique<StreamsHost>(*this, group_id));
   StreamsGroup& ref = *g;
   groups_[group_id] = std::move(g);
   return ref;
