@@ -60,3 +60,19 @@ ORDER BY last_commit_utc;
 SELECT topic, partition, count(*) AS batches, min(base_offset) AS first_offset,
        sum(record_count) AS records, sum(outcome = 0) AS undecided, sum(length(batch)) AS bytes
 FROM held_batches GROUP BY topic, partition ORDER BY topic, partition;
+
+-- Streams groups (Kafka Streams with group.protocol=streams) and their members' active tasks,
+-- by subtopology ({"0":{"1":7}}: task 0_1, assigned at member epoch 7).
+SELECT g.group_id,
+       g.state,
+       g.group_epoch,
+       g.assignment_epoch,
+       m.member_id,
+       m.process_id,
+       m.member_epoch,
+       m.state AS member_state,
+       m.active_tasks,
+       m.pending_active
+FROM streams_groups g
+LEFT JOIN streams_group_members m ON m.group_id = g.group_id
+ORDER BY g.group_id, m.member_id;

@@ -11,6 +11,7 @@ the broker created (partitions, cleanup.policy) must be those Kafka gives.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 import time
@@ -74,7 +75,8 @@ class Worker:
     """A StreamsWorker JVM (java/StreamsWorker.java): its state changes and active tasks as it
     prints them, read from a thread."""
 
-    def __init__(self, name: str, bootstrap: str, app: str, topics: tuple[str, str], state_dir: str):
+    def __init__(self, name: str, bootstrap: str, app: str, topics: tuple[str, str], state_dir: str,
+                 session_timeout_ms: int = 6000):
         from runners import java
 
         self.name = name
@@ -85,7 +87,7 @@ class Worker:
         self._err = open(self.log, "wb")
         self.p = subprocess.Popen(
             [java_bin(), *JVM, "-cp", java.classpath(next_tier=True), "StreamsWorker", bootstrap, app, *topics,
-             state_dir], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+             state_dir, str(session_timeout_ms)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -157,7 +159,8 @@ def test_two_streams_instances_share_the_tasks_and_one_killed_hands_them_over(ta
     """Two Kafka Streams 4.4 instances (exactly_once_v2, group.protocol=streams) of one word count
     over a 4-partition input: the second one to join gets half of the 8 tasks (subtopologies 0 and
     1, partitions 0-3) only after the first gave them up, each task active on one instance; the
-    first killed with SIGKILL, the survivor owns all 8 after the session timeout (6 s here) and the
+    first killed with SIGKILL, the survivor owns all 8 after the session timeout (6 s here, the
+    group's own streams.session.timeout.ms) and the
     counts over all the input are exact, as on Kafka 4.4."""
     pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not in the test venv")
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -275,3 +278,102 @@ def test_streams_instances_carry_on_across_a_bridge_kill_without_a_rebalance(str
     for w, owned, later in zip(workers, before, after):
         assert all(o == owned for o in later), f"{w.name} owned {sorted(owned)} before the kill, then {later}"
     assert epoch_after == epoch, "the group epoch moved: a rebalance after the restart"
+
+
+STREAMS_GROUP_COMMAND = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+STREAMS_TOOL_RUNS: dict[str, list[tuple[list[str], int, object]]] = {}
+
+
+def tool_view(out: str, app: str, tag: str) -> object:
+    """A kafka-streams-groups answer without what differs between two runs of one scenario: the
+    application's tag, UUIDs and Kafka ids (members, processes), and in tables the columns naming
+    members, processes, clients, hosts, the coordinator's address and epochs (each side counts its
+    own epochs). Tables become sorted lists of rows (column -> value): their column widths follow
+    the values' lengths, and the tool prints rows in the order of Java hash maps keyed by topic
+    names, which differ by the tag. Other lines stay as they are, spaces collapsed."""
+
+    def mask(line: str) -> str:
+        line = line.replace(app, "APP").replace(tag, "TAG")
+        line = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "UUID", line)
+        line = re.sub(r"(?<![\w-])[A-Za-z0-9_-]{22}(?![\w-])", "ID", line)
+        line = re.sub(r"\s+", " ", line).strip()
+        if "TARGET-ACTIVE:" in line:  # --members --verbose: the epochs are bare numbers there
+            line = re.sub(r"(?<= )\d+(?= )", "N", line)
+        return line
+
+    lines = [mask(line) for line in out.splitlines()]
+    view: list = []
+    header, rows = None, []
+
+    def flush():
+        if rows:
+            view.append(sorted(rows, key=lambda r: sorted(r.items())))
+            rows.clear()
+
+    for line in lines:
+        cols = line.split(" ") if line else []
+        if cols and cols[0] == "GROUP" and len(cols) > 1:
+            flush()
+            header = cols
+        elif header and len(cols) == len(header):
+            rows.append({h: ("*" if re.search(r"EPOCH|MEMBER$|PROCESS|CLIENT|HOST|COORDINATOR", h) else v)
+                         for h, v in zip(header, cols)})
+        else:
+            flush()
+            header = None
+            if line:
+                view.append(line)
+    flush()
+    return view
+
+
+def test_kafka_streams_groups_tool_prints_what_it_prints_for_kafka(target_next, tmp_path):
+    """Kafka 4.4's kafka-streams-groups (StreamsGroupCommand) on a running word count instance:
+    --list, --describe with --state, --members, --offsets, then --delete once the instance left.
+    Each answer, as tool_view() normalises it, is the same on the bridge as on Kafka 4.4."""
+    pytest.importorskip("confluent_kafka", reason="SKIPPED: confluent-kafka not in the test venv")
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from runners import java
+
+    from harness.tool_shell import ToolSession
+
+    if not java.available():
+        util.skip_loudly("no java/javac for the Kafka Streams 4.4 tests")
+    java.compile_java("StreamsWorker", next_tier=True)
+    target = target_next
+    tag = f"sg-tool-{target.name}-{uuid.uuid4().hex[:8]}"
+    app, topics = tag + "-wc", (tag + "-input", tag + "-output")
+    admin = AdminClient({"bootstrap.servers": target.bootstrap})
+    for f in admin.create_topics([NewTopic(topics[0], 2, 1), NewTopic(topics[1], 1, 1)]).values():
+        f.result(timeout=60)
+    produce_lines(target.bootstrap, topics[0], PHASE1)
+    runs: list[tuple[list[str], int, object]] = []
+    w = Worker(f"streams-tool-{target.name}", target.bootstrap, app, topics, str(tmp_path / "w"))
+    with ToolSession(STREAMS_GROUP_COMMAND, target.bootstrap, util.log_dir() / f"streams-tool-{target.name}.log",
+                     next_tier=True) as tool:
+        try:
+            wait_for(lambda: len(w.owned()) == 4 and w.running(), 90, "the instance running its 4 tasks")
+            want = counts(PHASE1)
+            assert latest_counts(target.bootstrap, topics[1], want, 60) == want
+            time.sleep(2)  # its last offsets committed (commit.interval.ms 200)
+            listed = tool.run("--list")
+            assert app in listed.stdout.split(), listed.stdout + listed.stderr
+            for args in (["--describe", "--group", app], ["--describe", "--group", app, "--state"],
+                         ["--describe", "--group", app, "--members"],
+                         ["--describe", "--group", app, "--members", "--verbose"],
+                         ["--describe", "--group", app, "--offsets"]):
+                r = tool.run(*args)
+                runs.append((args, r.exit_code, tool_view(r.stdout + r.stderr, app, tag)))
+        finally:
+            w.stop()
+        for args in (["--describe", "--group", app, "--state"], ["--delete", "--group", app]):
+            r = tool.run(*args)
+            runs.append((args, r.exit_code, tool_view(r.stdout + r.stderr, app, tag)))
+    STREAMS_TOOL_RUNS[target.name] = runs
+    (util.log_dir() / f"streams-tool-{target.name}.views.json").write_text(json.dumps(runs, indent=1))
+    for args, code, view in runs:
+        assert code == 0, (args, view)
+    other = STREAMS_TOOL_RUNS.get("kafka-next")
+    if target.name == "bridge" and other:
+        for (args, code, view), (_, kcode, kview) in zip(runs, other):
+            assert (code, view) == (kcode, kview), f"kafka-streams-groups {' '.join(args)}"

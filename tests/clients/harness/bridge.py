@@ -401,8 +401,8 @@ def client_tier_bridge(binary: Path, iggy_address: str, iggy_username: str = "ig
                        kafka=dict(node_id=1, auto_create_topics=True, default_partitions=1),
                        groups=dict(offsets_topic_partitions=1, consumer_session_timeout_ms=6000,
                                    consumer_heartbeat_interval_ms=1000, consumer_min_session_timeout_ms=6000,
-                                   consumer_min_heartbeat_interval_ms=1000, streams_session_timeout_ms=6000,
-                                   streams_heartbeat_interval_ms=1000),
+                                   consumer_min_heartbeat_interval_ms=1000, streams_min_session_timeout_ms=6000,
+                                   streams_min_heartbeat_interval_ms=1000),
                        iggy=dict(username=iggy_username, password=iggy_password, stream=stream), log_level=log_level,
                        http_listen=f"127.0.0.1:{b.http_port}" if http else "", security=security,
                        extra_toml=extra_toml)

@@ -18,14 +18,16 @@ TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 
 
 class ToolSession(GroupToolSession):
-    def __init__(self, main_class: str, bootstrap: str, log_path: Path, command_timeout: float = 120.0):
+    def __init__(self, main_class: str, bootstrap: str, log_path: Path, command_timeout: float = 120.0,
+                 next_tier: bool = False):
+        """`next_tier`: the newer reference tier's tools (tests/java/pom-next.xml, Kafka 4.4)."""
         from runners import java  # compiles ToolShell.java when needed
 
-        java.compile_java("ToolShell")
+        java.compile_java("ToolShell", next_tier=next_tier)
         self.bootstrap = bootstrap
         self.command_timeout = command_timeout
         self.proc = subprocess.Popen(
             [java_bin(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
              "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", f"-Dorg.slf4j.simpleLogger.logFile={log_path}",
-             "-cp", java.classpath(), "ToolShell", main_class],
+             "-cp", java.classpath(next_tier), "ToolShell", main_class],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

@@ -2,7 +2,12 @@
 // exactly_once_v2, for the multi-instance scenarios of tests/clients/test_streams_groups.py: runs
 // until killed or until its stdin closes (then closes, leaving the group).
 //
-//   java StreamsWorker BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR
+//   java StreamsWorker BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR [SESSION_TIMEOUT_MS]
+//
+// SESSION_TIMEOUT_MS: before it starts, the instance gives its group that session timeout and a
+// heartbeat interval of 1 s through the group's own configs (IncrementalAlterConfigs on the GROUP
+// resource: streams.session.timeout.ms, streams.heartbeat.interval.ms), as an operator would with
+// kafka-configs --entity-type groups.
 //
 // The topology is StreamsApp's: INPUT -> words -> groupBy(word) through APP_ID-by-word-repartition
 // -> count() in "counts" (changelog APP_ID-counts-changelog) -> OUTPUT.
@@ -20,7 +25,12 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.TreeSet;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -52,6 +62,18 @@ public final class StreamsWorker {
 
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], appId = args[1], input = args[2], output = args[3];
+        if (args.length > 5) {
+            Properties ap = new Properties();
+            ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            try (Admin admin = Admin.create(ap)) {
+                ConfigResource group = new ConfigResource(ConfigResource.Type.GROUP, appId);
+                admin.incrementalAlterConfigs(java.util.Map.of(group, List.of(
+                        new AlterConfigOp(new ConfigEntry("streams.session.timeout.ms", args[5]),
+                                AlterConfigOp.OpType.SET),
+                        new AlterConfigOp(new ConfigEntry("streams.heartbeat.interval.ms", "1000"),
+                                AlterConfigOp.OpType.SET)))).all().get();
+            }
+        }
         StreamsBuilder b = new StreamsBuilder();
         b.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
                 .flatMapValues(StreamsWorker::words)

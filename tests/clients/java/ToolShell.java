@@ -10,15 +10,16 @@
 //   "EXIT <code>\n"
 // Exit.exit ends the command: its code is recorded and whatever the tool printed after it (only
 // possible when the tool catches the unwinding exception) is cut off, as for a real process.
+// Exit is org.apache.kafka.common.utils.Exit up to Kafka 4.3 and ...utils.internals.Exit from 4.4:
+// found by reflection, so one source serves both reference tiers.
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
-
-import org.apache.kafka.common.utils.Exit;
 
 public final class ToolShell {
     static final class ExitCalled extends Error {
@@ -38,7 +39,16 @@ public final class ToolShell {
         Method toolMain = Class.forName(args[0]).getMethod("main", String[].class);
         PrintStream realOut = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false,
                 StandardCharsets.UTF_8);
-        Exit.setExitProcedure((code, message) -> {
+        Class<?> exit;
+        try {
+            exit = Class.forName("org.apache.kafka.common.utils.internals.Exit");
+        } catch (ClassNotFoundException e) {
+            exit = Class.forName("org.apache.kafka.common.utils.Exit");
+        }
+        Class<?> procedure = Class.forName(exit.getName() + "$Procedure");
+        Object onExit = Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[] {procedure}, (proxy, m, a) -> {
+            if (!m.getName().equals("execute")) return m.invoke(new Object(), a);
+            int code = (Integer) a[0];
             if (exitCode == null) {
                 exitCode = code;
                 System.out.flush();
@@ -48,6 +58,7 @@ public final class ToolShell {
             }
             throw new ExitCalled(code);
         });
+        exit.getMethod("setExitProcedure", procedure).invoke(null, onExit);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null; ) {
             if (line.isEmpty()) continue;
