@@ -2,21 +2,11 @@
 
 #include <map>
 
+#include "state/sqlite_optional.h"
+
 namespace kib::state {
 
 namespace {
-
-void bind_optional(SQLite::Statement& st, int index, const std::optional<std::string>& v) {
-  if (v)
-    st.bind(index, *v);
-  else
-    st.bind(index);
-}
-
-std::optional<std::string> optional_column(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getString();
-}
 
 void upsert_group(SQLite::Database& db, const ConsumerGroupRow& group) {
   SQLite::Statement up(db,

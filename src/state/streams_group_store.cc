@@ -2,21 +2,11 @@
 
 #include <map>
 
+#include "state/sqlite_optional.h"
+
 namespace kib::state {
 
 namespace {
-
-void bind_optional(SQLite::Statement& st, int index, const std::optional<std::string>& v) {
-  if (v)
-    st.bind(index, *v);
-  else
-    st.bind(index);
-}
-
-std::optional<std::string> optional_column(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getString();
-}
 
 constexpr const char* kTaskColumns =
     "active_tasks, standby_tasks, warmup_tasks, pending_active, pending_standby, pending_warmup, target_active, "
