@@ -140,10 +140,12 @@ BOOST_FIXTURE_TEST_CASE(word_count_joins_waits_for_its_topics_then_gets_every_ta
   BOOST_TEST(r.member_epoch == 3);
   BOOST_TEST(active_count(r.tasks) == 6u);
   BOOST_TEST(g.state_name() == std::string("Stable"));
-  // Nothing changed: no task lists in the answer.
+  // Nothing changed: no task lists in the answer, and nothing written.
+  const int writes = w.persisted;
   r = again("a", 3, r.tasks);
   BOOST_TEST(!r.tasks.has_value());
   BOOST_TEST(r.member_epoch == 3);
+  BOOST_TEST(w.persisted == writes);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_second_instance_gets_half_the_tasks_once_the_first_let_them_go, Fixture) {

@@ -30,11 +30,11 @@ Tasks without_epochs(const TaskEpochs& t) {
   return out;
 }
 
+}  // namespace
+
 TaskAssignment current_tasks(const StreamsMember& m) {
   return TaskAssignment{without_epochs(m.r.assigned.active), m.r.assigned.standby, m.r.assigned.warmup};
 }
-
-}  // namespace
 
 const char* streams_group_state_name(StreamsGroupState s) {
   switch (s) {
@@ -316,11 +316,13 @@ void StreamsGroup::heartbeat(const StreamsHeartbeatParams& p, StreamsHeartbeatCa
   if (auto why = fenced(p, m)) return host_->answer(std::move(done), fail(ErrorCode::kFencedMemberEpoch, *why));
 
   const bool was_empty = members_.empty();
+  const bool created = it == members_.end();
+  const int32_t epoch_before = group_epoch_, assignment_before = assignment_epoch_;
   const StreamsMember updated = with_request(m, p);
   auto topology_step = update_topology(p);
   if (auto* failed = std::get_if<StreamsHeartbeatResult>(&topology_step))
     return host_->answer(std::move(done), std::move(*failed));
-  if (std::get<bool>(topology_step) || it == members_.end() || updated != m) ++group_epoch_;
+  if (std::get<bool>(topology_step) || created || updated != m) ++group_epoch_;
   members_[p.member_id] = updated;
   if (was_empty && options_.initial_rebalance_delay_ms > 0)
     delayed_until_ms_ = host_->now_ms() + options_.initial_rebalance_delay_ms;
@@ -341,6 +343,11 @@ void StreamsGroup::heartbeat(const StreamsHeartbeatParams& p, StreamsHeartbeatCa
     shutdown_member_ = p.member_id;
   }
   StreamsHeartbeatResult r = reply(p, now, joining || !(current_tasks(now) == before), std::move(delayed));
+  // What is stored moves only with the group's epochs (a new topology, inputs, standby setting or
+  // target all move them) or this member: a heartbeat that changed neither writes nothing, as
+  // Kafka writes no record for it.
+  if (!created && group_epoch_ == epoch_before && assignment_epoch_ == assignment_before && now == m)
+    return host_->answer(std::move(done), std::move(r));
   host_->persist(*this, [this, done = std::move(done), r = std::move(r)](Status s) mutable {
     if (!s.ok()) r = fail(ErrorCode::kCoordinatorNotAvailable, "");
     host_->answer(std::move(done), std::move(r));
