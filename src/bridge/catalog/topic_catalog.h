@@ -174,6 +174,10 @@ class TopicCatalog {
 
   // Kafka's rules for topic names; the message says what is wrong.
   static std::optional<std::string> invalid_topic_name(const std::string& name);
+  // Kafka's Topic.isInternal: __consumer_offsets, __transaction_state, __share_group_state.
+  static bool kafka_internal(const std::string& name) {
+    return name == kOffsetsTopic || name == "__transaction_state" || name == "__share_group_state";
+  }
 
  private:
   struct Impl;

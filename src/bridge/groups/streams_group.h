@@ -48,6 +48,9 @@ struct StreamsMember {
   bool operator==(const StreamsMember&) const = default;
 };
 
+// The tasks a member holds now, without their assignment epochs (pending revocation left out).
+TaskAssignment current_tasks(const StreamsMember& m);
+
 // StreamsGroupHeartbeat after the stateless checks (nullopt: "unchanged since the last heartbeat").
 struct StreamsHeartbeatParams {
   std::string member_id;

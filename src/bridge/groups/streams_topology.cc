@@ -365,4 +365,15 @@ Result<ConfiguredTopology> configure_topology(const Topology& topology, const Pa
   }
 }
 
+std::vector<std::string> topology_topics(const Topology& t) {
+  std::set<std::string> names;
+  for (const auto& s : t.subtopologies) {
+    names.insert(s.source_topics.begin(), s.source_topics.end());
+    names.insert(s.repartition_sink_topics.begin(), s.repartition_sink_topics.end());
+    for (const auto& r : s.repartition_source_topics) names.insert(r.name);
+    for (const auto& c : s.state_changelog_topics) names.insert(c.name);
+  }
+  return {names.begin(), names.end()};
+}
+
 }  // namespace kib::bridge::streams

@@ -105,6 +105,10 @@ using PartitionCountOf = std::function<std::optional<int32_t>(const std::string&
 // subtopology ids, copartition indexes out of range, a config key given twice).
 Result<ConfiguredTopology> configure_topology(const Topology& topology, const PartitionCountOf& partitions);
 
+// Every topic the topology names (sources, repartition sinks and sources, changelogs), sorted,
+// each once: what KafkaApis checks on a join and StreamsGroupDescribe needs DESCRIBE on.
+std::vector<std::string> topology_topics(const Topology& t);
+
 // Kafka's summarizeTopics: up to three names, then "and N additional topics"; "<none>" if empty.
 std::string summarize_topics(const std::vector<std::string>& topics);
 

@@ -22,11 +22,6 @@
 namespace kib::kafka {
 namespace {
 
-// Kafka's Topic.isInternal: AddPartitionsToTxn never authorizes these.
-bool internal_topic(const std::string& name) {
-  return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state";
-}
-
 // The answer when authorization refused part or all of the request: nothing is added.
 void refuse(const Request& req, const msg::AddPartitionsToTxnRequest& body, const bridge::TopicCatalog& catalog,
             const std::vector<bool>& topic_denied, bool all_denied) {
@@ -58,7 +53,9 @@ void handle(bridge::TransactionCoordinator& txns, bridge::Authorizer& authorizer
     std::vector<bool> topic_denied;
     bool any = false;
     for (const auto& t : body->v3_and_below_topics) {
-      topic_denied.push_back(internal_topic(t.name) || !req.authorized(Op::kWrite, Res::kTopic, t.name));
+      // Kafka's internal topics are never authorized here.
+      topic_denied.push_back(bridge::TopicCatalog::kafka_internal(t.name) ||
+                             !req.authorized(Op::kWrite, Res::kTopic, t.name));
       any = any || topic_denied.back();
     }
     if (any) return refuse(req, *body, catalog, topic_denied, false);

@@ -104,25 +104,9 @@ Resp::Member member(const streams::StreamsGroup& g, const streams::StreamsMember
   out.process_id = m.r.process_id;
   if (m.user_endpoint) out.user_endpoint = Resp::Endpoint{m.user_endpoint->host, m.user_endpoint->port};
   for (const auto& [k, v] : m.client_tags) out.client_tags.push_back({k, v});
-  streams::TaskAssignment current;
-  for (const auto& [s, parts] : m.r.assigned.active)
-    for (const auto& [p, e] : parts) current.active[s].insert(p);
-  current.standby = m.r.assigned.standby;
-  current.warmup = m.r.assigned.warmup;
-  out.assignment = assignment(current);
+  out.assignment = assignment(streams::current_tasks(m));
   if (const streams::TaskAssignment* t = g.target(m.member_id)) out.target_assignment = assignment(*t);
   return out;
-}
-
-std::vector<std::string> topology_topics(const streams::Topology& t) {
-  std::vector<std::string> names;
-  for (const auto& s : t.subtopologies) {
-    names.insert(names.end(), s.source_topics.begin(), s.source_topics.end());
-    names.insert(names.end(), s.repartition_sink_topics.begin(), s.repartition_sink_topics.end());
-    for (const auto& r : s.repartition_source_topics) names.push_back(r.name);
-    for (const auto& c : s.state_changelog_topics) names.push_back(c.name);
-  }
-  return names;
 }
 
 void handle(const bridge::GroupCoordinator& groups, bridge::Authorizer& authorizer, uint64_t max_response_bytes,
@@ -158,7 +142,7 @@ void handle(const bridge::GroupCoordinator& groups, bridge::Authorizer& authoriz
     if (body.include_topology_description) g.topology_description_status = 1;  // NOT_STORED
     if (sg.topology()) {
       bool topics_ok = true;
-      for (const auto& t : topology_topics(*sg.topology()))
+      for (const auto& t : streams::topology_topics(*sg.topology()))
         topics_ok = topics_ok && req.authorized(Op::kDescribe, Res::kTopic, t, bridge::Audit::kFilter);
       if (!topics_ok) {
         g.error_code = to_int16(ErrorCode::kTopicAuthorizationFailed);

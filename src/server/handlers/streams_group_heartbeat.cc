@@ -68,26 +68,10 @@ std::vector<Resp::TopicPartition> topic_partitions(const std::map<std::string, s
   return out;
 }
 
-// Every topic a joining member's topology names (KafkaApis checks them before the coordinator).
-std::vector<std::string> topology_topics(const Req::Topology& t) {
-  std::set<std::string> names;
-  for (const auto& s : t.subtopologies) {
-    names.insert(s.source_topics.begin(), s.source_topics.end());
-    names.insert(s.repartition_sink_topics.begin(), s.repartition_sink_topics.end());
-    for (const auto& r : s.repartition_source_topics) names.insert(r.name);
-    for (const auto& c : s.state_changelog_topics) names.insert(c.name);
-  }
-  return {names.begin(), names.end()};
-}
-
 std::string joined(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
   return out;
-}
-
-bool kafka_internal(const std::string& t) {
-  return t == "__consumer_offsets" || t == "__transaction_state" || t == "__share_group_state";
 }
 
 Resp answer_of(streams::StreamsHeartbeatResult r) {
@@ -153,11 +137,13 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
     req.respond.send(resp);
   };
   if (!req.authorized(Op::kRead, Res::kGroup, body.group_id)) return refuse(ErrorCode::kGroupAuthorizationFailed);
-  if (body.topology) {
-    const auto names = topology_topics(*body.topology);
+  std::optional<streams::Topology> joined_topology;
+  if (body.topology) joined_topology = topology(*body.topology);
+  if (joined_topology) {
+    const auto names = streams::topology_topics(*joined_topology);
     std::vector<std::string> internal, invalid;
     for (const auto& t : names) {
-      if (kafka_internal(t)) internal.push_back(t);
+      if (bridge::TopicCatalog::kafka_internal(t)) internal.push_back(t);
       if (bridge::TopicCatalog::invalid_topic_name(t)) invalid.push_back(t);
     }
     if (!internal.empty())
@@ -185,7 +171,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
                                       s.source_topic_regex.end());
       for (const auto& c : s.state_changelog_topics) shape.changelog_partitions.emplace_back(c.name, c.partitions);
     }
-    p.topology = topology(*body.topology);
+    p.topology = std::move(joined_topology);
   }
   const std::optional<std::vector<Req::TaskIds>>* lists[3] = {&body.active_tasks, &body.standby_tasks,
                                                                &body.warmup_tasks};
