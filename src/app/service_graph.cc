@@ -57,6 +57,10 @@ bridge::GroupCoordinatorOptions group_options(const config::Config& cfg, bridge:
   o.consumer_heartbeat_interval_ms = static_cast<int32_t>(cfg.groups.consumer_heartbeat_interval_ms);
   o.consumer_max_regex_bytes = static_cast<int32_t>(cfg.groups.consumer_max_regex_bytes);
   o.consumer_max_subscribed_topics = static_cast<int32_t>(cfg.groups.consumer_max_subscribed_topics);
+  o.consumer_upgrade = cfg.groups.consumer_migration_policy == "bidirectional" ||
+                       cfg.groups.consumer_migration_policy == "upgrade";
+  o.consumer_downgrade = cfg.groups.consumer_migration_policy == "bidirectional" ||
+                         cfg.groups.consumer_migration_policy == "downgrade";
   o.topic_partitions = [&catalog](const std::string& topic) -> std::optional<int32_t> {
     const bridge::TopicMetadata* t = catalog.find(topic);
     if (!t) return std::nullopt;

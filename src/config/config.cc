@@ -326,6 +326,10 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
             "must be within consumer_min_heartbeat_interval_ms and consumer_max_heartbeat_interval_ms");
     s.integer("consumer_max_regex_bytes", c.groups.consumer_max_regex_bytes, 1, 65536);
     s.integer("consumer_max_subscribed_topics", c.groups.consumer_max_subscribed_topics, 1, 1000000);
+    s.str("consumer_migration_policy", c.groups.consumer_migration_policy);
+    if (c.groups.consumer_migration_policy != "bidirectional" && c.groups.consumer_migration_policy != "upgrade" &&
+        c.groups.consumer_migration_policy != "downgrade" && c.groups.consumer_migration_policy != "disabled")
+      s.bad("consumer_migration_policy", "must be one of bidirectional, upgrade, downgrade, disabled");
     s.integer("group_version", c.groups.group_version, 0, 1);
     s.integer("streams_session_timeout_ms", c.groups.streams_session_timeout_ms, 1, 3600000);
     s.integer("streams_heartbeat_interval_ms", c.groups.streams_heartbeat_interval_ms, 1, 3600000);
@@ -614,6 +618,7 @@ void render_topics_groups_transactions(std::ostream& os, const Config& c) {
      << "\nconsumer_max_heartbeat_interval_ms = " << c.groups.consumer_max_heartbeat_interval_ms
      << "\nconsumer_max_regex_bytes = " << c.groups.consumer_max_regex_bytes
      << "\nconsumer_max_subscribed_topics = " << c.groups.consumer_max_subscribed_topics
+     << "\nconsumer_migration_policy = " << q(c.groups.consumer_migration_policy)
      << "\ngroup_version = " << c.groups.group_version
      << "\nstreams_session_timeout_ms = " << c.groups.streams_session_timeout_ms
      << "\nstreams_heartbeat_interval_ms = " << c.groups.streams_heartbeat_interval_ms

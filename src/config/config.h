@@ -87,6 +87,10 @@ struct GroupsConfig {
   uint32_t consumer_max_regex_bytes = 1024;
   // Topic names one consumer group member may subscribe to (INVALID_REQUEST beyond).
   uint32_t consumer_max_subscribed_topics = 10000;
+  // group.consumer.migration.policy: whether a live classic group becomes a consumer group when a
+  // member using the consumer protocol joins it (upgrade) and back when the last such member
+  // leaves (downgrade): "bidirectional" (Kafka's default), "upgrade", "downgrade" or "disabled".
+  std::string consumer_migration_policy = "bidirectional";
   // The finalized level of Kafka's group.version feature ApiVersions advertises: 1 serves the
   // consumer group protocol (KIP-848) and advertises ConsumerGroupHeartbeat/Describe; 0 hides them.
   uint32_t group_version = 1;

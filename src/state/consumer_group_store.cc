@@ -44,14 +44,17 @@ void insert_member(SQLite::Statement& ins, const std::string& group_id, const Co
   ins.bind(14, m.assigned_partitions);
   ins.bind(15, m.pending_revocation);
   ins.bind(16, m.target_partitions);
+  if (m.classic_session_timeout_ms) ins.bind(17, *m.classic_session_timeout_ms);
+  else ins.bind(17);
+  bind_optional(ins, 18, m.classic_protocols);
   ins.exec();
 }
 
 constexpr const char* kInsertMember =
     "INSERT OR REPLACE INTO consumer_group_members(group_id, member_id, instance_id, rack_id, client_id, "
     "client_host, rebalance_timeout_ms, subscribed_topics, subscribed_regex, server_assignor, member_epoch, "
-    "previous_member_epoch, state, assigned_partitions, pending_revocation, target_partitions) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "previous_member_epoch, state, assigned_partitions, pending_revocation, target_partitions, "
+    "classic_session_timeout_ms, classic_protocols) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 }  // namespace
 
@@ -95,8 +98,8 @@ std::vector<StoredConsumerGroup> load_consumer_groups(SQLite::Database& db) {
   SQLite::Statement m(db,
                       "SELECT group_id, member_id, instance_id, rack_id, client_id, client_host, rebalance_timeout_ms, "
                       "subscribed_topics, subscribed_regex, server_assignor, member_epoch, previous_member_epoch, state, "
-                      "assigned_partitions, pending_revocation, target_partitions FROM consumer_group_members "
-                      "ORDER BY group_id, member_id");
+                      "assigned_partitions, pending_revocation, target_partitions, classic_session_timeout_ms, "
+                      "classic_protocols FROM consumer_group_members ORDER BY group_id, member_id");
   while (m.executeStep()) {
     auto it = index.find(m.getColumn(0).getString());
     if (it == index.end()) continue;
@@ -116,6 +119,8 @@ std::vector<StoredConsumerGroup> load_consumer_groups(SQLite::Database& db) {
     r.assigned_partitions = m.getColumn(13).getString();
     r.pending_revocation = m.getColumn(14).getString();
     r.target_partitions = m.getColumn(15).getString();
+    if (!m.getColumn(16).isNull()) r.classic_session_timeout_ms = m.getColumn(16).getInt();
+    r.classic_protocols = optional_column(m.getColumn(17));
     out[it->second].members.push_back(std::move(r));
   }
   return out;

@@ -38,6 +38,10 @@ struct ConsumerGroupMemberRow {
   std::string assigned_partitions;  // "orders:0@3,1@3;payments:2@5"
   std::string pending_revocation;   // same form
   std::string target_partitions;    // "orders:0,1;payments:2"
+  // A member using the classic protocol (migration 0013): its session timeout and its protocols as
+  // JSON; unset for a consumer-protocol member.
+  std::optional<int32_t> classic_session_timeout_ms;
+  std::optional<std::string> classic_protocols;
 };
 
 struct StoredConsumerGroup {

@@ -29,6 +29,7 @@
 #include "kafka/protocol/generated/request_header.h"
 #include "kafka/protocol/generated/response_header.h"
 #include "kafka/protocol/generated/streams_group_describe.h"
+#include "kafka/protocol/generated/streams_group_topology_description_update.h"
 #include "kafka/protocol/generated/streams_group_heartbeat.h"
 #include "kafka/protocol/generated/sync_group.h"
 #include "kafka/protocol/generated/api_versions.h"
@@ -442,14 +443,13 @@ BOOST_AUTO_TEST_CASE(group_apis_are_registered_with_the_served_versions) {
   for (auto e : {Expect{8, 2, 10, 2}, Expect{9, 1, 10, 1}, Expect{11, 0, 9, 0}, Expect{12, 0, 4, 0},
                  Expect{13, 0, 5, 0}, Expect{14, 0, 5, 0}, Expect{15, 0, 6, 0}, Expect{16, 0, 5, 0},
                  Expect{42, 0, 2, 0}, Expect{47, 0, 0, 0}, Expect{68, 0, 1, 0}, Expect{69, 0, 1, 0},
-                 Expect{88, 0, 1, 0}, Expect{89, 0, 1, 0}}) {
+                 Expect{88, 0, 1, 0}, Expect{89, 0, 1, 0}, Expect{93, 0, 0, 0}}) {
     const HandlerSpec* spec = find_handler(e.key);
     BOOST_REQUIRE(spec);
     BOOST_TEST(spec->min_version == e.min);
     BOOST_TEST(spec->max_version == e.max);
     BOOST_TEST(spec->advertised_min == e.advertised_min);
   }
-  BOOST_TEST(!find_handler(93));  // StreamsGroupTopologyDescriptionUpdate (KIP-1331): not served
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -519,6 +519,14 @@ BOOST_AUTO_TEST_CASE(a_streams_member_joins_and_the_group_is_described) {
   BOOST_TEST(dr.groups[1].error_code == code(ErrorCode::kGroupIdNotFound));
   BOOST_TEST(dr.groups[1].error_message.value_or("") == "Group missing not found.");
 
+  // A pushed topology description: Kafka 4.4 without a description plugin refuses it so.
+  msg::StreamsGroupTopologyDescriptionUpdateRequest tdu;
+  tdu.group_id = "wc";
+  tdu.member_id = "member-1";
+  auto tr = c.call<msg::StreamsGroupTopologyDescriptionUpdateResponse>(tdu, 0);
+  BOOST_TEST(tr.error_code == code(ErrorCode::kUnsupportedVersion));
+  BOOST_TEST(tr.error_message.value_or("") == "The broker has no streams group topology description plugin configured.");
+
   msg::ListGroupsRequest lg;
   lg.types_filter = {"streams"};
   auto l = c.call<msg::ListGroupsResponse>(lg, 5);
@@ -533,8 +541,13 @@ BOOST_AUTO_TEST_CASE(streams_version_gates_the_streams_group_apis) {
     test::KafkaTestClient c(s.loop, s.port, "features-test");
     auto r = c.call<msg::ApiVersionsResponse>(msg::ApiVersionsRequest{}, 3);
     bool advertised = false;
-    for (const auto& k : r.api_keys) advertised |= k.api_key == 88 || k.api_key == 89;
+    int advertised_keys = 0;
+    for (const auto& k : r.api_keys) {
+      advertised |= k.api_key == 88 || k.api_key == 89 || k.api_key == 93;
+      advertised_keys += k.api_key == 88 || k.api_key == 89 || k.api_key == 93;
+    }
     BOOST_TEST(advertised == (level == 1));
+    BOOST_TEST(advertised_keys == (level == 1 ? 3 : 0));
     bool finalized = false;
     for (const auto& f : r.finalized_features)
       finalized |= f.name == "streams.version" && f.max_version_level == static_cast<int16_t>(level);

@@ -383,6 +383,32 @@ OffsetExpiration ClassicGroup::offset_expiration() const {
 
 // As Kafka's coordinator does when it unloads a group: waiting JoinGroup and SyncGroup requests
 // get NOT_COORDINATOR now, so their connections can drain.
+void ClassicGroup::adopt(int32_t generation, std::vector<std::unique_ptr<ClassicGroupMember>> members,
+                         const std::string* rebalance_reason) {
+  generation_ = generation;
+  protocol_type_ = "consumer";
+  state_ = GroupState::kStable;
+  state_since_ms_ = host_->now_ms();
+  for (auto& m : members) {
+    if (m->group_instance_id) static_members_[*m->group_instance_id] = m->member_id;
+    if (!leader_id_) leader_id_ = m->member_id;
+    inc_protocols(*m);
+    const std::string member_id = m->member_id;
+    members_[member_id] = std::move(m);
+  }
+  protocol_name_ = select_protocol();
+  subscribed_topics_ = compute_subscribed_topics();
+  for (const auto& [_, m] : members_) schedule_heartbeat_expiration(*m, m->session_timeout_ms);
+  if (rebalance_reason) prepare_rebalance(*rebalance_reason);
+}
+
+void ClassicGroup::release_waiting(ErrorCode error) {
+  for (auto& [_, m] : members_) {
+    answer_join(*m, join_error(error, m->member_id));
+    answer_sync(*m, sync_error(error));
+  }
+}
+
 void ClassicGroup::unload() {
   for (auto& [_, m] : members_) {
     answer_join(*m, join_error(ErrorCode::kNotCoordinator, m->member_id));

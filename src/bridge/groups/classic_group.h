@@ -110,6 +110,16 @@ class ClassicGroup final : public Group {
   // generation and protocol type ("" = none), Empty since `state_since_ms`.
   void restore(int32_t generation, const std::string& protocol_type, int64_t state_since_ms);
 
+  // KIP-848's online migration (GroupCoordinator's conversions). adopt: the group a consumer group
+  // becomes (Kafka's ClassicGroup.fromConsumerGroup): Stable at `generation` with these members
+  // (their assignments set) and the protocol they have in common, each member's session started;
+  // with `rebalance_reason`, a rebalance is prepared at once. Only on a new group.
+  void adopt(int32_t generation, std::vector<std::unique_ptr<ClassicGroupMember>> members,
+             const std::string* rebalance_reason);
+  // The group becomes a consumer group: waiting JoinGroup and SyncGroup requests get `error`
+  // (REBALANCE_IN_PROGRESS, so the members rejoin the consumer group).
+  void release_waiting(ErrorCode error);
+
   // Group.
   GroupType type() const override { return GroupType::kClassic; }
   const char* state_name() const override { return group_state_name(state_); }

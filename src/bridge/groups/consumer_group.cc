@@ -15,22 +15,6 @@ namespace {
 
 using Owned = std::optional<std::map<std::string, std::set<int32_t>>>;
 
-// Kafka's Uuid.randomUuid().toString(): 22 characters of URL-safe base64 of 16 random bytes.
-std::string random_member_id() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  for (int i = 0; i < 22; ++i) out.push_back(kAlphabet[rng() % 64]);
-  return out;
-}
-
-std::map<std::string, std::set<int32_t>> partitions_of(const EpochAssignment& a) {
-  std::map<std::string, std::set<int32_t>> out;
-  for (const auto& [topic, parts] : a)
-    for (const auto& [p, _] : parts) out[topic].insert(p);
-  return out;
-}
-
 // Kafka's isSubset: every partition the member reports owning is assigned to it.
 bool is_subset(const Owned& owned, const EpochAssignment& assigned) {
   if (!owned) return false;
@@ -48,6 +32,22 @@ void update_member_epoch(ConsumerMember& m, int32_t epoch) {
 }
 
 }  // namespace
+
+// Kafka's Uuid.randomUuid().toString(): 22 characters of URL-safe base64 of 16 random bytes.
+std::string new_member_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  for (int i = 0; i < 22; ++i) out.push_back(kAlphabet[rng() % 64]);
+  return out;
+}
+
+std::map<std::string, std::set<int32_t>> partitions_of(const EpochAssignment& a) {
+  std::map<std::string, std::set<int32_t>> out;
+  for (const auto& [topic, parts] : a)
+    for (const auto& [p, _] : parts) out[topic].insert(p);
+  return out;
+}
 
 const char* consumer_member_state_name(ConsumerMemberState s) {
   switch (s) {
@@ -117,7 +117,7 @@ void ConsumerGroup::restore(const ConsumerGroupSnapshot& s) {
     members_[m.member_id] = m;
     target_[m.member_id] = t;
     update_owners(nullptr, &m);
-    host_->arm_session(m.member_id, options_.session_timeout_ms);
+    host_->arm_session(m.member_id, session_timeout_of(m));
     if (m.state == ConsumerMemberState::kUnrevokedPartitions && m.rebalance_timeout_ms > 0)
       host_->arm_rebalance(m.member_id, m.member_epoch, m.rebalance_timeout_ms);
   }
@@ -422,9 +422,7 @@ ConsumerGroup::Lookup ConsumerGroup::find_member(const ConsumerHeartbeatParams& 
     l.member = known->second;
     return l;
   }
-  const ConsumerMember* holder = nullptr;  // the static member holding the instance id
-  for (const auto& [_, m] : members_)
-    if (m.instance_id == p.instance_id) holder = &m;
+  const ConsumerMember* holder = static_member(p.instance_id);
   if (joining) {
     if (!holder) {
       if (known != members_.end()) {
@@ -435,7 +433,9 @@ ConsumerGroup::Lookup ConsumerGroup::find_member(const ConsumerHeartbeatParams& 
       }
       return l;
     }
-    if (holder->member_epoch != -2) {
+    // A classic member's instance id is taken over at once (Kafka replaces it whatever protocol
+    // the new incarnation speaks); a consumer-protocol one must have left with epoch -2.
+    if (holder->member_epoch != -2 && !holder->classic) {
       l.error = ErrorCode::kUnreleasedInstanceId;
       l.message = "Static member " + member_id + " with instance id " + *p.instance_id +
                   " cannot join the group because the instance id is owned by " + holder->member_id + " member.";
@@ -505,14 +505,21 @@ ConsumerMember ConsumerGroup::with_request(const ConsumerMember& m, const Consum
   if (p.subscribed_topic_regex) u.subscribed_topic_regex = *p.subscribed_topic_regex;
   u.client_id = p.client_id;
   u.client_host = p.client_host;
+  u.classic.reset();  // a member heartbeating with ConsumerGroupHeartbeat uses the consumer protocol
   return u;
 }
 
-void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done) {
-  if (p.member_epoch < 0) return leave(p, std::move(done));
-  auto refuse = [&](ErrorCode e, std::string message) { host_->answer(std::move(done), fail(e, std::move(message))); };
+bool ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done) {
+  if (p.member_epoch < 0) {
+    leave(p, std::move(done));
+    return true;
+  }
+  auto refuse = [&](ErrorCode e, std::string message) {
+    host_->answer(std::move(done), fail(e, std::move(message)));
+    return false;
+  };
   const bool joining = p.member_epoch == 0;
-  const std::string member_id = p.member_id.empty() ? random_member_id() : p.member_id;
+  const std::string member_id = p.member_id.empty() ? new_member_id() : p.member_id;
   if (static_cast<int64_t>(members_.size()) >= options_.max_size && !members_.count(member_id))
     return refuse(ErrorCode::kGroupMaxSizeReached, "The consumer group has reached its maximum capacity of " +
                                                        std::to_string(options_.max_size) + " members.");
@@ -532,29 +539,11 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
     spdlog::info("group={} member {} joins the consumer group using the consumer protocol", esc(id()),
                  esc(member_id));
   }
-  members_[member_id] = updated;
-
-  // The group epoch moves when a subscription changed or the subscribed topics' metadata did
-  // (a topic created, deleted or grown: Kafka's subscription metadata refresh).
   const int32_t epoch_before = group_epoch_;
   const int32_t assignment_before = assignment_epoch_;
-  refresh_regexes(false, p.may_describe_topic);
-  if (subscription_changed || subscribed_partitions() != subscribed_partitions_) ++group_epoch_;
-  maybe_update_target();
-
-  ConsumerMember reconciled = updated;
-  if (subscription_changed || updated.member_epoch != assignment_epoch_ ||
-      updated.state != ConsumerMemberState::kStable)
-    reconciled = reconcile(updated, subscription_changed, p.owned);
-  update_owners(replaced ? &*replaced : (created ? nullptr : &before), &reconciled);
-  members_[member_id] = reconciled;
-  if (reconciled.state == ConsumerMemberState::kUnrevokedPartitions) {
-    if (reconciled != updated && reconciled.rebalance_timeout_ms > 0)
-      host_->arm_rebalance(member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms);
-  } else {
-    host_->cancel_rebalance(member_id);
-  }
-  host_->arm_session(member_id, options_.session_timeout_ms);
+  const ConsumerMember reconciled = step(replaced ? &*replaced : (created ? nullptr : &before), updated,
+                                         subscription_changed, p.owned, p.may_describe_topic);
+  host_->arm_session(member_id, session_timeout_of(reconciled));
 
   ConsumerHeartbeatResult r;
   r.member_id = member_id;
@@ -565,7 +554,10 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
     r.assignment = partitions_of(reconciled.assigned);
 
   const bool changed = created || replaced.has_value() || group_epoch_ != epoch_before || before != reconciled;
-  if (!changed) return host_->answer(std::move(done), std::move(r));
+  if (!changed) {
+    host_->answer(std::move(done), std::move(r));
+    return true;
+  }
   // A new target (the group epoch moved) or a replaced static member rewrites the group; anything
   // else changed this member alone.
   const bool whole = replaced.has_value() || group_epoch_ != epoch_before || assignment_epoch_ != assignment_before;
@@ -575,6 +567,36 @@ void ConsumerGroup::heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbea
     }
     host_->answer(std::move(done), std::move(r));
   });
+  return true;
+}
+
+// One member's step, for a ConsumerGroupHeartbeat and a classic member's JoinGroup alike: the
+// member as the request updated it goes in; the group epoch moves when a subscription changed or
+// the subscribed topics' metadata did (a topic created, deleted or grown: Kafka's subscription
+// metadata refresh); the target follows; the member is reconciled one step towards it and its
+// rebalance timeout armed while it has partitions to revoke. `previous`: the member before (its
+// replaced static incarnation), null for a new one. Returns the member as it now is.
+ConsumerMember ConsumerGroup::step(const ConsumerMember* previous, const ConsumerMember& updated,
+                                   bool subscription_changed,
+                                   const std::optional<std::map<std::string, std::set<int32_t>>>& owned,
+                                   const std::function<bool(const std::string&)>& may_describe) {
+  const std::string& member_id = updated.member_id;
+  members_[member_id] = updated;
+  refresh_regexes(false, may_describe);
+  if (subscription_changed || subscribed_partitions() != subscribed_partitions_) ++group_epoch_;
+  maybe_update_target();
+  ConsumerMember reconciled = updated;
+  if (subscription_changed || updated.member_epoch != assignment_epoch_ || updated.state != ConsumerMemberState::kStable)
+    reconciled = reconcile(updated, subscription_changed, owned);
+  update_owners(previous, &reconciled);
+  members_[member_id] = reconciled;
+  if (reconciled.state == ConsumerMemberState::kUnrevokedPartitions) {
+    if (reconciled != updated && reconciled.rebalance_timeout_ms > 0)
+      host_->arm_rebalance(member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms);
+  } else {
+    host_->cancel_rebalance(member_id);
+  }
+  return reconciled;
 }
 
 // Kafka's consumerGroupLeave: epoch -1 removes the member (its partitions go to the others);
@@ -586,8 +608,7 @@ void ConsumerGroup::leave(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCal
   r.member_epoch = p.member_epoch;
   const ConsumerMember* m = nullptr;
   if (p.instance_id) {
-    for (const auto& [_, x] : members_)
-      if (x.instance_id == p.instance_id) m = &x;
+    m = static_member(p.instance_id);
     if (!m) return host_->answer(std::move(done), fail(ErrorCode::kUnknownMemberId, "Instance id " + *p.instance_id + " is unknown."));
     if (m->member_id != p.member_id)
       return host_->answer(std::move(done), fail(ErrorCode::kFencedInstanceId,
@@ -619,7 +640,7 @@ void ConsumerGroup::leave(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCal
   });
 }
 
-void ConsumerGroup::remove_member(const std::string& member_id, const char* why) {
+void ConsumerGroup::remove_member(const std::string& member_id, const char* why, bool bump) {
   auto it = members_.find(member_id);
   if (it == members_.end()) return;
   spdlog::info("group={} member {} removed from the consumer group: {}", esc(id()), esc(member_id), why);
@@ -628,8 +649,15 @@ void ConsumerGroup::remove_member(const std::string& member_id, const char* why)
   target_.erase(member_id);
   host_->cancel_session(member_id);
   host_->cancel_rebalance(member_id);
-  ++group_epoch_;
+  host_->cancel_classic(member_id, ConsumerGroupHost::ClassicDeadline::kJoin);
+  host_->cancel_classic(member_id, ConsumerGroupHost::ClassicDeadline::kSync);
+  if (bump) {
+    epoch_before_removal_ = group_epoch_;
+    ++group_epoch_;
+  }
   if (members_.empty()) empty_since_ms_ = host_->now_ms();
+  // Kafka's consumerGroupFenceMembers: a group left with classic members only may downgrade.
+  host_->maybe_downgrade(true);
 }
 
 void ConsumerGroup::on_session_expired(const std::string& member_id) {
@@ -692,8 +720,17 @@ std::optional<ErrorCode> ConsumerGroup::validate_delete_group() const {
 // but not older than the assignment epoch of any partition committed (KIP-1251).
 std::optional<ErrorCode> ConsumerGroup::validate_offset_commit(const OffsetCommitParams& p) const {
   auto it = members_.find(p.member_id);
-  const auto check = modern_commit_check(p, !members_.empty(),
-                                         it == members_.end() ? std::nullopt : std::optional(it->second.member_epoch));
+  // A member using the classic protocol commits with OffsetCommit below v9 and its member epoch
+  // as generation; a newer generation is ILLEGAL_GENERATION (Kafka's validateOffsetCommit).
+  ModernCommitCheck check;
+  if (it != members_.end() && it->second.classic && !p.transactional) {
+    if (p.generation_id == it->second.member_epoch) return std::nullopt;
+    if (p.generation_id > it->second.member_epoch) return ErrorCode::kIllegalGeneration;
+    check = {ModernCommitCheck::Verdict::kByPartition, ErrorCode::kNone, ErrorCode::kIllegalGeneration};
+  } else {
+    check = modern_commit_check(p, !members_.empty(),
+                                it == members_.end() ? std::nullopt : std::optional(it->second.member_epoch));
+  }
   if (check.verdict == ModernCommitCheck::Verdict::kAccepted) return std::nullopt;
   if (check.verdict == ModernCommitCheck::Verdict::kRefused) return check.error;
   const ConsumerMember& m = it->second;
@@ -715,7 +752,8 @@ std::optional<ErrorCode> ConsumerGroup::validate_offset_fetch(const std::string&
   if (member_id.empty() && member_epoch < 0) return std::nullopt;
   auto it = members_.find(member_id);
   if (it == members_.end()) return ErrorCode::kUnknownMemberId;
-  if (it->second.member_epoch != member_epoch) return ErrorCode::kStaleMemberEpoch;
+  if (it->second.member_epoch != member_epoch)
+    return it->second.classic ? ErrorCode::kIllegalGeneration : ErrorCode::kStaleMemberEpoch;
   return std::nullopt;
 }
 

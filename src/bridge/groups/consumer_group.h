@@ -19,12 +19,18 @@
 #include <vector>
 
 #include "bridge/groups/assignors.h"
+#include "bridge/groups/consumer_protocol.h"
 #include "bridge/groups/group.h"
 
 namespace kib::bridge {
 
 // partition -> the epoch it was assigned at (KIP-1251's assignment epochs), by topic.
 using EpochAssignment = std::map<std::string, std::map<int32_t, int32_t>>;
+
+// A new member id: Kafka's Uuid.randomUuid().toString().
+std::string new_member_id();
+// The partitions of an assignment without their epochs.
+std::map<std::string, std::set<int32_t>> partitions_of(const EpochAssignment& a);
 
 // Kafka's MemberState.
 enum class ConsumerMemberState { kStable, kUnrevokedPartitions, kUnreleasedPartitions };
@@ -35,6 +41,15 @@ std::optional<ConsumerMemberState> consumer_member_state_from_name(const std::st
 // assignment's), Reconciling (some member is not at the target yet), Stable.
 enum class ConsumerGroupState { kEmpty, kAssigning, kReconciling, kStable };
 const char* consumer_group_state_name(ConsumerGroupState s);
+
+// What a member that speaks the classic protocol inside a consumer group sent in its JoinGroup
+// (Kafka's ClassicMemberMetadata): its session timeout and supported protocols with their
+// subscription bytes (KIP-848's online migration, docs/groups.md).
+struct ClassicMemberMetadata {
+  int32_t session_timeout_ms = 0;
+  std::vector<GroupProtocol> protocols;
+  bool operator==(const ClassicMemberMetadata&) const = default;
+};
 
 struct ConsumerMember {
   std::string member_id;
@@ -51,6 +66,8 @@ struct ConsumerMember {
   ConsumerMemberState state = ConsumerMemberState::kStable;
   EpochAssignment assigned;
   EpochAssignment pending_revocation;
+  // Set for a member using the classic protocol (JoinGroup, SyncGroup, Heartbeat).
+  std::optional<ClassicMemberMetadata> classic;
   bool operator==(const ConsumerMember&) const = default;
 };
 
@@ -142,6 +159,21 @@ class ConsumerGroupHost {
   // nothing but that member and the group's epochs changed: only their rows are written.
   virtual void persist(const ConsumerGroup& g, const std::string* only_member, std::function<void(Status)> done) = 0;
   virtual void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) = 0;
+
+  // Members using the classic protocol inside the group (KIP-848's online migration).
+  // Their answers, run as the other answers are.
+  virtual void answer(JoinCallback cb, JoinGroupResult r) = 0;
+  virtual void answer(SyncCallback cb, SyncGroupResult r) = 0;
+  // A classic member must send its next JoinGroup (kJoin, armed only if not armed already) or its
+  // SyncGroup (kSync) within `delay_ms`, or be fenced (ConsumerGroup::on_classic_timeout).
+  enum class ClassicDeadline { kJoin, kSync };
+  virtual void arm_classic(const std::string& member_id, ClassicDeadline d, int64_t delay_ms) = 0;
+  virtual void cancel_classic(const std::string& member_id, ClassicDeadline d) = 0;
+  // Members left the group, or a static classic member replaced a consumer-protocol one: once the
+  // current call returns, the coordinator converts the group to a classic group if every member
+  // left uses the classic protocol and the migration policy allows it; `rebalance`: the classic
+  // group rebalances at once.
+  virtual void maybe_downgrade(bool rebalance) = 0;
 };
 
 class ConsumerGroup final : public Group {
@@ -164,15 +196,32 @@ class ConsumerGroup final : public Group {
 
   // ConsumerGroupHeartbeat with member epoch >= 0 (join, heartbeat) or -1/-2 (leave). The
   // request's shape was checked by the coordinator. Answered once what changed is durable.
-  void heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done);
+  // Returns false if the request was refused before anything changed (the coordinator undoes an
+  // upgrade it made for it).
+  bool heartbeat(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done);
+
+  // The classic protocol from a member inside this group (consumer_group_classic.cc; Kafka's
+  // classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup). The coordinator checked the session
+  // timeout and the migration policy.
+  void classic_join(const JoinGroupParams& p, JoinCallback done);
+  void classic_sync(const SyncGroupParams& p, SyncCallback done);
+  ErrorCode classic_heartbeat(const std::string& member_id, const std::optional<std::string>& instance_id,
+                              int32_t generation_id);
+  LeaveGroupResult classic_leave(const std::vector<LeavingMember>& members);
+  // Whether every member uses the classic protocol (and there is one): a downgrade may follow.
+  bool only_classic_members() const;
 
   // Timers.
+  void on_classic_timeout(const std::string& member_id, const char* why);
   void on_session_expired(const std::string& member_id);
   void on_rebalance_expired(const std::string& member_id, int32_t epoch);
 
   ConsumerGroupView view() const;
   ConsumerGroupState state() const;
   int32_t group_epoch() const { return group_epoch_; }
+  // The group epoch before the last removal of members bumped it: the generation a group
+  // downgraded because members left starts from (Kafka converts instead of removing them).
+  int32_t epoch_before_removal() const { return epoch_before_removal_; }
   int32_t assignment_epoch() const { return assignment_epoch_; }
   const std::map<std::string, int32_t>& snapshot_partitions() const { return subscribed_partitions_; }
   const std::map<std::string, ConsumerMember>& members() const { return members_; }
@@ -209,13 +258,32 @@ class ConsumerGroup final : public Group {
   };
   std::optional<std::string> stale_epoch(const ConsumerHeartbeatParams& p, const ConsumerMember& m) const;
   Lookup find_member(const ConsumerHeartbeatParams& p, const std::string& member_id) const;
+  Lookup find_classic_joiner(const JoinGroupParams& p, const std::string& member_id) const;
+  static ConsumerMember with_join(const ConsumerMember& m, const JoinGroupParams& p, const ConsumerSubscription& sub);
+  void answer_classic_join(const ConsumerMember& m, const JoinGroupParams& p, bool whole, JoinCallback done);
   std::optional<std::pair<ErrorCode, std::string>> refused_subscription(const ConsumerHeartbeatParams& p,
                                                                          const ConsumerMember& m) const;
   void replace_static_member(const ConsumerMember& old, const std::string& member_id);
   static ConsumerMember with_request(const ConsumerMember& m, const ConsumerHeartbeatParams& p);
+  ConsumerMember step(const ConsumerMember* previous, const ConsumerMember& updated, bool subscription_changed,
+                      const std::optional<std::map<std::string, std::set<int32_t>>>& owned,
+                      const std::function<bool(const std::string&)>& may_describe = nullptr);
   void leave(const ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done);
+  // The session of a member: its own classic session timeout, or the group's.
+  int64_t session_timeout_of(const ConsumerMember& m) const {
+    return m.classic ? m.classic->session_timeout_ms : options_.session_timeout_ms;
+  }
+  // Kafka's validateConsumerGroupMember for the classic requests: the member by instance id
+  // (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID) or by member id.
+  const ConsumerMember* classic_member(const std::string& member_id, const std::optional<std::string>& instance_id,
+                                       ErrorCode* error) const;
+  bool waiting_on_unreleased(const ConsumerMember& m) const;
+  // The member holding a static member's instance id; null for none (or no instance id).
+  const ConsumerMember* static_member(const std::optional<std::string>& instance_id) const;
+  bool supports_classic_protocols(const std::string& type, const std::vector<GroupProtocol>& protocols) const;
   // Removes the member (fenced, left, expired): its partitions are free, the group epoch bumps.
-  void remove_member(const std::string& member_id, const char* why);
+  // Without `bump` the caller bumps the group epoch once for several members.
+  void remove_member(const std::string& member_id, const char* why, bool bump = true);
   std::set<std::string> subscribed_topics(const ConsumerMember& m) const;
   // Resolves the members' regular expressions against the topics: new ones at once, all of them
   // again once regex_refresh_interval_ms has passed. Whether a resolution changed.
@@ -242,6 +310,7 @@ class ConsumerGroup final : public Group {
   std::map<std::string, int32_t> subscribed_partitions_;       // what the target was computed from
   int32_t group_epoch_ = 0;
   int32_t assignment_epoch_ = 0;
+  int32_t epoch_before_removal_ = 0;
   int64_t empty_since_ms_ = -1;
   mutable std::set<std::string> kept_;  // offset_expiration()'s subscribed topics
   std::map<std::string, std::set<std::string>> resolved_;  // regex -> the topics it matches

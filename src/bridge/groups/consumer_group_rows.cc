@@ -2,9 +2,65 @@
 
 #include <charconv>
 
+#include <nlohmann/json.hpp>
+
 namespace kib::bridge {
 
 namespace {
+
+using nlohmann::json;
+
+std::string hex(const Bytes& b) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(b.size() * 2);
+  for (uint8_t c : b) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::optional<Bytes> unhex(const std::string& s) {
+  if (s.size() % 2) return std::nullopt;
+  Bytes out;
+  out.reserve(s.size() / 2);
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < s.size(); i += 2) {
+    const int hi = digit(s[i]), lo = digit(s[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<uint8_t>(hi * 16 + lo));
+  }
+  return out;
+}
+
+// migrations/0013: [{"name":"range","metadata":"<hex>"}, ...]
+std::string format_protocols(const std::vector<GroupProtocol>& protocols) {
+  json a = json::array();
+  for (const auto& p : protocols) a.push_back({{"name", p.name}, {"metadata", hex(p.metadata)}});
+  return a.dump();
+}
+
+std::optional<std::vector<GroupProtocol>> parse_protocols(const std::string& s) {
+  try {
+    const json a = json::parse(s);
+    if (!a.is_array() || a.empty()) return std::nullopt;
+    std::vector<GroupProtocol> out;
+    for (const auto& p : a) {
+      auto md = unhex(p.at("metadata").get<std::string>());
+      if (!md) return std::nullopt;
+      out.push_back({p.at("name").get<std::string>(), std::move(*md)});
+    }
+    return out;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -130,6 +186,10 @@ std::pair<state::ConsumerGroupRow, std::vector<state::ConsumerGroupMemberRow>> c
     r.assigned_partitions = format_epoch_assignment(m.assigned);
     r.pending_revocation = format_epoch_assignment(m.pending_revocation);
     r.target_partitions = format_target(target);
+    if (m.classic) {
+      r.classic_session_timeout_ms = m.classic->session_timeout_ms;
+      r.classic_protocols = format_protocols(m.classic->protocols);
+    }
     members.push_back(std::move(r));
   }
   return {std::move(g), std::move(members)};
@@ -175,6 +235,14 @@ std::optional<ConsumerGroupSnapshot> consumer_group_from_rows(const state::Store
     m.state = *state;
     m.assigned = std::move(*assigned);
     m.pending_revocation = std::move(*pending);
+    if (r.classic_session_timeout_ms || r.classic_protocols) {
+      auto protocols = r.classic_protocols ? parse_protocols(*r.classic_protocols) : std::nullopt;
+      if (!r.classic_session_timeout_ms || !protocols) {
+        if (error) *error = "member " + r.member_id + " classic_protocols";
+        return std::nullopt;
+      }
+      m.classic = ClassicMemberMetadata{*r.classic_session_timeout_ms, std::move(*protocols)};
+    }
     s.members.emplace_back(std::move(m), std::move(*target));
   }
   return s;

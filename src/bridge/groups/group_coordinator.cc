@@ -124,6 +124,19 @@ class GroupCoordinator::ConsumerHost final : public ConsumerGroupHost {
     c_.persist_consumer_group(g, only_member, std::move(done));
   }
   void answer(ConsumerHeartbeatCallback cb, ConsumerHeartbeatResult r) override { c_.answer(std::move(cb), std::move(r)); }
+  void answer(JoinCallback cb, JoinGroupResult r) override { c_.answer(std::move(cb), std::move(r)); }
+  void answer(SyncCallback cb, SyncGroupResult r) override { c_.answer(std::move(cb), std::move(r)); }
+  void arm_classic(const std::string& member_id, ClassicDeadline d, int64_t delay_ms) override {
+    auto& timer = (d == ClassicDeadline::kJoin ? join_timers_ : sync_timers_)[member_id];
+    if (d == ClassicDeadline::kJoin && timer && timer->armed()) return;  // Kafka's scheduleIfAbsent
+    const char* why = d == ClassicDeadline::kJoin ? "the classic member failed to join within the rebalance timeout"
+                                                  : "the member failed to sync within timeout";
+    arm(timer, delay_ms, [member_id, why](ConsumerGroup& g) { g.on_classic_timeout(member_id, why); });
+  }
+  void cancel_classic(const std::string& member_id, ClassicDeadline d) override {
+    (d == ClassicDeadline::kJoin ? join_timers_ : sync_timers_).erase(member_id);
+  }
+  void maybe_downgrade(bool rebalance) override { c_.schedule_downgrade(group_id_, rebalance); }
 
  private:
   // A timer may destroy itself while it runs (an expired member's timers are cancelled): the timer
@@ -140,6 +153,8 @@ class GroupCoordinator::ConsumerHost final : public ConsumerGroupHost {
   const std::string group_id_;
   std::map<std::string, std::unique_ptr<GroupTimer>> session_timers_;    // by member id
   std::map<std::string, std::unique_ptr<GroupTimer>> rebalance_timers_;  // by member id
+  std::map<std::string, std::unique_ptr<GroupTimer>> join_timers_;       // classic members, by member id
+  std::map<std::string, std::unique_ptr<GroupTimer>> sync_timers_;       // classic members, by member id
   Liveness alive_;
 };
 
@@ -167,6 +182,7 @@ void GroupCoordinator::stop() {
   // with its group.
   for (auto& [_, g] : groups_) g->unload();
   groups_.clear();
+  retired_.clear();
 }
 
 void GroupCoordinator::flush() {
@@ -327,6 +343,7 @@ void GroupCoordinator::write(std::function<void(SQLite::Database&)> job, std::fu
     --pending_writes_;
     if (!st) spdlog::warn("groups: state write failed: {}", st.error().message);
     if (done) done(std::move(st));
+    if (pending_writes_ == 0) retired_.clear();
   });
 }
 
@@ -383,8 +400,16 @@ void GroupCoordinator::join_group(JoinGroupParams p, JoinCallback done) {
   ClassicGroup* g = find_classic(p.group_id);
   if (Group* other = g ? nullptr : find(p.group_id)) {
     // A consumer group (KIP-848): an empty one becomes a classic group, as Kafka's
-    // maybeDeleteEmptyConsumerGroup does; a classic member joining a live one (KIP-848's online
-    // migration) is not served: Kafka's answer when its migration policy forbids it.
+    // maybeDeleteEmptyConsumerGroup does; a classic member joins a live one as one of its members
+    // (KIP-848's online migration) unless the migration policy is disabled.
+    if (other->type() == GroupType::kConsumer && !other->is_empty()) {
+      if (!options_.consumer_upgrade && !options_.consumer_downgrade) {
+        spdlog::info("group={} Cannot join the consumer group with the classic protocol because the group migration "
+                     "is disabled.", esc(p.group_id));
+        return answer(std::move(done), join_error(ErrorCode::kInconsistentGroupProtocol, p.member_id));
+      }
+      return static_cast<ConsumerGroup*>(other)->classic_join(p, std::move(done));
+    }
     if (!other->is_empty())
       return answer(std::move(done), join_error(ErrorCode::kInconsistentGroupProtocol, p.member_id));
     spdlog::info("group={} converted from an empty {} group to a classic group", esc(p.group_id),
@@ -405,6 +430,7 @@ void GroupCoordinator::sync_group(SyncGroupParams p, SyncCallback done) {
   Entry entry(*this);
   if (stopped_) return answer(std::move(done), sync_error(ErrorCode::kCoordinatorNotAvailable));
   if (p.group_id.empty()) return answer(std::move(done), sync_error(ErrorCode::kInvalidGroupId));
+  if (ConsumerGroup* cg = find_consumer(p.group_id)) return cg->classic_sync(p, std::move(done));
   ClassicGroup* g = find_classic(p.group_id);
   if (!g) return answer(std::move(done), sync_error(ErrorCode::kUnknownMemberId));
   g->sync(p, std::move(done));
@@ -415,6 +441,7 @@ ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::st
   Entry entry(*this);
   if (stopped_) return ErrorCode::kCoordinatorNotAvailable;
   if (group_id.empty()) return ErrorCode::kInvalidGroupId;
+  if (ConsumerGroup* cg = find_consumer(group_id)) return cg->classic_heartbeat(member_id, group_instance_id, generation_id);
   ClassicGroup* g = find_classic(group_id);
   if (!g) return ErrorCode::kUnknownMemberId;
   return g->heartbeat(member_id, group_instance_id, generation_id);
@@ -431,6 +458,7 @@ LeaveGroupResult GroupCoordinator::leave_group(const std::string& group_id, cons
     out.error = ErrorCode::kInvalidGroupId;
     return out;
   }
+  if (ConsumerGroup* cg = find_consumer(group_id)) return cg->classic_leave(members);
   ClassicGroup* g = find_classic(group_id);
   if (!g) {
     out.error = ErrorCode::kUnknownMemberId;
@@ -484,12 +512,14 @@ void GroupCoordinator::consumer_group_heartbeat(ConsumerHeartbeatParams p, int16
   }
 
   // Kafka's getOrMaybeCreateConsumerGroup: a joining member creates the group; an empty classic
-  // group becomes a consumer group; a live classic group is not converted (online migration is
-  // not served) and any other request for a missing or non-consumer group is GROUP_ID_NOT_FOUND.
+  // group becomes a consumer group; a live classic group is converted (KIP-848's online upgrade)
+  // and any other request for a missing or non-consumer group is GROUP_ID_NOT_FOUND.
   ConsumerGroup* g = find_consumer(p.group_id);
   if (!g) {
     Group* other = find(p.group_id);
     const bool joining = p.member_epoch == 0;
+    if (joining && other && other->type() == GroupType::kClassic && !other->is_empty())
+      return upgrade_and_join(*static_cast<ClassicGroup*>(other), p, std::move(done));
     if (!joining || (other && !other->is_empty()))
       return refuse(ErrorCode::kGroupIdNotFound,
                     other ? "Group " + p.group_id + " is not a consumer group."

@@ -172,12 +172,26 @@ class GroupCoordinator {
 
   streams::StreamsGroup* find_streams(const std::string& group_id) const;
   streams::StreamsGroup& create_streams_group(const std::string& group_id);
-  void persist_streams_group(const streams::StreamsGroup& g, std::function<void(Status)> done);
+  void persist_streams_group(const streams::StreamsGroup& g, const std::string* only_member,
+                             std::function<void(Status)> done);
   void answer(streams::StreamsHeartbeatCallback cb, streams::StreamsHeartbeatResult r);
   // Loads the streams groups' rows (startup, inside load()'s blocking job).
   size_t restore_streams_groups(const std::vector<state::StoredStreamsGroup>& stored);
   // An empty group of another type is replaced: its rows of that type go.
   void forget_rows_of(const Group& g);
+
+  // KIP-848's online migration (group_migration.cc). A joining consumer-protocol member converts
+  // a live classic group (Kafka's convertToConsumerGroup) and joins it; refused with
+  // GROUP_ID_NOT_FOUND and Kafka's message when the policy, the protocol type, the size or a
+  // custom assignor's user data forbid it.
+  void upgrade_and_join(ClassicGroup& classic, ConsumerHeartbeatParams& p, ConsumerHeartbeatCallback done);
+  // After the current call: a consumer group left with classic members only becomes a classic
+  // group (Kafka's convertToClassicGroup), if the policy and max_size allow it.
+  void schedule_downgrade(const std::string& group_id, bool rebalance);
+  void downgrade(const std::string& group_id, bool rebalance);
+  // A replaced group is kept until the writes it queued completed, so their completions (answers
+  // to its members) find it.
+  void retire(std::unique_ptr<Group> g);
 
   Group* find(const std::string& group_id) const;
   ClassicGroup* find_classic(const std::string& group_id) const;
@@ -204,6 +218,7 @@ class GroupCoordinator {
   CommittedOffsets& offsets_;
   GroupCoordinatorOptions options_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
+  std::vector<std::unique_ptr<Group>> retired_;
   std::unique_ptr<GroupTimer> retention_timer_;
   size_t pending_writes_ = 0;
   bool stopped_ = false;

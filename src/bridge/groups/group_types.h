@@ -58,6 +58,11 @@ struct GroupCoordinatorOptions {
   int32_t consumer_max_regex_bytes = static_cast<int32_t>(config::GroupsConfig{}.consumer_max_regex_bytes);
   int32_t consumer_max_subscribed_topics =
       static_cast<int32_t>(config::GroupsConfig{}.consumer_max_subscribed_topics);
+  // group.consumer.migration.policy ([groups] consumer_migration_policy): whether a consumer
+  // protocol member joining a live classic group converts it (upgrade), and whether a consumer
+  // group left with classic members only becomes a classic group again (downgrade).
+  bool consumer_upgrade = true;
+  bool consumer_downgrade = true;
   // A consumer group's own consumer.session.timeout.ms and consumer.heartbeat.interval.ms (GROUP
   // config resources), when it has them; unset: the two above for every group.
   std::function<std::pair<int32_t, int32_t>(const std::string&)> consumer_timeouts;
@@ -92,6 +97,7 @@ const char* group_state_name(GroupState s);
 struct GroupProtocol {
   std::string name;
   Bytes metadata;
+  bool operator==(const GroupProtocol&) const = default;
 };
 
 struct JoinGroupParams {

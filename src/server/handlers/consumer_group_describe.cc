@@ -80,7 +80,7 @@ void handle(const bridge::GroupCoordinator& groups, const bridge::TopicCatalog& 
       if (!m.subscribed_topic_regex.empty()) out.subscribed_topic_regex = m.subscribed_topic_regex;
       out.assignment = to_assignment(catalog, m.assigned);
       out.target_assignment = to_assignment(catalog, mv.target);
-      out.member_type = 1;  // a consumer protocol member (0: a classic one)
+      out.member_type = m.classic ? 0 : 1;  // KIP-848: 0 a member using the classic protocol, 1 the consumer protocol
       budget.add(sizeof(Resp::Member) + out.member_id.size() + out.client_id.size() + out.client_host.size() +
                  64 * (out.assignment.topic_partitions.size() + out.target_assignment.topic_partitions.size()));
       g.members.push_back(std::move(out));

@@ -2,7 +2,8 @@
 // consumer protocol of KIP-848 when ASSIGNOR_CLASS is "consumer:uniform" or "consumer:range") for the
 // member-kill scenario of tests/clients/test_group_member_kill.py. Subscribes, polls, prints
 // what it consumed, then commits exactly that synchronously and prints the commit; runs until
-// killed.
+// killed. SIGTERM closes the consumer (it leaves the group, as a rolling restart does) and prints
+// a last "A WALL -".
 //
 //   java GroupMember BOOTSTRAP TOPIC GROUP CLIENT_ID ASSIGNOR_CLASS SESSION_TIMEOUT_MS MAX_POLL_INTERVAL_MS
 //
@@ -89,7 +90,30 @@ public final class GroupMember {
                     listener);
         else
             c.subscribe(List.of(topic), listener);
-        while (true) {
+        java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stopping.set(true);
+            c.wakeup();
+            try {
+                closed.await(20, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        try {
+            consume(c, stopping);
+        } catch (org.apache.kafka.common.errors.WakeupException e) {
+            // SIGTERM
+        }
+        c.close(Duration.ofSeconds(10));
+        out.print("A " + System.currentTimeMillis() + " -\n");
+        out.flush();
+        closed.countDown();
+    }
+
+    static void consume(KafkaConsumer<String, String> c, java.util.concurrent.atomic.AtomicBoolean stopping) {
+        while (!stopping.get()) {
             ConsumerRecords<String, String> records = c.poll(Duration.ofMillis(200));
             if (records.isEmpty()) continue;
             long now = System.currentTimeMillis();
@@ -107,6 +131,8 @@ public final class GroupMember {
                 long done = System.currentTimeMillis();
                 for (Map.Entry<TopicPartition, OffsetAndMetadata> e : next.entrySet())
                     out.print("C " + done + " " + e.getKey().partition() + " " + e.getValue().offset() + "\n");
+            } catch (org.apache.kafka.common.errors.WakeupException e) {
+                throw e;
             } catch (RuntimeException e) {
                 out.print("E " + System.currentTimeMillis() + " " + e.getClass().getSimpleName() + "\n");
             }
