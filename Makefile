@@ -252,7 +252,7 @@ FUZZ_GENERATED := wire api_keys request_header consumer_protocol_subscription co
   describe_producers describe_transactions list_transactions \
   sasl_handshake sasl_authenticate describe_user_scram_credentials alter_user_scram_credentials describe_client_quotas \
   describe_acls create_acls delete_acls consumer_group_heartbeat consumer_group_describe list_config_resources \
-  streams_group_heartbeat streams_group_describe
+  streams_group_heartbeat streams_group_describe streams_group_topology_description_update
 FUZZ_LIB_SRCS := $(sort $(wildcard src/common/*.cc src/kafka/records/*.cc src/bridge/mapping/*.cc src/security/*.cc)) \
   src/kafka/protocol/error_code.cc $(FUZZ_GENERATED:%=src/kafka/protocol/generated/%.cc) \
   src/bridge/errors.cc src/bridge/groups/consumer_protocol.cc src/iggy/protocol.cc src/iggy/server_profile.cc src/iggy/user_headers.cc \

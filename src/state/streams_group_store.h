@@ -27,6 +27,7 @@ struct StreamsGroupRow {
 
 struct StreamsGroupMemberRow {
   std::string member_id;
+  std::optional<std::string> instance_id;  // migration 0014
   std::string process_id;
   std::optional<std::string> rack_id;
   std::string client_id;
@@ -53,6 +54,10 @@ void save_streams_group(SQLite::Database& db, const StreamsGroupRow& group,
                         const std::vector<StreamsGroupMemberRow>& members);
 // The group's rows go (the group was deleted, or became another type of group).
 void delete_streams_group(SQLite::Database& db, const std::string& group_id);
+
+// Updates the group's state, epochs and time and one member's row (the others, the topology and
+// the inputs are unchanged): a heartbeat that moved one member writes one row.
+void save_streams_group_member(SQLite::Database& db, const StreamsGroupRow& group, const StreamsGroupMemberRow& member);
 // Startup: every streams group with its members, by group id and member id.
 std::vector<StoredStreamsGroup> load_streams_groups(SQLite::Database& db);
 

@@ -56,6 +56,7 @@ BOOST_AUTO_TEST_CASE(serves_exactly_these_apis_and_versions) {
       {75, 0, 0, 0},  // DescribeTopicPartitions
       {88, 0, 1, 0},  // StreamsGroupHeartbeat (KIP-1071)
       {89, 0, 1, 0},  // StreamsGroupDescribe
+      {93, 0, 0, 0},  // StreamsGroupTopologyDescriptionUpdate (KIP-1331): refused as Kafka 4.4 without its plugin
   };
   std::vector<std::array<int16_t, 4>> served;
   for (const HandlerSpec& h : handler_registry()) served.push_back({h.api_key, h.min_version, h.max_version, h.advertised_min});

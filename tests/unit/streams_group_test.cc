@@ -26,6 +26,7 @@ struct World {
   std::map<std::string, int32_t> topics{{"words", 3}};
   std::set<std::string> sessions, rebalances;
   int persisted = 0;
+  int member_writes = 0;  // of those, writes of one member's row
 };
 
 struct FakeHost : StreamsGroupHost {
@@ -39,8 +40,9 @@ struct FakeHost : StreamsGroupHost {
     auto it = w.topics.find(t);
     return it == w.topics.end() ? std::nullopt : std::optional<int32_t>(it->second);
   }
-  void persist(const StreamsGroup&, std::function<void(Status)> done) override {
+  void persist(const StreamsGroup&, const std::string* only_member, std::function<void(Status)> done) override {
     ++w.persisted;
+    if (only_member) ++w.member_writes;
     if (done) done(ok_status());
   }
   void answer(StreamsHeartbeatCallback cb, StreamsHeartbeatResult r) override { cb(std::move(r)); }
@@ -174,8 +176,10 @@ BOOST_FIXTURE_TEST_CASE(a_second_instance_gets_half_the_tasks_once_the_first_let
   b = again("b", b.member_epoch, OwnedTasks{});  // still held by a
   BOOST_TEST(active_count(b.tasks) == 0u);
 
-  a = again("a", a.member_epoch, a.tasks);  // a let them go
+  const int member_writes = w.member_writes;
+  a = again("a", a.member_epoch, a.tasks);  // a let them go: only its own row is written
   BOOST_TEST(!w.rebalances.contains("a"));
+  BOOST_TEST(w.member_writes == member_writes + 1);
   b = again("b", b.member_epoch, OwnedTasks{});
   BOOST_TEST(active_count(b.tasks) == 3u);
   check_exclusive();
@@ -193,6 +197,69 @@ BOOST_FIXTURE_TEST_CASE(a_second_instance_gets_half_the_tasks_once_the_first_let
   w.now += 1000;
   b = again("b", b.member_epoch, b.tasks);
   BOOST_TEST(active_count(b.tasks) == 6u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_static_member_that_left_with_epoch_minus_2_is_replaced_by_its_next_incarnation, Fixture) {
+  // Kafka 4.4's static streams members: -2 keeps the place and the tasks, the new incarnation
+  // takes them over without a new group epoch; a live holder refuses a second incarnation.
+  w.topics[kRep] = 3;
+  w.topics[kLog] = 3;
+  StreamsHeartbeatParams p;
+  p.member_id = "a1";
+  p.instance_id = "app-0";
+  p.member_epoch = 0;
+  p.rebalance_timeout_ms = 300000;
+  p.topology = word_count();
+  p.owned = OwnedTasks{};
+  p.process_id = "p1";
+  auto a = beat(p);
+  w.now += 3001;
+  StreamsHeartbeatParams again_p;
+  again_p.member_id = "a1";
+  again_p.instance_id = "app-0";
+  again_p.member_epoch = a.member_epoch;
+  again_p.owned = OwnedTasks{};
+  a = beat(again_p);
+  BOOST_REQUIRE(active_count(a.tasks) == 6u);
+  const int32_t epoch = g.group_epoch();
+
+  StreamsHeartbeatParams second = p;  // another process claims the instance id while a1 lives
+  second.member_id = "a2";
+  auto refused = beat(second);
+  BOOST_TEST((refused.error == ErrorCode::kUnreleasedInstanceId));
+  BOOST_TEST(refused.message ==
+             "Static member a2 with instance id app-0 cannot join the group because the instance id is owned by a1 member.");
+  StreamsHeartbeatParams wrong = again_p;
+  wrong.member_id = "a2";
+  wrong.member_epoch = a.member_epoch;
+  BOOST_TEST((beat(wrong).error == ErrorCode::kFencedInstanceId));
+
+  StreamsHeartbeatParams leave;
+  leave.member_id = "a1";
+  leave.instance_id = "app-0";
+  leave.member_epoch = -2;
+  auto left = beat(leave);
+  BOOST_TEST((left.error == ErrorCode::kNone));
+  BOOST_TEST(left.member_epoch == -2);
+  BOOST_REQUIRE(g.members().count("a1") == 1u);  // still there, holding its tasks
+  BOOST_TEST(g.members().at("a1").r.member_epoch == -2);
+  BOOST_TEST(g.group_epoch() == epoch);
+  BOOST_TEST(w.sessions.contains("a1"));
+
+  auto back = beat(second);  // the next incarnation
+  BOOST_TEST((back.error == ErrorCode::kNone));
+  BOOST_TEST(g.members().count("a1") == 0u);
+  BOOST_REQUIRE(g.members().count("a2") == 1u);
+  BOOST_TEST(*g.members().at("a2").instance_id == "app-0");
+  BOOST_TEST(active_count(back.tasks) == 6u);  // its predecessor's tasks, at once
+  BOOST_TEST(!w.sessions.contains("a1"));
+  check_exclusive();
+
+  // -1 from a static member removes it.
+  leave.member_id = "a2";
+  leave.member_epoch = -1;
+  BOOST_TEST((beat(leave).error == ErrorCode::kNone));
+  BOOST_TEST(g.members().empty());
 }
 
 BOOST_FIXTURE_TEST_CASE(kafkas_refusals, Fixture) {

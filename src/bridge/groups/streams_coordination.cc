@@ -39,12 +39,12 @@ class GroupCoordinator::StreamsHost final : public streams::StreamsGroupHost {
   std::optional<int32_t> partitions(const std::string& topic) const override {
     return c_.options_.topic_partitions ? c_.options_.topic_partitions(topic) : std::nullopt;
   }
-  void persist(const StreamsGroup& g, std::function<void(Status)> done) override {
+  void persist(const StreamsGroup& g, const std::string* only_member, std::function<void(Status)> done) override {
     if (done)
       done = [alive = alive_.token(), done = std::move(done)](Status st) {
         if (alive) done(std::move(st));
       };
-    c_.persist_streams_group(g, std::move(done));
+    c_.persist_streams_group(g, only_member, std::move(done));
   }
   void answer(StreamsHeartbeatCallback cb, StreamsHeartbeatResult r) override { c_.answer(std::move(cb), std::move(r)); }
 
@@ -84,7 +84,17 @@ StreamsGroup& GroupCoordinator::create_streams_group(const std::string& group_id
   return ref;
 }
 
-void GroupCoordinator::persist_streams_group(const StreamsGroup& g, std::function<void(Status)> done) {
+void GroupCoordinator::persist_streams_group(const StreamsGroup& g, const std::string* only_member,
+                                             std::function<void(Status)> done) {
+  if (only_member) {
+    auto [row, members] = streams::streams_group_rows(g.member_snapshot(*only_member), g.state_name(), timers_.now_ms());
+    if (members.size() == 1) {
+      write([row = std::move(row), member = std::move(members.front())](SQLite::Database& db) {
+        state::save_streams_group_member(db, row, member);
+      }, std::move(done));
+      return;
+    }
+  }
   auto [row, members] = streams::streams_group_rows(g.snapshot(), g.state_name(), timers_.now_ms());
   write([row = std::move(row), members = std::move(members)](SQLite::Database& db) {
     state::save_streams_group(db, row, members);

@@ -7,9 +7,13 @@
 // the set of (topic, partition count) itself.
 #include "bridge/groups/streams_group.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <utility>
 #include <variant>
+
+#include "common/text.h"
 
 namespace kib::bridge::streams {
 namespace {
@@ -68,6 +72,14 @@ StreamsGroupSnapshot StreamsGroup::snapshot() const {
                               last_standby_replicas_, topology_, members_,     target_, configured_from_};
 }
 
+StreamsGroupSnapshot StreamsGroup::member_snapshot(const std::string& member_id) const {
+  StreamsGroupSnapshot s{id(), group_epoch_, assignment_epoch_, validated_topology_epoch_, last_standby_replicas_,
+                         std::nullopt, {}, {}, configured_from_};
+  if (auto it = members_.find(member_id); it != members_.end()) s.members.emplace(member_id, it->second);
+  if (auto it = target_.find(member_id); it != target_.end()) s.target.emplace(member_id, it->second);
+  return s;
+}
+
 void StreamsGroup::restore(const StreamsGroupSnapshot& s) {
   group_epoch_ = s.group_epoch;
   assignment_epoch_ = s.assignment_epoch;
@@ -99,6 +111,79 @@ StreamsHeartbeatResult StreamsGroup::fail(ErrorCode e, std::string message) cons
 }
 
 // Kafka's throwIfStreamsGroupMemberEpochIsInvalid: why the heartbeat's epoch is fenced, if it is.
+const StreamsMember* StreamsGroup::static_member(const std::string& instance_id) const {
+  for (const auto& [_, m] : members_)
+    if (m.instance_id == instance_id) return &m;
+  return nullptr;
+}
+
+StreamsGroup::Lookup StreamsGroup::find_member(const StreamsHeartbeatParams& p) const {
+  Lookup l;
+  const bool joining = p.member_epoch == 0;
+  auto known = members_.find(p.member_id);
+  auto create = [&] {
+    if (known != members_.end()) {
+      l.member = known->second;
+    } else {
+      l.member.member_id = p.member_id;
+      l.created = true;
+    }
+  };
+  if (!p.instance_id) {
+    if (known == members_.end() && !joining) {
+      l.error = ErrorCode::kUnknownMemberId;
+      l.message = "Member " + p.member_id + " is not a member of group " + id() + ".";
+      return l;
+    }
+    create();
+  } else if (const StreamsMember* holder = static_member(*p.instance_id); joining) {
+    if (!holder) {
+      create();
+      return l;
+    }
+    if (holder->r.member_epoch != -2) {
+      l.error = ErrorCode::kUnreleasedInstanceId;
+      l.message = "Static member " + p.member_id + " with instance id " + *p.instance_id +
+                  " cannot join the group because the instance id is owned by " + holder->member_id + " member.";
+      return l;
+    }
+    l.member = *holder;
+    l.member.member_id = p.member_id;
+    l.member.r.member_epoch = 0;
+    l.member.r.previous_member_epoch = 0;
+    if (holder->member_id != p.member_id) l.replaced = *holder;
+    return l;
+  } else if (!holder) {
+    l.error = ErrorCode::kUnknownMemberId;
+    l.message = "Instance id " + *p.instance_id + " is unknown.";
+    return l;
+  } else if (holder->member_id != p.member_id) {
+    l.error = ErrorCode::kFencedInstanceId;
+    l.message = "Static member " + p.member_id + " with instance id " + *p.instance_id + " was fenced by member " +
+                holder->member_id + ".";
+    return l;
+  } else {
+    l.member = *holder;
+  }
+  if (auto why = fenced(p, l.member)) {
+    l.error = ErrorCode::kFencedMemberEpoch;
+    l.message = *why;
+  }
+  return l;
+}
+
+void StreamsGroup::replace_static_member(const StreamsMember& old, const std::string& member_id) {
+  host_->cancel_session(old.member_id);
+  host_->cancel_rebalance(old.member_id);
+  if (auto t = target_.find(old.member_id); t != target_.end()) {
+    target_[member_id] = t->second;
+    target_.erase(t);
+  }
+  members_.erase(old.member_id);
+  spdlog::info("group={} static member with instance id {} re-joins the streams group: member {} replaces {}",
+               esc(id()), esc(old.instance_id.value_or("")), esc(member_id), esc(old.member_id));
+}
+
 std::optional<std::string> StreamsGroup::fenced(const StreamsHeartbeatParams& p, const StreamsMember& m) const {
   if (p.member_epoch == 0) return std::nullopt;
   if (p.member_epoch > m.r.member_epoch)
@@ -256,6 +341,7 @@ std::vector<StreamsStatusEntry> StreamsGroup::statuses(const StreamsMember& m,
 // The member with what the heartbeat changed (null fields: unchanged).
 StreamsMember StreamsGroup::with_request(const StreamsMember& m, const StreamsHeartbeatParams& p) {
   StreamsMember u = m;
+  if (p.instance_id) u.instance_id = p.instance_id;
   if (p.rack_id) u.rack_id = p.rack_id;
   if (p.rebalance_timeout_ms != -1) u.rebalance_timeout_ms = p.rebalance_timeout_ms;
   if (p.topology) u.topology_epoch = p.topology->epoch;
@@ -302,21 +388,17 @@ std::variant<bool, StreamsHeartbeatResult> StreamsGroup::update_topology(const S
 void StreamsGroup::heartbeat(const StreamsHeartbeatParams& p, StreamsHeartbeatCallback done) {
   if (p.member_epoch < 0) return leave(p, std::move(done));
   const bool joining = p.member_epoch == 0;
-  auto it = members_.find(p.member_id);
-  if (joining && static_cast<int32_t>(members_.size()) >= options_.max_size)
+  Lookup found = find_member(p);
+  if (found.created && static_cast<int32_t>(members_.size()) >= options_.max_size)
     return host_->answer(std::move(done), fail(ErrorCode::kGroupMaxSizeReached,
                                                "The streams group has reached its maximum capacity of " +
                                                    std::to_string(options_.max_size) + " members."));
-  if (!joining && it == members_.end())
-    return host_->answer(std::move(done), fail(ErrorCode::kUnknownMemberId, "Member " + p.member_id +
-                                                                               " is not a member of group " + id() + "."));
-  StreamsMember m;
-  m.member_id = p.member_id;
-  if (it != members_.end()) m = it->second;
-  if (auto why = fenced(p, m)) return host_->answer(std::move(done), fail(ErrorCode::kFencedMemberEpoch, *why));
-
+  if (found.error != ErrorCode::kNone) return host_->answer(std::move(done), fail(found.error, found.message));
+  const StreamsMember m = found.member;
   const bool was_empty = members_.empty();
-  const bool created = it == members_.end();
+  const bool created = found.created;
+  const bool replaced = found.replaced.has_value();
+  if (replaced) replace_static_member(*found.replaced, p.member_id);
   const int32_t epoch_before = group_epoch_, assignment_before = assignment_epoch_;
   const StreamsMember updated = with_request(m, p);
   auto topology_step = update_topology(p);
@@ -346,9 +428,11 @@ void StreamsGroup::heartbeat(const StreamsHeartbeatParams& p, StreamsHeartbeatCa
   // What is stored moves only with the group's epochs (a new topology, inputs, standby setting or
   // target all move them) or this member: a heartbeat that changed neither writes nothing, as
   // Kafka writes no record for it.
-  if (!created && group_epoch_ == epoch_before && assignment_epoch_ == assignment_before && now == m)
-    return host_->answer(std::move(done), std::move(r));
-  host_->persist(*this, [this, done = std::move(done), r = std::move(r)](Status s) mutable {
+  const bool same_epochs = group_epoch_ == epoch_before && assignment_epoch_ == assignment_before;
+  if (!created && !replaced && same_epochs && now == m) return host_->answer(std::move(done), std::move(r));
+  // Only this member moved: its row and the group's state are written, not every member's.
+  const bool whole = created || replaced || !same_epochs;
+  host_->persist(*this, whole ? nullptr : &p.member_id, [this, done = std::move(done), r = std::move(r)](Status s) mutable {
     if (!s.ok()) r = fail(ErrorCode::kCoordinatorNotAvailable, "");
     host_->answer(std::move(done), std::move(r));
   });
@@ -374,19 +458,46 @@ StreamsHeartbeatResult StreamsGroup::reply(const StreamsHeartbeatParams& p, cons
 }
 
 // Kafka's streamsGroupLeave: the member goes (its tasks are free), the answer echoes epoch -1.
+// Kafka 4.4's streamsGroupLeave: epoch -1 removes the member; a static member leaving with -2
+// (it will be back) keeps its place and its tasks, at assignment epoch 0, until its session ends
+// or a new incarnation with its instance id replaces it (streamsGroupStaticMemberGroupLeave).
 void StreamsGroup::leave(const StreamsHeartbeatParams& p, StreamsHeartbeatCallback done) {
-  if (!members_.contains(p.member_id))
+  if (p.instance_id) {
+    const StreamsMember* holder = static_member(*p.instance_id);
+    if (!holder)
+      return host_->answer(std::move(done), fail(ErrorCode::kUnknownMemberId, "Instance id " + *p.instance_id +
+                                                                                 " is unknown."));
+    if (holder->member_id != p.member_id)
+      return host_->answer(std::move(done),
+                           fail(ErrorCode::kFencedInstanceId, "Static member " + p.member_id + " with instance id " +
+                                                                  *p.instance_id + " was fenced by member " +
+                                                                  holder->member_id + "."));
+  } else if (!members_.contains(p.member_id)) {
     return host_->answer(std::move(done), fail(ErrorCode::kUnknownMemberId, "Member " + p.member_id +
                                                                                " is not a member of group " + id() + "."));
+  }
   if (p.shutdown_application) {
     shutdown_requested_ = true;
     shutdown_member_ = p.member_id;
   }
-  remove_member(p.member_id, "left");
+  if (p.instance_id && p.member_epoch == -2) {
+    StreamsMember& x = members_[p.member_id];
+    x.r.previous_member_epoch = x.r.member_epoch;
+    x.r.member_epoch = -2;
+    x.r.pending_revocation = MemberTasks{};
+    for (auto& [_, parts] : x.r.assigned.active)
+      for (auto& [__, epoch] : parts) epoch = 0;
+    host_->cancel_rebalance(p.member_id);
+    spdlog::info("group={} static member {} with instance id {} temporarily left the streams group", esc(id()),
+                 esc(p.member_id), esc(*p.instance_id));
+  } else {
+    remove_member(p.member_id, "left");
+  }
   StreamsHeartbeatResult r;
   r.member_id = p.member_id;
   r.member_epoch = p.member_epoch;
-  host_->persist(*this, [this, done = std::move(done), r = std::move(r)](Status s) mutable {
+  const bool temporary = p.instance_id && p.member_epoch == -2;
+  host_->persist(*this, temporary ? &p.member_id : nullptr, [this, done = std::move(done), r = std::move(r)](Status s) mutable {
     if (!s.ok()) r = fail(ErrorCode::kCoordinatorNotAvailable, "");
     host_->answer(std::move(done), std::move(r));
   });
@@ -407,7 +518,7 @@ void StreamsGroup::remove_member(const std::string& member_id, const char* /*why
 void StreamsGroup::on_session_expired(const std::string& member_id) {
   if (!members_.contains(member_id)) return;
   remove_member(member_id, "session expired");
-  host_->persist(*this, nullptr);
+  host_->persist(*this, nullptr, nullptr);
 }
 
 void StreamsGroup::on_rebalance_expired(const std::string& member_id, int32_t epoch) {
@@ -416,7 +527,7 @@ void StreamsGroup::on_rebalance_expired(const std::string& member_id, int32_t ep
       it->second.r.state != StreamsMemberState::kUnrevokedTasks)
     return;
   remove_member(member_id, "did not revoke within its rebalance timeout");
-  host_->persist(*this, nullptr);
+  host_->persist(*this, nullptr, nullptr);
 }
 
 GroupDescription StreamsGroup::describe() const {

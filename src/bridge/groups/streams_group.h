@@ -37,6 +37,7 @@ struct Endpoint {
 
 struct StreamsMember {
   std::string member_id;
+  std::optional<std::string> instance_id;  // a static member's group.instance.id
   std::optional<std::string> rack_id;
   std::string client_id;
   std::string client_host;
@@ -54,6 +55,7 @@ TaskAssignment current_tasks(const StreamsMember& m);
 // StreamsGroupHeartbeat after the stateless checks (nullopt: "unchanged since the last heartbeat").
 struct StreamsHeartbeatParams {
   std::string member_id;
+  std::optional<std::string> instance_id;
   int32_t member_epoch = 0;
   int32_t endpoint_information_epoch = 0;
   std::optional<std::string> rack_id;
@@ -116,8 +118,9 @@ class StreamsGroupHost {
   virtual void arm_rebalance(const std::string& member_id, int32_t epoch, int64_t delay_ms) = 0;
   virtual void cancel_rebalance(const std::string& member_id) = 0;
   virtual std::optional<int32_t> partitions(const std::string& topic) const = 0;
-  // The group's state changed: store it; `done` (may be empty) once durable.
-  virtual void persist(const StreamsGroup& g, std::function<void(Status)> done) = 0;
+  // The group's state changed: store it; `done` (may be empty) once durable. With `only_member`,
+  // nothing but that member and the group's state changed: only their rows are written.
+  virtual void persist(const StreamsGroup& g, const std::string* only_member, std::function<void(Status)> done) = 0;
   virtual void answer(StreamsHeartbeatCallback cb, StreamsHeartbeatResult r) = 0;
 };
 
@@ -151,6 +154,10 @@ class StreamsGroup final : public Group {
   void on_rebalance_expired(const std::string& member_id, int32_t epoch);
 
   StreamsGroupSnapshot snapshot() const;
+
+  // One member's part of snapshot(): the group's epochs, that member and its target, no topology.
+
+  StreamsGroupSnapshot member_snapshot(const std::string& member_id) const;
   // A group loaded at startup: every member's session starts again now, a member still revoking
   // gets its rebalance timeout again.
   void restore(const StreamsGroupSnapshot& s);
@@ -188,6 +195,20 @@ class StreamsGroup final : public Group {
  private:
   StreamsHeartbeatResult fail(ErrorCode e, std::string message) const;
   std::optional<std::string> fenced(const StreamsHeartbeatParams& p, const StreamsMember& m) const;
+  // Kafka 4.4's getOrMaybeCreate{Dynamic,Static}StreamsGroupMember: the member the heartbeat is
+  // about (a copy), new or known, a static member's previous incarnation it replaces, or why
+  // there is none.
+  struct Lookup {
+    ErrorCode error = ErrorCode::kNone;
+    std::string message;
+    StreamsMember member;
+    bool created = false;
+    std::optional<StreamsMember> replaced;
+  };
+  Lookup find_member(const StreamsHeartbeatParams& p) const;
+  const StreamsMember* static_member(const std::string& instance_id) const;
+  // The previous incarnation of a static member hands its target and tasks over to `member_id`.
+  void replace_static_member(const StreamsMember& old, const std::string& member_id);
   static StreamsMember with_request(const StreamsMember& m, const StreamsHeartbeatParams& p);
   std::variant<bool, StreamsHeartbeatResult> update_topology(const StreamsHeartbeatParams& p);
   StreamsHeartbeatResult reply(const StreamsHeartbeatParams& p, const StreamsMember& now, bool tasks_changed,

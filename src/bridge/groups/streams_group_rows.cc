@@ -61,6 +61,7 @@ StreamsMember member_from(const state::StreamsGroupMemberRow& r, TaskAssignment*
   StreamsMember m;
   m.member_id = r.member_id;
   m.rack_id = r.rack_id;
+  m.instance_id = r.instance_id;
   m.client_id = r.client_id;
   m.client_host = r.client_host;
   m.rebalance_timeout_ms = r.rebalance_timeout_ms;
@@ -151,6 +152,7 @@ std::pair<state::StreamsGroupRow, std::vector<state::StreamsGroupMemberRow>> str
     r.member_id = id;
     r.process_id = m.r.process_id;
     r.rack_id = m.rack_id;
+    r.instance_id = m.instance_id;
     r.client_id = m.client_id;
     r.client_host = m.client_host;
     r.rebalance_timeout_ms = m.rebalance_timeout_ms;

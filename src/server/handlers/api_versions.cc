@@ -39,7 +39,8 @@ void handle(const config::Config& config, Request&& req) {
   const auto streams_level = static_cast<int16_t>(config.groups.streams_version);
   for (const HandlerSpec& h : handler_registry()) {
     if (group_level < 1 && (h.api_key == 68 || h.api_key == 69)) continue;  // ConsumerGroupHeartbeat, Describe
-    if (streams_level < 1 && (h.api_key == 88 || h.api_key == 89)) continue;  // StreamsGroupHeartbeat, Describe
+    // StreamsGroupHeartbeat, Describe, TopologyDescriptionUpdate
+    if (streams_level < 1 && (h.api_key == 88 || h.api_key == 89 || h.api_key == 93)) continue;
     resp.api_keys.push_back({h.api_key, h.advertised_min, h.max_version});
   }
   const auto level = static_cast<int16_t>(config.transactions.transaction_version);

@@ -45,6 +45,7 @@ std::vector<HandlerSpec> collect() {
       // KIP-1071 streams groups (docs/groups.md).
       streams_group_heartbeat_handler(),
       streams_group_describe_handler(),
+      streams_group_topology_description_update_handler(),
   };
   std::sort(specs.begin(), specs.end(), [](const HandlerSpec& a, const HandlerSpec& b) { return a.api_key < b.api_key; });
   return specs;

@@ -102,5 +102,6 @@ HandlerSpec consumer_group_heartbeat_handler();
 HandlerSpec consumer_group_describe_handler();
 HandlerSpec streams_group_heartbeat_handler();
 HandlerSpec streams_group_describe_handler();
+HandlerSpec streams_group_topology_description_update_handler();
 
 }  // namespace kib::kafka

@@ -4,8 +4,9 @@
 // GROUP_ID_NOT_FOUND with Kafka's message; DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) and
 // on every topic of its topology (TOPIC_AUTHORIZATION_FAILED, no members, no topology). The
 // topology is the configured one (partition counts decided) once the group is ready, else the one
-// its first member sent. v1's topology description is never stored here (NOT_STORED when asked:
-// StreamsGroupTopologyDescriptionUpdate is not served); the assignor is "sticky". Advertised
+// its first member sent. v1's topology description is never stored here (NOT_STORED when asked,
+// as Kafka 4.4 without a description plugin: streams_group_topology_description_update.cc); the
+// assignor is "sticky". Advertised
 // while `[groups] streams_version` is 1. `kafka-streams-groups --describe` uses it.
 #include <algorithm>
 #include <limits>
@@ -98,6 +99,7 @@ Resp::Member member(const streams::StreamsGroup& g, const streams::StreamsMember
   out.member_id = m.member_id;
   out.member_epoch = m.r.member_epoch;
   out.rack_id = m.rack_id;
+  out.instance_id = m.instance_id;
   out.client_id = m.client_id;
   out.client_host = m.client_host;
   out.topology_epoch = m.topology_epoch;

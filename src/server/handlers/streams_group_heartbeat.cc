@@ -164,6 +164,7 @@ void handle(bridge::GroupCoordinator& groups, Request&& req) {
   p.member_epoch = body.member_epoch;
   p.endpoint_information_epoch = body.endpoint_information_epoch;
   p.rack_id = std::move(body.rack_id);
+  p.instance_id = body.instance_id;
   p.rebalance_timeout_ms = body.rebalance_timeout_ms;
   if (body.topology) {
     for (const auto& s : body.topology->subtopologies) {

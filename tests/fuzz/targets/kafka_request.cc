@@ -117,6 +117,7 @@ constexpr std::array kServed{
     Served{ListConfigResourcesRequest::kApiKey, 0, 1, &body<ListConfigResourcesRequest>},
     Served{StreamsGroupHeartbeatRequest::kApiKey, 0, 1, &body<StreamsGroupHeartbeatRequest>},
     Served{StreamsGroupDescribeRequest::kApiKey, 0, 1, &body<StreamsGroupDescribeRequest>},
+    Served{StreamsGroupTopologyDescriptionUpdateRequest::kApiKey, 0, 0, &body<StreamsGroupTopologyDescriptionUpdateRequest>},
 };
 
 }  // namespace
