@@ -50,7 +50,19 @@ def test_sighup_applies_connection_and_frame_limits_at_once(bridge_factory):
     b = bridge_factory()
     set_key(b, "limits", "max_connections", 1)
     b.start()
-    held = socket.create_connection(("127.0.0.1", b.port), timeout=5)
+    # The one connection allowed, answered before the second one tries. The harness's readiness
+    # probe may still hold the slot for a moment after start(): then this one is refused; retry.
+    deadline = time.time() + 10
+    while True:
+        held = socket.create_connection(("127.0.0.1", b.port), timeout=5)
+        try:
+            held.sendall(request(18, 0, 7))
+            recv_frame(held)
+            break
+        except (ConnectionError, OSError):
+            held.close()
+            assert time.time() < deadline, "no connection accepted with max_connections = 1"
+            time.sleep(0.05)
     try:
         assert api_versions_ok(b.port) is False  # the second connection is over the limit
         replace_key(b, "max_connections", 3)
