@@ -76,3 +76,14 @@ SELECT g.group_id,
 FROM streams_groups g
 LEFT JOIN streams_group_members m ON m.group_id = g.group_id
 ORDER BY g.group_id, m.member_id;
+
+-- KIP-848 consumer groups and their members: epochs, the protocol each member speaks (classic
+-- members joined through JoinGroup, KIP-848's online migration), what it owns and its target.
+SELECT g.group_id, g.state, g.group_epoch, g.assignment_epoch,
+       m.member_id, m.instance_id, m.member_epoch, m.state AS member_state,
+       CASE WHEN m.classic_protocols IS NULL THEN 'consumer' ELSE 'classic' END AS protocol,
+       m.assigned_partitions, m.target_partitions
+FROM consumer_groups g
+LEFT JOIN consumer_group_members m ON m.group_id = g.group_id
+WHERE g.group_type = 'consumer'
+ORDER BY g.group_id, m.member_id;
