@@ -103,6 +103,7 @@ void collect_log(const bridge::PartitionLog& log) {
   l.offset_shifts.mirror(d(hs.offset_shifts));
   l.held_placeholders.mirror(d(hs.placeholders));
   l.held_refused.mirror(d(hs.refused_full));
+  l.keyless_compacted.mirror(d(log.keyless_compacted_records()));
 }
 
 // PLAIN checks, principals refused an Iggy identity, ACL denials.

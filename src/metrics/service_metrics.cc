@@ -60,6 +60,10 @@ LogMetrics& log_metrics() {
                   "Batches refused NOT_ENOUGH_REPLICAS because their partition held "
                   "transactions.max_held_bytes_per_partition behind an open transaction.")
             .get(),
+        r.counter("kib_produce_keyless_compacted_total",
+                  "Records refused INVALID_RECORD because they had no key and their topic's cleanup.policy "
+                  "includes compact (Kafka's NoKeyCompactedTopicRecordsPerSec).")
+            .get(),
     };
   }();
   return *m;

@@ -29,6 +29,7 @@ struct LogMetrics {
   Counter& offset_shifts;                  // kib_transaction_offset_shifts_total
   Counter& held_placeholders;              // kib_held_placeholders_total
   Counter& held_refused;                   // kib_held_refused_total
+  Counter& keyless_compacted;              // kib_produce_keyless_compacted_total
 };
 LogMetrics& log_metrics();
 

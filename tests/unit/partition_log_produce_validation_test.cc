@@ -105,4 +105,46 @@ BOOST_AUTO_TEST_CASE(max_message_bytes_applies_to_the_batch_as_sent) {
   BOOST_TEST(s.error().message.find("max.message.bytes") != std::string::npos);
 }
 
+// Records with the given keys (nullopt: no key), one batch.
+Batches keyed(const std::vector<std::optional<std::string>>& keys) {
+  std::vector<kafka::RecordToEncode> rs;
+  for (const auto& k : keys)
+    rs.push_back({1000, k ? std::optional<ByteSpan>(span_of(*k)) : std::nullopt, span_of("v"), {}});
+  ByteWriter w;
+  kafka::encode_record_batch(w, {}, rs);
+  Batches b;
+  b.wire = w.take();
+  kafka::DecompressionBudget budget{1u << 30};
+  auto r = kafka::decode_record_batches(b.wire, budget);
+  BOOST_REQUIRE(r.ok());
+  b.decoded = std::move(r.value());
+  return b;
+}
+
+// Kafka's LogValidator.validateKey and processRecordErrors: every keyless record is listed, the
+// message shows the count and the first three.
+BOOST_AUTO_TEST_CASE(keyless_records_on_a_compacted_topic_are_listed_as_kafka_lists_them) {
+  const std::vector<std::string> storage = {"a", "", "c"};
+  auto b = keyed({storage[0], std::nullopt, storage[1], std::nullopt, std::nullopt, std::nullopt, storage[2]});
+  auto r = refuse_keyless_records(b.decoded, "changelog", 3);
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST((r->error == ErrorCode::kInvalidRecord));
+  BOOST_REQUIRE_EQUAL(r->record_errors.size(), 4u);  // an empty key is a key, as Record.hasKey()
+  BOOST_TEST(r->record_errors[0].batch_index == 1);
+  BOOST_TEST(r->record_errors[1].batch_index == 3);
+  BOOST_TEST(r->record_errors[3].batch_index == 5);
+  const std::string one = "Compacted topic cannot accept message without key in topic partition changelog-3";
+  BOOST_TEST(r->record_errors[2].message == one);
+  BOOST_TEST(r->message ==
+             "One or more records have been rejected due to 4 record errors in total, and only showing the first "
+             "three errors at most: [RecordError(batchIndex=1, message='" + one + "'), RecordError(batchIndex=3, "
+             "message='" + one + "'), RecordError(batchIndex=4, message='" + one + "')]");
+}
+
+BOOST_AUTO_TEST_CASE(records_that_all_have_keys_pass) {
+  const std::string k = "k";
+  auto b = keyed({k, k});
+  BOOST_TEST(!refuse_keyless_records(b.decoded, "t", 0).has_value());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

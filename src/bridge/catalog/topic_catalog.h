@@ -44,6 +44,8 @@ struct TopicSettings {
 // Whether the policy includes "delete": retention applies, and DeleteRecords is allowed (Kafka
 // answers POLICY_VIOLATION for a compact-only topic).
 bool deletes_allowed(const TopicSettings& s);
+// Whether the policy includes "compact" (Kafka's LogConfig.compact): keyless records are refused.
+bool compacts(const TopicSettings& s);
 
 struct TopicMetadata {
   std::string name;

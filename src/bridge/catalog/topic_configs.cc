@@ -621,4 +621,10 @@ bool deletes_allowed(const TopicSettings& s) {
   return false;
 }
 
+bool compacts(const TopicSettings& s) {
+  for (const auto& p : topic_configs::split_list(s.cleanup_policy))
+    if (p == "compact") return true;
+  return false;
+}
+
 }  // namespace kib::bridge

@@ -25,9 +25,16 @@ inline constexpr TimestampMs kEarliestTimestamp{-2};
 inline constexpr TimestampMs kMaxTimestamp{-3};            // v7+
 inline constexpr TimestampMs kEarliestLocalTimestamp{-4};  // v8+ (tiered storage; = earliest here)
 
+// One record a Produce refused (Produce v8+ record_errors): its index in the batch and why.
+struct ProduceRecordError {
+  int32_t batch_index = 0;
+  std::string message;
+};
+
 struct ProduceResult {
   kafka::ErrorCode error = kafka::ErrorCode::kNone;
   std::string message;  // why, for errors (Produce v8+ error_message)
+  std::vector<ProduceRecordError> record_errors;  // INVALID_RECORD: the records at fault
   KafkaOffset base_offset = kNoOffset;
   TimestampMs log_append_time_ms = kNoTimestamp;  // -1: CreateTime
   KafkaOffset log_start_offset = kNoOffset;

@@ -1,5 +1,7 @@
 #include "bridge/log/partition_log.h"
 
+#include <spdlog/spdlog.h>
+
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/errors.h"
 #include "bridge/log/appender.h"
@@ -10,6 +12,7 @@
 #include "bridge/log/log_dirs.h"
 #include "bridge/log/offset_index.h"
 #include "bridge/log/partition_offsets.h"
+#include "bridge/log/produce_validation.h"
 #include "bridge/log/reader.h"
 #include "bridge/producers/idempotence.h"
 
@@ -71,7 +74,7 @@ void PartitionLog::lookup(const std::string& topic, PartitionId partition,
     if (partition() < 0 || partition() >= m->partitions)
       return kafka_error(ErrorCode::kUnknownTopicOrPartition,
                          "topic " + topic + " has no partition " + std::to_string(partition()));
-    return TopicLimits{m->partitions, m->settings.max_message_bytes, deletes_allowed(*m)};
+    return TopicLimits{m->partitions, m->settings.max_message_bytes, deletes_allowed(*m), compacts(m->settings)};
   };
   if (const TopicMetadata* m = catalog_.find(topic)) {
     cb(limits(m));
@@ -129,6 +132,12 @@ void PartitionLog::produce(const std::string& topic, PartitionId partition_id, s
       job->cb(std::move(*refused));
       return;
     }
+    if (limits->compacted)
+      if (auto keyless = refuse_keyless_records(job->batches, topic, partition_id())) {
+        keyless_compacted_records_ += keyless->record_errors.size();
+        spdlog::debug("produce to {}-{} refused: {}", topic, partition_id, keyless->message);
+        return job->cb(std::move(*keyless));
+      }
     PartitionOffsets& p = offsets_->at(topic, partition_id);
     // Behind an open transaction, a batch takes its offsets in the held tail (held_appends.h).
     if (held_->holding(p)) return held_->append_plain(p, job);

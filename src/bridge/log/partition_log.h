@@ -113,6 +113,9 @@ class PartitionLog final : public TopicListener {
   // The floors stored so far (startup), and how new ones are made durable.
   void restore_log_starts(const std::vector<LogStartFloor>& floors, SaveLogStart save);
   const SegmentDeletionStats& segment_deletions() const;
+  // Records refused because they had no key and their topic is compacted (Kafka's
+  // NoKeyCompactedTopicRecordsPerSec), for kib_produce_keyless_compacted_total.
+  uint64_t keyless_compacted_records() const { return keyless_compacted_records_; }
   // The produced-batch cache (batch_cache.h), for metrics and tests.
   const BatchCache& batch_cache() const { return *cache_; }
 
@@ -129,10 +132,11 @@ class PartitionLog final : public TopicListener {
 
   // What produce() would refuse of a transactional batch before the coordinator buffers it:
   // an unknown topic or partition, the Produce v3+ batch rules (produce_validation.h; the
-  // transactional bit is required here), max.message.bytes, a batch too large for one Iggy send.
-  // `batches` must stay alive until `cb` ran.
+  // transactional bit is required here), max.message.bytes, keyless records on a compacted topic,
+  // a batch too large for one Iggy send. `cb` gets a result without error when the batch may be
+  // buffered. `batches` must stay alive until `cb` ran.
   void check_transactional(const std::string& topic, PartitionId partition,
-                           const std::vector<kafka::DecodedBatch>& batches, std::function<void(Status)> cb);
+                           const std::vector<kafka::DecodedBatch>& batches, std::function<void(ProduceResult)> cb);
   // Appends one batch of a committed transaction, in the partition's queue order with the other
   // appends. Its sequence was checked when it was buffered, so it gets no idempotence verdict and
   // nothing is recorded in the producer registry; its Iggy message ids carry its producer, epoch
@@ -196,6 +200,7 @@ class PartitionLog final : public TopicListener {
     int32_t partitions = 0;
     int32_t max_message_bytes = 0;
     bool deletable = true;  // deletes_allowed(): cleanup.policy includes `delete` (Kafka's deleteRecordsOnLeader)
+    bool compacted = false;  // compacts(): cleanup.policy includes `compact`, keyless records refused
   };
 
   struct RecoveryScan;  // producer_batches_since
@@ -206,6 +211,7 @@ class PartitionLog final : public TopicListener {
   void lookup(const std::string& topic, PartitionId partition, std::function<void(Result<TopicLimits>)> cb);
 
   uv_loop_t* loop_;
+  uint64_t keyless_compacted_records_ = 0;
   TopicCatalog& catalog_;
   const config::Config& config_;
   uv::Tasks tasks_;

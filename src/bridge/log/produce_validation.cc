@@ -32,4 +32,30 @@ Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, in
   return ok_status();
 }
 
+std::optional<ProduceResult> refuse_keyless_records(std::span<const kafka::DecodedBatch> batches,
+                                                    const std::string& topic, int32_t partition) {
+  ProduceResult r;
+  int32_t index = 0;  // Kafka numbers the records of the request's batches together (recordIndex)
+  for (const kafka::DecodedBatch& b : batches)
+    for (const kafka::Record& rec : b.records) {
+      if (!rec.key)
+        r.record_errors.push_back({index, "Compacted topic cannot accept message without key in topic partition " +
+                                              topic + "-" + std::to_string(partition)});
+      ++index;
+    }
+  if (r.record_errors.empty()) return std::nullopt;
+  r.error = ErrorCode::kInvalidRecord;
+  // LogValidator.processRecordErrors: errors.subList(0, min(size, 3)) as Java's List.toString
+  // prints ProduceResponse.RecordError.toString.
+  std::string shown;
+  for (size_t i = 0; i < r.record_errors.size() && i < 3; ++i) {
+    if (i) shown += ", ";
+    shown += "RecordError(batchIndex=" + std::to_string(r.record_errors[i].batch_index) + ", message='" +
+             r.record_errors[i].message + "')";
+  }
+  r.message = "One or more records have been rejected due to " + std::to_string(r.record_errors.size()) +
+              " record errors in total, and only showing the first three errors at most: [" + shown + "]";
+  return r;
+}
+
 }  // namespace kib::bridge

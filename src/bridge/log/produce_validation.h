@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "common/result.h"
+#include "bridge/log/log_types.h"
 #include "kafka/records/record_batch.h"
 
 namespace kib::bridge {
@@ -26,5 +29,12 @@ inline constexpr uint64_t kIggyMessageFrameBytes = 48;
 //   the batch as sent is larger than the topic's max.message.bytes -> MESSAGE_TOO_LARGE
 Status validate_produce_batches(std::span<const kafka::DecodedBatch> batches, int32_t max_message_bytes,
                                 bool transactional = false);
+
+// Kafka's LogValidator.validateKey on a compacted topic (cleanup.policy includes compact): every
+// record without a key is a record error "Compacted topic cannot accept message without key in
+// topic partition <topic>-<partition>", and the batch is refused INVALID_RECORD with Kafka's
+// summary message (the count and at most the first three errors). nullopt: every record has a key.
+std::optional<ProduceResult> refuse_keyless_records(std::span<const kafka::DecodedBatch> batches,
+                                                    const std::string& topic, int32_t partition);
 
 }  // namespace kib::bridge

@@ -26,21 +26,26 @@ constexpr uint32_t kScanPollMessages = 1000;
 
 void PartitionLog::check_transactional(const std::string& topic, PartitionId partition,
                                        const std::vector<kafka::DecodedBatch>& batches,
-                                       std::function<void(Status)> cb) {
+                                       std::function<void(ProduceResult)> cb) {
   Liveness in_call;
-  cb = deferred_if_sync<Status>(std::move(cb), in_call.token());
+  cb = deferred_if_sync<ProduceResult>(std::move(cb), in_call.token());
   // Checked as produce() checks and maps a batch, so one that could never be appended at commit
   // is refused now, before it is buffered. `batches` outlives `cb` (the caller's contract).
-  lookup(topic, partition, [pb = &batches, cb](Result<TopicLimits> limits) {
-    if (!limits) return cb(limits.error());
+  lookup(topic, partition, [this, pb = &batches, cb, topic, partition](Result<TopicLimits> limits) {
+    if (!limits) return cb(produce_error(limits.error()));
     if (Status v = validate_produce_batches(*pb, limits->max_message_bytes, /*transactional=*/true); !v)
-      return cb(v.error());
+      return cb(produce_error(v.error()));
     if (!pb->front().header.is_transactional())
-      return cb(kafka_error(ErrorCode::kInvalidRecord, "not a transactional batch"));
+      return cb(produce_error(ErrorCode::kInvalidRecord, "not a transactional batch"));
     auto mapped = map_batch_to_iggy(pb->front());
-    if (!mapped) return cb(mapped.error());
-    if (auto too_large = check_send_bytes(iggy_send_bytes(*mapped))) return cb(*too_large);
-    cb(ok_status());
+    if (!mapped) return cb(produce_error(mapped.error()));
+    if (auto too_large = check_send_bytes(iggy_send_bytes(*mapped))) return cb(produce_error(*too_large));
+    if (limits->compacted)
+      if (auto keyless = refuse_keyless_records(*pb, topic, partition())) {
+        keyless_compacted_records_ += keyless->record_errors.size();
+        return cb(std::move(*keyless));
+      }
+    cb(ProduceResult{});
   });
 }
 

@@ -33,7 +33,7 @@ void BufferedProduce::produce(const std::optional<std::string>& transactional_id
   auto shared_batches = std::make_shared<std::vector<kafka::DecodedBatch>>(std::move(batches));
   ctx_.s.log.check_transactional(topic, partition, *shared_batches,
                                  [this, alive = ctx_.alive.token(), p = std::move(p), shared_batches,
-                                  input](Status checked) mutable {
+                                  input](ProduceResult checked) mutable {
                                    if (!alive) return;
                                    on_checked(std::move(p), std::move(checked));
                                  });
@@ -78,13 +78,13 @@ BufferedProduce::Admission BufferedProduce::admit(const std::optional<std::strin
   return Admission{t, {}};
 }
 
-void BufferedProduce::on_checked(Pending p, Status checked) {
+void BufferedProduce::on_checked(Pending p, ProduceResult checked) {
   Txn* t = ctx_.txns.current(p.id, p.generation);
   if (!t || !t->open_for_writes())
     return p.done(produce_error(ErrorCode::kInvalidTxnState, "the transaction of '" + p.id + "' ended"));
-  if (!checked) {
+  if (checked.error != ErrorCode::kNone) {
     t->buffered_bytes -= p.bytes;
-    return p.done(produce_error(checked.error()));
+    return p.done(std::move(checked));
   }
   const kafka::RecordBatchHeader& h = p.header;
   const IdempotenceVerdict v = verdict_for(ctx_.s.producers.check(ProducerId(h.producer_id),

@@ -50,7 +50,7 @@ class BufferedProduce {
   Admission admit(const std::optional<std::string>& transactional_id, const TxnTopicPartition& tp,
                   const kafka::DecodedBatch& batch) const;
   // After the partition log's checks: the sequence check, then the offsets in the held tail.
-  void on_checked(Pending p, Status checked);
+  void on_checked(Pending p, ProduceResult checked);
   // The offsets are taken: the row is written with them.
   void on_reserved(Pending p, HeldTxn txn, Result<KafkaOffset> base);
   void on_buffered(const Pending& p, KafkaOffset base, Status st);

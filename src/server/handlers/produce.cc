@@ -185,6 +185,9 @@ struct ProduceRun {
       auto& pr = call->resp.responses[t].partition_responses[p];
       if (r.error != ErrorCode::kNone) {
         call->fail(pr, r.error, r.message);
+        // v8+ (older versions drop the field when encoded): the records at fault, as Kafka lists them.
+        for (bridge::ProduceRecordError& e : r.record_errors)
+          pr.record_errors.push_back({e.batch_index, std::move(e.message)});
       } else {
         pr.base_offset = r.base_offset();
         pr.log_append_time_ms = r.log_append_time_ms();

@@ -1,0 +1,128 @@
+"""Compacted topics (docs/compaction.md), side by side with Kafka.
+
+Keyless records on a topic whose cleanup.policy includes compact are refused as Kafka's
+LogValidator refuses them: INVALID_RECORD, one record error per keyless record, Kafka's summary
+message; the batch is not appended (the next keyed record takes the offset the refused batch
+would have had). Checked on the wire (Produce v8, where record_errors and error_message first
+appear), with librdkafka's producer and inside a transaction, which must then abort as on Kafka.
+"""
+from __future__ import annotations
+
+import uuid
+
+from harness.kafka_wire import Conn
+from harness.kafka_wire.client_apis import produce_v7_body
+from harness.kafka_wire.codec import Reader, request
+from harness.kafka_wire.conn import recv_frame
+from harness.kafka_wire.records import batch, record
+
+PRODUCE = 0
+
+
+def create_compacted(bootstrap: str, name: str, policy: str = "compact") -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, 1, 1, config={"cleanup.policy": policy})])[name].result(timeout=60)
+
+
+def produce_v8(port: int, topic: str, records: bytes) -> dict:
+    """Produce v8 of one batch to partition 0; the partition's answer with its record errors."""
+    with Conn(port) as c:
+        c.sock.sendall(request(PRODUCE, 8, 11, produce_v7_body(topic, [(0, records)])))
+        r = Reader(recv_frame(c.sock))
+    assert r.int32() == 11
+    assert r.int32() == 1
+    assert r.str16() == topic
+    assert r.int32() == 1
+    idx, err, base, _append_time, _log_start = r.unpack("ihqqq")
+    errors = r.array32(lambda: (r.int32(), r.str16()))
+    return {"partition": idx, "error": err, "base_offset": base, "record_errors": errors, "message": r.str16()}
+
+
+def keyed_batch(keys: list[bytes | None]) -> bytes:
+    blob = b"".join(record(b"v%d" % i, offset_delta=i, key=k) for i, k in enumerate(keys))
+    return batch(blob, len(keys))
+
+
+def test_keyless_records_refused_on_the_wire(target):
+    topic = f"compacted-wire-{uuid.uuid4().hex[:8]}"
+    for policy_topic, policy in ((topic, "compact"), (topic + "-cd", "compact,delete")):
+        create_compacted(target.bootstrap, policy_topic, policy)
+        port = int(target.bootstrap.rsplit(":", 1)[1])
+        got = produce_v8(port, policy_topic, keyed_batch([b"a", None, b"", None, None, None]))
+        one = f"Compacted topic cannot accept message without key in topic partition {policy_topic}-0"
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{one}')" for i in (1, 3, 4))
+        assert got == {
+            "partition": 0, "error": 87, "base_offset": -1,
+            "record_errors": [(1, one), (3, one), (4, one), (5, one)],
+            "message": "One or more records have been rejected due to 4 record errors in total, and only "
+                       f"showing the first three errors at most: [{shown}]",
+        }, (target.name, policy)
+        # Nothing of the refused batch was appended: a keyed batch now starts at offset 0.
+        ok = produce_v8(port, policy_topic, keyed_batch([b"a", b"b"]))
+        assert (ok["error"], ok["base_offset"], ok["record_errors"]) == (0, 0, []), (target.name, ok)
+    if target.server is not None:
+        assert (target.server.metric("kib_produce_keyless_compacted_total") or 0) >= 8
+
+
+def delivery_errors(bootstrap: str, topic: str, keys: list[bytes | None], **conf) -> list[str | None]:
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, **conf})
+    out: list[str | None] = []
+    for i, k in enumerate(keys):
+        p.produce(topic, key=k, value=b"v%d" % i,
+                  on_delivery=lambda err, _m: out.append(err.name() if err else None))
+    assert p.flush(30) == 0
+    return out
+
+
+def test_librdkafka_producer_gets_invalid_record(target):
+    topic = f"compacted-rdk-{uuid.uuid4().hex[:8]}"
+    create_compacted(target.bootstrap, topic)
+    # Each record in its own produce call, so each is its own batch: only the keyless one fails.
+    assert delivery_errors(target.bootstrap, topic, [b"k1"], **{"linger.ms": 0}) == [None]
+    assert delivery_errors(target.bootstrap, topic, [None], **{"linger.ms": 0}) == ["INVALID_RECORD"]
+    # One batch of both: the whole batch fails, as on Kafka.
+    assert delivery_errors(target.bootstrap, topic, [b"k2", None]) == ["INVALID_RECORD", "INVALID_RECORD"]
+
+
+def test_transactional_keyless_record_aborts_the_transaction(target):
+    from confluent_kafka import Consumer, KafkaException, Producer
+
+    topic = f"compacted-txn-{uuid.uuid4().hex[:8]}"
+    create_compacted(target.bootstrap, topic)
+    p = Producer({"bootstrap.servers": target.bootstrap, "transactional.id": f"txn-{uuid.uuid4().hex[:8]}",
+                  "linger.ms": 0})
+    p.init_transactions(30)
+    p.begin_transaction()
+    errs: list[str] = []
+    p.produce(topic, key=None, value=b"keyless", on_delivery=lambda err, _m: errs.append(err.name() if err else ""))
+    p.flush(30)
+    assert errs == ["INVALID_RECORD"], (target.name, errs)
+    try:
+        p.commit_transaction(30)
+        committed = True
+    except KafkaException as e:
+        committed = False
+        assert e.args[0].txn_requires_abort(), (target.name, e)
+    assert not committed
+    p.abort_transaction(30)
+    p.begin_transaction()
+    p.produce(topic, key=b"k", value=b"kept")
+    p.commit_transaction(30)
+
+    c = Consumer({"bootstrap.servers": target.bootstrap, "group.id": f"g-{uuid.uuid4().hex[:8]}",
+                  "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
+    c.subscribe([topic])
+    got = []
+    try:
+        for _ in range(60):
+            m = c.poll(1)
+            if m is not None and not m.error():
+                got.append((m.key(), m.value()))
+                break
+    finally:
+        c.close()
+    assert got == [(b"k", b"kept")], (target.name, got)
