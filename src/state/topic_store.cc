@@ -122,6 +122,11 @@ const char* const kTopicStateTables[][2] = {
     {"topic_configs", "topic"},        // DYNAMIC_TOPIC_CONFIG overrides (migration 0004)
     {"partition_log_start", "topic"},  // DeleteRecords floors (migration 0005)
     {"held_batches", "topic"},         // batches held behind open transactions (migration 0009)
+    // Compaction (migration 0015). The generation topics they name are deleted by the cleaner,
+    // which removes every topic of its stream that no row names (docs/compaction.md).
+    {"compaction_state", "topic"},
+    {"compaction_index", "topic"},
+    {"compaction_passes", "topic"},
 };
 
 }  // namespace
