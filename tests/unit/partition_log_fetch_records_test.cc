@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bridge/log/fetch_records.h"
+#include "bridge/mapping/generation_mapping.h"
 #include "iggy/user_headers.h"
 #include "kafka/records/record_batch.h"
 
@@ -332,6 +333,48 @@ BOOST_AUTO_TEST_CASE(placeholders_of_two_producers_side_by_side_are_two_markers)
   BOOST_TEST(polled.records[0].offset == 1);
   BOOST_TEST(polled.records[1].offset == 3);
   BOOST_TEST(decode(encode_fetched_records(polled.records, 1 << 20, true).bytes).size() == 2u);
+}
+
+// A generation of a compacted partition (docs/compaction.md): messages 0, 1, 2... of the
+// generation topic carry the Kafka offsets 3, 9, 10, 15; a read from 5 below the cleaner point 15
+// gets 9 and 10, one batch (contiguous), and they encode at their own offsets.
+BOOST_AUTO_TEST_CASE(generation_messages_read_at_their_kafka_offsets_below_the_cleaner_point) {
+  const std::vector<int64_t> kept = {3, 9, 10, 15};
+  std::vector<Bytes> blocks;
+  std::string p = "value";
+  for (int64_t o : kept) {
+    auto b = generation_header_block({}, o, std::nullopt);
+    BOOST_REQUIRE(b.ok());
+    blocks.push_back(std::move(b.value()));
+  }
+  std::vector<iggy::MessageView> msgs(kept.size());
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    msgs[i].offset = i;
+    msgs[i].origin_timestamp_us = 1'700'000'000'000'000;
+    msgs[i].payload = span_of(p);
+    msgs[i].user_headers = blocks[i];
+  }
+  PolledRecords polled = map_generation_messages(msgs, 5, 15);
+  BOOST_TEST(!polled.unmappable.has_value());
+  BOOST_REQUIRE(polled.records.size() == 2u);
+  BOOST_TEST(polled.records[0].offset == 9);
+  BOOST_TEST(polled.records[1].offset == 10);
+  BOOST_TEST(polled.records[0].record.headers.empty());  // kib.offset is not a Kafka header
+  auto enc = encode_fetched_records(polled.records, 1 << 20, true);
+  BOOST_TEST(enc.next_offset == 11);
+  auto batches = decode(enc.bytes);
+  BOOST_REQUIRE(batches.size() == 1u);
+  BOOST_TEST(batches[0].header.base_offset == 9);
+  // From 0: 3, then a gap to 9 — two batches.
+  PolledRecords all = map_generation_messages(msgs, 0, 15);
+  BOOST_REQUIRE(all.records.size() == 3u);
+  BOOST_TEST(decode(encode_fetched_records(all.records, 1 << 20, true).bytes).size() == 2u);
+  // A message without kib.offset stops the read there.
+  msgs[2].user_headers = {};
+  PolledRecords broken = map_generation_messages(msgs, 0, 15);
+  BOOST_TEST(broken.records.size() == 2u);
+  BOOST_TEST(broken.unmappable.has_value());
+  BOOST_TEST(broken.unmappable_offset == 10);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "bridge/mapping/generation_mapping.h"
+
 namespace kib::bridge {
 namespace {
 
@@ -84,6 +86,32 @@ PolledRecords map_polled_messages(std::span<const iggy::MessageView> messages, i
       }
     }
     out.records.push_back({offset, std::move(mapped.value()), mapped->aborted ? run_from : -1});
+  }
+  return out;
+}
+
+PolledRecords map_generation_messages(std::span<const iggy::MessageView> messages, int64_t from_offset,
+                                      int64_t end_offset) {
+  PolledRecords out;
+  out.records.reserve(messages.size());
+  for (const iggy::MessageView& m : messages) {
+    auto markers = read_generation_markers(m.user_headers);
+    if (!markers) {
+      out.unmappable = markers.error();
+      out.unmappable_offset = out.records.empty() ? from_offset : out.records.back().offset + 1;
+      break;
+    }
+    const int64_t offset = markers->kafka_offset;
+    if (offset < from_offset) continue;
+    if (offset >= end_offset) break;
+    auto mapped = map_iggy_to_record(m);
+    if (!mapped) {
+      out.unmappable = mapped.error();
+      out.unmappable_offset = offset;
+      break;
+    }
+    strip_generation_headers(mapped.value());
+    out.records.push_back({offset, std::move(mapped.value()), -1});
   }
   return out;
 }

@@ -66,6 +66,12 @@ struct PolledRecords {
   int64_t unmappable_offset = -1;
 };
 PolledRecords map_polled_messages(std::span<const iggy::MessageView> messages, int64_t from_offset);
+// The records of one poll of a compacted partition's generation topic (docs/compaction.md): each
+// at the Kafka offset its kib.offset header names (gaps where the cleaner removed records), those
+// from `from_offset` on and below `end_offset` (the cleaner point). A message without a readable
+// kib.offset stops the read as an unmappable one does.
+PolledRecords map_generation_messages(std::span<const iggy::MessageView> messages, int64_t from_offset,
+                                      int64_t end_offset);
 
 // Bytes `record` takes inside a v2 batch whose baseTimestamp is `base_timestamp` (ms), at
 // `offset_delta`. Matches kafka::RecordBatchBuilder byte for byte.
