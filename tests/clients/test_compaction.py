@@ -8,6 +8,7 @@ appear), with librdkafka's producer and inside a transaction, which must then ab
 """
 from __future__ import annotations
 
+import time
 import uuid
 
 from harness.kafka_wire import Conn
@@ -40,6 +41,17 @@ def produce_v8(port: int, topic: str, records: bytes) -> dict:
     return {"partition": idx, "error": err, "base_offset": base, "record_errors": errors, "message": r.str16()}
 
 
+def produce_v8_when_ready(port: int, topic: str, records: bytes) -> dict:
+    """produce_v8 once the new topic's partition has its leader (Kafka answers NOT_LEADER_OR_FOLLOWER
+    or UNKNOWN_TOPIC_OR_PARTITION for a moment after CreateTopics)."""
+    deadline = time.time() + 30
+    while True:
+        got = produce_v8(port, topic, records)
+        if got["error"] not in (3, 6) or time.time() > deadline:
+            return got
+        time.sleep(0.2)
+
+
 def keyed_batch(keys: list[bytes | None]) -> bytes:
     blob = b"".join(record(b"v%d" % i, offset_delta=i, key=k) for i, k in enumerate(keys))
     return batch(blob, len(keys))
@@ -50,7 +62,7 @@ def test_keyless_records_refused_on_the_wire(target):
     for policy_topic, policy in ((topic, "compact"), (topic + "-cd", "compact,delete")):
         create_compacted(target.bootstrap, policy_topic, policy)
         port = int(target.bootstrap.rsplit(":", 1)[1])
-        got = produce_v8(port, policy_topic, keyed_batch([b"a", None, b"", None, None, None]))
+        got = produce_v8_when_ready(port, policy_topic, keyed_batch([b"a", None, b"", None, None, None]))
         one = f"Compacted topic cannot accept message without key in topic partition {policy_topic}-0"
         shown = ", ".join(f"RecordError(batchIndex={i}, message='{one}')" for i in (1, 3, 4))
         assert got == {
@@ -84,8 +96,8 @@ def test_librdkafka_producer_gets_invalid_record(target):
     # Each record in its own produce call, so each is its own batch: only the keyless one fails.
     assert delivery_errors(target.bootstrap, topic, [b"k1"], **{"linger.ms": 0}) == [None]
     assert delivery_errors(target.bootstrap, topic, [None], **{"linger.ms": 0}) == ["INVALID_RECORD"]
-    # One batch of both: the whole batch fails, as on Kafka.
-    assert delivery_errors(target.bootstrap, topic, [b"k2", None]) == ["INVALID_RECORD", "INVALID_RECORD"]
+    # (A batch mixing keyed and keyless records fails whole: the wire test above sends one; how
+    # librdkafka batches two produce() calls is its own timing, not a stable check.)
 
 
 def test_transactional_keyless_record_aborts_the_transaction(target):
@@ -109,9 +121,22 @@ def test_transactional_keyless_record_aborts_the_transaction(target):
         assert e.args[0].txn_requires_abort(), (target.name, e)
     assert not committed
     p.abort_transaction(30)
-    p.begin_transaction()
-    p.produce(topic, key=b"k", value=b"kept")
-    p.commit_transaction(30)
+    # The application's usual loop: abort and retry on an abortable error. Kafka 4.1 fails the next
+    # transaction's first batch once more (KIP-890's verification entry still holds the refused
+    # batch's sequence 0, so sequence 1 is OUT_OF_ORDER_SEQUENCE_NUMBER and librdkafka bumps the
+    # epoch); the bridge keeps no such entry and commits at once. Either way the record is kept.
+    attempts = 0
+    while True:
+        attempts += 1
+        p.begin_transaction()
+        p.produce(topic, key=b"k", value=b"kept")
+        try:
+            p.commit_transaction(30)
+            break
+        except KafkaException as e:
+            assert attempts < 3 and e.args[0].txn_requires_abort(), (target.name, e)
+            p.abort_transaction(30)
+    assert attempts == (2 if target.name == "kafka" else 1), (target.name, attempts)
 
     c = Consumer({"bootstrap.servers": target.bootstrap, "group.id": f"g-{uuid.uuid4().hex[:8]}",
                   "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
