@@ -102,6 +102,7 @@ void Bridge::report_restart_needed(const config::Config& next) const {
                               ni.personal_access_token != i.personal_access_token || ni.pool_size != i.pool_size ||
                               ni.stream != i.stream);
   needs_restart("[state] path", next.state.path != cfg_.state.path);
+  needs_restart("[compaction] stream", next.compaction.stream != cfg_.compaction.stream);
   const auto &g = cfg_.groups, &ng = next.groups;
   needs_restart("[groups]", g.initial_rebalance_delay_ms != ng.initial_rebalance_delay_ms ||
                                 g.min_session_timeout_ms != ng.min_session_timeout_ms ||

@@ -3,6 +3,8 @@
 // writer thread before DeleteRecords answers.
 #pragma once
 
+#include <string>
+
 #include "common/result.h"
 
 namespace kib::bridge {
@@ -15,5 +17,9 @@ class StateStore;
 namespace kib::app {
 
 Status attach_log_start_store(bridge::PartitionLog& log, state::StateStore& store);
+// The cleaned heads of compacted partitions (compaction_state and the sparse index of each
+// current generation), given to the log so reads below their cleaner points use them; the
+// generations are in `compaction_stream` (docs/compaction.md).
+Status restore_cleaned_heads(bridge::PartitionLog& log, state::StateStore& store, const std::string& compaction_stream);
 
 }  // namespace kib::app

@@ -175,7 +175,8 @@ Status ServiceGraph::load() {
 Status ServiceGraph::load_topic_configs() { return in_phase("loading topic configs", configs_->load()); }
 Status ServiceGraph::load_producers() { return in_phase("loading producer state", producers_->load()); }
 Status ServiceGraph::load_log_start_offsets() {
-  return in_phase("loading log start offsets", attach_log_start_store(*log_, state_));
+  if (Status st = in_phase("loading log start offsets", attach_log_start_store(*log_, state_)); !st) return st;
+  return in_phase("loading cleaned heads", restore_cleaned_heads(*log_, state_, cfg_.compaction.stream));
 }
 // Groups need their offsets loaded first (GroupCoordinator::load).
 Status ServiceGraph::load_committed_offsets() { return in_phase("loading committed offsets", offsets_->load()); }

@@ -497,6 +497,13 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   {
+    Section s(table("compaction"), "compaction", errors);
+    s.str("stream", c.compaction.stream);
+    if (c.compaction.stream.empty() || c.compaction.stream.size() > 255) s.bad("stream", "must be 1..255 bytes");
+    else if (c.compaction.stream == c.iggy.stream) s.bad("stream", "must differ from [iggy] stream");
+    s.finish();
+  }
+  {
     Section s(table("principals"), "principals", errors);
     std::string identity = "shared", unmapped = "refuse";
     s.str("iggy_identity", identity);
@@ -543,7 +550,7 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
     s.finish();
   }
   static const std::set<std::string> kSections{"kafka", "topics", "groups", "transactions", "limits", "tls",
-                                               "sasl",  "authorization", "iggy", "principals", "state", "log", "http"};
+                                               "sasl",  "authorization", "iggy", "compaction", "principals", "state", "log", "http"};
   for (const auto& [k, v] : root)
     if (!kSections.count(std::string(k.str()))) errors.push_back(std::string(k.str()) + ": unknown section or key");
 
@@ -680,7 +687,8 @@ void render_iggy_and_the_rest(std::ostream& os, const Config& c) {
   os << "\n[iggy]\naddress = " << q(c.iggy.address.str()) << "\nusername = " << q(c.iggy.username)
      << "\npassword = " << secret(c.iggy.password) << "\npersonal_access_token = " << secret(c.iggy.personal_access_token)
      << "\npool_size = " << c.iggy.pool_size << "\nrequest_timeout_ms = " << c.iggy.request_timeout_ms
-     << "\nstream = " << q(c.iggy.stream) << "\n\n[principals]\niggy_identity = "
+     << "\nstream = " << q(c.iggy.stream) << "\n\n[compaction]\nstream = " << q(c.compaction.stream)
+     << "\n\n[principals]\niggy_identity = "
      << q(c.principals.iggy_identity == PrincipalsConfig::Identity::kShared ? "shared" : "per_principal")
      << "\nunmapped = " << q(unmapped) << "\npool_size = " << c.principals.pool_size
      << "\nsync_iggy_permissions = " << boolean(c.principals.sync_iggy_permissions) << "\n\n[state]\npath = "

@@ -216,6 +216,13 @@ struct AuthorizationConfig {
   uint32_t max_acl_filters_per_request = 1000;  // DeleteAcls filters per request; more: POLICY_VIOLATION
 };
 
+// [compaction]: compacted topics' cleaned heads (docs/compaction.md).
+struct CompactionConfig {
+  // The Iggy stream of the generation topics, one per cleaned partition; never the [iggy] stream,
+  // whose topics are Kafka topics.
+  std::string stream = "kafka-compacted";
+};
+
 struct IggyConfig {
   HostPort address{"127.0.0.1", 8090};
   std::string username = "iggy";
@@ -272,6 +279,7 @@ struct Config {
   SaslConfig sasl;
   AuthorizationConfig authorization;
   IggyConfig iggy;
+  CompactionConfig compaction;
   PrincipalsConfig principals;
   StateConfig state;
   LogConfig log;

@@ -29,6 +29,7 @@
 #include "bridge/groups/group_timers.h"
 #include "bridge/log/batch_cache.h"
 #include "bridge/log/partition_log.h"
+#include "bridge/mapping/generation_mapping.h"
 #include "bridge/producers/producer_registry.h"
 #include "bridge/security/authorizer.h"
 #include "bridge/security/iggy_identities.h"
@@ -720,6 +721,83 @@ BOOST_FIXTURE_TEST_CASE(list_offsets_earliest_latest_and_by_timestamp, DataPath)
   BOOST_TEST(max2.offset() == 6);
   BOOST_TEST(max2.timestamp() > 20000);
   BOOST_TEST(list_offsets(topic, 0, 20001).offset() == 6);
+}
+
+// A compacted partition's cleaned head (docs/compaction.md), written by hand: the generation
+// topic keeps copies of the live records 2 and 7 with their Kafka offsets; below the cleaner
+// point 8 a Fetch reads the generation (offsets unchanged, gaps between), from it the live log.
+BOOST_FIXTURE_TEST_CASE(reads_below_the_cleaner_point_come_from_the_generation_topic, DataPath) {
+  const std::string topic = create_topic();
+  std::vector<TestRecord> rs(10);
+  for (size_t i = 0; i < rs.size(); ++i) {
+    rs[i].key = "k" + std::to_string(i);
+    rs[i].value = "v" + std::to_string(i);
+  }
+  BOOST_REQUIRE((produce(topic, 0, rs).error == ErrorCode::kNone));
+
+  const std::string stream = kib::test::unique_name("kc");
+  BOOST_REQUIRE(ctx.await<iggy::StreamInfo>([&](auto cb) { ctx.client().create_stream(stream, cb); }).ok());
+  iggy::TopicConfig gen;
+  gen.name = "gen-1";
+  BOOST_REQUIRE(ctx.await<iggy::TopicInfo>([&](auto cb) {
+                   ctx.client().create_topic(iggy::Identifier::named(stream), gen, cb);
+                 }).ok());
+  iggy::PollRequest q;
+  q.consumer = iggy::Consumer::consumer(iggy::Identifier::numeric(0));
+  q.stream = iggy::Identifier::named(cfg.iggy.stream);
+  q.topic = iggy::Identifier::named(topic);
+  q.partition_id = 0;
+  q.strategy = iggy::PollingStrategy::offset(0);
+  q.count = 10;
+  auto live = ctx.await<iggy::PolledMessages>([&](auto cb) { ctx.client().poll_messages(q, cb); });
+  BOOST_REQUIRE(live.ok() && live->messages.size() == 10u);
+  std::vector<Bytes> blocks;
+  std::vector<iggy::OutgoingMessage> copies;
+  for (uint64_t kept : {2u, 7u}) {
+    auto block = generation_header_block(live->messages[kept].user_headers, static_cast<int64_t>(kept), std::nullopt);
+    BOOST_REQUIRE(block.ok());
+    blocks.push_back(std::move(block.value()));
+  }
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    iggy::OutgoingMessage m;
+    const iggy::MessageView& src = live->messages[i == 0 ? 2 : 7];
+    m.payload = src.payload;
+    m.origin_timestamp_us = src.origin_timestamp_us;
+    m.user_headers = blocks[i];
+    copies.push_back(m);
+  }
+  BOOST_REQUIRE(ctx.await<iggy::SendConfirmation>([&](auto cb) {
+                   ctx.client().send_messages(iggy::Identifier::named(stream), iggy::Identifier::named("gen-1"),
+                                              iggy::Partitioning::partition(0), copies, cb);
+                 }).ok());
+
+  auto head = std::make_shared<compaction::CleanedHead>();
+  head->generation = 1;
+  head->stream = stream;
+  head->topic = "gen-1";
+  head->cleaner_point = 8;
+  head->log_start = 0;
+  log->set_cleaned_head(topic, PartitionId(0), head);
+
+  auto offsets_and_keys = [](const FetchPartitionResult& f) {
+    std::vector<std::pair<int64_t, std::string>> out;
+    for (const auto& b : decode(f.records))
+      for (const auto& r : b.records) out.emplace_back(b.offset_of(r), str(r.key) + "=" + str(r.value));
+    return out;
+  };
+  FetchPartitionResult from0 = fetch_one(topic, 0, 0);
+  BOOST_TEST((from0.error == ErrorCode::kNone));
+  BOOST_TEST(from0.log_start_offset() == 0);
+  BOOST_TEST(from0.high_watermark() == 10);
+  const std::vector<std::pair<int64_t, std::string>> kept = {{2, "k2=v2"}, {7, "k7=v7"}};
+  BOOST_TEST((offsets_and_keys(from0) == kept));
+  FetchPartitionResult from3 = fetch_one(topic, 0, 3);
+  BOOST_TEST((offsets_and_keys(from3) == std::vector<std::pair<int64_t, std::string>>{{7, "k7=v7"}}));
+  FetchPartitionResult gap = fetch_one(topic, 0, 8);
+  BOOST_TEST((offsets_and_keys(gap) == std::vector<std::pair<int64_t, std::string>>{{8, "k8=v8"}, {9, "k9=v9"}}));
+  BOOST_TEST(list_offsets(topic, 0, kEarliestTimestamp).offset() == 0);
+
+  BOOST_TEST(ctx.await<Unit>([&](auto cb) { ctx.client().delete_stream(iggy::Identifier::named(stream), cb); }).ok());
 }
 
 BOOST_FIXTURE_TEST_CASE(native_appends_move_the_high_watermark_seen_by_fetch, DataPath) {

@@ -99,6 +99,19 @@ class FakeIggy final : public LogBackend {
       cb(reply(topic, partition, strategy, count));
     });
   }
+  // Generation topics (docs/compaction.md) live in `topics` as "<stream>/<topic>", partition 0.
+  int generation_polls = 0;
+  std::vector<int64_t> generation_poll_offsets;
+  void poll_generation(const std::string& stream, const std::string& topic, iggy::PollingStrategy strategy,
+                       uint32_t count, iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* = nullptr) override {
+    ++generation_polls;
+    generation_poll_offsets.push_back(strategy.kind == iggy::PollingKind::kOffset ? static_cast<int64_t>(strategy.value) : -1);
+    pending_.push_back([this, name = stream + "/" + topic, strategy, count, cb = std::move(cb)] {
+      if (fail_polls) return cb(Error{ErrorDomain::kIggy, 1, "poll failed (test)"});
+      if (!topics.count(name)) return cb(Error{ErrorDomain::kIggy, 2010, "topic not found (test)"});
+      cb(reply(name, 0, strategy, count));
+    });
+  }
   void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) override {
     ++get_topics;
     pending_.push_back([this, topic, cb = std::move(cb)] {

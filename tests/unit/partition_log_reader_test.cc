@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "bridge/log/reader.h"
+#include "bridge/mapping/generation_mapping.h"
 #include "log_services_support.h"
 
 using namespace kib;
@@ -225,6 +226,84 @@ BOOST_FIXTURE_TEST_CASE(stop_waiting_answers_long_polls_now_and_later_ones_do_no
   iggy.serve();
   loop.spin();
   BOOST_TEST(got.has_value());
+}
+
+namespace {
+
+// The offsets of the records a fetch answered, in order.
+std::vector<int64_t> offsets_in(const FetchPartitionResult& r) {
+  kafka::DecompressionBudget budget{64u << 20};
+  auto decoded = kafka::decode_record_batches(r.records, budget);
+  BOOST_REQUIRE(decoded.ok());
+  std::vector<int64_t> out;
+  for (const auto& b : decoded.value())
+    for (const auto& rec : b.records) out.push_back(b.offset_of(rec));
+  return out;
+}
+
+// A compacted partition t-0 (docs/compaction.md): the live log holds offsets 0..9 but its
+// segments below 6 are gone; the generation "kc/g1" keeps offsets 1 and 4; the cleaner point is 6.
+void clean(Reading& r, std::vector<compaction::IndexEntry> index = {}) {
+  store(r.iggy, "t", 0, {{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}});
+  r.iggy.partition("t", 0).log_start = 6;
+  r.iggy.add_topic("kc/g1", 1);
+  for (int64_t kept : {1, 4}) {
+    auto block = generation_header_block({}, kept, std::nullopt);
+    BOOST_REQUIRE(block.ok());
+    r.iggy.partition("kc/g1", 0).messages.push_back({{}, 1'700'000'000'000'000, Bytes{'k'}, std::move(block.value())});
+  }
+  auto head = std::make_shared<compaction::CleanedHead>();
+  head->generation = 1;
+  head->stream = "kc";
+  head->topic = "g1";
+  head->cleaner_point = 6;
+  head->log_start = 0;
+  head->index = std::move(index);
+  set_cleaned_head(r.offsets.at("t", PartitionId(0)), std::move(head));
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(below_the_cleaner_point_reads_come_from_the_generation_with_gaps, Reading) {
+  clean(*this);
+  fetch(0, 0);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  const FetchPartitionResult& r = got->front();
+  BOOST_TEST(kafka::to_int16(r.error) == 0);
+  BOOST_TEST(r.log_start_offset() == 0);  // unchanged by cleaning, as on Kafka
+  BOOST_TEST(r.high_watermark() == 10);
+  BOOST_TEST((offsets_in(r) == std::vector<int64_t>{1, 4}));
+  BOOST_TEST(iggy.generation_polls == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_fetch_in_the_last_gap_below_the_cleaner_point_reads_the_live_log_from_it, Reading) {
+  clean(*this);
+  fetch(5, 0);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(kafka::to_int16(got->front().error) == 0);
+  BOOST_TEST((offsets_in(got->front()) == std::vector<int64_t>{6, 7, 8, 9}));
+  // At the cleaner point and above: the live log only.
+  const int generation_polls = iggy.generation_polls;
+  fetch(7, 0);
+  wait_answer();
+  BOOST_TEST((offsets_in(got->front()) == std::vector<int64_t>{7, 8, 9}));
+  BOOST_TEST(iggy.generation_polls == generation_polls);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_sparse_index_picks_where_a_generation_read_starts, Reading) {
+  clean(*this, {{1, 0, 0}, {4, 1, 0}});
+  fetch(3, 0);  // before 4: not in the index, so from 1's block (generation offset 0)
+  wait_answer();
+  BOOST_TEST((offsets_in(got->front()) == std::vector<int64_t>{4}));
+  BOOST_TEST((iggy.generation_poll_offsets == std::vector<int64_t>{0}));
+  fetch(4, 0);
+  wait_answer();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST((offsets_in(got->front()) == std::vector<int64_t>{4}));
+  BOOST_TEST((iggy.generation_poll_offsets == std::vector<int64_t>{0, 1}));  // 4's own block
+  for (int64_t o : iggy.poll_offsets) BOOST_TEST(o == -1);  // no live read: the generation had a record
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -179,6 +179,19 @@ Recovery recovery_for(PassState s);
 std::optional<PassState> pass_state_from(std::string_view s);
 const char* pass_state_name(PassState s);
 
+// What reads need of a partition's cleaned head (docs/compaction.md, "What each reader sees"):
+// Kafka offsets below `cleaner_point` are read from the generation topic `topic` of the Iggy
+// stream `stream`, where `index` says which generation offset to start from. Shared by the reads
+// in flight, so a replaced generation stays readable until the last read of it ends.
+struct CleanedHead {
+  int64_t generation = 0;
+  std::string stream;
+  std::string topic;
+  int64_t cleaner_point = 0;
+  int64_t log_start = 0;  // the log start as Kafka keeps it (unchanged by cleaning)
+  std::vector<IndexEntry> index;
+};
+
 // The generation topic's Iggy name: `<topic id hex>-<partition>-<generation>`.
 std::string generation_topic_name(std::span<const uint8_t, 16> topic_id, int32_t partition, int64_t generation);
 

@@ -22,6 +22,20 @@ void IggyLogBackend::poll(const std::string& topic, int32_t partition, iggy::Pol
   client(as).poll_messages(q, guarded<iggy::PolledMessages>(std::move(cb)));
 }
 
+void IggyLogBackend::poll_generation(const std::string& stream, const std::string& topic,
+                                     iggy::PollingStrategy strategy, uint32_t count,
+                                     iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as) {
+  iggy::PollRequest q;
+  q.consumer = reader();
+  q.stream = iggy::Identifier::named(stream);
+  q.topic = iggy::Identifier::named(topic);
+  q.partition_id = 0;
+  q.strategy = strategy;
+  q.count = count;
+  q.auto_commit = false;
+  client(as).poll_messages(q, guarded<iggy::PolledMessages>(std::move(cb)));
+}
+
 void IggyLogBackend::get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) {
   iggy_.get_topic(catalog_.stream(), iggy::Identifier::named(topic),
                   guarded<std::optional<iggy::TopicInfo>>(std::move(cb)));

@@ -26,6 +26,11 @@ class LogBackend {
   // nullptr: the bridge's.
   virtual void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
                     iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) = 0;
+  // A poll of a compacted partition's generation topic (docs/compaction.md): partition 0 of
+  // `topic` in `stream`, the cleaner's stream, not the bridge's.
+  virtual void poll_generation(const std::string& stream, const std::string& topic, iggy::PollingStrategy strategy,
+                               uint32_t count, iggy::Callback<iggy::PolledMessages> cb,
+                               iggy::IggyPool* as = nullptr) = 0;
   virtual void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) = 0;
   virtual void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
                     iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) = 0;
@@ -45,6 +50,8 @@ class IggyLogBackend final : public LogBackend {
 
   void poll(const std::string& topic, int32_t partition, iggy::PollingStrategy strategy, uint32_t count,
             iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) override;
+  void poll_generation(const std::string& stream, const std::string& topic, iggy::PollingStrategy strategy,
+                       uint32_t count, iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) override;
   void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) override;
   void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
             iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) override;

@@ -252,6 +252,11 @@ void PartitionLog::restore_log_starts(const std::vector<LogStartFloor>& floors, 
   deletion_->set_store(std::move(save));
 }
 
+void PartitionLog::set_cleaned_head(const std::string& topic, PartitionId partition,
+                                    std::shared_ptr<const compaction::CleanedHead> head) {
+  bridge::set_cleaned_head(offsets_->at(topic, partition), std::move(head));
+}
+
 const SegmentDeletionStats& PartitionLog::segment_deletions() const { return deletion_->segment_deletions(); }
 
 // ---- OffsetForLeaderEpoch ---------------------------------------------------------------------

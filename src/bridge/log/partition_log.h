@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/compaction/cleaner_model.h"
 #include "bridge/log/held_tail.h"
 #include "bridge/log/leader_epoch.h"
 #include "bridge/log/log_dirs.h"
@@ -113,6 +114,10 @@ class PartitionLog final : public TopicListener {
   // The floors stored so far (startup), and how new ones are made durable.
   void restore_log_starts(const std::vector<LogStartFloor>& floors, SaveLogStart save);
   const SegmentDeletionStats& segment_deletions() const;
+  // A compacted partition's cleaned head (docs/compaction.md): reads below its cleaner point come
+  // from its generation, and its log start is the one the head keeps. Startup and the cleaner.
+  void set_cleaned_head(const std::string& topic, PartitionId partition,
+                        std::shared_ptr<const compaction::CleanedHead> head);
   // Records refused because they had no key and their topic is compacted (Kafka's
   // NoKeyCompactedTopicRecordsPerSec), for kib_produce_keyless_compacted_total.
   uint64_t keyless_compacted_records() const { return keyless_compacted_records_; }

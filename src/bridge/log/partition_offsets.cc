@@ -36,9 +36,22 @@ void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply) {
   if (reply.payload_bytes) p.avg_message_bytes = std::max<uint64_t>(1, reply.payload_bytes / reply.messages.size());
 }
 
+namespace {
+// Where the log starts before the DeleteRecords floor: Iggy's first offset, or for a cleaned
+// partition the log start its cleaned head keeps.
+KafkaOffset base_log_start(const PartitionOffsets& p) {
+  return p.cleaned ? KafkaOffset(p.cleaned->log_start) : p.iggy_log_start;
+}
+}  // namespace
+
 void set_iggy_log_start(PartitionOffsets& p, KafkaOffset first) {
   p.iggy_log_start = first;
-  p.log_start = std::max(first, p.deleted_to);
+  p.log_start = std::max(base_log_start(p), p.deleted_to);
+}
+
+void set_cleaned_head(PartitionOffsets& p, std::shared_ptr<const compaction::CleanedHead> head) {
+  p.cleaned = std::move(head);
+  p.log_start = std::max(base_log_start(p), p.deleted_to);
 }
 
 void raise_floor(PartitionOffsets& p, KafkaOffset floor) {
@@ -82,6 +95,7 @@ void OffsetsTable::reset_topic(const std::string& topic) {
     p->segments_count = 0;
     p->size_bytes = 0;
     p->avg_message_bytes = 0;
+    p->cleaned = nullptr;  // nor a cleaned head (its rows went with the topic's)
   }
   topic_refreshed_at_.erase(topic);
 }

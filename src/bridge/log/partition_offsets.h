@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "bridge/compaction/cleaner_model.h"
 #include "bridge/log/log_backend.h"
 #include "common/ids.h"
 #include "common/result.h"
@@ -36,7 +37,10 @@ struct PartitionOffsets {
   PartitionId id;
   bool loaded = false;  // high watermark and log start read from Iggy at least once
   KafkaOffset high_watermark;
-  KafkaOffset log_start;       // effective: max(iggy_log_start, deleted_to), never above high_watermark
+  // Effective: max(iggy_log_start, deleted_to), never above high_watermark; for a cleaned
+  // partition max(cleaned->log_start, deleted_to): Iggy's first offset is then the live log's,
+  // which moves up as its segments below the cleaner point go (docs/compaction.md).
+  KafkaOffset log_start;
   KafkaOffset iggy_log_start;  // Iggy's first retained offset (Poll First)
   KafkaOffset deleted_to;      // DeleteRecords floor kept by the bridge (0 = none)
   // From the last GetTopic reply: the high watermark it gave and the partition's segments and size
@@ -50,6 +54,8 @@ struct PartitionOffsets {
   // Last stable offset holds of committed transactions being appended (PartitionLog::hold_stable):
   // read_committed readers see nothing at or above the lowest.
   std::multiset<int64_t> stable_holds;
+  // The cleaned head of a compacted partition, once a pass has written one (nullptr: none).
+  std::shared_ptr<const compaction::CleanedHead> cleaned;
 };
 
 // The last stable offset: the high watermark, or the lowest hold below it.
@@ -70,6 +76,9 @@ void observe_poll(PartitionOffsets& p, const iggy::PolledMessages& reply);
 void set_iggy_log_start(PartitionOffsets& p, KafkaOffset first);
 // Raises the DeleteRecords floor to `floor` (never lowers it); recomputes the effective log start.
 void raise_floor(PartitionOffsets& p, KafkaOffset floor);
+// The partition's cleaned head is now `head` (a pass committed, or startup); recomputes the
+// effective log start.
+void set_cleaned_head(PartitionOffsets& p, std::shared_ptr<const compaction::CleanedHead> head);
 // Iggy acknowledged one of our appends: `count` messages from `base` (-1: offset not reported).
 void note_appended(PartitionOffsets& p, KafkaOffset base, int64_t count);
 

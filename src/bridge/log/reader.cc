@@ -6,8 +6,10 @@
 #include <set>
 
 #include "bridge/errors.h"
+#include "bridge/mapping/generation_mapping.h"
 #include "common/fan_in.h"
 #include "uvx/timer.h"
+#include "uvx/work_owner.h"
 
 namespace kib::bridge {
 
@@ -212,6 +214,11 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
     cb(PartitionRead{ErrorCode::kOffsetOutOfRange, nullptr, {}, {}});
     return;
   }
+  if (p.cleaned && offset() < p.cleaned->cleaner_point) {
+    const auto start = compaction::index_floor(p.cleaned->index, offset());
+    read_cleaned(p, p.cleaned, offset, start ? start->generation_offset : 0, max_bytes, owner, as, std::move(cb));
+    return;
+  }
   if (cache_ && pos == FetchPosition::kReadable) {
     std::vector<CachedBatch> cached = cache_->read(p.topic, p.id, offset(), p.high_watermark(), p.high_watermark(),
                                                    static_cast<uint64_t>(std::max(0, max_bytes)));
@@ -257,6 +264,47 @@ void Reader::read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max
     }
     if (!polled.records.empty()) read_aheads_.start(p, polled.records.back().offset + 1, count, as);
     cb(PartitionRead{ErrorCode::kNone, r->buffer, std::move(polled.records), {}});
+  }, as);
+}
+
+void Reader::read_cleaned(PartitionOffsets& p, std::shared_ptr<const compaction::CleanedHead> head,
+                          KafkaOffset offset, uint64_t from, int32_t max_bytes, uint64_t owner, iggy::IggyPool* as,
+                          std::function<void(PartitionRead)> cb) {
+  const uint32_t count = poll_count_for(static_cast<uint64_t>(std::max(0, max_bytes)), p.avg_message_bytes);
+  uv::OwnerScope scope(uv::WorkOwner{owner, owner != 0});
+  backend_.poll_generation(head->stream, head->topic, iggy::PollingStrategy::offset(from), count,
+                           [this, pp = &p, head, offset, max_bytes, owner, as, cb](Result<iggy::PolledMessages> r) {
+    PartitionOffsets& p = *pp;
+    if (!r) {
+      spdlog::warn("poll of {}-{}'s generation {} at {} failed: {}", p.topic, p.id, head->topic, offset,
+                   r.error().message);
+      cb(PartitionRead{to_kafka_fetch_error(r.error()), nullptr, {}, {}});
+      return;
+    }
+    PolledRecords polled = map_generation_messages(r->messages, offset(), head->cleaner_point);
+    if (polled.unmappable) {
+      spdlog::error("{}-{} generation {}: a message is not a readable kept record: {}", p.topic, p.id, head->topic,
+                    polled.unmappable->message);
+      if (polled.records.empty()) {
+        cb(PartitionRead{ErrorCode::kUnknownServerError, nullptr, {}, {}});
+        return;
+      }
+    }
+    if (!polled.records.empty()) {
+      cb(PartitionRead{ErrorCode::kNone, r->buffer, std::move(polled.records), {}});
+      return;
+    }
+    // Nothing kept at or after `offset` in this poll: the index block started before it (read
+    // on), or the generation has no record left below the cleaner point (the live log from it).
+    const auto& m = r->messages;
+    if (!m.empty() && !polled.unmappable) {
+      auto last = read_generation_markers(m.back().user_headers);
+      if (last && last->kafka_offset < offset() && last->kafka_offset + 1 < head->cleaner_point) {
+        read_cleaned(p, head, offset, m.back().offset + 1, max_bytes, owner, as, cb);
+        return;
+      }
+    }
+    read_partition(p, KafkaOffset(head->cleaner_point), max_bytes, false, owner, as, cb);
   }, as);
 }
 

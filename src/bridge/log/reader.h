@@ -89,6 +89,12 @@ class Reader {
   void read_finished(uint64_t op_id);
   void read_partition(PartitionOffsets& p, KafkaOffset offset, int32_t max_bytes, bool refreshed, uint64_t owner,
                       iggy::IggyPool* as, std::function<void(PartitionRead)> cb);
+  // Below a cleaned partition's cleaner point: the generation's records from `offset` on, read
+  // from generation offset `from`; when the generation holds none between `offset` and the
+  // cleaner point, the live log from the cleaner point (docs/compaction.md).
+  void read_cleaned(PartitionOffsets& p, std::shared_ptr<const compaction::CleanedHead> head, KafkaOffset offset,
+                    uint64_t from, int32_t max_bytes, uint64_t owner, iggy::IggyPool* as,
+                    std::function<void(PartitionRead)> cb);
   void pass_done(uint64_t op_id);
   void arm_wait(uint64_t op_id);
   void wake(uint64_t op_id);
