@@ -360,6 +360,7 @@ BOOST_AUTO_TEST_CASE(generation_messages_read_at_their_kafka_offsets_below_the_c
   BOOST_TEST(polled.records[0].offset == 9);
   BOOST_TEST(polled.records[1].offset == 10);
   BOOST_TEST(polled.records[0].record.headers.empty());  // kib.offset is not a Kafka header
+  BOOST_TEST(polled.last_generation_offset == 15);  // read up to the first at the cleaner point
   auto enc = encode_fetched_records(polled.records, 1 << 20, true);
   BOOST_TEST(enc.next_offset == 11);
   auto batches = decode(enc.bytes);

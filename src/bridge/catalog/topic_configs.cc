@@ -615,16 +615,17 @@ std::string_view source_name(Source s) {
 
 namespace kib::bridge {
 
-bool deletes_allowed(const TopicSettings& s) {
+namespace {
+// Whether cleanup.policy lists `policy` ("compact, delete" lists both).
+bool policy_includes(const TopicSettings& s, std::string_view policy) {
   for (const auto& p : topic_configs::split_list(s.cleanup_policy))
-    if (p == "delete") return true;
+    if (p == policy) return true;
   return false;
 }
+}  // namespace
 
-bool compacts(const TopicSettings& s) {
-  for (const auto& p : topic_configs::split_list(s.cleanup_policy))
-    if (p == "compact") return true;
-  return false;
-}
+bool deletes_allowed(const TopicSettings& s) { return policy_includes(s, "delete"); }
+
+bool compacts(const TopicSettings& s) { return policy_includes(s, "compact"); }
 
 }  // namespace kib::bridge

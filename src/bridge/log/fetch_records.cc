@@ -102,6 +102,7 @@ PolledRecords map_generation_messages(std::span<const iggy::MessageView> message
       break;
     }
     const int64_t offset = markers->kafka_offset;
+    out.last_generation_offset = offset;
     if (offset < from_offset) continue;
     if (offset >= end_offset) break;
     auto mapped = map_iggy_to_record(m);

@@ -64,6 +64,10 @@ struct PolledRecords {
   std::vector<FetchedRecord> records;
   std::optional<Error> unmappable;
   int64_t unmappable_offset = -1;
+  // map_generation_messages: the Kafka offset of the last message it read (-1: none), so a read
+  // that found nothing at or after its offset knows whether the generation goes on below the
+  // cleaner point.
+  int64_t last_generation_offset = -1;
 };
 PolledRecords map_polled_messages(std::span<const iggy::MessageView> messages, int64_t from_offset);
 // The records of one poll of a compacted partition's generation topic (docs/compaction.md): each

@@ -6,7 +6,6 @@
 #include <set>
 
 #include "bridge/errors.h"
-#include "bridge/mapping/generation_mapping.h"
 #include "common/fan_in.h"
 #include "uvx/timer.h"
 #include "uvx/work_owner.h"
@@ -296,13 +295,10 @@ void Reader::read_cleaned(PartitionOffsets& p, std::shared_ptr<const compaction:
     }
     // Nothing kept at or after `offset` in this poll: the index block started before it (read
     // on), or the generation has no record left below the cleaner point (the live log from it).
-    const auto& m = r->messages;
-    if (!m.empty() && !polled.unmappable) {
-      auto last = read_generation_markers(m.back().user_headers);
-      if (last && last->kafka_offset < offset() && last->kafka_offset + 1 < head->cleaner_point) {
-        read_cleaned(p, head, offset, m.back().offset + 1, max_bytes, owner, as, cb);
-        return;
-      }
+    const int64_t last = polled.last_generation_offset;
+    if (!polled.unmappable && last >= 0 && last < offset() && last + 1 < head->cleaner_point) {
+      read_cleaned(p, head, offset, r->messages.back().offset + 1, max_bytes, owner, as, cb);
+      return;
     }
     read_partition(p, KafkaOffset(head->cleaner_point), max_bytes, false, owner, as, cb);
   }, as);
