@@ -2,9 +2,14 @@
 // Even: the rest is a PollMessages reply payload, decoded with decode_polled_messages, and
 // every message goes through map_iggy_to_record. Odd: the rest is one message, a 2-byte
 // little-endian user-header length, the header block, then the payload. Whatever Iggy holds
-// (written by this bridge, upstream's gateway or a native client) must map or be refused.
+// (written by this bridge, upstream's gateway or a native client) must map or be refused. Each
+// header block also goes through compaction's generation copy (bridge/mapping/generation_mapping.h):
+// its markers are read or refused, and a block the cleaner may copy reads back with the offset
+// and horizon it was given.
 #include <memory>
+#include <optional>
 
+#include "bridge/mapping/generation_mapping.h"
 #include "bridge/mapping/record_mapping.h"
 #include "iggy/protocol.h"
 #include "fuzz/targets/fuzz_targets.h"
@@ -16,7 +21,20 @@ bool inside(ByteSpan view, ByteSpan buffer) {
   return view.empty() || (view.data() >= buffer.data() && view.data() + view.size() <= buffer.data() + buffer.size());
 }
 
+void copy_one(const iggy::MessageView& m) {
+  (void)bridge::read_generation_markers(m.user_headers);
+  const bool tombstone = !m.payload.empty() && (m.payload[0] & 1);
+  const std::optional<int64_t> horizon = tombstone ? std::optional<int64_t>(1'700'000'000'000) : std::nullopt;
+  auto block = bridge::generation_header_block(m.user_headers, 42, horizon);
+  if (!block.ok()) return;
+  auto markers = bridge::read_generation_markers(*block);
+  FUZZ_CHECK(markers.ok(), "a generation block the cleaner wrote does not read back");
+  FUZZ_CHECK(markers->kafka_offset == 42, "kib.offset does not read back");
+  FUZZ_CHECK(markers->delete_horizon_ms == horizon.value_or(-1), "kib.horizon does not read back");
+}
+
 void map_one(const iggy::MessageView& m) {
+  copy_one(m);
   auto r = bridge::map_iggy_to_record(m);
   if (!r.ok()) return;
   FUZZ_CHECK(!r->key || inside(*r->key, m.payload) || inside(*r->key, m.user_headers), "a key points outside the message");
