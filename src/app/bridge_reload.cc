@@ -103,6 +103,16 @@ void Bridge::report_restart_needed(const config::Config& next) const {
                               ni.stream != i.stream);
   needs_restart("[state] path", next.state.path != cfg_.state.path);
   needs_restart("[compaction] stream", next.compaction.stream != cfg_.compaction.stream);
+  {
+    const config::CompactionConfig &a = next.compaction, &b = cfg_.compaction;
+    needs_restart("[compaction] enabled", a.enabled != b.enabled);
+    needs_restart("[compaction] threads", a.threads != b.threads);
+    needs_restart("[compaction] io_bytes_per_second", a.io_bytes_per_second != b.io_bytes_per_second);
+    needs_restart("[compaction] dedupe_buffer_bytes", a.dedupe_buffer_bytes != b.dedupe_buffer_bytes);
+    needs_restart("[compaction] backoff_ms", a.backoff_ms != b.backoff_ms);
+    needs_restart("[compaction] iggy_consumer_id", a.iggy_consumer_id != b.iggy_consumer_id);
+    needs_restart("[compaction] max_metric_partitions", a.max_metric_partitions != b.max_metric_partitions);
+  }
   const auto &g = cfg_.groups, &ng = next.groups;
   needs_restart("[groups]", g.initial_rebalance_delay_ms != ng.initial_rebalance_delay_ms ||
                                 g.min_session_timeout_ms != ng.min_session_timeout_ms ||

@@ -498,9 +498,22 @@ Result<Config> parse_config(const std::string& text, const std::string& origin) 
   }
   {
     Section s(table("compaction"), "compaction", errors);
+    // Unset: "<[iggy] stream>-compacted", so two bridges on one Iggy server with streams of their
+    // own never share (and never sweep) each other's generation topics.
+    c.compaction.stream.clear();
     s.str("stream", c.compaction.stream);
+    const auto* t = table("compaction");
+    const bool given = t && t->contains("stream");
+    if (!given) c.compaction.stream = c.iggy.stream + "-compacted";
     if (c.compaction.stream.empty() || c.compaction.stream.size() > 255) s.bad("stream", "must be 1..255 bytes");
     else if (c.compaction.stream == c.iggy.stream) s.bad("stream", "must differ from [iggy] stream");
+    s.boolean("enabled", c.compaction.enabled);
+    s.integer("threads", c.compaction.threads, 1, 64);
+    s.integer("io_bytes_per_second", c.compaction.io_bytes_per_second, 0, INT64_MAX);
+    s.integer("dedupe_buffer_bytes", c.compaction.dedupe_buffer_bytes, 1 << 20, int64_t{1} << 40);
+    s.integer("backoff_ms", c.compaction.backoff_ms, 10, 86400000);
+    s.integer("iggy_consumer_id", c.compaction.iggy_consumer_id, 1, UINT32_MAX);
+    s.integer("max_metric_partitions", c.compaction.max_metric_partitions, 0, 1000000);
     s.finish();
   }
   {
@@ -688,6 +701,11 @@ void render_iggy_and_the_rest(std::ostream& os, const Config& c) {
      << "\npassword = " << secret(c.iggy.password) << "\npersonal_access_token = " << secret(c.iggy.personal_access_token)
      << "\npool_size = " << c.iggy.pool_size << "\nrequest_timeout_ms = " << c.iggy.request_timeout_ms
      << "\nstream = " << q(c.iggy.stream) << "\n\n[compaction]\nstream = " << q(c.compaction.stream)
+     << "\nenabled = " << (c.compaction.enabled ? "true" : "false") << "\nthreads = " << c.compaction.threads
+     << "\nio_bytes_per_second = " << c.compaction.io_bytes_per_second
+     << "\ndedupe_buffer_bytes = " << c.compaction.dedupe_buffer_bytes << "\nbackoff_ms = " << c.compaction.backoff_ms
+     << "\niggy_consumer_id = " << c.compaction.iggy_consumer_id
+     << "\nmax_metric_partitions = " << c.compaction.max_metric_partitions
      << "\n\n[principals]\niggy_identity = "
      << q(c.principals.iggy_identity == PrincipalsConfig::Identity::kShared ? "shared" : "per_principal")
      << "\nunmapped = " << q(unmapped) << "\npool_size = " << c.principals.pool_size

@@ -219,8 +219,26 @@ struct AuthorizationConfig {
 // [compaction]: compacted topics' cleaned heads (docs/compaction.md).
 struct CompactionConfig {
   // The Iggy stream of the generation topics, one per cleaned partition; never the [iggy] stream,
-  // whose topics are Kafka topics.
+  // whose topics are Kafka topics. Unset in the file: "<[iggy] stream>-compacted".
   std::string stream = "kafka-compacted";
+  // Whether the cleaner runs. Off: compacted topics keep every record (their cleaned heads, if
+  // any, are still read).
+  bool enabled = true;
+  // Partitions cleaned at once; each pass's decoding and hashing run on libuv's thread pool.
+  uint32_t threads = 1;
+  // What passes read from and write to Iggy, together, per second (Kafka's
+  // log.cleaner.io.max.bytes.per.second); 0: unlimited.
+  uint64_t io_bytes_per_second = 50ull << 20;
+  // The key -> offset maps of the passes running at once share it (Kafka's
+  // log.cleaner.dedupe.buffer.size); 24 bytes a key.
+  uint64_t dedupe_buffer_bytes = 128ull << 20;
+  // How often compacted partitions are checked for a pass (Kafka's log.cleaner.backoff.ms).
+  uint64_t backoff_ms = 15000;
+  // The Iggy consumer whose stored offset on a compacted partition is the barrier below which
+  // Iggy may delete the live log's segments (docs/compaction.md, "A pass", step 6).
+  uint32_t iggy_consumer_id = 2131230;
+  // Compacted partitions that get per-partition /metrics series; more are summed only.
+  uint32_t max_metric_partitions = 1000;
 };
 
 struct IggyConfig {

@@ -36,6 +36,30 @@ BOOST_AUTO_TEST_CASE(shipped_default_file_parses_and_equals_builtin_defaults) {
   BOOST_TEST(render_config(*c) == render_config(*defaults));
 }
 
+BOOST_AUTO_TEST_CASE(the_compaction_stream_follows_the_iggy_stream_unless_given) {
+  auto c = parse_config("[iggy]\nstream = \"orders\"\n", "t.toml");
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->compaction.stream == "orders-compacted");
+  auto given = parse_config("[iggy]\nstream = \"orders\"\n[compaction]\nstream = \"cleaned\"\n", "t.toml");
+  BOOST_REQUIRE(given.ok());
+  BOOST_TEST(given->compaction.stream == "cleaned");
+  auto same = parse_config("[iggy]\nstream = \"orders\"\n[compaction]\nstream = \"orders\"\n", "t.toml");
+  BOOST_REQUIRE(!same.ok());
+  BOOST_TEST(same.error().message.find("[compaction] stream: must differ from [iggy] stream") != std::string::npos);
+  auto d = parse_config("", "t.toml");
+  BOOST_REQUIRE(d.ok());
+  BOOST_TEST(d->compaction.stream == "kafka-compacted");
+  BOOST_TEST(d->compaction.enabled);
+  BOOST_TEST(d->compaction.threads == 1u);
+  BOOST_TEST(d->compaction.io_bytes_per_second == 50u << 20);
+  BOOST_TEST(d->compaction.dedupe_buffer_bytes == 128u << 20);
+  BOOST_TEST(d->compaction.backoff_ms == 15000u);
+  BOOST_TEST(d->compaction.iggy_consumer_id == 2131230u);
+  auto bad = parse_config("[compaction]\ndedupe_buffer_bytes = 1024\n", "t.toml");
+  BOOST_REQUIRE(!bad.ok());
+  BOOST_TEST(bad.error().message.find("dedupe_buffer_bytes") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(unknown_key_is_rejected_naming_the_key) {
   auto c = parse_config("[kafka]\nlistenrs = [\"1.2.3.4:1\"]\n", "t.toml");
   BOOST_REQUIRE(!c.ok());
