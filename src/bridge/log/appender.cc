@@ -259,6 +259,11 @@ void Appender::sent(Queue& q, const std::vector<std::shared_ptr<AppendJob>>& job
     spdlog::warn("Iggy committed an append to {}-{} without reporting its offset", p.topic, p.id);
   }
   note_appended(p, base, count);
+  if (observer_ && base >= KafkaOffset(0)) {
+    uint64_t bytes = 0;
+    for (const auto& j : jobs) bytes += j->send_bytes;
+    observer_(p, base, count, bytes);
+  }
   KafkaOffset job_base = base;
   for (const auto& j : jobs) {
     ProduceResult ok;

@@ -92,6 +92,10 @@ class Appender {
   void append(PartitionOffsets& p, std::shared_ptr<AppendJob> job);
   // Jobs queued for the partition, the one in Iggy included.
   size_t queued(const PartitionOffsets& p) const;
+  // Told of every acknowledged send: its partition, first offset, records and Iggy bytes (the
+  // compaction cleaner's dirty bytes and virtual segments, bridge/cleaner/cleaner.h).
+  using Observer = std::function<void(const PartitionOffsets&, KafkaOffset base, int64_t count, uint64_t bytes)>;
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
   // Runs `idle` once nothing is queued for the partition or in Iggy (at once when so): where a
   // partition starts holding (held_appends.h), so its high watermark is exact.
   void when_idle(PartitionOffsets& p, std::function<void()> idle);
@@ -118,6 +122,7 @@ class Appender {
   OffsetsTable& offsets_;
   Idempotence& idempotence_;
   Appended appended_;
+  Observer observer_;
   BatchCache* cache_;
   std::map<const PartitionOffsets*, std::unique_ptr<Queue>> queues_;
 };

@@ -257,6 +257,18 @@ void PartitionLog::set_cleaned_head(const std::string& topic, PartitionId partit
   bridge::set_cleaned_head(offsets_->at(topic, partition), std::move(head));
 }
 
+std::shared_ptr<const compaction::CleanedHead> PartitionLog::cleaned_head(const std::string& topic,
+                                                                         PartitionId partition) const {
+  const PartitionOffsets* p = offsets_->find(topic, partition);
+  return p ? p->cleaned : nullptr;
+}
+
+void PartitionLog::set_append_observer(AppendObserver observer) {
+  if (!observer) return appender_->set_observer(nullptr);
+  appender_->set_observer([observer = std::move(observer)](const PartitionOffsets& p, KafkaOffset base, int64_t count,
+                                                           uint64_t bytes) { observer(p.topic, p.id, base, count, bytes); });
+}
+
 const SegmentDeletionStats& PartitionLog::segment_deletions() const { return deletion_->segment_deletions(); }
 
 // ---- OffsetForLeaderEpoch ---------------------------------------------------------------------

@@ -118,6 +118,12 @@ class PartitionLog final : public TopicListener {
   // from its generation, and its log start is the one the head keeps. Startup and the cleaner.
   void set_cleaned_head(const std::string& topic, PartitionId partition,
                         std::shared_ptr<const compaction::CleanedHead> head);
+  // The cleaned head reads use now (nullptr: none): a replaced one is still read while a read
+  // that started before holds it.
+  std::shared_ptr<const compaction::CleanedHead> cleaned_head(const std::string& topic, PartitionId partition) const;
+  // Told of every acknowledged append (Appender::Observer): topic, partition, base, count, bytes.
+  using AppendObserver = std::function<void(const std::string&, PartitionId, KafkaOffset, int64_t, uint64_t)>;
+  void set_append_observer(AppendObserver observer);
   // Records refused because they had no key and their topic is compacted (Kafka's
   // NoKeyCompactedTopicRecordsPerSec), for kib_produce_keyless_compacted_total.
   uint64_t keyless_compacted_records() const { return keyless_compacted_records_; }
