@@ -12,6 +12,7 @@
 #include "app/service_graph.h"
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/cleaner/cleaner.h"
 #include "bridge/iggy_pool_config.h"
 #include "bridge/log/partition_log.h"
 #include "bridge/security/iggy_identities.h"
@@ -208,6 +209,7 @@ void Bridge::start_catalog() {
       ready_ = true;
       sd_notify(0, "READY=1");
       lag_->start();
+      graph_->cleaner().start();
       graph_->configs().reapply_topics();  // broker configs changed while the bridge was down
       // Commits decided before a crash are appended, transactions open at it aborted.
       graph_->transactions().recover([] { spdlog::info("transactions: recovery after restart complete"); });

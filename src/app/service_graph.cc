@@ -3,6 +3,7 @@
 #include "app/log_start_persistence.h"
 #include "bridge/catalog/config_service.h"
 #include "bridge/catalog/topic_catalog.h"
+#include "bridge/cleaner/cleaner.h"
 #include "bridge/groups/committed_offsets.h"
 #include "bridge/groups/group_coordinator.h"
 #include "bridge/groups/group_timers.h"
@@ -125,6 +126,8 @@ ServiceGraph::ServiceGraph(uv_loop_t* loop, const config::Config& cfg, state::St
   // Batches held behind open transactions wait in SQLite (docs/transactions.md).
   held_store_ = std::make_unique<bridge::SqliteHeldStore>(state);
   log_->set_held_store(held_store_.get());
+  // Compacted topics' cleaner (docs/compaction.md); started by the daemon once the catalog is.
+  cleaner_ = std::make_unique<bridge::compaction::Cleaner>(loop, cfg.compaction, iggy, *catalog_, *log_, state);
   identities_ = std::make_unique<bridge::IggyIdentities>(loop, cfg, state, iggy, options.identity_pool);
   catalog_->add_listener(identities_.get());
   group_timers_ = options.group_timers ? std::move(options.group_timers) : bridge::make_uv_group_timers(loop);
@@ -155,6 +158,7 @@ ServiceGraph::~ServiceGraph() {
   groups_.reset();
   offsets_.reset();
   group_timers_.reset();
+  cleaner_.reset();
   log_.reset();
   catalog_->remove_listener(identities_.get());
   close_identities();
@@ -206,6 +210,7 @@ kafka::Services ServiceGraph::services(std::string cluster_id) const {
 }
 
 void ServiceGraph::stop() {
+  if (cleaner_) cleaner_->stop();
   if (transactions_) transactions_->stop();
   if (groups_) groups_->stop();
   if (offsets_) offsets_->stop();

@@ -47,6 +47,9 @@ class Authorizer;
 class SaslAuthenticator;
 class ScramCredentials;
 struct TopicListener;
+namespace compaction {
+class Cleaner;
+}
 }  // namespace kib::bridge
 
 namespace kib::app {
@@ -98,6 +101,8 @@ class ServiceGraph {
   bridge::Authorizer& authorizer() { return *authorizer_; }
   bridge::SaslAuthenticator& sasl() { return *sasl_; }
   bridge::ScramCredentials& scram_credentials() { return *scram_credentials_; }
+  bridge::compaction::Cleaner& cleaner() { return *cleaner_; }
+  const bridge::compaction::Cleaner& cleaner() const { return *cleaner_; }
   const bridge::GroupCoordinator& groups() const { return *groups_; }
   const bridge::PartitionLog& log() const { return *log_; }
   const bridge::SaslAuthenticator& sasl() const { return *sasl_; }
@@ -122,6 +127,7 @@ class ServiceGraph {
   std::unique_ptr<bridge::ProducerRegistry> producers_;
   std::unique_ptr<bridge::SqliteHeldStore> held_store_;  // before log_, which holds it
   std::unique_ptr<bridge::PartitionLog> log_;
+  std::unique_ptr<bridge::compaction::Cleaner> cleaner_;  // after log_, which it observes
   std::unique_ptr<bridge::IggyIdentities> identities_;  // principals' Iggy users; a catalog listener
   std::unique_ptr<bridge::GroupTimers> group_timers_;
   std::unique_ptr<bridge::CommittedOffsets> offsets_;  // outlives groups_

@@ -69,6 +69,41 @@ LogMetrics& log_metrics() {
   return *m;
 }
 
+CompactionMetrics& compaction_metrics() {
+  static CompactionMetrics* m = [] {
+    Registry& r = global();
+    return new CompactionMetrics{
+        r.counter("kib_compaction_passes_total",
+                  "Compaction passes by result: committed, failed (undone, tried again), abandoned (the "
+                  "generation did not read back as written), recovered (interrupted, finished or undone at startup).",
+                  {"result"}),
+        r.counter("kib_compaction_bytes_read_total", "Bytes compaction passes read from Iggy.").get(),
+        r.counter("kib_compaction_bytes_written_total", "Bytes compaction passes wrote to generation topics.").get(),
+        r.counter("kib_compaction_records_removed_total",
+                  "Records compaction removed: superseded, expired tombstones, aborted placeholders, retention.")
+            .get(),
+        r.counter("kib_compaction_barrier_repairs_total",
+                  "Times the cleaner's Iggy consumer offset (the segment deletion barrier) was found moved and "
+                  "stored again.")
+            .get(),
+        r.counter("kib_compaction_orphan_generations_deleted_total",
+                  "Generation topics no compaction state named, deleted at startup.")
+            .get(),
+        r.gauge("kib_compaction_passes_running", "Compaction passes in progress.").get(),
+        r.gauge("kib_compaction_last_pass_seconds", "How long the last committed compaction pass took.").get(),
+        r.gauge("kib_compaction_dirty_ratio",
+                "A compacted partition's dirty bytes over its cleaned and dirty bytes (min.cleanable.dirty.ratio "
+                "is compared with it); [compaction] max_metric_partitions partitions at most.",
+                {"topic", "partition"}),
+        r.gauge("kib_compaction_cleaner_point",
+                "A compacted partition's cleaner point: offsets below it are read from its cleaned generation.",
+                {"topic", "partition"}),
+        r.gauge("kib_compaction_partitions", "Compacted partitions the cleaner knows.").get(),
+    };
+  }();
+  return *m;
+}
+
 MemoryMetrics& memory_metrics() {
   static MemoryMetrics* m = [] {
     Registry& r = global();

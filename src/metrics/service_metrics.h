@@ -33,6 +33,22 @@ struct LogMetrics {
 };
 LogMetrics& log_metrics();
 
+// The compaction cleaner (bridge/cleaner/cleaner.h, docs/compaction.md).
+struct CompactionMetrics {
+  CounterFamily& passes;                   // kib_compaction_passes_total{result}
+  Counter& bytes_read;                     // kib_compaction_bytes_read_total
+  Counter& bytes_written;                  // kib_compaction_bytes_written_total
+  Counter& records_removed;                // kib_compaction_records_removed_total
+  Counter& barrier_repairs;                // kib_compaction_barrier_repairs_total
+  Counter& orphans_deleted;                // kib_compaction_orphan_generations_deleted_total
+  Gauge& running;                          // kib_compaction_passes_running
+  Gauge& last_pass_seconds;                // kib_compaction_last_pass_seconds
+  GaugeFamily& dirty_ratio;                // kib_compaction_dirty_ratio{topic,partition}
+  GaugeFamily& cleaner_point;              // kib_compaction_cleaner_point{topic,partition}
+  Gauge& partitions;                       // kib_compaction_partitions
+};
+CompactionMetrics& compaction_metrics();
+
 // Memory given back to the OS while idle (app/memory_release.h).
 struct MemoryMetrics {
   Counter& trims;                          // kib_memory_trims_total
