@@ -151,3 +151,87 @@ def test_transactional_keyless_record_aborts_the_transaction(target):
     finally:
         c.close()
     assert got == [(b"k", b"kept")], (target.name, got)
+
+
+# Rolled by time after 100 ms, cleaned as soon as anything is dirty: what the compaction test needs
+# of both targets (the reference broker and the client-tier bridge check every second:
+# log.cleaner.backoff.ms, [compaction] backoff_ms).
+FAST_COMPACTION = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"}
+
+
+def read_partition(bootstrap: str, topic: str, timeout: float = 60):
+    """Every record of partition 0 from its log start, (offset, key, value or None) each, and the
+    partition's low and high watermarks."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "compaction-read-" + uuid.uuid4().hex[:6],
+                  "enable.partition.eof": True, "enable.auto.commit": False})
+    out = []
+    try:
+        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + timeout
+        while True:
+            assert time.monotonic() < deadline, f"read_partition({topic}): no end after {timeout}s"
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    break
+                raise AssertionError(f"read_partition({topic}): {m.error()}")
+            out.append((m.offset(), m.key().decode() if m.key() is not None else None,
+                        m.value().decode() if m.value() is not None else None))
+        low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+    finally:
+        c.close()
+    return out, low, high
+
+
+def compacted_view(written: list[tuple[int, str, str | None]], point: int) -> list[tuple[int, str, str | None]]:
+    """What Kafka's compaction guarantees after cleaning below `point`: the latest record of each
+    key there (tombstones kept until delete.retention.ms), everything from it on, offsets kept."""
+    latest = {k: o for o, k, _ in written if o < point}
+    return [(o, k, v) for o, k, v in written if o >= point or latest[k] == o]
+
+
+def test_a_compacted_topic_keeps_the_latest_record_of_each_key_at_its_offset(target):
+    """120 updates of 20 keys in rounds 150 ms apart (so each round rolls a segment), tombstones
+    among them, then one more record: everything before that record's segment is cleaned. The
+    same records at the same offsets remain on Kafka and on the bridge."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"compacted-view-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": target.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1, config=FAST_COMPACTION)])[topic].result(timeout=60)
+    p = Producer({"bootstrap.servers": target.bootstrap, "linger.ms": 5, "enable.idempotence": True})
+    written: list[tuple[int, str, str | None]] = []
+
+    def sent(err, m):
+        assert err is None, err
+        written.append((m.offset(), m.key().decode(), m.value().decode() if m.value() is not None else None))
+    for rnd in range(6):
+        for k in range(20):
+            # Round 3 deletes k0-k4 (superseded again in round 4); round 5 deletes k5 and k6 for good.
+            value = None if (rnd == 3 and k < 5) or (rnd == 5 and k in (5, 6)) else f"r{rnd}-{k}"
+            p.produce(topic, key=f"k{k}", value=value, on_delivery=sent)
+        assert p.flush(30) == 0
+        time.sleep(0.15)
+    p.produce(topic, key="roll", value="last", on_delivery=sent)
+    assert p.flush(30) == 0
+    written.sort()
+    point = written[-1][0]
+    assert point == 120
+    want = compacted_view(written, point)
+    assert len(want) == 21 and sum(v is None for _, _, v in want) == 2
+    deadline = time.monotonic() + 90
+    while True:
+        got, low, high = read_partition(target.bootstrap, topic)
+        if got == want or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert got == want, (target.name, len(got), got[:5])
+    # Cleaning moves neither end: the log start stays 0 (Kafka's, unchanged by compaction).
+    assert (low, high) == (0, 121), target.name
+    if target.server is not None:
+        assert (target.server.metric('kib_compaction_passes_total{result="committed"}') or 0) >= 1

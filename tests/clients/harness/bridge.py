@@ -406,6 +406,9 @@ def client_tier_bridge(binary: Path, iggy_address: str, iggy_username: str = "ig
                        iggy=dict(username=iggy_username, password=iggy_password, stream=stream), log_level=log_level,
                        http_listen=f"127.0.0.1:{b.http_port}" if http else "", security=security,
                        extra_toml=extra_toml)
+    if "[compaction]" not in text:
+        # As the reference broker's log.cleaner.backoff.ms and log.cleaner.dedupe.buffer.size.
+        text += "\n[compaction]\nbackoff_ms = 1000\ndedupe_buffer_bytes = 8388608\n"
     b.write_config(text)
     (util.log_dir() / (log_name + ".toml")).write_text(text)  # for post-mortems
     if security is not None:

@@ -108,6 +108,9 @@ def server_properties(data_dir: Path, port: int, controller_port: int, extra: di
         "num.recovery.threads.per.data.dir": "1",
         "log.cleaner.threads": "1",
         "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
+        # Compacted topics are checked every second, as the client-tier bridge's [compaction]
+        # backoff_ms (test_compaction.py waits for a pass on both).
+        "log.cleaner.backoff.ms": "1000",
         "delete.topic.enable": "true",
         # The bridge keeps records forever unless told otherwise ([topics] retention_ms = -1) and
         # reports it as STATIC_BROKER_CONFIG log.retention.ms=-1: the same here, so kafka-configs
