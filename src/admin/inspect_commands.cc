@@ -10,6 +10,7 @@
 #include "admin/text_table.h"
 #include "common/text.h"
 #include "net/blocking_socket.h"
+#include "state/compaction_store.h"
 
 namespace kib::admin {
 namespace {
@@ -23,6 +24,19 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string dump_json(const json& doc) { return doc.dump(2, ' ', false, json::error_handler_t::replace); }
 
 json offset_or_null(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
+
+// The cleaned partitions (docs/compaction.md), read from the state database read-only: empty when
+// it cannot be opened (the command runs where the database is not, or before the first start).
+std::map<std::pair<std::string, int32_t>, state::CompactionStateRow> cleaned_partitions(const config::Config& cfg) {
+  std::map<std::pair<std::string, int32_t>, state::CompactionStateRow> out;
+  try {
+    SQLite::Database db(cfg.state.path, SQLite::OPEN_READONLY);
+    db.setBusyTimeout(2000);
+    for (auto& r : state::load_compaction_states(db)) out[{r.topic, r.partition}] = std::move(r);
+  } catch (const std::exception&) {
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -42,22 +56,41 @@ int topics_list(const AdminContext& c) {
     for (int32_t p = 0; p < t.partitions; ++p) parts.emplace_back(t.name, p);
   auto ranges = admin->offset_ranges(parts);
   if (!ranges) return fail(c, ranges.error());
+  const auto cleaned = cleaned_partitions(c.cfg);
   json doc = json::array();
-  TextTable table({"TOPIC", "PARTITIONS", "MESSAGES", "TOPIC-ID"});
+  // MESSAGES counts offsets (gaps of a compacted partition included); CLEANED: the partitions
+  // with a cleaned head, GENERATIONS their generation topics in [compaction] stream.
+  TextTable table({"TOPIC", "PARTITIONS", "MESSAGES", "TOPIC-ID", "CLEANED", "GENERATIONS"});
   for (const auto& t : *topics) {
     int64_t messages = 0;
+    int cleaned_count = 0;
+    std::string generations;
     json partitions = json::array();
     for (int32_t p = 0; p < t.partitions; ++p) {
       const OffsetRange& r = (*ranges)[{t.name, p}];
       if (r.start >= 0 && r.end >= r.start) messages += r.end - r.start;
-      partitions.push_back({{"partition", p}, {"log_start_offset", offset_or_null(r.start)},
-                            {"log_end_offset", offset_or_null(r.end)}});
+      json part = {{"partition", p}, {"log_start_offset", offset_or_null(r.start)}, {"log_end_offset", offset_or_null(r.end)}};
+      if (auto it = cleaned.find({t.name, p}); it != cleaned.end()) {
+        const state::CompactionStateRow& row = it->second;
+        ++cleaned_count;
+        generations += (generations.empty() ? "" : ",") + row.generation_topic;
+        part["cleaner_point"] = row.cleaner_point;
+        part["generation"] = row.generation;
+        part["generation_topic"] = row.generation_topic;
+        part["kept_records"] = row.kept_records;
+      }
+      partitions.push_back(std::move(part));
     }
-    table.add({t.name, std::to_string(t.partitions), std::to_string(messages), t.topic_id});
+    table.add({t.name, std::to_string(t.partitions), std::to_string(messages), t.topic_id,
+               cleaned_count ? std::to_string(cleaned_count) : "-", or_dash(generations)});
     doc.push_back({{"topic", t.name}, {"topic_id", t.topic_id}, {"messages", messages}, {"partitions", partitions}});
   }
-  if (c.json) c.out << dump_json(doc) << "\n";
-  else c.out << table.render();
+  if (c.json) {
+    c.out << dump_json(doc) << "\n";
+  } else {
+    c.out << table.render();
+    if (!cleaned.empty()) c.out << "generation topics: Iggy stream '" << c.cfg.compaction.stream << "'\n";
+  }
   return 0;
 }
 

@@ -98,8 +98,8 @@ def test_topics_list_counts_partitions_and_messages_and_prints_kafka_topic_ids(b
     assert base64.urlsafe_b64decode(t["topic_id"] + "==") == base64.b64decode(str(described.topic_id) + "==")
     rc, out, err = cli(b, "topics", "list")
     assert rc == 0, err
-    assert out.splitlines()[0].split() == ["TOPIC", "PARTITIONS", "MESSAGES", "TOPIC-ID"]
-    assert re.search(rf"^{topic}\s+3\s+7\s+{re.escape(t['topic_id'])}$", out, re.M), out
+    assert out.splitlines()[0].split() == ["TOPIC", "PARTITIONS", "MESSAGES", "TOPIC-ID", "CLEANED", "GENERATIONS"]
+    assert re.search(rf"^{topic}\s+3\s+7\s+{re.escape(t['topic_id'])}\s+-\s+-$", out, re.M), out
 
 
 def test_groups_list_and_describe_show_state_offsets_lag_and_members(bridge_on_iggy):
@@ -327,3 +327,35 @@ def test_operator_queries_in_db_show_groups_members_and_offsets_readably(bridge_
                      out, re.M), out
     # Committed offset with its metadata and a readable UTC time.
     assert re.search(rf"^{group}\s+{topic}\s+0\s+2\s+-1\s+checkpoint-7\s+20\d\d-\d\d-\d\d \d\d:\d\d:\d\d", out, re.M), out
+
+
+def test_topics_list_names_a_compacted_partitions_cleaned_head(bridge_factory, iggy):
+    """After the cleaner's first pass, `topics list` shows the partition as cleaned and its
+    generation topic; --json gives the cleaner point and the records kept."""
+    b = bridge_factory("[compaction]\nbackoff_ms = 200\n", iggy_address=iggy.address).start().wait_ready()
+    topic = unique("compacted")
+    admin = AdminClient({"bootstrap.servers": bs(b)})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1,
+                                  config={"cleanup.policy": "compact", "segment.ms": "100",
+                                          "min.cleanable.dirty.ratio": "0.01"})])[topic].result(timeout=30)
+    p = Producer({"bootstrap.servers": bs(b), "linger.ms": 5})
+    for rnd in range(2):
+        for k in range(4):
+            p.produce(topic, key=f"k{k}", value=f"r{rnd}")
+        assert p.flush(30) == 0
+        time.sleep(0.15)  # the next round rolls the virtual active segment
+    p.produce(topic, key="k0", value="last")
+    assert p.flush(30) == 0
+    deadline = time.time() + 30
+    while True:
+        doc = {t["topic"]: t for t in cli_json(b, "topics", "list")}
+        part = doc[topic]["partitions"][0]
+        if part.get("cleaner_point") == 8 or time.time() > deadline:  # a first pass may end at 4
+            break
+        time.sleep(0.3)
+    assert part.get("cleaner_point") == 8 and part["generation"] >= 1 and part["kept_records"] == 4, part
+    assert (part["log_start_offset"], part["log_end_offset"]) == (0, 9)
+    rc, out, err = cli(b, "topics", "list")
+    assert rc == 0, err
+    assert re.search(rf"^{topic}\s+1\s+9\s+\S+\s+1\s+{re.escape(part['generation_topic'])}$", out, re.M), out
+    assert "generation topics: Iggy stream 'kafka-" in out, out
