@@ -41,6 +41,7 @@ std::string str(const std::optional<ByteSpan>& s) {
 struct Rec {
   std::string key;
   std::optional<std::string> value;
+  int64_t timestamp = 1'700'000'000'000;
 };
 
 struct CleanerPath {
@@ -127,7 +128,7 @@ struct CleanerPath {
   void produce(const std::string& topic, const std::vector<Rec>& records) {
     std::vector<kafka::RecordToEncode> enc;
     for (const Rec& r : records)
-      enc.push_back({1'700'000'000'000, std::optional<ByteSpan>(span_of(r.key)),
+      enc.push_back({r.timestamp, std::optional<ByteSpan>(span_of(r.key)),
                      r.value ? std::optional<ByteSpan>(span_of(*r.value)) : std::nullopt, {}});
     ByteWriter w;
     kafka::encode_record_batch(w, kafka::BatchSettings{}, enc);
@@ -175,6 +176,13 @@ struct CleanerPath {
       at = next;
     }
     return out;
+  }
+
+  OffsetLookup list_offsets(const std::string& topic, int64_t timestamp) {
+    std::optional<OffsetLookup> out;
+    log->list_offsets(topic, PartitionId(0), TimestampMs(timestamp), [&out](OffsetLookup r) { out.emplace(r); });
+    BOOST_REQUIRE(ctx.run_until([&] { return out.has_value(); }, 30s));
+    return *out;
   }
 
   bool generation_exists(const std::string& name) {
@@ -314,6 +322,27 @@ BOOST_FIXTURE_TEST_CASE(a_restart_undoes_an_interrupted_pass_and_deletes_orphan_
   BOOST_REQUIRE_MESSAGE(st.ok(), (st.ok() ? "" : st.error().message));
   BOOST_TEST((read_all(topic) == std::map<int64_t, std::string>{{2, "a=3"}}));
   BOOST_TEST(cleaner->status()[0].generation == 1);
+}
+
+// ListOffsets by timestamp below the cleaner point answers the first kept record at or after
+// the time (from the generation), not a removed one the live log still holds.
+BOOST_FIXTURE_TEST_CASE(list_offsets_by_time_below_the_cleaner_point_finds_kept_records, CleanerPath) {
+  const std::string topic = create_compacted_topic();
+  produce(topic, {{"a", "1", 1000}, {"b", "1", 2000}});
+  produce(topic, {{"a", "2", 3000}, {"c", "1", 4000}});
+  produce(topic, {{"d", "1", 5000}});  // the active segment
+  BOOST_TEST(list_offsets(topic, 500).offset() == 0);  // before the pass: a@0
+  Status st = clean(topic);
+  BOOST_REQUIRE_MESSAGE(st.ok(), (st.ok() ? "" : st.error().message));
+  BOOST_REQUIRE(cleaner->status()[0].cleaner_point == 4);
+  BOOST_TEST((read_all(topic) == std::map<int64_t, std::string>{{1, "b=1"}, {2, "a=2"}, {3, "c=1"}, {4, "d=1"}}));
+  const OffsetLookup first = list_offsets(topic, 500);
+  BOOST_TEST(first.offset() == 1);
+  BOOST_TEST(first.timestamp() == 2000);
+  BOOST_TEST(list_offsets(topic, 2500).offset() == 2);
+  BOOST_TEST(list_offsets(topic, 4000).offset() == 3);
+  BOOST_TEST(list_offsets(topic, 4500).offset() == 4);  // past the generation: the live log
+  BOOST_TEST(list_offsets(topic, 9999).offset() == -1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

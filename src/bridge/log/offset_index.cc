@@ -4,6 +4,7 @@
 
 #include "bridge/errors.h"
 #include "bridge/log/fetch_records.h"
+#include "bridge/mapping/generation_mapping.h"
 #include "bridge/mapping/record_mapping.h"
 
 namespace kib::bridge {
@@ -64,13 +65,26 @@ void OffsetIndex::list_offsets(PartitionOffsets& p, TimestampMs timestamp, std::
                         index.max_timestamp_offset() < 0 ? kNoTimestamp : TimestampMs(index.max_timestamp())});
         return;
       }
-      // Any other value, negative ones included, searches like Kafka: first record >= it.
+      // Any other value, negative ones included, searches like Kafka: first record >= it. The
+      // live log's time index covers what Iggy still has; below a cleaner point the kept
+      // records are in the generation, searched first (the live log's records there, while
+      // their segments last, include removed ones).
       std::optional<int64_t> from = index.chunk_start_for(timestamp());
-      if (!from) {
-        cb(OffsetLookup{});
-        return;
+      auto live = [this, pp, timestamp, cb, from] {
+        if (!from) {
+          cb(OffsetLookup{});
+          return;
+        }
+        KafkaOffset start = std::max(KafkaOffset(*from), pp->log_start);
+        if (pp->cleaned) start = std::max(start, KafkaOffset(pp->cleaned->cleaner_point));
+        scan_for_timestamp(*pp, start, timestamp, cb);
+      };
+      if (pp->cleaned && pp->cleaned->cleaner_point > pp->log_start()) {
+        const auto block = compaction::index_for_timestamp(pp->cleaned->index, timestamp());
+        if (!block && !pp->cleaned->index.empty()) return live();  // every kept block is older
+        return scan_generation(*pp, pp->cleaned, block ? block->generation_offset : 0, timestamp, cb, live);
       }
-      scan_for_timestamp(*pp, std::max(KafkaOffset(*from), pp->log_start), timestamp, cb);
+      live();
     });
   });
 }
@@ -150,6 +164,31 @@ void OffsetIndex::scan_for_timestamp(PartitionOffsets& p, KafkaOffset from, Time
                   }
                   scan_for_timestamp(*pp, next, timestamp, cb);
                 });
+}
+
+void OffsetIndex::scan_generation(PartitionOffsets& p, std::shared_ptr<const compaction::CleanedHead> head,
+                                  uint64_t from, TimestampMs timestamp, std::function<void(OffsetLookup)> cb,
+                                  std::function<void()> live) {
+  offsets_.poll_generation(*head, iggy::PollingStrategy::offset(from), 1024,
+                           [this, pp = &p, head, from, timestamp, cb, live](Result<iggy::PolledMessages> r) {
+                             if (!r) {
+                               cb(lookup_error(r.error()));
+                               return;
+                             }
+                             if (r->messages.empty()) return live();
+                             for (const iggy::MessageView& m : r->messages) {
+                               if (m.offset < from) continue;
+                               auto markers = read_generation_markers(m.user_headers);
+                               if (!markers || markers->kafka_offset >= head->cleaner_point) continue;
+                               if (markers->kafka_offset < pp->log_start()) continue;
+                               const TimestampMs ts = kafka_timestamp_of(m);
+                               if (ts >= timestamp) {
+                                 cb(OffsetLookup{ErrorCode::kNone, KafkaOffset(markers->kafka_offset), ts});
+                                 return;
+                               }
+                             }
+                             scan_generation(*pp, head, r->messages.back().offset + 1, timestamp, cb, live);
+                           });
 }
 
 }  // namespace kib::bridge

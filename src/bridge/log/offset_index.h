@@ -52,6 +52,11 @@ class OffsetIndex {
   void finish(Index& ix, const Status& status);
   void scan_for_timestamp(PartitionOffsets& p, KafkaOffset from, TimestampMs timestamp,
                           std::function<void(OffsetLookup)> cb);
+  // Below a cleaned partition's cleaner point (docs/compaction.md): the first kept record of the
+  // generation, from generation offset `from`, at or after the log start with a timestamp at or
+  // after `timestamp`; none there: `live()` (the live log from the cleaner point).
+  void scan_generation(PartitionOffsets& p, std::shared_ptr<const compaction::CleanedHead> head, uint64_t from,
+                       TimestampMs timestamp, std::function<void(OffsetLookup)> cb, std::function<void()> live);
 
   OffsetsTable& offsets_;
   std::map<const PartitionOffsets*, std::unique_ptr<Index>> indexes_;

@@ -114,6 +114,11 @@ class OffsetsTable {
             iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) {
     backend_.poll(p.topic, p.id(), strategy, count, std::move(cb), as);
   }
+  // A poll of a cleaned partition's generation topic (LogBackend::poll_generation).
+  void poll_generation(const compaction::CleanedHead& head, iggy::PollingStrategy strategy, uint32_t count,
+                       iggy::Callback<iggy::PolledMessages> cb) {
+    backend_.poll_generation(head.stream, head.topic, strategy, count, std::move(cb));
+  }
 
  private:
   uv_loop_t* loop_;
