@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <regex>
 #include <set>
@@ -42,6 +44,18 @@ bool not_found(const Error& e) {
 }
 
 Error pass_error(std::string message) { return Error{ErrorDomain::kInvalid, 0, std::move(message)}; }
+
+// The crash tests' hook (tests/system/test_compaction_crash.py): with KIB_TEST_COMPACTION_CRASH
+// naming a step, the process ends there at once, as kill -9 would end it (no destructor, no
+// flush but the log's). Steps: written-row, created-generation, sent-copies, committed,
+// stored-barrier, deleted-segments. Unset, as in production: nothing.
+void crash_point(const char* step) {
+  static const char* wanted = std::getenv("KIB_TEST_COMPACTION_CRASH");
+  if (!wanted || std::strcmp(wanted, step) != 0) return;
+  spdlog::critical("compaction: KIB_TEST_COMPACTION_CRASH={}: ending the process here", step);
+  spdlog::default_logger()->flush();
+  std::_Exit(137);
+}
 
 // Runs `work` on libuv's thread pool, then `after` on the loop (guarded). An exception of `work`
 // becomes `after`'s error.
@@ -573,6 +587,7 @@ void Cleaner::begin(std::shared_ptr<Pass> pass) {
                  if (!alive) return;
                  if (!st) return finish(pass, st);
                  pass->row_written = true;
+                 crash_point("written-row");
                  create_generation(pass);
                });
 }
@@ -600,6 +615,7 @@ void Cleaner::create_generation(std::shared_ptr<Pass> pass) {
                                if (!alive) return;
                                if (!r) return finish(pass, Status(r.error()));
                                pass->topic_created = true;
+                               crash_point("created-generation");
                                // The current generation first (offsets below C), then [C, C').
                                if (!pass->previous_topic.empty()) return copy_from(pass, true, 0);
                                copy_from(pass, false, static_cast<uint64_t>(pass->from));
@@ -743,6 +759,7 @@ void Cleaner::send_copies(std::shared_ptr<Pass> pass, std::function<void()> then
                         if (!alive) return;
                         if (!r) return finish(pass, Status(r.error()));
                         pass->written += n;
+                        crash_point("sent-copies");
                         pass->written_bytes += bytes;
                         stats_.bytes_written += bytes;
                         pass->copies.erase(pass->copies.begin(), pass->copies.begin() + static_cast<std::ptrdiff_t>(n));
@@ -843,9 +860,11 @@ void Cleaner::commit(std::shared_ptr<Pass> pass) {
                  spdlog::info("compaction: {}-{} cleaned to offset {} (generation {}: {} records kept, {} removed, {} ms)",
                               pass->topic, pass->partition, pass->to, pass->generation, pass->written, pass->removed,
                               row.last_pass_ms);
+                 crash_point("committed");
                  // Step 6, then 7.
                  barrier(pass->topic, pass->partition, pass->to, [this, alive, pass, previous](Status) {
                    if (!alive) return;
+                   crash_point("deleted-segments");
                    auto waited = std::make_shared<int64_t>(0);
                    auto wait = std::make_shared<std::function<void()>>();
                    *wait = [this, pass, previous, waited, wait] {
@@ -897,6 +916,7 @@ void Cleaner::barrier(const std::string& topic, int32_t partition, int64_t clean
                                                      partition, st.error().message);
                                         return done(st);
                                       }
+                                      crash_point("stored-barrier");
                                       iggy_.get_topic(stream, t, [this, alive, stream, t, partition, done](
                                                                      Result<std::optional<iggy::TopicInfo>> r) {
                                         if (!alive) return;
