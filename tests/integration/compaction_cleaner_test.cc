@@ -324,6 +324,29 @@ BOOST_FIXTURE_TEST_CASE(a_restart_undoes_an_interrupted_pass_and_deletes_orphan_
   BOOST_TEST(cleaner->status()[0].generation == 1);
 }
 
+// DeleteTopics takes the topic's generation topics along (docs/compaction.md, "Where the state
+// lives"); a topic created again under the name starts uncleaned.
+BOOST_FIXTURE_TEST_CASE(deleting_a_compacted_topic_deletes_its_generations, CleanerPath) {
+  const std::string topic = create_compacted_topic();
+  produce(topic, {{"a", "1"}, {"a", "2"}});
+  produce(topic, {{"b", "1"}});
+  Status st = clean(topic);
+  BOOST_REQUIRE_MESSAGE(st.ok(), (st.ok() ? "" : st.error().message));
+  const std::string generation = cleaner->status()[0].generation_topic;
+  BOOST_REQUIRE(generation_exists(generation));
+  std::optional<Result<RemovedTopic>> removed;
+  catalog->remove(topic, [&](Result<RemovedTopic> r) { removed.emplace(std::move(r)); });
+  BOOST_REQUIRE(ctx.run_until([&] { return removed.has_value(); }, 30s));
+  BOOST_REQUIRE(removed->ok());
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !generation_exists(generation);
+    if (!gone) ctx.run_until([] { return false; }, 100ms);  // the loop runs the delete meanwhile
+  }
+  BOOST_TEST(gone);
+  BOOST_TEST(cleaner->status().empty());
+}
+
 // ListOffsets by timestamp below the cleaner point answers the first kept record at or after
 // the time (from the generation), not a removed one the live log still holds.
 BOOST_FIXTURE_TEST_CASE(list_offsets_by_time_below_the_cleaner_point_finds_kept_records, CleanerPath) {

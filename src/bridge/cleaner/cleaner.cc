@@ -129,6 +129,7 @@ struct Cleaner::Part {
   int64_t kept_bytes = 0;
   bool running = false;
   bool dirty_estimated = false;  // dirty bytes estimated from Iggy's partition size once
+  std::weak_ptr<Pass> pass;  // the one running, if any
   CleanerPolicy policy;  // the topic's, as of policy_at_ms (appends roll the virtual segment by it)
   int64_t policy_at_ms = INT64_MIN / 2;
 };
@@ -247,9 +248,10 @@ std::vector<PartitionCleanStatus> Cleaner::status() const {
 
 void Cleaner::on_topic_deleted(const std::string& name) {
   // The topic's rows went with it (state/topic_store.cc); its generation topics go too.
+  // A pass in progress is cancelled: it stops at its next step and deletes what it wrote.
   for (auto it = parts_.lower_bound({name, INT32_MIN}); it != parts_.end() && it->first.first == name;) {
-    if (!it->second->generation_topic.empty() && !it->second->running)
-      delete_generation_topic(it->second->generation_topic, [] {});
+    if (auto pass = it->second->pass.lock()) pass->cancelled = true;
+    if (!it->second->generation_topic.empty()) delete_generation_topic(it->second->generation_topic, [] {});
     it = parts_.erase(it);
   }
 }
@@ -475,6 +477,7 @@ void Cleaner::clean(const std::string& topic, int32_t partition, std::function<v
   pass->started_ms = now_ms();
   pass->started_loop_ms = uv_now(loop_);
   pass->done = std::move(done);
+  p.pass = pass;
   run(std::move(pass));
 }
 
@@ -822,6 +825,8 @@ void Cleaner::commit(std::shared_ptr<Pass> pass) {
   std::vector<state::CompactionIndexRow> index;
   for (const IndexEntry& e : pass->index.entries())
     index.push_back({e.kafka_offset, static_cast<int64_t>(e.generation_offset), e.max_timestamp_ms});
+  // Its topic was deleted while it wrote: nothing is recorded for a topic that is gone.
+  if (pass->cancelled) return finish(pass, Status(pass_error("topic deleted")));
   auto head = std::make_shared<CleanedHead>();
   head->generation = pass->generation;
   head->stream = cfg_.stream;
