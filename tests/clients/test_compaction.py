@@ -16,6 +16,7 @@ from harness.kafka_wire.client_apis import produce_v7_body
 from harness.kafka_wire.codec import Reader, request
 from harness.kafka_wire.conn import recv_frame
 from harness.kafka_wire.records import batch, record
+from harness.read_partition import compacted_view, read_partition
 
 PRODUCE = 0
 
@@ -157,41 +158,6 @@ def test_transactional_keyless_record_aborts_the_transaction(target):
 # of both targets (the reference broker and the client-tier bridge check every second:
 # log.cleaner.backoff.ms, [compaction] backoff_ms).
 FAST_COMPACTION = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"}
-
-
-def read_partition(bootstrap: str, topic: str, timeout: float = 60):
-    """Every record of partition 0 from its log start, (offset, key, value or None) each, and the
-    partition's low and high watermarks."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "compaction-read-" + uuid.uuid4().hex[:6],
-                  "enable.partition.eof": True, "enable.auto.commit": False})
-    out = []
-    try:
-        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.monotonic() + timeout
-        while True:
-            assert time.monotonic() < deadline, f"read_partition({topic}): no end after {timeout}s"
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    break
-                raise AssertionError(f"read_partition({topic}): {m.error()}")
-            out.append((m.offset(), m.key().decode() if m.key() is not None else None,
-                        m.value().decode() if m.value() is not None else None))
-        low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-    finally:
-        c.close()
-    return out, low, high
-
-
-def compacted_view(written: list[tuple[int, str, str | None]], point: int) -> list[tuple[int, str, str | None]]:
-    """What Kafka's compaction guarantees after cleaning below `point`: the latest record of each
-    key there (tombstones kept until delete.retention.ms), everything from it on, offsets kept."""
-    latest = {k: o for o, k, _ in written if o < point}
-    return [(o, k, v) for o, k, v in written if o >= point or latest[k] == o]
 
 
 def test_a_compacted_topic_keeps_the_latest_record_of_each_key_at_its_offset(target):

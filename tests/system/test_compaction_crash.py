@@ -16,37 +16,11 @@ from test_admin_cli import cli_json
 from test_amplification import with_http
 from test_hostile_pending_answers import metrics_text, sample
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Producer  # noqa: E402
+from harness.read_partition import compacted_view, read_partition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 STEPS = ["written-row", "created-generation", "sent-copies", "committed", "stored-barrier", "deleted-segments"]
-
-
-def read_partition(port, topic, timeout=60):
-    c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "crash-check-" + uuid.uuid4().hex[:6],
-                  "enable.partition.eof": True, "enable.auto.commit": False})
-    out = []
-    try:
-        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.monotonic() + timeout
-        while True:
-            assert time.monotonic() < deadline, f"no end of {topic} after {timeout}s"
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    break
-                raise AssertionError(str(m.error()))
-            out.append((m.offset(), m.key().decode(), m.value().decode() if m.value() is not None else None))
-    finally:
-        c.close()
-    return out
-
-
-def compacted_view(written, point):
-    latest = {k: o for o, k, _ in written if o < point}
-    return [(o, k, v) for o, k, v in written if o >= point or latest[k] == o]
 
 
 def produce_rounds(port, topic):
@@ -98,7 +72,7 @@ def test_a_crash_at_every_step_of_a_pass_loses_nothing(bridge_factory, iggy, ste
             break
         time.sleep(0.3)
     assert part.get("cleaner_point") == end, part
-    got = read_partition(b.port, topic)
+    got, _, _ = read_partition(f"127.0.0.1:{b.port}", topic)
     assert got == compacted_view(written, end), (step, got)
     assert len(got) == 10 and got[-2] == (29, "k9", None) and got[-1] == (30, "k0", "last")
     m = metrics_text(b)

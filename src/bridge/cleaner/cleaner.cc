@@ -93,11 +93,14 @@ void off_loop(uv_loop_t* loop, std::function<void()> work, std::function<void(St
   }
 }
 
-int64_t config_int(const std::vector<topic_configs::Entry>& entries, std::string_view name, int64_t fallback) {
+// A topic config's resolved value as a number (`parse`: std::stoll or std::stod); `fallback`
+// when it is missing or does not parse.
+template <typename T, typename Parse>
+T config_number(const std::vector<topic_configs::Entry>& entries, std::string_view name, T fallback, Parse parse) {
   for (const auto& e : entries)
     if (e.name == name && e.value) {
       try {
-        return std::stoll(*e.value);
+        return static_cast<T>(parse(*e.value));
       } catch (...) {
         return fallback;
       }
@@ -105,16 +108,12 @@ int64_t config_int(const std::vector<topic_configs::Entry>& entries, std::string
   return fallback;
 }
 
+int64_t config_int(const std::vector<topic_configs::Entry>& entries, std::string_view name, int64_t fallback) {
+  return config_number(entries, name, fallback, [](const std::string& v) { return std::stoll(v); });
+}
+
 double config_double(const std::vector<topic_configs::Entry>& entries, std::string_view name, double fallback) {
-  for (const auto& e : entries)
-    if (e.name == name && e.value) {
-      try {
-        return std::stod(*e.value);
-      } catch (...) {
-        return fallback;
-      }
-    }
-  return fallback;
+  return config_number(entries, name, fallback, [](const std::string& v) { return std::stod(v); });
 }
 
 }  // namespace
