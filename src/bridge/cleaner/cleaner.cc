@@ -843,27 +843,7 @@ void Cleaner::commit(std::shared_ptr<Pass> pass) {
                  std::weak_ptr<const CleanedHead> previous = log_.cleaned_head(pass->topic, PartitionId(pass->partition));
                  log_.set_cleaned_head(pass->topic, PartitionId(pass->partition), head);
                  pass->committed = true;
-                 Part& p = part(pass->topic, pass->partition);
-                 p.generation = pass->generation;
-                 p.generation_topic = pass->generation_topic;
-                 p.log_start = pass->log_start;
-                 p.kept_records = row.kept_records;
-                 p.kept_bytes = row.kept_bytes;
-                 const uint64_t cleaned_dirty =
-                     p.model.high_watermark > p.model.cleaner_point
-                         ? static_cast<uint64_t>(double(p.model.dirty_bytes) * double(pass->to - p.model.cleaner_point) /
-                                                 double(p.model.high_watermark - p.model.cleaner_point))
-                         : p.model.dirty_bytes;
-                 p.model.dirty_bytes -= std::min(p.model.dirty_bytes, cleaned_dirty);
-                 p.model.cleaner_point = pass->to;
-                 p.model.clean_bytes = static_cast<uint64_t>(row.kept_bytes);
-                 if (p.model.dirty_bytes == 0) p.model.first_dirty_append_ms = -1;
-                 ++stats_.passes_committed;
-                 stats_.records_removed += pass->removed;
-                 stats_.last_pass_seconds = double(row.last_pass_ms) / 1000.0;
-                 spdlog::info("compaction: {}-{} cleaned to offset {} (generation {}: {} records kept, {} removed, {} ms)",
-                              pass->topic, pass->partition, pass->to, pass->generation, pass->written, pass->removed,
-                              row.last_pass_ms);
+                 note_committed(*pass, row);
                  crash_point("committed");
                  // Step 6, then 7.
                  barrier(pass->topic, pass->partition, pass->to, [this, alive, pass, previous](Status) {
@@ -889,6 +869,31 @@ void Cleaner::commit(std::shared_ptr<Pass> pass) {
                    (*wait)();
                  }, pass->from);
                });
+}
+
+// A committed pass recorded in the cleaner's view of its partition and in its stats.
+void Cleaner::note_committed(const Pass& pass, const state::CompactionStateRow& row) {
+  Part& p = part(pass.topic, pass.partition);
+  p.generation = pass.generation;
+  p.generation_topic = pass.generation_topic;
+  p.log_start = pass.log_start;
+  p.kept_records = row.kept_records;
+  p.kept_bytes = row.kept_bytes;
+  const uint64_t cleaned_dirty =
+      p.model.high_watermark > p.model.cleaner_point
+          ? static_cast<uint64_t>(double(p.model.dirty_bytes) * double(pass.to - p.model.cleaner_point) /
+                                  double(p.model.high_watermark - p.model.cleaner_point))
+          : p.model.dirty_bytes;
+  p.model.dirty_bytes -= std::min(p.model.dirty_bytes, cleaned_dirty);
+  p.model.cleaner_point = pass.to;
+  p.model.clean_bytes = static_cast<uint64_t>(row.kept_bytes);
+  if (p.model.dirty_bytes == 0) p.model.first_dirty_append_ms = -1;
+  ++stats_.passes_committed;
+  stats_.records_removed += pass.removed;
+  stats_.last_pass_seconds = double(row.last_pass_ms) / 1000.0;
+  spdlog::info("compaction: {}-{} cleaned to offset {} (generation {}: {} records kept, {} removed, {} ms)",
+               pass.topic, pass.partition, pass.to, pass.generation, pass.written, pass.removed,
+               row.last_pass_ms);
 }
 
 // Step 6: the cleaner's consumer offset C - 1 on the live partition, read back, then every sealed

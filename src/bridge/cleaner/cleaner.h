@@ -32,6 +32,7 @@
 
 namespace kib::state {
 class StateStore;
+struct CompactionStateRow;
 }
 
 namespace kib::bridge {
@@ -112,6 +113,7 @@ class Cleaner final : public TopicListener {
   void send_copies(std::shared_ptr<Pass> pass, std::function<void()> then);
   void verify(std::shared_ptr<Pass> pass);
   void commit(std::shared_ptr<Pass> pass);
+  void note_committed(const Pass& pass, const state::CompactionStateRow& row);
   // `previous_point`: where the last pass left the cleaner point (a barrier found there is not a
   // repair); -1: none known.
   void barrier(const std::string& topic, int32_t partition, int64_t cleaner_point, std::function<void(Status)> done,
