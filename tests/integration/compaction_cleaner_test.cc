@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "app/log_start_persistence.h"
 #include "bridge/catalog/topic_catalog.h"
 #include "bridge/cleaner/cleaner.h"
 #include "bridge/log/partition_log.h"
@@ -77,22 +78,9 @@ struct CleanerPath {
     cleaner.reset();
     log.reset();
     log = std::make_unique<PartitionLog>(ctx.loop(), ctx.client(), *catalog, producers.get(), cfg);
-    std::vector<state::CompactionStateRow> rows;
-    BOOST_REQUIRE(state->run_blocking([&](SQLite::Database& db) { rows = state::load_compaction_states(db); }).ok());
-    for (const auto& r : rows) {
-      std::vector<state::CompactionIndexRow> index;
-      BOOST_REQUIRE(state->run_blocking([&](SQLite::Database& db) {
-        index = state::load_compaction_index(db, r.topic, r.partition, r.generation);
-      }).ok());
-      auto head = std::make_shared<compaction::CleanedHead>();
-      head->generation = r.generation;
-      head->stream = cfg.compaction.stream;
-      head->topic = r.generation_topic;
-      head->cleaner_point = r.cleaner_point;
-      head->log_start = r.log_start;
-      for (const auto& e : index) head->index.push_back({e.kafka_offset, static_cast<uint64_t>(e.generation_offset), e.max_timestamp});
-      log->set_cleaned_head(r.topic, PartitionId(r.partition), head);
-    }
+    // As the daemon does at startup (app/log_start_persistence.h).
+    const Status heads = app::restore_cleaned_heads(*log, *state, cfg.compaction.stream);
+    BOOST_REQUIRE_MESSAGE(heads.ok(), (heads.ok() ? "" : heads.error().message));
     cleaner = std::make_unique<compaction::Cleaner>(ctx.loop(), cfg.compaction, ctx.client(), *catalog, *log, *state);
     auto recovered = ctx.await<Unit>([&](auto cb) { cleaner->start([cb](Status s) { cb(s); }); });
     BOOST_REQUIRE_MESSAGE(recovered.ok(), (recovered.ok() ? "" : recovered.error().message));

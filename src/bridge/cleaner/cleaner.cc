@@ -269,16 +269,7 @@ void Cleaner::start(std::function<void(Status)> recovered) {
                    if (recovered) recovered(st);
                    return;
                  }
-                 for (const auto& r : *rows) {
-                   Part& p = part(r.topic, r.partition);
-                   p.generation = r.generation;
-                   p.generation_topic = r.generation_topic;
-                   p.log_start = r.log_start;
-                   p.kept_records = r.kept_records;
-                   p.kept_bytes = r.kept_bytes;
-                   p.model.cleaner_point = r.cleaner_point;
-                   p.model.clean_bytes = static_cast<uint64_t>(r.kept_bytes);
-                 }
+                 for (const auto& r : *rows) adopt(part(r.topic, r.partition), r);
                  recover([this, recovered](Status rs) {
                    if (recovered) recovered(rs);
                    if (!cfg_.enabled || stopped_) return;
@@ -871,22 +862,27 @@ void Cleaner::commit(std::shared_ptr<Pass> pass) {
                });
 }
 
+// A partition's cleaned head as its compaction_state row says (at startup, and after a commit).
+void Cleaner::adopt(Part& p, const state::CompactionStateRow& row) {
+  p.generation = row.generation;
+  p.generation_topic = row.generation_topic;
+  p.log_start = row.log_start;
+  p.kept_records = row.kept_records;
+  p.kept_bytes = row.kept_bytes;
+  p.model.cleaner_point = row.cleaner_point;
+  p.model.clean_bytes = static_cast<uint64_t>(row.kept_bytes);
+}
+
 // A committed pass recorded in the cleaner's view of its partition and in its stats.
 void Cleaner::note_committed(const Pass& pass, const state::CompactionStateRow& row) {
   Part& p = part(pass.topic, pass.partition);
-  p.generation = pass.generation;
-  p.generation_topic = pass.generation_topic;
-  p.log_start = pass.log_start;
-  p.kept_records = row.kept_records;
-  p.kept_bytes = row.kept_bytes;
   const uint64_t cleaned_dirty =
       p.model.high_watermark > p.model.cleaner_point
           ? static_cast<uint64_t>(double(p.model.dirty_bytes) * double(pass.to - p.model.cleaner_point) /
                                   double(p.model.high_watermark - p.model.cleaner_point))
           : p.model.dirty_bytes;
   p.model.dirty_bytes -= std::min(p.model.dirty_bytes, cleaned_dirty);
-  p.model.cleaner_point = pass.to;
-  p.model.clean_bytes = static_cast<uint64_t>(row.kept_bytes);
+  adopt(p, row);
   if (p.model.dirty_bytes == 0) p.model.first_dirty_append_ms = -1;
   ++stats_.passes_committed;
   stats_.records_removed += pass.removed;

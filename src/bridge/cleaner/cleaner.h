@@ -114,6 +114,7 @@ class Cleaner final : public TopicListener {
   void verify(std::shared_ptr<Pass> pass);
   void commit(std::shared_ptr<Pass> pass);
   void note_committed(const Pass& pass, const state::CompactionStateRow& row);
+  static void adopt(Part& p, const state::CompactionStateRow& row);
   // `previous_point`: where the last pass left the cleaner point (a barrier found there is not a
   // repair); -1: none known.
   void barrier(const std::string& topic, int32_t partition, int64_t cleaner_point, std::function<void(Status)> done,
