@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -580,8 +582,7 @@ void Cleaner::begin(std::shared_ptr<Pass> pass) {
                  if (!alive) return;
                  if (!st) return finish(pass, st);
                  pass->row_written = true;
-                 crash_point("written-row");
-                 create_generation(pass);
+                 at_step("written-row", [this, pass] { create_generation(pass); });
                });
 }
 
@@ -608,10 +609,11 @@ void Cleaner::create_generation(std::shared_ptr<Pass> pass) {
                                if (!alive) return;
                                if (!r) return finish(pass, Status(r.error()));
                                pass->topic_created = true;
-                               crash_point("created-generation");
                                // The current generation first (offsets below C), then [C, C').
-                               if (!pass->previous_topic.empty()) return copy_from(pass, true, 0);
-                               copy_from(pass, false, static_cast<uint64_t>(pass->from));
+                               at_step("created-generation", [this, pass] {
+                                 if (!pass->previous_topic.empty()) return copy_from(pass, true, 0);
+                                 copy_from(pass, false, static_cast<uint64_t>(pass->from));
+                               });
                              });
         });
   });
@@ -752,12 +754,13 @@ void Cleaner::send_copies(std::shared_ptr<Pass> pass, std::function<void()> then
                         if (!alive) return;
                         if (!r) return finish(pass, Status(r.error()));
                         pass->written += n;
-                        crash_point("sent-copies");
                         pass->written_bytes += bytes;
                         stats_.bytes_written += bytes;
                         pass->copies.erase(pass->copies.begin(), pass->copies.begin() + static_cast<std::ptrdiff_t>(n));
                         pass->copy_bytes -= std::min(pass->copy_bytes, bytes);
-                        paced(bytes, [this, pass, then] { send_copies(pass, then); });
+                        at_step("sent-copies", [this, pass, bytes, then] {
+                          paced(bytes, [this, pass, then] { send_copies(pass, then); });
+                        });
                       });
 }
 
@@ -835,31 +838,36 @@ void Cleaner::commit(std::shared_ptr<Pass> pass) {
                  log_.set_cleaned_head(pass->topic, PartitionId(pass->partition), head);
                  pass->committed = true;
                  note_committed(*pass, row);
-                 crash_point("committed");
                  // Step 6, then 7.
-                 barrier(pass->topic, pass->partition, pass->to, [this, alive, pass, previous](Status) {
-                   if (!alive) return;
-                   crash_point("deleted-segments");
-                   auto waited = std::make_shared<int64_t>(0);
-                   auto wait = std::make_shared<std::function<void()>>();
-                   *wait = [this, pass, previous, waited, wait] {
-                     // The previous generation goes once no read that started before the swap holds it.
-                     if (!previous.expired() && *waited < kRetireMaxWaitMs) {
-                       *waited += kRetireWaitMs;
-                       after_ms(kRetireWaitMs, [w = std::weak_ptr<std::function<void()>>(wait)] {
-                         if (auto f = w.lock()) (*f)();
-                       });
-                       return;
-                     }
-                     // Clearing *wait destroys this closure: what follows uses copies.
-                     Cleaner* self = this;
-                     std::shared_ptr<Pass> p = pass;
-                     *wait = nullptr;
-                     self->retire(std::move(p));
-                   };
-                   (*wait)();
-                 }, pass->from);
+                 at_step("committed", [this, pass, previous] {
+                   barrier(pass->topic, pass->partition, pass->to, [this, alive = alive_.token(), pass, previous](Status) {
+                     if (!alive) return;
+                     at_step("deleted-segments", [this, pass, previous] { retire_unread(pass, previous); });
+                   }, pass->from);
+                 });
                });
+}
+
+// Step 7 once no read that started before the swap holds the previous generation (at most
+// kRetireMaxWaitMs: a read longer than that does not keep it).
+void Cleaner::retire_unread(std::shared_ptr<Pass> pass, std::weak_ptr<const CleanedHead> previous) {
+  auto waited = std::make_shared<int64_t>(0);
+  auto wait = std::make_shared<std::function<void()>>();
+  *wait = [this, pass, previous, waited, wait] {
+    if (!previous.expired() && *waited < kRetireMaxWaitMs) {
+      *waited += kRetireWaitMs;
+      after_ms(kRetireWaitMs, [w = std::weak_ptr<std::function<void()>>(wait)] {
+        if (auto f = w.lock()) (*f)();
+      });
+      return;
+    }
+    // Clearing *wait destroys this closure: what follows uses copies.
+    Cleaner* self = this;
+    std::shared_ptr<Pass> p = pass;
+    *wait = nullptr;
+    self->retire(std::move(p));
+  };
+  (*wait)();
 }
 
 // A partition's cleaned head as its compaction_state row says (at startup, and after a commit).
@@ -921,23 +929,30 @@ void Cleaner::barrier(const std::string& topic, int32_t partition, int64_t clean
                                                      partition, st.error().message);
                                         return done(st);
                                       }
-                                      crash_point("stored-barrier");
-                                      iggy_.get_topic(stream, t, [this, alive, stream, t, partition, done](
-                                                                     Result<std::optional<iggy::TopicInfo>> r) {
-                                        if (!alive) return;
-                                        if (!r || !*r) return done(r ? ok_status() : Status(r.error()));
-                                        uint32_t segments = 0;
-                                        for (const auto& p : (*r)->partitions)
-                                          if (p.id == static_cast<uint32_t>(partition)) segments = p.segments_count;
-                                        if (segments <= 1) return done(ok_status());
-                                        iggy_.delete_segments(stream, t, static_cast<uint32_t>(partition), segments - 1,
-                                                              [alive, done](Status st) {
-                                                                if (!alive) return;
-                                                                done(st);
-                                                              });
+                                      at_step("stored-barrier", [this, stream, t, partition, done] {
+                                        delete_sealed(stream, t, partition, done);
                                       });
                                     });
       });
+}
+
+// Every sealed segment of the live partition offered to DeleteSegments (segments_count - 1): Iggy
+// deletes those that end at or below the barrier.
+void Cleaner::delete_sealed(const iggy::Identifier& stream, const iggy::Identifier& topic, int32_t partition,
+                            std::function<void(Status)> done) {
+  iggy_.get_topic(stream, topic, [this, alive = alive_.token(), stream, topic, partition, done](
+                                     Result<std::optional<iggy::TopicInfo>> r) {
+    if (!alive) return;
+    if (!r || !*r) return done(r ? ok_status() : Status(r.error()));
+    uint32_t segments = 0;
+    for (const auto& p : (*r)->partitions)
+      if (p.id == static_cast<uint32_t>(partition)) segments = p.segments_count;
+    if (segments <= 1) return done(ok_status());
+    iggy_.delete_segments(stream, topic, static_cast<uint32_t>(partition), segments - 1, [alive, done](Status st) {
+      if (!alive) return;
+      done(st);
+    });
+  });
 }
 
 // Step 7: the previous generation goes, and the pass row.
@@ -1013,6 +1028,39 @@ void Cleaner::after_ms(int64_t ms, std::function<void()> then) {
   std::erase_if(waits_, [](const std::unique_ptr<uv::Timer>& t) { return !t->active(); });
   auto& timer = waits_.emplace_back(std::make_unique<uv::Timer>(loop_, "compaction wait"));
   timer->start(std::chrono::milliseconds(ms), std::move(then));
+}
+
+// The fault tests' hooks (tests/system/test_compaction_crash.py); unset, as in production, `next`
+// runs at once. KIB_TEST_COMPACTION_CRASH naming the step ends the process (crash_point).
+// KIB_TEST_COMPACTION_PAUSE naming it holds the first pass that reaches it, on the loop's timers
+// (produce and fetch go on), while the file KIB_TEST_COMPACTION_PAUSE_FILE exists: created here,
+// removed by the test (at most kPauseMaxMs), so the test can kill -9 iggy-server at that step.
+void Cleaner::at_step(const char* step, std::function<void()> next) {
+  crash_point(step);
+  static const char* pause = std::getenv("KIB_TEST_COMPACTION_PAUSE");
+  static const char* file = std::getenv("KIB_TEST_COMPACTION_PAUSE_FILE");
+  if (paused_once_ || !pause || !file || std::strcmp(pause, step) != 0) return next();
+  constexpr int64_t kPauseMaxMs = 120000;
+  paused_once_ = true;
+  std::ofstream(file) << step << "\n";
+  spdlog::warn("compaction: KIB_TEST_COMPACTION_PAUSE={}: pass held while {} exists", step, file);
+  auto waited = std::make_shared<int64_t>(0);
+  auto wait = std::make_shared<std::function<void()>>();
+  *wait = [this, step, waited, wait, next] {
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec) && *waited < kPauseMaxMs) {
+      *waited += kRetireWaitMs;
+      after_ms(kRetireWaitMs, [w = std::weak_ptr<std::function<void()>>(wait)] {
+        if (auto f = w.lock()) (*f)();
+      });
+      return;
+    }
+    spdlog::warn("compaction: KIB_TEST_COMPACTION_PAUSE={}: pass goes on", step);
+    auto go = next;  // clearing *wait destroys this closure
+    *wait = nullptr;
+    go();
+  };
+  (*wait)();
 }
 
 }  // namespace kib::bridge::compaction

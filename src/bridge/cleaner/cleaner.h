@@ -119,9 +119,14 @@ class Cleaner final : public TopicListener {
   // repair); -1: none known.
   void barrier(const std::string& topic, int32_t partition, int64_t cleaner_point, std::function<void(Status)> done,
                int64_t previous_point = -1);
+  void delete_sealed(const iggy::Identifier& stream, const iggy::Identifier& topic, int32_t partition,
+                     std::function<void(Status)> done);
+  void retire_unread(std::shared_ptr<Pass> pass, std::weak_ptr<const CleanedHead> previous);
   void retire(std::shared_ptr<Pass> pass);
   void finish(std::shared_ptr<Pass> pass, Status status);
   void undo(std::shared_ptr<Pass> pass, std::function<void()> then);
+  // The end of a step of a pass: the fault tests' hooks (cleaner.cc), then `next`.
+  void at_step(const char* step, std::function<void()> next);
 
   void recover(std::function<void(Status)> done);
   void sweep_orphans(std::function<void()> done);
@@ -145,6 +150,7 @@ class Cleaner final : public TopicListener {
   double io_free_at_ms_ = 0;  // when the I/O budget has room again (loop time)
   bool started_ = false;
   bool stopped_ = false;
+  bool paused_once_ = false;  // the fault tests' pause hook holds one pass only
   Liveness alive_;
 };
 

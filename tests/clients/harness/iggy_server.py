@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -67,6 +68,7 @@ class IggyServer:
                 "IGGY_SYSTEM_SHARDING_CPU_ALLOCATION": "1",
                 "IGGY_CONFIG_PATH": "/nonexistent",
             })
+            self.env = env
             self.child = util.ChildProcess("iggy-server", [str(self.binary), "--fresh"], env=env,
                                            cwd=self.tmp, log_path=self.log_path)
             try:
@@ -82,6 +84,23 @@ class IggyServer:
             self.startup_seconds = time.monotonic() - t0
             return self
         raise RuntimeError(f"iggy-server did not start: {last_error}")
+
+    def kill9(self):
+        """kill -9 of iggy-server: its data dir and port stay for restart()."""
+        if self.child is not None and self.child.alive():
+            os.killpg(self.child.pid, signal.SIGKILL)
+            self.child.proc.wait(timeout=10)
+
+    def restart(self) -> "IggyServer":
+        """iggy-server again on the same data dir and port (not --fresh), its log beside the first."""
+        assert self.tmp is not None and self.child is not None and not self.child.alive()
+        self.child.stop()
+        self.restarts = getattr(self, "restarts", 0) + 1
+        log = self.log_path.with_name(f"{self.log_path.stem}.restart{self.restarts}.log")
+        self.child = util.ChildProcess("iggy-server", [str(self.binary)], env=self.env, cwd=self.tmp, log_path=log)
+        util.wait_until(lambda: util.port_accepts("127.0.0.1", self.port), self.start_timeout,
+                        "iggy-server to accept TCP connections again", self.child)
+        return self
 
     def stop(self):
         if self.child is not None:
