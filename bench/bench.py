@@ -167,7 +167,9 @@ def start_bridge(binary: Path, iggy_address: str, stream: str = "kafka", name: s
                                            consumer_heartbeat_interval_ms=1000, consumer_min_session_timeout_ms=6000,
                                            consumer_min_heartbeat_interval_ms=1000),
                                iggy=dict(username="iggy", password="iggy", stream=stream), log_level="warn",
-                               extra_toml=tls))
+                               # Compacted topics checked every second, as the reference broker's
+                               # log.cleaner.backoff.ms (the compaction rows).
+                               extra_toml=tls + "[compaction]\nbackoff_ms = 1000\n"))
     try:
         return b.start(timeout=30, ports=[b.port])
     except BaseException:
@@ -385,9 +387,9 @@ class Bench:
             for prop in self.env.pki.client_props():
                 a += ["-X", prop]
         flags = {"size": "-s", "acks": "-a", "compression": "-z", "partitions": "-p", "seconds": "-d",
-                 "messages": "-n", "rate": "-r", "threads": "-c", "payload": "-P", "commit_ms": "-i"}
+                 "messages": "-n", "rate": "-r", "threads": "-c", "payload": "-P", "commit_ms": "-i", "keys": "-k"}
         for k, v in kw.items():
-            a += [flags[k], v]
+            a += [flags[k], str(v)]
         return json_line(run(a, timeout=240))
 
     def native(self, mode, topic, **kw):
@@ -635,6 +637,93 @@ class Bench:
                                             "incl. indexes (allocated)"))
                 log(f"  {target}: {n} records, segment .log {r['log_bytes']:,} B, total {r['total_bytes']:,} B "
                     f"({r['log_bytes'] / n:.1f} / {r['total_bytes'] / n:.1f} B/record)")
+
+    def compaction_case(self, records: int, keys: int, size: int = 1024, lat_seconds: float = 4.0):
+        """Compaction, bridge beside Kafka, each with its defaults but the check interval (1 s:
+        log.cleaner.backoff.ms, [compaction] backoff_ms): `records` updates of `keys` keys (1 KiB
+        values, librdkafka acks=1) to a 1-partition compacted topic (segment.bytes 8 MiB,
+        min.cleanable.dirty.ratio 0.01); then, while the cleaner works, a 1000 msg/s latency run on
+        another topic. Cleaned MB/s: the segment bytes the cleaner removed over the time from the
+        end of the produce to the last shrink of the topic's segment files (Kafka's
+        log/<topic>-0; the bridge's whole Iggy data dir: the live partition and the generation
+        topic), the check interval included. Latency: that run's p99 beside the same run before the
+        produce. The bridge paces its cleaner at [compaction] io_bytes_per_second (50 MiB/s by
+        default); Kafka's cleaner is unthrottled by default."""
+        conf = {"cleanup.policy": "compact", "segment.bytes": str(8 << 20), "min.cleanable.dirty.ratio": "0.01"}
+        meta = dict(tool="librdkafka", size=size, acks="1", compression="none", partitions=1, durability="pagecache")
+
+        def latency(target, seconds=lat_seconds):
+            topic = self.topic(target, "clat")
+            self.env.create_topic(target, topic, 1, "pagecache")
+            # One record acknowledged first: the new partition has its leader before the clock starts.
+            self.rdkafka("produce", target, topic, size=size, acks="all", partitions=1, messages=1, seconds=0)
+            r = self.rdkafka("latency", target, topic, rate=1000, seconds=seconds, size=size, acks="all")
+            self.env.delete_topic(target, topic)
+            return r
+
+        for target in KAFKA_TARGETS:
+            if target == "before":
+                continue
+            topic = self.topic(target, "compact")
+            def go(target=target, topic=topic):
+                latency(target, 1.0)  # a warm-up: with --only compaction the servers have just started
+                quiet = latency(target)
+                known = {d: disk_usage([d])[0] for d in self.iggy_topic_dirs()}
+                self.env.create_topic(target, topic, 1, "pagecache", conf)
+                p = self.rdkafka("produce", target, topic, size=size, acks="1", partitions=1, messages=records,
+                                 seconds=0, keys=keys)
+                if target == "kafka":
+                    live = self.env.kafka.tmp / "log" / f"{topic}-0"
+                else:  # the Iggy topic directory the produce grew (as in storage_case)
+                    live = max(self.iggy_topic_dirs(), key=lambda d: disk_usage([d])[0] - known.get(d, 0))
+                # The bridge's generation topics are in a stream of their own, created by the first pass.
+                dirs = (lambda: [live]) if target == "kafka" else \
+                    (lambda: [live] + [d for d in (self.env.iggy.tmp / "data" / "streams").glob("*")
+                                       if d != live.parent.parent])
+                produced_at = time.monotonic()
+                during = {}
+                lat = threading.Thread(target=lambda: during.update(latency(target)))
+                lat.start()
+                peak = last = disk_usage(dirs())[0]
+                shrunk_at, deadline = None, produced_at + 300
+                while time.monotonic() < deadline:
+                    time.sleep(0.25)
+                    now = disk_usage(dirs())[0]
+                    peak = max(peak, now)
+                    if now < last:
+                        shrunk_at = time.monotonic()
+                    last = now
+                    # Done: below half the peak and no shrink for 5 s (the lat run has ended).
+                    if shrunk_at and now < peak / 2 and time.monotonic() - shrunk_at > 5 and not lat.is_alive():
+                        break
+                lat.join()
+                if not shrunk_at or last >= peak / 2:
+                    raise RuntimeError(f"{topic} was not compacted within 300 s (segment bytes {last:,} of {peak:,})")
+                r = {"tool": "librdkafka", "mode": "compaction", "topic": topic, "records": p["messages"],
+                     "keys": keys, "peak_log_bytes": peak, "compacted_log_bytes": last,
+                     "clean_seconds": shrunk_at - produced_at,
+                     "cleaned_mb_per_s": (peak - last) / 1e6 / (shrunk_at - produced_at),
+                     "produce_msgs_per_s": p["msgs_per_s"], "quiet": quiet, "during": during}
+                self.res.raw.append({"target": target, **r})
+                self.env.delete_topic(target, topic)
+                return r
+            r = self.attempt(f"compaction {target}", go)
+            if not r:
+                continue
+            w = f"compaction: {records:,} updates of {keys:,} keys"
+            self.res.add(("compaction", "mb/s"), target, r["cleaned_mb_per_s"],
+                         dict(meta, workload=f"{w}, MB of segments cleaned per second", unit="MB/s"))
+            self.res.add(("compaction", "bytes"), target, r["compacted_log_bytes"] / keys,
+                         dict(meta, workload=f"{w}, segment bytes left per key", unit="bytes/record"))
+            for kind in ("produce", "e2e"):
+                for when, lat in (("idle", r["quiet"]), ("while cleaning", r["during"])):
+                    if lat:
+                        self.res.add(("compaction", kind, when), target, lat[f"{kind}_p99_ms"],
+                                     dict(meta, workload=f"compaction: {kind} latency p99, {when}", acks="all",
+                                          unit="ms", rate=1000))
+            log(f"  {target}: {r['records']} records, segments {r['peak_log_bytes']:,} -> "
+                f"{r['compacted_log_bytes']:,} B in {r['clean_seconds']:.1f} s ({r['cleaned_mb_per_s']:.1f} MB/s); "
+                f"p99 produce idle {r['quiet'].get('produce_p99_ms')} / cleaning {r['during'].get('produce_p99_ms')} ms")
 
     def iggy_topic_dirs(self) -> list[Path]:
         return sorted((self.env.iggy.tmp / "data" / "streams").glob("*/topics/*"))
@@ -1135,7 +1224,7 @@ def main():
     ap.add_argument("--before", help="a second build dir whose bridge runs beside, as column 'bridge before'")
     ap.add_argument("--targets", help="comma list of the targets that run (default: all): bridge,before,kafka,iggy")
     ap.add_argument("--only", help="comma list of sections: "
-                    "produce,java,fsync,consume,latency,commit,txn,rebalance,idle,sdk,tls,storage")
+                    "produce,java,fsync,consume,latency,commit,txn,rebalance,idle,sdk,tls,storage,compaction")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     build = (ROOT / args.build_dir).resolve()
@@ -1155,7 +1244,7 @@ def main():
         print(f"SKIPPED: {e} (run make deps and tests/clients/setup.sh)")
         return 1
 
-    sections = set((args.only or "produce,java,fsync,consume,latency,commit,txn,rebalance,idle,sdk,tls,storage").split(","))
+    sections = set((args.only or "produce,java,fsync,consume,latency,commit,txn,rebalance,idle,sdk,tls,storage,compaction").split(","))
     results_dir = ROOT / "bench" / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -1236,6 +1325,9 @@ def main():
         if "storage" in sections:
             log("storage: bytes on disk per record")
             bench.storage_case(50000)
+        if "compaction" in sections:
+            log("compaction: cleaning throughput and latency while cleaning")
+            bench.compaction_case(50000 if args.quick else 200000, 1000)
         if "sdk" in sections:
             log("Iggy client vs Iggy SDK")
             bench.sdk_comparison("20000" if args.quick else "50000")

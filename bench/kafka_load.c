@@ -2,9 +2,10 @@
  * same binary drives the bridge and a Kafka broker. Prints one JSON line per run.
  *
  *   kafka-load produce  -b HOST:PORT -t TOPIC [-s SIZE] [-a ACKS] [-z none|lz4|zstd|gzip|snappy]
- *                       [-p PARTITIONS] [-d SECONDS] [-n MAX_MESSAGES]
+ *                       [-p PARTITIONS] [-d SECONDS] [-n MAX_MESSAGES] [-k KEYS]
  *       As fast as possible for SECONDS (or N messages), round-robin over the partitions;
  *       then flushes. Throughput counts delivered messages over first send .. last delivery.
+ *       With -k, record n has the key "k<n mod KEYS>" (updates of KEYS keys, for compaction).
  *   kafka-load txproduce -b .. -t TOPIC [-s SIZE] [-z ..] [-p PARTITIONS] [-d SECONDS] [-i COMMIT_MS]
  *       As `produce`, in transactions (a transactional id of its own, acks=all): every COMMIT_MS
  *       (100, Kafka Streams' default commit interval) the open transaction is committed and the
@@ -61,6 +62,7 @@ static int64_t now_ns(void) {
 struct args {
   const char *mode, *brokers, *topic, *acks, *compression, *payload;
   int size, partitions, threads;
+  long long keys; /* -k: record n gets key "k<n % keys>" (0: keyless) */
   double seconds, rate, commit_ms;
   long long messages;
   int nprops;
@@ -215,7 +217,9 @@ static rd_kafka_t *new_producer(const struct args *a, struct produce_state *st, 
 static int produce_next(rd_kafka_t *rk, rd_kafka_topic_t *t, char *payloads, const struct args *a, long long *sent) {
   char *payload = payloads + (size_t)(*sent % PAYLOADS) * (size_t)a->size;
   int32_t partition = (int32_t)(*sent % a->partitions);
-  if (rd_kafka_produce(t, partition, 0, payload, (size_t)a->size, NULL, 0, NULL) == -1) {
+  char key[32];
+  int key_len = a->keys > 0 ? snprintf(key, sizeof key, "k%lld", *sent % a->keys) : 0;
+  if (rd_kafka_produce(t, partition, 0, payload, (size_t)a->size, key_len ? key : NULL, (size_t)key_len, NULL) == -1) {
     rd_kafka_resp_err_t e = rd_kafka_last_error();
     if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce", rd_kafka_err2str(e));
     rd_kafka_poll(rk, 1);
@@ -619,7 +623,7 @@ int main(int argc, char **argv) {
   a.mode = argv[1];
   int opt;
   optind = 2;
-  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:i:X:P:")) != -1) {
+  while ((opt = getopt(argc, argv, "b:t:s:a:z:p:d:n:r:c:i:k:X:P:")) != -1) {
     switch (opt) {
       case 'b': a.brokers = optarg; break;
       case 't': a.topic = optarg; break;
@@ -633,6 +637,7 @@ int main(int argc, char **argv) {
       case 'c': a.threads = atoi(optarg); break;
       case 'i': a.commit_ms = atof(optarg); break;
       case 'P': a.payload = optarg; break;
+      case 'k': a.keys = atoll(optarg); break;
       case 'X':
         if (a.nprops == (int)(sizeof a.props / sizeof a.props[0])) die("-X", "too many");
         a.props[a.nprops++] = optarg;
