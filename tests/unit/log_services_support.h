@@ -133,6 +133,14 @@ class FakeIggy final : public LogBackend {
       cb(std::optional<iggy::TopicInfo>(std::move(info)));
     });
   }
+  // Generation topics as in poll_generation; GetTopic of one that is not there: not found.
+  int generation_get_topics = 0;
+  void get_generation_topic(const std::string& stream, const std::string& topic,
+                            iggy::Callback<std::optional<iggy::TopicInfo>> cb) override {
+    ++generation_get_topics;
+    get_topic(stream + "/" + topic, std::move(cb));
+    --get_topics;
+  }
   void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
             iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) override {
     ++sends;

@@ -286,4 +286,51 @@ BOOST_AUTO_TEST_CASE(log_dirs_list_every_partition_with_its_size_and_the_disk) {
   BOOST_TEST(some.topics[0].partitions[0].partition == 1);
 }
 
+// A compacted partition's log on disk is its live log plus its generation topic
+// (docs/compaction.md): the cleaned head counts, and a generation retired while the size was asked
+// for is replaced by the partition's new one.
+BOOST_AUTO_TEST_CASE(log_dirs_count_a_compacted_partitions_generation) {
+  TestLoop loop;
+  FakeIggy iggy;
+  iggy.add_topic("c", 2);
+  store(iggy, "c", 0, {{"x", "y", "z"}});  // the live log: 300 bytes in the double
+  store(iggy, "c", 1, {{"x"}});
+  iggy.add_topic("kc/g1", 1);
+  iggy.partition("kc/g1", 0).messages.resize(2);  // the cleaned head: 200 bytes
+  iggy.add_topic("kc/g2", 1);
+  iggy.partition("kc/g2", 0).messages.resize(1);
+  OffsetsTable offsets(&loop.loop, iggy);
+  auto head = [](const std::string& topic) {
+    auto h = std::make_shared<compaction::CleanedHead>();
+    h->stream = "kc";
+    h->topic = topic;
+    return h;
+  };
+  set_cleaned_head(offsets.at("c", PartitionId(0)), head("g1"));
+  LogDirs dirs(iggy, offsets, log_dir_name("127.0.0.1:8090", "kafka"), [] {
+    return std::vector<std::pair<std::string, int32_t>>{{"c", 2}};
+  });
+  std::optional<LogDirDescription> got;
+  dirs.describe(std::nullopt, false, [&](LogDirDescription d) { got = std::move(d); });
+  iggy.serve();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_REQUIRE(got->topics.size() == 1u);
+  BOOST_REQUIRE(got->topics[0].partitions.size() == 2u);
+  BOOST_TEST(got->topics[0].partitions[0].size_bytes == 300 + 200);
+  BOOST_TEST(got->topics[0].partitions[1].size_bytes == 100);  // not compacted: the live log alone
+  BOOST_TEST(iggy.generation_get_topics == 1);
+
+  // A pass commits between the partition's GetTopic and its generation's: g1 is gone, g2 counts.
+  got.reset();
+  dirs.describe(std::nullopt, false, [&](LogDirDescription d) { got = std::move(d); });
+  BOOST_TEST(iggy.serve(1) == 1u);  // the topic's GetTopic; the generation's is asked for
+  BOOST_TEST(iggy.generation_get_topics == 2);
+  set_cleaned_head(offsets.at("c", PartitionId(0)), head("g2"));
+  iggy.topics.erase("kc/g1");
+  iggy.serve();
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST(got->topics[0].partitions[0].size_bytes == 300 + 100);
+  BOOST_TEST(iggy.generation_get_topics == 3);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -41,6 +41,12 @@ void IggyLogBackend::get_topic(const std::string& topic, iggy::Callback<std::opt
                   guarded<std::optional<iggy::TopicInfo>>(std::move(cb)));
 }
 
+void IggyLogBackend::get_generation_topic(const std::string& stream, const std::string& topic,
+                                          iggy::Callback<std::optional<iggy::TopicInfo>> cb) {
+  iggy_.get_topic(iggy::Identifier::named(stream), iggy::Identifier::named(topic),
+                  guarded<std::optional<iggy::TopicInfo>>(std::move(cb)));
+}
+
 void IggyLogBackend::send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
                           iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as) {
   client(as).send_messages(catalog_.stream(), iggy::Identifier::named(topic),

@@ -32,6 +32,9 @@ class LogBackend {
                                uint32_t count, iggy::Callback<iggy::PolledMessages> cb,
                                iggy::IggyPool* as = nullptr) = 0;
   virtual void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) = 0;
+  // GetTopic of a generation topic in `stream` (the cleaner's): its size for DescribeLogDirs.
+  virtual void get_generation_topic(const std::string& stream, const std::string& topic,
+                                    iggy::Callback<std::optional<iggy::TopicInfo>> cb) = 0;
   virtual void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
                     iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) = 0;
   // Drops the requests of `owner` (uvx/work_owner.h) still queued for Iggy.
@@ -53,6 +56,8 @@ class IggyLogBackend final : public LogBackend {
   void poll_generation(const std::string& stream, const std::string& topic, iggy::PollingStrategy strategy,
                        uint32_t count, iggy::Callback<iggy::PolledMessages> cb, iggy::IggyPool* as = nullptr) override;
   void get_topic(const std::string& topic, iggy::Callback<std::optional<iggy::TopicInfo>> cb) override;
+  void get_generation_topic(const std::string& stream, const std::string& topic,
+                            iggy::Callback<std::optional<iggy::TopicInfo>> cb) override;
   void send(const std::string& topic, int32_t partition, std::span<const iggy::OutgoingMessage> messages,
             iggy::Callback<iggy::SendConfirmation> cb, iggy::IggyPool* as = nullptr) override;
   void cancel_owner(uint64_t owner) override;

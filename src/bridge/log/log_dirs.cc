@@ -15,10 +15,9 @@ std::string log_dir_name(const std::string& iggy_address, const std::string& str
   return "iggy://" + iggy_address + "/" + stream;
 }
 
-namespace {
 // One DescribeLogDirs, answered when its last GetTopic (and GetStats) is in. Held by shared_ptr
 // and never moved: its FanIn points back at it.
-struct Describe {
+struct LogDirs::Describe {
   LogDirDescription out;
   std::vector<std::pair<std::string, std::optional<std::set<int32_t>>>> wanted;  // nullopt: every partition
   std::function<void(LogDirDescription)> cb;
@@ -28,7 +27,31 @@ struct Describe {
     cb(std::move(out));
   }};
 };
-}  // namespace
+
+// A compacted partition's size on disk is its live log's (what Iggy has left of it after the
+// cleaner's DeleteSegments) plus its current generation topic's (docs/compaction.md): the cleaned
+// head lives there. A generation retired between the two reads (a pass committed meanwhile) is
+// looked up once more under the partition's new head.
+void LogDirs::add_generation_size(std::shared_ptr<Describe> d, size_t topic_index, size_t partition_index,
+                                  const std::string& topic, int32_t partition,
+                                  std::shared_ptr<const compaction::CleanedHead> head, bool retry) {
+  d->parts.add();
+  backend_.get_generation_topic(
+      head->stream, head->topic,
+      [this, d, topic_index, partition_index, topic, partition, head, retry](Result<std::optional<iggy::TopicInfo>> r) {
+        if (!r) {
+          spdlog::debug("DescribeLogDirs: GetTopic {}/{} failed: {}", head->stream, head->topic, r.error().message);
+        } else if (*r && !(*r)->partitions.empty()) {
+          d->out.topics[topic_index].partitions[partition_index].size_bytes +=
+              static_cast<int64_t>((*r)->partitions[0].size_bytes);
+        } else if (retry) {
+          const PartitionOffsets* p = offsets_.find(topic, PartitionId(partition));
+          if (p && p->cleaned && p->cleaned != head)
+            add_generation_size(d, topic_index, partition_index, topic, partition, p->cleaned, false);
+        }
+        d->parts.done();
+      });
+}
 
 void LogDirs::describe(LogDirQuery query, bool with_totals, std::function<void(LogDirDescription)> cb) {
   auto d = std::make_shared<Describe>();
@@ -61,6 +84,7 @@ void LogDirs::describe(LogDirQuery query, bool with_totals, std::function<void(L
           if (p->id() < 0 || p->id() >= count) continue;
           if (only && !only->count(p->id())) continue;
           t.partitions.push_back({p->id(), static_cast<int64_t>(p->size_bytes)});
+          if (p->cleaned) add_generation_size(d, i, t.partitions.size() - 1, topic, p->id(), p->cleaned, true);
         }
       }
       d->parts.done();

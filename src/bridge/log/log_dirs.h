@@ -1,5 +1,7 @@
 // DescribeLogDirs: the bridge has one "log dir", the Iggy stream its topics live in, named
-// iggy://<iggy address>/<stream>. Partition sizes come from Iggy's GetTopic (one per topic),
+// iggy://<iggy address>/<stream>. Partition sizes come from Iggy's GetTopic (one per topic, and
+// for a compacted partition one more of its generation topic, whose bytes are added: the cleaned
+// head is part of the partition's log on disk, docs/compaction.md),
 // the totals from GetStats (total and free disk space; -1 when the Iggy user may not read server
 // stats). As on Kafka (KafkaApis handleDescribeLogDirsRequest): no topic list means every
 // partition, a listed partition the bridge does not have is left out, offset_lag is 0 (the
@@ -8,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -51,6 +54,11 @@ class LogDirs {
   void describe(LogDirQuery query, bool with_totals, std::function<void(LogDirDescription)> cb);
 
  private:
+  struct Describe;
+  void add_generation_size(std::shared_ptr<Describe> d, size_t topic_index, size_t partition_index,
+                           const std::string& topic, int32_t partition,
+                           std::shared_ptr<const compaction::CleanedHead> head, bool retry);
+
   LogBackend& backend_;
   OffsetsTable& offsets_;
   std::string log_dir_;
