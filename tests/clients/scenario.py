@@ -5,6 +5,9 @@ Records are plain data; bytes travel as hex in JSON (None = Kafka null). A runne
     {"bootstrap": "127.0.0.1:9092", "topic": "t", "partition": 0, "create_topic": true,
      "timeout_ms": 30000, "records": [Record.to_json(), ...]}
 
+("consume_count": N, optional: read N records back instead of as many as were sent; a reader
+of a topic written before sends "records": [].)
+
 and returns (JSON on stdout for the out-of-process runners)
 
     {"client": "...", "version": "...",

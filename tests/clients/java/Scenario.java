@@ -126,6 +126,7 @@ public final class Scenario {
         boolean create = head[3].equals("1");
         int timeoutMs = Integer.parseInt(head[4]);
         int count = Integer.parseInt(head[5]);
+        int want = head.length > 6 ? Integer.parseInt(head[6]) : count;  // records to read back
         List<Rec> recs = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             String[] f = in.readLine().trim().split(" ");
@@ -220,7 +221,7 @@ public final class Scenario {
             consumer.assign(List.of(tp));
             consumer.seekToBeginning(List.of(tp));
             long deadline = System.currentTimeMillis() + timeoutMs;
-            while (consumed.size() < recs.size() && System.currentTimeMillis() < deadline) {
+            while (consumed.size() < want && System.currentTimeMillis() < deadline) {
                 for (ConsumerRecord<byte[], byte[]> m : consumer.poll(Duration.ofMillis(500))) {
                     StringBuilder hs = new StringBuilder("[");
                     for (Header h : m.headers()) {

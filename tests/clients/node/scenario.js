@@ -180,7 +180,7 @@ async function main() {
             timestamp: Number(message.timestamp),
             timestamp_type: null,
           })
-          if (consumed.length >= records.length) { clearTimeout(timer); resolve() }
+          if (consumed.length >= (req.consume_count ?? records.length)) { clearTimeout(timer); resolve() }
         },
       }).catch(reject)
     })

@@ -118,13 +118,14 @@ def main():
     consumer.assign([TopicPartition(topic, part, confluent_kafka.OFFSET_BEGINNING)])
     deadline = time.monotonic() + timeout
     consumed = out["consumed"]
-    while len(consumed) < len(records) and time.monotonic() < deadline:
+    want = req.get("consume_count", len(records))
+    while len(consumed) < want and time.monotonic() < deadline:
         msg = consumer.poll(0.5)
         if msg is None:
             continue
         if msg.error():
             if msg.error().code() == KafkaError._PARTITION_EOF:
-                if len(consumed) >= len(records):
+                if len(consumed) >= want:
                     break
                 continue
             errors.append(f"consume: {msg.error()}")

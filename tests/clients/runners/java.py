@@ -95,7 +95,7 @@ def _field(h: str | None) -> str:
 
 def scenario_input(req: dict) -> str:
     lines = [f"{req['bootstrap']} {req['topic']} {req['partition']} {1 if req['create_topic'] else 0} "
-             f"{req['timeout_ms']} {len(req['records'])}"]
+             f"{req['timeout_ms']} {len(req['records'])} {req.get('consume_count', len(req['records']))}"]
     for r in req["records"]:
         parts = [r["codec"], "-" if r["timestamp"] is None else str(r["timestamp"]), _field(r["key"]),
                  _field(r["value"]), str(len(r["headers"]))]
@@ -239,7 +239,7 @@ def _console_run(req: dict, config: str | None) -> dict:
         i = j
 
     args = ["--bootstrap-server", bootstrap, "--topic", topic, "--partition", str(part), "--offset", "earliest",
-            "--max-messages", str(len(records)), "--timeout-ms", str(req["timeout_ms"]),
+            "--max-messages", str(req.get("consume_count", len(records))), "--timeout-ms", str(req["timeout_ms"]),
             "--property", "print.offset=true", "--property", "print.timestamp=true",
             "--property", "print.key=true", "--property", "print.headers=true",
             "--property", f"key.separator={FIELD_SEP}", "--property", "line.separator=\x1e\n",

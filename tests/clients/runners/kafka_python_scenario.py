@@ -120,7 +120,8 @@ def main():
     consumer.seek_to_beginning(tp)
     deadline = time.monotonic() + timeout
     consumed = out["consumed"]
-    while len(consumed) < len(records) and time.monotonic() < deadline:
+    want = req.get("consume_count", len(records))
+    while len(consumed) < want and time.monotonic() < deadline:
         try:
             batch = consumer.poll(timeout_ms=500)
         except Exception as e:  # noqa: BLE001 - e.g. TopicAuthorizationFailedError: reported, ends the read

@@ -120,7 +120,7 @@ def run(req: dict, timeout: float | None = None) -> dict:
     out["produced"] = produced
 
     argv = ["kcat", "-C", "-b", bootstrap, "-t", topic, "-p", str(part), "-o", "beginning", "-e", "-q",
-            "-c", str(len(records)), "-f", FORMAT, *sec_args, "-m", str(int(timeout))]
+            "-c", str(req.get("consume_count", len(records))), "-f", FORMAT, *sec_args, "-m", str(int(timeout))]
     p = subprocess.run(argv, capture_output=True, timeout=timeout + 10)
     if p.returncode != 0:
         errors.append(f"kcat -C exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[-500:]}")
