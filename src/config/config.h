@@ -228,7 +228,7 @@ struct CompactionConfig {
   uint32_t threads = 1;
   // What passes read from and write to Iggy, together, per second (Kafka's
   // log.cleaner.io.max.bytes.per.second); 0: unlimited.
-  uint64_t io_bytes_per_second = 50ull << 20;
+  uint64_t io_bytes_per_second = 0;  // unlimited, as Kafka's log.cleaner.io.max.bytes.per.second
   // The key -> offset maps of the passes running at once share it (Kafka's
   // log.cleaner.dedupe.buffer.size); 24 bytes a key.
   uint64_t dedupe_buffer_bytes = 128ull << 20;

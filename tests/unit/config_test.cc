@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(the_compaction_stream_follows_the_iggy_stream_unless_given)
   BOOST_TEST(d->compaction.stream == "kafka-compacted");
   BOOST_TEST(d->compaction.enabled);
   BOOST_TEST(d->compaction.threads == 1u);
-  BOOST_TEST(d->compaction.io_bytes_per_second == 50u << 20);
+  BOOST_TEST(d->compaction.io_bytes_per_second == 0u);
   BOOST_TEST(d->compaction.dedupe_buffer_bytes == 128u << 20);
   BOOST_TEST(d->compaction.backoff_ms == 15000u);
   BOOST_TEST(d->compaction.iggy_consumer_id == 2131230u);
