@@ -17,7 +17,7 @@ from harness.kafka_wire.client_apis import produce_v7_body
 from harness.kafka_wire.codec import Reader, request
 from harness.kafka_wire.conn import recv_frame
 from harness.kafka_wire.records import batch, record
-from harness.read_partition import compacted_view, read_partition
+from harness.read_partition import compacted_view, wait_compacted
 
 PRODUCE = 0
 
@@ -191,12 +191,7 @@ def test_a_compacted_topic_keeps_the_latest_record_of_each_key_at_its_offset(tar
     assert point == 120
     want = compacted_view(written, point)
     assert len(want) == 21 and sum(v is None for _, _, v in want) == 2
-    deadline = time.monotonic() + 90
-    while True:
-        got, low, high = read_partition(target.bootstrap, topic)
-        if got == want or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    got, low, high = wait_compacted(target.bootstrap, topic, want)
     assert got == want, (target.name, len(got), got[:5])
     # Cleaning moves neither end: the log start stays 0 (Kafka's, unchanged by compaction).
     assert (low, high) == (0, 121), target.name
@@ -366,12 +361,7 @@ def test_a_schema_registry_rebuilds_its_state_from_a_compacted_schemas_topic(tar
     # Kept: 4 hard deletes and the 4th instance's NOOP (tombstones, within delete.retention.ms), the 5th's.
     assert len(want) < len(written) and sum(v is None for _, _, v in want) == 6
 
-    deadline = time.monotonic() + 90
-    while True:
-        got, low, high = read_partition(target.bootstrap, topic)
-        if got == want or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    got, low, high = wait_compacted(target.bootstrap, topic, want)
     assert got == want, (target.name, len(got), len(want))
     assert (low, high) == (0, point + 1), target.name
     if target.server is not None:

@@ -24,7 +24,7 @@ import uuid
 import pytest
 
 from harness import util
-from harness.read_partition import compacted_view, read_partition
+from harness.read_partition import compacted_view, read_partition, wait_compacted
 from runners.registry import CLIENTS
 from test_compaction import FAST_COMPACTION
 
@@ -81,12 +81,7 @@ def cleaned_topic(target) -> tuple[str, list]:
         admin.create_topics([NewTopic(topic, 1, 1, config=FAST_COMPACTION)])[topic].result(timeout=60)
         written = write_rounds(target.bootstrap, topic)
         want = compacted_view(written, written[-1][0])
-        deadline = time.monotonic() + 90
-        while True:
-            got, _, _ = read_partition(target.bootstrap, topic)
-            if got == want or time.monotonic() > deadline:
-                break
-            time.sleep(1)
+        got, _, _ = wait_compacted(target.bootstrap, topic, want)
         assert got == want, (target.name, len(got), got[:8])
         CLEANED[target.name] = (topic, want)
     return CLEANED[target.name]
@@ -179,12 +174,7 @@ def test_delete_records_below_the_cleaner_point(target, policy):
         .result(timeout=60)
     written = write_rounds(target.bootstrap, topic)
     want = compacted_view(written, written[-1][0])
-    deadline = time.monotonic() + 90
-    while True:
-        got, _, _ = read_partition(target.bootstrap, topic)
-        if got == want or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    got, _, _ = wait_compacted(target.bootstrap, topic, want)
     assert got == want, target.name
     kept = [o for o, _, _ in want]
     at = kept[0] - 5  # a removed record's offset below the first kept one

@@ -40,3 +40,14 @@ def compacted_view(written: list[tuple[int, str, str | None]], point: int) -> li
     delete.retention.ms), every record from it on, offsets unchanged."""
     latest = {k: o for o, k, _ in written if o < point}
     return [(o, k, v) for o, k, v in written if o >= point or latest[k] == o]
+
+
+def wait_compacted(bootstrap: str, topic: str, want: list, timeout: float = 90):
+    """read_partition until it reads `want` (the cleaner has run) or `timeout` passes: the last
+    (records, low watermark, high watermark), for the caller's assertions."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got, low, high = read_partition(bootstrap, topic)
+        if got == want or time.monotonic() > deadline:
+            return got, low, high
+        time.sleep(1)
