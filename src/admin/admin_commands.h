@@ -7,15 +7,19 @@
 // error, or at least one row could not be imported or exported; the message says which).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "admin/offset_listing.h"
 #include "admin/iggy_offset_export.h"
 #include "common/result.h"
 #include "config/config.h"
+#include "state/compaction_store.h"
 
 namespace kib::admin {
 
@@ -32,6 +36,10 @@ inline int fail(const AdminContext& c, const Error& e) {
   c.err << e.message << "\n";
   return 1;
 }
+
+// The cleaned partitions (docs/compaction.md), read from the state database read-only: empty when
+// it cannot be opened (the command runs where the database is not, or before the first start).
+std::map<std::pair<std::string, int32_t>, state::CompactionStateRow> cleaned_partitions(const config::Config& cfg);
 
 // The first [kafka] listener, wildcard addresses meaning loopback.
 config::HostPort default_bootstrap(const config::Config& cfg);

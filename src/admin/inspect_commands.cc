@@ -25,8 +25,8 @@ std::string dump_json(const json& doc) { return doc.dump(2, ' ', false, json::er
 
 json offset_or_null(int64_t v) { return v < 0 ? json(nullptr) : json(v); }
 
-// The cleaned partitions (docs/compaction.md), read from the state database read-only: empty when
-// it cannot be opened (the command runs where the database is not, or before the first start).
+}  // namespace
+
 std::map<std::pair<std::string, int32_t>, state::CompactionStateRow> cleaned_partitions(const config::Config& cfg) {
   std::map<std::pair<std::string, int32_t>, state::CompactionStateRow> out;
   try {
@@ -37,8 +37,6 @@ std::map<std::pair<std::string, int32_t>, state::CompactionStateRow> cleaned_par
   }
   return out;
 }
-
-}  // namespace
 
 config::HostPort default_bootstrap(const config::Config& cfg) {
   config::HostPort hp = cfg.kafka.listeners.empty() ? config::HostPort{"127.0.0.1", 9092} : cfg.kafka.listeners.front().address;

@@ -159,6 +159,26 @@ int offsets_import(const AdminContext& c, const ImportOptions& o) {
   return print_plan(c, plan, o.execute);
 }
 
+namespace {
+
+// A committed offset below a compacted partition's cleaner point (docs/compaction.md): the live
+// Iggy topic may have lost the records from it (the cleaner deletes its sealed segments below the
+// point), so a native consumer given committed - 1 would start at the live topic's first retained
+// offset and miss the kept records between; they are in the generation topic. Empty otherwise.
+std::string below_cleaner_point(const config::Config& cfg,
+                                const std::map<std::pair<std::string, int32_t>, state::CompactionStateRow>& cleaned,
+                                const ExportItem& item) {
+  auto it = cleaned.find({item.topic, item.partition});
+  if (it == cleaned.end() || item.committed >= it->second.cleaner_point) return "";
+  return item.topic + "-" + std::to_string(item.partition) + ": committed offset " + std::to_string(item.committed) +
+         " is below the cleaner point " + std::to_string(it->second.cleaner_point) +
+         "; the records kept from it on up to there are in Iggy topic '" + it->second.generation_topic +
+         "' of stream '" + cfg.compaction.stream + "' (Kafka offsets in their kib.offset header), and the live topic "
+         "may start later: a native consumer given the exported offset would skip them";
+}
+
+}  // namespace
+
 int offsets_export(const AdminContext& c, const ExportOptions& o) {
   auto admin = BridgeAdmin::connect(c.bootstrap);
   if (!admin) return fail(c, admin.error());
@@ -188,13 +208,17 @@ int offsets_export(const AdminContext& c, const ExportOptions& o) {
   int rc = 0;
   TextTable table({"TOPIC", "PARTITION", "KAFKA-COMMITTED", "IGGY-OFFSET", "RESULT"});
   json rows = json::array();
+  const auto cleaned = cleaned_partitions(c.cfg);
   for (const auto& x : *outcomes) {
     if (!x.error.empty()) rc = 1;
+    const std::string warning = below_cleaner_point(c.cfg, cleaned, x.item);
+    if (!warning.empty()) c.err << "warning: " << warning << "\n";
     table.add({x.item.topic, std::to_string(x.item.partition), std::to_string(x.item.committed),
                x.stored ? std::to_string(*x.stored) : "-", x.error.empty() ? x.action : "error: " + x.error});
     rows.push_back({{"topic", x.item.topic}, {"partition", x.item.partition}, {"kafka_committed_offset", x.item.committed},
                     {"iggy_offset", x.stored ? json(*x.stored) : json(nullptr)}, {"action", x.action},
-                    {"error", x.error.empty() ? json(nullptr) : json(x.error)}});
+                    {"error", x.error.empty() ? json(nullptr) : json(x.error)},
+                    {"warning", warning.empty() ? json(nullptr) : json(warning)}});
   }
   if (c.json) {
     c.out << json{{"group", o.group}, {"iggy_stream", c.cfg.iggy.stream}, {"iggy_target_kind", kind},

@@ -359,3 +359,18 @@ def test_topics_list_names_a_compacted_partitions_cleaned_head(bridge_factory, i
     assert rc == 0, err
     assert re.search(rf"^{topic}\s+1\s+9\s+\S+\s+1\s+{re.escape(part['generation_topic'])}$", out, re.M), out
     assert "generation topics: Iggy stream 'kafka-" in out, out
+
+    # `offsets export` warns of a committed offset below the cleaner point (the live Iggy topic
+    # may start later; the kept records are in the generation topic), and only of that one.
+    below, above = unique("g"), unique("g")
+    commit(b, below, {(topic, 0): (2, "")})
+    commit(b, above, {(topic, 0): (8, "")})
+    rc, out, err = cli(b, "offsets", "export", "--group", below)
+    assert rc == 0, out + err
+    assert re.search(rf"^warning: {topic}-0: committed offset 2 is below the cleaner point 8; .*Iggy topic "
+                     rf"'{re.escape(part['generation_topic'])}' of stream 'kafka-compacted'", err, re.M), err
+    assert re.search(rf"^{topic}\s+0\s+2\s+1\s+store 1$", out, re.M), out
+    doc = cli_json(b, "offsets", "export", "--group", below)
+    assert part["generation_topic"] in doc["partitions"][0]["warning"], doc
+    doc = cli_json(b, "offsets", "export", "--group", above)
+    assert doc["partitions"][0]["warning"] is None and doc["partitions"][0]["action"] == "store 7", doc
