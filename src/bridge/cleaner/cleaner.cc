@@ -174,6 +174,9 @@ struct Cleaner::Pass {
   int64_t last_kept = -1;
   uint64_t removed = 0;
   int64_t first_kept = -1;
+  // After the records retention removed before anything was kept (compact,delete): the log start
+  // moves there, as Kafka's retention deletes the oldest segments and moves it. -1: none.
+  int64_t retention_to = -1;
   SparseIndexBuilder index{kIndexInterval};
   bool committed = false;  // the new generation is the partition's
 };
@@ -707,6 +710,7 @@ void Cleaner::decide(Pass& pass, const iggy::PolledMessages& polled, bool genera
     const Verdict v = verdict(ctx, c);
     if (!kept(v)) {
       ++pass.removed;
+      if (v == Verdict::kRetention && pass.first_kept < 0) pass.retention_to = c.offset + 1;
       continue;
     }
     Pass::Copy copy;
@@ -804,6 +808,7 @@ void Cleaner::verify(std::shared_ptr<Pass> pass) {
 }
 
 void Cleaner::commit(std::shared_ptr<Pass> pass) {
+  pass->log_start = std::max(pass->log_start, pass->retention_to);
   state::CompactionStateRow row;
   row.topic = pass->topic;
   row.partition = pass->partition;
