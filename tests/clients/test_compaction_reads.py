@@ -6,7 +6,8 @@ rolls a segment, then one record that closes the last round). Once the cleaner h
 Kafka's compaction removes, on Kafka and on the bridge:
 
 * every client of the matrix (kcat, confluent-kafka, kafka-python, kafkajs, the Java client and
-  its console consumer) reads the partition from its beginning and gets exactly the compacted view:
+  its console consumer) and franz-go read the partition from its beginning and get exactly the
+  compacted view:
   the latest record of each key below the cleaner point, everything from it, offsets unchanged,
   no aborted record, no control record;
 * a consumer group commits an offset whose record was cleaned away: the committed offset reads
@@ -18,6 +19,8 @@ Kafka's compaction removes, on Kafka and on the bridge:
 """
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 import uuid
 
@@ -103,6 +106,18 @@ def test_every_client_reads_the_cleaned_partition(client_name, target):
                            "timeout_ms": 30000, "records": [], "consume_count": len(want)})
     assert observed["errors"] == [], (client_name, target.name, observed["errors"])
     assert as_view(observed["consumed"]) == want, (client_name, target.name)
+
+
+def test_franz_go_reads_the_cleaned_partition(target):
+    from test_transactions import franz_go_binary
+
+    topic, want = cleaned_topic(target)
+    p = subprocess.run([str(franz_go_binary()), target.bootstrap, "read", topic, str(want[-1][0])],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip(), p.stderr.decode(errors="replace")[-4000:]
+    got = json.loads(p.stdout)
+    assert got["error"] is None, (target.name, got["error"])
+    assert [tuple(r) for r in got["records"]] == want, target.name
 
 
 def test_a_group_resumes_after_an_offset_that_was_cleaned_away(target):

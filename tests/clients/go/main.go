@@ -14,6 +14,12 @@
 // error code/name when there is one); a read_committed consumer reads until END.
 //
 // "eos": consume-transform-produce with a GroupTransactSession (see eos()).
+//
+//	txclient BOOTSTRAP read TOPIC LAST
+//
+// reads partition 0 of TOPIC from its start up to offset LAST (read_uncommitted) and prints
+// {"records": [[offset, key, value], ...], "error": ...}, keys and values as strings, null for
+// Kafka null: the franz-go reader of tests/clients/test_compaction_reads.py.
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -132,6 +139,44 @@ func consumeP(ctx context.Context, topic string, partition int32, level kgo.Isol
 		})
 		if end {
 			return out
+		}
+	}
+}
+
+// readTo: every record of partition 0 from its start until offset last, as [offset, key, value].
+func readTo(ctx context.Context, topic string, last int64) map[string]any {
+	cl := client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	defer cl.Close()
+	records := [][]any{}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	text := func(b []byte) any {
+		if b == nil {
+			return nil
+		}
+		return string(b)
+	}
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return map[string]any{"records": records, "error": fmt.Sprintf("offset %d not reached within 30 s", last)}
+		}
+		var failed error
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				failed = fmt.Errorf("fetch %s/%d: %w", t, p, err)
+			}
+		})
+		if failed != nil {
+			return map[string]any{"records": records, "error": failed.Error()}
+		}
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			records = append(records, []any{r.Offset, text(r.Key), text(r.Value)})
+			done = done || r.Offset >= last
+		})
+		if done {
+			return map[string]any{"records": records, "error": nil}
 		}
 	}
 }
@@ -308,6 +353,13 @@ func main() {
 	tag := os.Args[2]
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
+	if tag == "read" && len(os.Args) == 5 {
+		last, err := strconv.ParseInt(os.Args[4], 10, 64)
+		must(err, "LAST")
+		b, _ := json.Marshal(readTo(ctx, os.Args[3], last))
+		fmt.Println(string(b))
+		return
+	}
 	out := map[string]any{"visibility": visibility(ctx, tag), "fence_commit": fencing(ctx, tag, false),
 		"fence_send": fencing(ctx, tag, true), "eos": eos(ctx, tag)}
 	b, _ := json.Marshal(out)
