@@ -420,6 +420,7 @@ void Cleaner::check_topic(const std::string& topic) {
                     if (!t || !compacts(t->settings)) return;
                     const CleanerPolicy policy = policy_of(*t);
                     const int64_t now = now_ms();
+                    std::vector<std::pair<double, int32_t>> eligible;  // (dirty ratio, partition)
                     for (const iggy::PartitionInfo& info : (*r)->partitions) {
                       const auto partition = static_cast<int32_t>(info.id);
                       if (partition >= t->partitions) continue;
@@ -438,11 +439,17 @@ void Cleaner::check_topic(const std::string& topic) {
                         if (p.model.active.first_append_ms < 0 && p.model.active.start < end) p.model.active.start = end;
                       }
                       if (p.running) continue;
-                      if (stats_.running >= cfg_.threads) continue;
                       const Eligibility e = eligibility(policy, p.model, now);
                       if (e != Eligibility::kDirtyRatio && e != Eligibility::kMaxLag) continue;
                       spdlog::debug("compaction: {}-{} eligible ({}, dirty ratio {:.3f})", topic, partition,
                                     eligibility_name(e), dirty_ratio(p.model));
+                      // Past its max lag first, then the filthiest, as Kafka's cleaner chooses.
+                      eligible.emplace_back(e == Eligibility::kMaxLag ? 2.0 : dirty_ratio(p.model), partition);
+                    }
+                    std::stable_sort(eligible.begin(), eligible.end(),
+                                     [](const auto& a, const auto& b) { return a.first > b.first; });
+                    for (const auto& [ratio, partition] : eligible) {
+                      if (stats_.running >= cfg_.threads) break;
                       clean(topic, partition, [](Status) {});
                     }
                   });
@@ -994,11 +1001,16 @@ void Cleaner::finish(std::shared_ptr<Pass> pass, Status status) {
   pass->copies.clear();
   pass->buffers.clear();
   pass->map.reset();
+  const bool progressed = status && pass->committed;
   if (pass->done) {
     auto done = std::move(pass->done);
     pass->done = nullptr;
     done(std::move(status));
   }
+  // Kafka's cleaner threads go on at once while there is work and back off only when there is
+  // none: after a committed pass its topic is checked again now, not backoff_ms later, so the
+  // topic's other partitions do not wait a whole interval each.
+  if (progressed && !stopped_ && cfg_.enabled) after_ms(0, [this, topic = pass->topic] { check_topic(topic); });
 }
 
 void Cleaner::undo(std::shared_ptr<Pass> pass, std::function<void()> then) {
