@@ -863,23 +863,7 @@ void Cleaner::commit(std::shared_ptr<Pass> pass) {
 // Step 7 once no read that started before the swap holds the previous generation (at most
 // kRetireMaxWaitMs: a read longer than that does not keep it).
 void Cleaner::retire_unread(std::shared_ptr<Pass> pass, std::weak_ptr<const CleanedHead> previous) {
-  auto waited = std::make_shared<int64_t>(0);
-  auto wait = std::make_shared<std::function<void()>>();
-  *wait = [this, pass, previous, waited, wait] {
-    if (!previous.expired() && *waited < kRetireMaxWaitMs) {
-      *waited += kRetireWaitMs;
-      after_ms(kRetireWaitMs, [w = std::weak_ptr<std::function<void()>>(wait)] {
-        if (auto f = w.lock()) (*f)();
-      });
-      return;
-    }
-    // Clearing *wait destroys this closure: what follows uses copies.
-    Cleaner* self = this;
-    std::shared_ptr<Pass> p = pass;
-    *wait = nullptr;
-    self->retire(std::move(p));
-  };
-  (*wait)();
+  wait_until([previous] { return previous.expired(); }, kRetireMaxWaitMs, [this, pass] { retire(pass); });
 }
 
 // A partition's cleaned head as its compaction_state row says (at startup, and after a commit).
@@ -1061,19 +1045,31 @@ void Cleaner::at_step(const char* step, std::function<void()> next) {
   paused_once_ = true;
   std::ofstream(file) << step << "\n";
   spdlog::warn("compaction: KIB_TEST_COMPACTION_PAUSE={}: pass held while {} exists", step, file);
+  wait_until(
+      [] {
+        std::error_code ec;
+        return !std::filesystem::exists(file, ec);
+      },
+      kPauseMaxMs,
+      [step, next] {
+        spdlog::warn("compaction: KIB_TEST_COMPACTION_PAUSE={}: pass goes on", step);
+        next();
+      });
+}
+
+void Cleaner::wait_until(std::function<bool()> ready, int64_t max_ms, std::function<void()> then) {
   auto waited = std::make_shared<int64_t>(0);
   auto wait = std::make_shared<std::function<void()>>();
-  *wait = [this, step, waited, wait, next] {
-    std::error_code ec;
-    if (std::filesystem::exists(file, ec) && *waited < kPauseMaxMs) {
+  *wait = [this, ready = std::move(ready), max_ms, then = std::move(then), waited, wait] {
+    if (!ready() && *waited < max_ms) {
       *waited += kRetireWaitMs;
       after_ms(kRetireWaitMs, [w = std::weak_ptr<std::function<void()>>(wait)] {
         if (auto f = w.lock()) (*f)();
       });
       return;
     }
-    spdlog::warn("compaction: KIB_TEST_COMPACTION_PAUSE={}: pass goes on", step);
-    auto go = next;  // clearing *wait destroys this closure
+    // Clearing *wait destroys this closure: what follows uses a copy.
+    std::function<void()> go = then;
     *wait = nullptr;
     go();
   };

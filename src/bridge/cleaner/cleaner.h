@@ -136,6 +136,8 @@ class Cleaner final : public TopicListener {
   void paced(uint64_t bytes, std::function<void()> then);
   // Runs `then` in `ms` (a timer of waits_).
   void after_ms(int64_t ms, std::function<void()> then);
+  // Runs `then` once `ready()` (checked every kRetireWaitMs on the loop's timers), or after max_ms.
+  void wait_until(std::function<bool()> ready, int64_t max_ms, std::function<void()> then);
 
   uv_loop_t* loop_;
   config::CompactionConfig cfg_;
