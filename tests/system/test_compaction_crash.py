@@ -58,6 +58,19 @@ def create_compacted(port, topic):
         config={"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"})])[topic].result(30)
 
 
+def bridge_with_rounds(bridge_factory, iggy_address, env, prefix):
+    """A bridge checking for passes every 2 s (the rounds are all in before the first one starts),
+    started with the fault hook `env`, and a compacted topic written by produce_rounds: (bridge,
+    topic, written)."""
+    b = with_http(bridge_factory("[compaction]\nbackoff_ms = 2000\n", iggy_address=iggy_address))
+    b.start(env={**os.environ, **env}).wait_ready()
+    topic = prefix + uuid.uuid4().hex[:8]
+    create_compacted(b.port, topic)
+    written = produce_rounds(b.port, topic)
+    assert written[-1][0] == 30
+    return b, topic, written
+
+
 def wait_cleaner_point(b, topic, end, timeout=60):
     deadline = time.monotonic() + timeout
     while True:
@@ -72,14 +85,8 @@ def wait_cleaner_point(b, topic, end, timeout=60):
 
 @pytest.mark.parametrize("step", STEPS)
 def test_a_crash_at_every_step_of_a_pass_loses_nothing(bridge_factory, iggy, step):
-    # Passes are checked every 2 s: the rounds are all in before the first one starts.
-    b = with_http(bridge_factory("[compaction]\nbackoff_ms = 2000\n", iggy_address=iggy.address))
-    b.start(env={**os.environ, "KIB_TEST_COMPACTION_CRASH": step}).wait_ready()
-    topic = "crash-" + uuid.uuid4().hex[:8]
-    create_compacted(b.port, topic)
-    written = produce_rounds(b.port, topic)
+    b, topic, written = bridge_with_rounds(bridge_factory, iggy.address, {"KIB_TEST_COMPACTION_CRASH": step}, "crash-")
     point = written[-1][0]
-    assert point == 30
     deadline = time.monotonic() + 30
     while b.alive() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -114,15 +121,11 @@ def own_iggy():
 
 @pytest.mark.parametrize("step", STEPS)
 def test_iggy_server_killed_at_every_step_of_a_pass_loses_nothing(bridge_factory, own_iggy, step, tmp_path):
-    b = with_http(bridge_factory("[compaction]\nbackoff_ms = 2000\n", iggy_address=own_iggy.address))
     held = tmp_path / "paused"
-    b.start(env={**os.environ, "KIB_TEST_COMPACTION_PAUSE": step,
-                 "KIB_TEST_COMPACTION_PAUSE_FILE": str(held)}).wait_ready()
-    topic = "iggykill-" + uuid.uuid4().hex[:8]
-    create_compacted(b.port, topic)
-    written = produce_rounds(b.port, topic)
+    b, topic, written = bridge_with_rounds(
+        bridge_factory, own_iggy.address,
+        {"KIB_TEST_COMPACTION_PAUSE": step, "KIB_TEST_COMPACTION_PAUSE_FILE": str(held)}, "iggykill-")
     point = written[-1][0]
-    assert point == 30
     deadline = time.monotonic() + 30
     while not held.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
